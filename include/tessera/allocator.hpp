@@ -1,0 +1,96 @@
+// Every byte the core uses comes from an allocator the caller passes (zstd's customMem, with alignment).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <utility>
+
+#include "tessera/error.hpp"
+
+namespace tessera {
+
+struct allocator {
+  // Returns nullptr when it cannot (or will not) satisfy the request. alignment is a power of two.
+  void* (*allocate)(void* context, size_t size, size_t alignment) = nullptr;
+  // Receives exactly the size and alignment the block was allocated with. Never called with nullptr.
+  void (*deallocate)(void* context, void* block, size_t size, size_t alignment) = nullptr;
+  void* context = nullptr;
+};
+
+// An allocator that refuses every request: for code paths that must not allocate.
+[[nodiscard]] allocator allocator_refusing() noexcept;
+
+[[nodiscard]] inline void* allocator_allocate(const allocator& a, size_t size, size_t alignment) noexcept {
+  if (a.allocate == nullptr || size == 0) return nullptr;
+  return a.allocate(a.context, size, alignment);
+}
+
+inline void allocator_deallocate(const allocator& a, void* block, size_t size, size_t alignment) noexcept {
+  if (block != nullptr && a.deallocate != nullptr) a.deallocate(a.context, block, size, alignment);
+}
+
+// A bump allocator over a caller's buffer: zero-heap use ("estimate the size, then init in the caller's buffer").
+// Freeing the most recent block gives its bytes back; other frees are no-ops until arena_reset.
+struct arena {
+  uint8_t* base = nullptr;
+  size_t capacity = 0;
+  size_t used = 0;
+  size_t high_water = 0;
+};
+
+void arena_init(arena& a, void* buffer, size_t capacity) noexcept;
+void arena_reset(arena& a) noexcept;
+[[nodiscard]] allocator arena_allocator(arena& a) noexcept;
+
+// Owns `count` elements of trivially-copyable T from an allocator; frees them when it goes out of scope.
+template <class T>
+class owned_array {
+ public:
+  owned_array() noexcept = default;
+  owned_array(const owned_array&) = delete;
+  owned_array& operator=(const owned_array&) = delete;
+  owned_array(owned_array&& o) noexcept : alloc_(o.alloc_), data_(o.data_), count_(o.count_) {
+    o.data_ = nullptr;
+    o.count_ = 0;
+  }
+  owned_array& operator=(owned_array&& o) noexcept {
+    if (this != &o) {
+      reset();
+      alloc_ = o.alloc_;
+      data_ = std::exchange(o.data_, nullptr);
+      count_ = std::exchange(o.count_, 0);
+    }
+    return *this;
+  }
+  ~owned_array() { reset(); }
+
+  // Allocates `count` elements (uninitialized). A request of zero elements succeeds with no storage.
+  [[nodiscard]] status allocate(const allocator& a, size_t count) noexcept {
+    reset();
+    if (count == 0) return ok_status();
+    if (count > SIZE_MAX / sizeof(T)) return make_error(errc::overflow, "allocation size overflows size_t");
+    void* p = allocator_allocate(a, count * sizeof(T), alignof(T));
+    if (p == nullptr) return make_error(errc::out_of_memory, "allocator refused a request");
+    alloc_ = a;
+    data_ = static_cast<T*>(p);
+    count_ = count;
+    return ok_status();
+  }
+  void reset() noexcept {
+    if (data_ != nullptr) allocator_deallocate(alloc_, data_, count_ * sizeof(T), alignof(T));
+    data_ = nullptr;
+    count_ = 0;
+  }
+
+  [[nodiscard]] T* data() const noexcept { return data_; }
+  [[nodiscard]] size_t size() const noexcept { return count_; }
+  T& operator[](size_t i) const noexcept { return data_[i]; }
+
+ private:
+  allocator alloc_{};
+  T* data_ = nullptr;
+  size_t count_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,101 @@
+// Errors are values: a stable numeric code and a static message. Nothing in the core aborts on bad input.
+#pragma once
+
+#include <cstdint>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+namespace tessera {
+
+// Numeric values are part of the API (they cross the C API and appear in tools' output): never renumber.
+enum class errc : int32_t {
+  ok = 0,
+  invalid_argument = 1,   // the caller passed something the API does not accept
+  out_of_memory = 2,      // the allocator refused a request
+  buffer_too_small = 3,   // a caller buffer cannot hold the output
+  truncated = 4,          // the input ends before the structure it announces
+  malformed = 5,          // the input is not the structure it claims to be
+  unsupported = 6,        // valid input that this build or version does not handle
+  out_of_range = 7,       // an index, slice or coordinate outside the array
+  overflow = 8,           // a size or product does not fit the integer type that holds it
+  io = 9,                 // a storage callback failed
+  no_space = 10,          // the storage is full
+  codec_unavailable = 11, // the data needs a codec this build does not include
+  corrupt = 12,           // a checksum, offset or size inside stored data is inconsistent
+};
+
+// The short name of a code, e.g. "truncated"; "unknown" for values outside the enum.
+[[nodiscard]] const char* errc_name(errc code) noexcept;
+
+struct [[nodiscard]] error {
+  errc code = errc::ok;
+  const char* message = "";  // static storage; says what and, where it can, where
+
+  constexpr error() noexcept = default;
+  constexpr error(errc c, const char* m) noexcept : code(c), message(m) {}
+  [[nodiscard]] constexpr bool ok() const noexcept { return code == errc::ok; }
+  constexpr explicit operator bool() const noexcept { return code != errc::ok; }  // true when it is an error
+};
+
+// A status is an error that is usually ok: `if (auto e = f(); e) return e;`
+using status = error;
+
+inline constexpr status ok_status() noexcept { return status{}; }
+inline constexpr error make_error(errc code, const char* message) noexcept { return error{code, message}; }
+
+// A value or an error. No exceptions: check ok() before value().
+template <class T>
+class [[nodiscard]] result {
+ public:
+  result(const T& v) noexcept(std::is_nothrow_copy_constructible_v<T>) : has_value_(true) {  // NOLINT
+    new (&storage_.value) T(v);
+  }
+  result(T&& v) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(true) {  // NOLINT
+    new (&storage_.value) T(std::move(v));
+  }
+  result(error e) noexcept : has_value_(false) {  // NOLINT: an error converts implicitly, like a return value
+    storage_.err = e;
+  }
+  result(const result& o) : has_value_(o.has_value_) {
+    if (has_value_) new (&storage_.value) T(o.storage_.value);
+    else storage_.err = o.storage_.err;
+  }
+  result(result&& o) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(o.has_value_) {
+    if (has_value_) new (&storage_.value) T(std::move(o.storage_.value));
+    else storage_.err = o.storage_.err;
+  }
+  result& operator=(const result&) = delete;
+  result& operator=(result&&) = delete;
+  ~result() {
+    if (has_value_) storage_.value.~T();
+  }
+
+  [[nodiscard]] bool ok() const noexcept { return has_value_; }
+  [[nodiscard]] error err() const noexcept { return has_value_ ? error{} : storage_.err; }
+  [[nodiscard]] T& value() & noexcept { return storage_.value; }
+  [[nodiscard]] const T& value() const& noexcept { return storage_.value; }
+  [[nodiscard]] T&& value() && noexcept { return std::move(storage_.value); }
+  T* operator->() noexcept { return &storage_.value; }
+  const T* operator->() const noexcept { return &storage_.value; }
+  T& operator*() & noexcept { return storage_.value; }
+  const T& operator*() const& noexcept { return storage_.value; }
+
+ private:
+  union storage {
+    storage() noexcept : err() {}
+    ~storage() {}
+    error err;
+    T value;
+  } storage_;
+  bool has_value_;
+};
+
+}  // namespace tessera
+
+// Propagate an error from an expression that yields a status.
+#define TESSERA_TRY(expr)                        \
+  do {                                           \
+    ::tessera::status tessera_try_s_ = (expr);   \
+    if (!tessera_try_s_.ok()) return tessera_try_s_; \
+  } while (0)

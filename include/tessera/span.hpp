@@ -1,0 +1,43 @@
+// A non-owning view of contiguous elements (C++17 has no std::span).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace tessera {
+
+template <class T>
+class span {
+ public:
+  constexpr span() noexcept = default;
+  constexpr span(T* data, size_t size) noexcept : data_(data), size_(size) {}
+  template <size_t N>
+  constexpr span(T (&array)[N]) noexcept : data_(array), size_(N) {}  // NOLINT: arrays convert implicitly
+  // span<T> converts to span<const T>.
+  template <class U, class = std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>>>
+  constexpr span(span<U> other) noexcept : data_(other.data()), size_(other.size()) {}  // NOLINT
+
+  [[nodiscard]] constexpr T* data() const noexcept { return data_; }
+  [[nodiscard]] constexpr size_t size() const noexcept { return size_; }
+  [[nodiscard]] constexpr bool empty() const noexcept { return size_ == 0; }
+  constexpr T& operator[](size_t i) const noexcept { return data_[i]; }
+  [[nodiscard]] constexpr T* begin() const noexcept { return data_; }
+  [[nodiscard]] constexpr T* end() const noexcept { return data_ + size_; }
+
+  // Elements [offset, offset + count), clamped to the view so it never reaches past the end.
+  [[nodiscard]] constexpr span subspan(size_t offset, size_t count = SIZE_MAX) const noexcept {
+    if (offset > size_) offset = size_;
+    size_t rest = size_ - offset;
+    return span(data_ + offset, count < rest ? count : rest);
+  }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+using bytes_view = span<const uint8_t>;
+using bytes_mut = span<uint8_t>;
+
+}  // namespace tessera

@@ -1,0 +1,87 @@
+#include "tessera/allocator.hpp"
+
+#include "../support/check.hpp"
+#include "../support/test_allocators.hpp"
+
+using namespace tessera;
+
+TESSERA_TEST(allocator, counting_reports_high_water_and_leaks) {
+  test::counting_allocator counter;
+  allocator a = counter.get();
+  void* p = allocator_allocate(a, 100, 8);
+  void* q = allocator_allocate(a, 50, 16);
+  REQUIRE(p != nullptr && q != nullptr);
+  CHECK_EQ(reinterpret_cast<uintptr_t>(q) % 16, 0u);
+  CHECK_EQ(counter.high_water_bytes, 150u);
+  allocator_deallocate(a, p, 100, 8);
+  CHECK_EQ(counter.live_bytes, 50u);
+  CHECK(counter.leaked());
+  allocator_deallocate(a, q, 50, 16);
+  CHECK(!counter.leaked());
+  CHECK_EQ(counter.high_water_bytes, 150u);
+  CHECK_EQ(counter.mismatched_frees, 0u);
+}
+
+TESSERA_TEST(allocator, failing_refuses_the_nth_request) {
+  test::counting_allocator counter;
+  counter.fail_at = 2;
+  allocator a = counter.get();
+  void* p = allocator_allocate(a, 8, 8);
+  void* q = allocator_allocate(a, 8, 8);
+  void* r = allocator_allocate(a, 8, 8);
+  CHECK(p != nullptr);
+  CHECK(q == nullptr);
+  CHECK(r != nullptr);
+  allocator_deallocate(a, p, 8, 8);
+  allocator_deallocate(a, r, 8, 8);
+  CHECK(!counter.leaked());
+  CHECK_EQ(counter.requests, 3u);
+  CHECK_EQ(counter.allocations, 2u);
+}
+
+TESSERA_TEST(allocator, owned_array_frees_and_reports_refusal) {
+  test::counting_allocator counter;
+  {
+    owned_array<uint32_t> arr;
+    REQUIRE_OK(arr.allocate(counter.get(), 10));
+    CHECK_EQ(counter.live_bytes, 40u);
+    arr[9] = 7;
+    owned_array<uint32_t> moved(static_cast<owned_array<uint32_t>&&>(arr));
+    CHECK(arr.data() == nullptr);
+    CHECK_EQ(moved[9], 7u);
+  }
+  CHECK(!counter.leaked());
+  owned_array<uint64_t> refused;
+  CHECK_ERR(refused.allocate(allocator_refusing(), 4), errc::out_of_memory);
+  CHECK_ERR(refused.allocate(counter.get(), SIZE_MAX / 4), errc::overflow);
+  CHECK_OK(refused.allocate(allocator_refusing(), 0));
+}
+
+TESSERA_TEST(allocator, arena_serves_aligned_blocks_and_refuses_past_capacity) {
+  alignas(64) static uint8_t storage[256];
+  arena ar;
+  arena_init(ar, storage, sizeof storage);
+  allocator a = arena_allocator(ar);
+  void* p = allocator_allocate(a, 10, 1);
+  void* q = allocator_allocate(a, 16, 32);
+  REQUIRE(p != nullptr && q != nullptr);
+  CHECK_EQ(reinterpret_cast<uintptr_t>(q) % 32, 0u);
+  CHECK(allocator_allocate(a, 1000, 1) == nullptr);
+  allocator_deallocate(a, q, 16, 32);  // the newest block comes back
+  CHECK_EQ(ar.used, 32u);
+  CHECK_EQ(ar.high_water, 48u);
+  arena_reset(ar);
+  CHECK_EQ(ar.used, 0u);
+}
+
+TESSERA_TEST(error, codes_have_stable_names) {
+  CHECK_EQ(static_cast<int>(errc::truncated), 4);
+  CHECK(errc_name(errc::truncated)[0] == 't');
+  CHECK(errc_name(static_cast<errc>(999))[0] == 'u');
+  result<int> good(5);
+  result<int> bad(make_error(errc::malformed, "bad"));
+  CHECK(good.ok());
+  CHECK_EQ(good.value(), 5);
+  CHECK(!bad.ok());
+  CHECK_EQ(bad.err().code, errc::malformed);
+}
