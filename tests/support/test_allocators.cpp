@@ -13,7 +13,7 @@ constexpr size_t kHeader = 64;
 void* system_allocate(void*, size_t size, size_t alignment) noexcept {
   if (alignment < alignof(std::max_align_t)) alignment = alignof(std::max_align_t);
   const size_t rounded = (size + alignment - 1) / alignment * alignment;
-  return std::aligned_alloc(alignment, rounded);
+  return ::aligned_alloc(alignment, rounded);  // picolibc declares it only in the global namespace
 }
 
 void system_deallocate(void*, void* block, size_t, size_t) noexcept { std::free(block); }

@@ -1,0 +1,224 @@
+// Chunk and block geometry of a B2ND array; see tessera/layout.hpp for the format's rules.
+#include "tessera/layout.hpp"
+
+namespace tessera {
+
+namespace {
+
+// C-order strides over `extents`. False when a stride overflows int64: a zero extent further out makes the
+// whole product 0, so the suffix products need their own check.
+[[nodiscard]] bool strides_compute(int ndim, const int64_t* extents, int64_t* strides) noexcept {
+  int64_t s = 1;
+  for (int i = ndim - 1; i >= 0; --i) {
+    strides[i] = s;
+    if (i > 0 && __builtin_mul_overflow(s, extents[i], &s)) return false;
+  }
+  return true;
+}
+
+// Decomposes a C-order index over `extents` (all > 0) into coordinates.
+void index_split(int ndim, const int64_t* extents, int64_t index, int64_t* coords) noexcept {
+  for (int i = ndim - 1; i >= 0; --i) {
+    coords[i] = index % extents[i];
+    index /= extents[i];
+  }
+}
+
+}  // namespace
+
+status layout_init(array_layout& out, int ndim, const int64_t* shape, const int32_t* chunkshape,
+                   const int32_t* blockshape) noexcept {
+  out = array_layout{};
+  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::unsupported, "layout: ndim outside 0..kMaxDims");
+  if (ndim > 0 && (shape == nullptr || chunkshape == nullptr || blockshape == nullptr))
+    return make_error(errc::invalid_argument, "layout: null shape, chunkshape or blockshape");
+
+  array_layout l;
+  l.ndim = ndim;
+  for (int i = 0; i < kMaxDims; ++i) {
+    l.shape[i] = l.chunkshape[i] = l.blockshape[i] = l.extshape[i] = l.extchunkshape[i] = 1;
+    l.chunk_grid[i] = l.block_grid[i] = 1;
+  }
+  for (int i = 0; i < ndim; ++i) {
+    const int64_t s = shape[i];
+    const int64_t c = chunkshape[i];
+    const int64_t b = blockshape[i];
+    if (s < 0) return make_error(errc::invalid_argument, "layout: negative shape");
+    if (c < 0) return make_error(errc::invalid_argument, "layout: negative chunkshape");
+    if (b < 0) return make_error(errc::invalid_argument, "layout: negative blockshape");
+    if (b == 0 && c != 0) return make_error(errc::invalid_argument, "layout: blockshape 0 with chunkshape non-zero");
+    if (c == 0 && s != 0) return make_error(errc::invalid_argument, "layout: chunkshape 0 in a non-empty dimension");
+    l.shape[i] = s;
+    l.chunkshape[i] = c;
+    l.blockshape[i] = b;
+    if (c == 0) {
+      // Only in an empty dimension (the reference's placeholder for empty arrays): no chunks, no blocks.
+      l.extshape[i] = 0;
+      l.extchunkshape[i] = 0;
+      l.chunk_grid[i] = 0;
+      l.block_grid[i] = 0;
+      continue;
+    }
+    const int64_t srem = s % c;
+    if (srem == 0) {
+      l.extshape[i] = s;
+    } else if (s > INT64_MAX - (c - srem)) {
+      return make_error(errc::overflow, "layout: shape rounded up to chunkshape overflows int64");
+    } else {
+      l.extshape[i] = s + (c - srem);
+    }
+    const int64_t crem = c % b;
+    l.extchunkshape[i] = crem == 0 ? c : c + (b - crem);  // below 2^32: no overflow
+    l.chunk_grid[i] = l.extshape[i] / c;
+    l.block_grid[i] = l.extchunkshape[i] / b;
+  }
+
+  int64_t nitems = 1, extnitems = 1, nchunks = 1, chunk_nitems = 1, extchunk_nitems = 1, block_nitems = 1,
+          blocks_per_chunk = 1;
+  for (int i = 0; i < ndim; ++i) {
+    if (__builtin_mul_overflow(nitems, l.shape[i], &nitems) ||
+        __builtin_mul_overflow(extnitems, l.extshape[i], &extnitems))
+      return make_error(errc::overflow, "layout: item count overflows int64");
+    if (__builtin_mul_overflow(extchunk_nitems, l.extchunkshape[i], &extchunk_nitems))
+      return make_error(errc::overflow, "layout: items per stored chunk overflow int64");
+    if (__builtin_mul_overflow(chunk_nitems, l.chunkshape[i], &chunk_nitems) || chunk_nitems > INT32_MAX)
+      return make_error(errc::overflow, "layout: prod(chunkshape) overflows int32");
+    if (__builtin_mul_overflow(block_nitems, l.blockshape[i], &block_nitems) || block_nitems > INT32_MAX)
+      return make_error(errc::overflow, "layout: prod(blockshape) overflows int32");
+    // Both are bounded by products checked above (extnitems and extchunk_nitems).
+    nchunks *= l.chunk_grid[i];
+    blocks_per_chunk *= l.block_grid[i];
+  }
+  l.nitems = nitems;
+  l.nchunks = nchunks;
+  l.chunk_nitems = chunk_nitems;
+  l.extchunk_nitems = extchunk_nitems;
+  l.block_nitems = block_nitems;
+  l.blocks_per_chunk = blocks_per_chunk;
+
+  if (!strides_compute(ndim, l.shape, l.item_strides) || !strides_compute(ndim, l.chunk_grid, l.chunk_strides) ||
+      !strides_compute(ndim, l.block_grid, l.block_strides) ||
+      !strides_compute(ndim, l.blockshape, l.block_item_strides))
+    return make_error(errc::overflow, "layout: a stride overflows int64");
+  for (int i = ndim; i < kMaxDims; ++i)
+    l.item_strides[i] = l.chunk_strides[i] = l.block_strides[i] = l.block_item_strides[i] = 0;
+  out = l;
+  return ok_status();
+}
+
+result<layout_sizes> layout_sizes_compute(const array_layout& layout, int64_t itemsize) noexcept {
+  if (itemsize < 1) return make_error(errc::invalid_argument, "layout: itemsize < 1");
+  layout_sizes s;
+  if (__builtin_mul_overflow(layout.nitems, itemsize, &s.array_nbytes))
+    return make_error(errc::overflow, "layout: array byte size overflows int64");
+  if (__builtin_mul_overflow(layout.extchunk_nitems, itemsize, &s.chunk_nbytes) || s.chunk_nbytes > kMaxChunkBytes)
+    return make_error(errc::overflow, "layout: chunk byte size exceeds the Blosc2 chunk limit");
+  s.block_nbytes = layout.block_nitems * itemsize;  // a block is part of the chunk checked just above
+  return s;
+}
+
+result<int64_t> layout_chunk_index(const array_layout& layout, const int64_t* chunk_coords) noexcept {
+  int64_t index = 0;
+  for (int i = 0; i < layout.ndim; ++i) {
+    if (chunk_coords[i] < 0 || chunk_coords[i] >= layout.chunk_grid[i])
+      return make_error(errc::out_of_range, "layout: chunk coordinates outside the chunk grid");
+    index += chunk_coords[i] * layout.chunk_strides[i];
+  }
+  if (layout.nchunks == 0) return make_error(errc::out_of_range, "layout: the array has no chunks");
+  return index;
+}
+
+status layout_chunk_coords(const array_layout& layout, int64_t nchunk, int64_t* chunk_coords) noexcept {
+  if (nchunk < 0 || nchunk >= layout.nchunks)
+    return make_error(errc::out_of_range, "layout: chunk index outside the array");
+  index_split(layout.ndim, layout.chunk_grid, nchunk, chunk_coords);
+  return ok_status();
+}
+
+result<int64_t> layout_block_index(const array_layout& layout, const int64_t* block_coords) noexcept {
+  int64_t index = 0;
+  for (int i = 0; i < layout.ndim; ++i) {
+    if (block_coords[i] < 0 || block_coords[i] >= layout.block_grid[i])
+      return make_error(errc::out_of_range, "layout: block coordinates outside the block grid");
+    index += block_coords[i] * layout.block_strides[i];
+  }
+  if (layout.blocks_per_chunk == 0) return make_error(errc::out_of_range, "layout: a chunk has no blocks");
+  return index;
+}
+
+status layout_block_coords(const array_layout& layout, int64_t nblock, int64_t* block_coords) noexcept {
+  if (nblock < 0 || nblock >= layout.blocks_per_chunk)
+    return make_error(errc::out_of_range, "layout: block index outside the chunk");
+  index_split(layout.ndim, layout.block_grid, nblock, block_coords);
+  return ok_status();
+}
+
+status layout_chunk_extent(const array_layout& layout, int64_t nchunk, int64_t* chunk_start,
+                           int64_t* chunk_extent) noexcept {
+  if (nchunk < 0 || nchunk >= layout.nchunks)
+    return make_error(errc::out_of_range, "layout: chunk index outside the array");
+  int64_t coords[kMaxDims];
+  index_split(layout.ndim, layout.chunk_grid, nchunk, coords);
+  for (int i = 0; i < layout.ndim; ++i) {
+    const int64_t start = coords[i] * layout.chunkshape[i];  // < extshape: no overflow
+    const int64_t rest = layout.shape[i] - start;
+    chunk_start[i] = start;
+    chunk_extent[i] = rest < layout.chunkshape[i] ? rest : layout.chunkshape[i];
+  }
+  return ok_status();
+}
+
+result<item_location> layout_locate(const array_layout& layout, const int64_t* coords) noexcept {
+  item_location loc;
+  int64_t in_block = 0;
+  for (int i = 0; i < layout.ndim; ++i) {
+    const int64_t x = coords[i];
+    if (x < 0 || x >= layout.shape[i]) return make_error(errc::out_of_range, "layout: coordinates outside the array");
+    const int64_t c = layout.chunkshape[i];
+    const int64_t b = layout.blockshape[i];
+    const int64_t within_chunk = x % c;
+    loc.nchunk += (x / c) * layout.chunk_strides[i];
+    loc.nblock += (within_chunk / b) * layout.block_strides[i];
+    in_block += (within_chunk % b) * layout.block_item_strides[i];
+  }
+  loc.offset = loc.nblock * layout.block_nitems + in_block;
+  return loc;
+}
+
+status layout_item_coords(const array_layout& layout, int64_t nchunk, int64_t offset, int64_t* coords) noexcept {
+  if (nchunk < 0 || nchunk >= layout.nchunks)
+    return make_error(errc::out_of_range, "layout: chunk index outside the array");
+  if (offset < 0 || offset >= layout.extchunk_nitems)
+    return make_error(errc::out_of_range, "layout: item offset outside the stored chunk");
+  int64_t chunk_coords[kMaxDims];
+  int64_t block_coords[kMaxDims];
+  int64_t item_coords[kMaxDims];
+  index_split(layout.ndim, layout.chunk_grid, nchunk, chunk_coords);
+  index_split(layout.ndim, layout.block_grid, offset / layout.block_nitems, block_coords);
+  index_split(layout.ndim, layout.blockshape, offset % layout.block_nitems, item_coords);
+  bool padding = false;
+  for (int i = 0; i < layout.ndim; ++i) {
+    const int64_t within_chunk = block_coords[i] * layout.blockshape[i] + item_coords[i];
+    const int64_t x = chunk_coords[i] * layout.chunkshape[i] + within_chunk;
+    padding |= within_chunk >= layout.chunkshape[i] || x >= layout.shape[i];
+    coords[i] = x;
+  }
+  if (padding) return make_error(errc::out_of_range, "layout: the slot is padding");
+  return ok_status();
+}
+
+bool layout_chunk_is_c_order(const array_layout& layout) noexcept {
+  // Walking from the outermost dimension: blocks of extent 1 first, then one dimension whose block extent
+  // divides the chunk's, then blocks spanning the whole chunk.
+  int i = 0;
+  while (i < layout.ndim && layout.blockshape[i] == 1) ++i;
+  if (i < layout.ndim) {
+    if (layout.blockshape[i] == 0 || layout.chunkshape[i] % layout.blockshape[i] != 0) return false;
+    ++i;
+  }
+  for (; i < layout.ndim; ++i)
+    if (layout.blockshape[i] != layout.chunkshape[i]) return false;
+  return true;
+}
+
+}  // namespace tessera
