@@ -1,0 +1,391 @@
+// BloscLZ compressor and decoder. See blosclz.hpp for the stream format.
+#include "codecs/blosclz.hpp"
+
+#include <cstring>
+#include <limits>
+
+namespace tessera::detail {
+namespace {
+
+constexpr uint32_t kMaxLiteralRun = 32;        // a literal token carries 1..32 bytes
+constexpr uint8_t kLiteralPlaceholder = kMaxLiteralRun - 1;
+constexpr uint32_t kNearLimit = 8191;          // biased distances below this fit the 13-bit form
+constexpr uint32_t kDistanceLimit = 73725;     // unbiased distances must stay below this (16-bit far form)
+constexpr size_t kBackShift = 4;               // the reference ends every match 4 bytes before the mismatch
+constexpr size_t kMinMatch = 4;                // shorter (shifted) matches are emitted as literals
+constexpr uint32_t kHashMultiplier = 2654435761u;
+
+// Loads in little-endian order on every host so hashes, and therefore the output, match the reference on
+// little-endian machines everywhere.
+inline uint32_t load_le32(const uint8_t* p) noexcept {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap32(v);
+#endif
+  return v;
+}
+
+inline uint64_t load64(const uint8_t* p) noexcept {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// Index of the first differing byte (in memory order) of two 8-byte loads whose XOR is `x` != 0. 32-bit
+// targets count within halves: a 64-bit count would be a libgcc call there.
+inline size_t first_diff_byte(uint64_t x) noexcept {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#if UINTPTR_MAX > 0xFFFFFFFFu
+  return static_cast<size_t>(__builtin_clzll(x)) >> 3;
+#else
+  const uint32_t hi = static_cast<uint32_t>(x >> 32);
+  return hi != 0 ? static_cast<size_t>(__builtin_clz(hi)) >> 3
+                 : 4 + (static_cast<size_t>(__builtin_clz(static_cast<uint32_t>(x))) >> 3);
+#endif
+#else
+#if UINTPTR_MAX > 0xFFFFFFFFu
+  return static_cast<size_t>(__builtin_ctzll(x)) >> 3;
+#else
+  const uint32_t lo = static_cast<uint32_t>(x);
+  return lo != 0 ? static_cast<size_t>(__builtin_ctz(lo)) >> 3
+                 : 4 + (static_cast<size_t>(__builtin_ctz(static_cast<uint32_t>(x >> 32))) >> 3);
+#endif
+#endif
+}
+
+inline uint32_t hash_of(uint32_t seq, unsigned hash_log) noexcept {
+  return (seq * kHashMultiplier) >> (32u - hash_log);
+}
+
+unsigned hash_log_for(int clevel) noexcept { return clevel == 1 ? 12u : clevel == 2 ? 13u : 14u; }
+
+// Where the reference's match extension stops: one past the first position p in [pos, bound) where
+// base[p] != base[p - dist], or `bound` when there is none. (Runs, dist == 1, follow the same rule.)
+inline size_t extend_match(const uint8_t* base, size_t pos, size_t bound, size_t dist) noexcept {
+  while (bound - pos >= 16) {  // long matches are common in shuffled data: 16 bytes per step
+    const uint64_t x = load64(base + pos) ^ load64(base + pos - dist);
+    const uint64_t y = load64(base + pos + 8) ^ load64(base + pos + 8 - dist);
+    if ((x | y) != 0) return x != 0 ? pos + first_diff_byte(x) + 1 : pos + 8 + first_diff_byte(y) + 1;
+    pos += 16;
+  }
+  while (bound - pos >= 8) {
+    const uint64_t x = load64(base + pos) ^ load64(base + pos - dist);
+    if (x != 0) return pos + first_diff_byte(x) + 1;
+    pos += 8;
+  }
+  for (; pos < bound; ++pos) {
+    if (base[pos] != base[pos - dist]) return pos + 1;
+  }
+  return bound;
+}
+
+// The entropy probe: a dry run of the compressor over `len` bytes (capped at the table size) that only counts
+// output bytes. The reference skips blocks whose estimated ratio is below a per-clevel threshold.
+struct probe_estimate {
+  uint32_t consumed;
+  uint32_t produced;
+};
+
+probe_estimate probe_block(const uint8_t* base, size_t len, uint32_t* table, unsigned hash_log) noexcept {
+  const size_t table_len = size_t{1} << hash_log;
+  const size_t limit = len < table_len ? len : table_len;
+  std::memset(table, 0, table_len * sizeof(uint32_t));
+  probe_estimate est{0, 5};  // the opening literal token plus 4 literals
+  if (limit < 13) return est;
+  const size_t bound = limit - 1;
+  const size_t stop = limit - 12;
+  uint32_t run = 4;
+  size_t pos = 0;
+  while (pos < stop) {
+    const size_t anchor = pos;
+    const uint32_t seq = load_le32(base + pos);
+    const uint32_t h = hash_of(seq, hash_log);
+    const size_t cand = table[h];
+    const size_t dist = anchor - cand;
+    table[h] = static_cast<uint32_t>(anchor);
+    size_t mlen = 0;
+    if (dist != 0 && dist < kDistanceLimit && load_le32(base + cand) == seq) {
+      pos = extend_match(base, anchor + 4, bound, dist) - kBackShift;
+      mlen = pos - anchor;
+    }
+    if (mlen < kMinMatch) {  // literal
+      ++est.produced;
+      pos = anchor + 1;
+      if (++run == kMaxLiteralRun) {
+        run = 0;
+        ++est.produced;
+      }
+      continue;
+    }
+    if (run == 0) --est.produced;
+    run = 0;
+    if (mlen >= 7) est.produced += static_cast<uint32_t>((mlen - 7) / 255 + 1);
+    est.produced += (dist - 1 < kNearLimit) ? 2 : 4;
+    const uint32_t next = load_le32(base + pos);
+    table[hash_of(next, hash_log)] = static_cast<uint32_t>(pos);
+    pos += 2;
+    ++est.produced;  // the next literal token
+  }
+  est.consumed = static_cast<uint32_t>(pos);
+  return est;
+}
+
+// Minimum probe ratio per clevel, as exact fractions (num / den) of the reference's thresholds
+// {2, 1.5, 1.2, 1.2, 1.2, 1.2, 1.15, 1.1, 1.0}; comparing consumed * den < produced * num in integers gives
+// the same decisions as the reference's double division for every count a probe can produce.
+constexpr uint8_t kProbeNum[10] = {0, 2, 3, 6, 6, 6, 6, 23, 11, 1};
+constexpr uint8_t kProbeDen[10] = {1, 1, 2, 5, 5, 5, 5, 20, 10, 1};
+
+// Output writer with the reference's room checks (each returns false when the reference gives up).
+struct writer {
+  uint8_t* data;
+  size_t pos;
+  size_t cap;
+  bool room(size_t n) const noexcept { return cap - pos >= n; }
+};
+
+}  // namespace
+
+size_t blosclz_workspace_size(int clevel) noexcept {
+  if (clevel < kBlosclzMinLevel || clevel > kBlosclzMaxLevel) return 0;
+  return (size_t{1} << hash_log_for(clevel)) * sizeof(uint32_t) + alignof(uint32_t) - 1;
+}
+
+result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_mut workspace) noexcept {
+  if (clevel < kBlosclzMinLevel || clevel > kBlosclzMaxLevel)
+    return make_error(errc::invalid_argument, "blosclz_compress: clevel must be 1..9");
+  if (workspace.size() < blosclz_workspace_size(clevel))
+    return make_error(errc::invalid_argument, "blosclz_compress: workspace smaller than blosclz_workspace_size");
+  if (in.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    return make_error(errc::invalid_argument, "blosclz_compress: input larger than INT32_MAX bytes");
+
+  const size_t n = in.size();
+  if (n < 16 || out.size() < 66) return size_t{0};
+  const uint8_t* const src = in.data();
+  const unsigned hash_log = hash_log_for(clevel);
+
+  // The table: uint32 offsets in the workspace, aligned up (the workspace size includes the slack).
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(workspace.data());
+  const size_t skew = (alignof(uint32_t) - raw % alignof(uint32_t)) % alignof(uint32_t);
+  uint32_t* const table = static_cast<uint32_t*>(static_cast<void*>(workspace.data() + skew));
+
+  // Entropy probe over the tail of the block: 1/8 of it at clevel 1, 1/4 at 2-3, 1/2 at 4-6, all at 7-9.
+  size_t probe_len = n;
+  if (clevel < 2) probe_len /= 8;
+  else if (clevel < 4) probe_len /= 4;
+  else if (clevel < 7) probe_len /= 2;
+  const probe_estimate est = probe_block(src + (n - probe_len), probe_len, table, hash_log);
+  if (uint64_t{est.consumed} * kProbeDen[clevel] < uint64_t{est.produced} * kProbeNum[clevel]) return size_t{0};
+
+  std::memset(table, 0, (size_t{1} << hash_log) * sizeof(uint32_t));
+  writer w{out.data(), 0, out.size()};
+  const size_t bound = n - 1;
+  const size_t stop = n - 12;
+
+  // Opening literal token with the first 4 bytes; `run` counts literals in the open token.
+  w.data[w.pos++] = kLiteralPlaceholder;
+  for (size_t i = 0; i < 4; ++i) w.data[w.pos++] = src[i];
+  uint32_t run = 4;
+  size_t pos = 4;
+
+  while (pos < stop) {
+    const size_t anchor = pos;
+    const uint32_t seq = load_le32(src + pos);
+    const uint32_t h = hash_of(seq, hash_log);
+    const size_t cand = table[h];
+    const size_t dist = anchor - cand;
+    table[h] = static_cast<uint32_t>(anchor);
+
+    size_t mlen = 0;
+    if (dist != 0 && dist < kDistanceLimit && load_le32(src + cand) == seq) {
+      pos = extend_match(src, anchor + 4, bound, dist) - kBackShift;
+      mlen = pos - anchor;
+    }
+    const size_t bdist = dist - 1;  // distances are stored biased
+    if (mlen < kMinMatch || (mlen <= 5 && bdist >= kNearLimit)) {
+      if (!w.room(2)) return size_t{0};
+      w.data[w.pos++] = src[anchor];
+      pos = anchor + 1;
+      if (++run == kMaxLiteralRun) {
+        run = 0;
+        w.data[w.pos++] = kLiteralPlaceholder;
+      }
+      continue;
+    }
+
+    // Close the open literal token (or drop its unused placeholder).
+    if (run != 0) w.data[w.pos - run - 1] = static_cast<uint8_t>(run - 1);
+    else --w.pos;
+    run = 0;
+
+    if (bdist < kNearLimit) {
+      const uint8_t hi = static_cast<uint8_t>(bdist >> 8);
+      if (mlen < 7) {
+        if (!w.room(2)) return size_t{0};
+        w.data[w.pos++] = static_cast<uint8_t>((mlen << 5) + hi);
+      } else {
+        if (!w.room(1)) return size_t{0};
+        w.data[w.pos++] = static_cast<uint8_t>((7u << 5) + hi);
+        size_t rest = mlen - 7;
+        for (; rest >= 255; rest -= 255) {
+          if (!w.room(1)) return size_t{0};
+          w.data[w.pos++] = 255;
+        }
+        if (!w.room(2)) return size_t{0};
+        w.data[w.pos++] = static_cast<uint8_t>(rest);
+      }
+      w.data[w.pos++] = static_cast<uint8_t>(bdist & 255);
+    } else {
+      const size_t far = bdist - kNearLimit;  // < 65533
+      if (mlen < 7) {
+        if (!w.room(4)) return size_t{0};
+        w.data[w.pos++] = static_cast<uint8_t>((mlen << 5) + 31);
+      } else {
+        if (!w.room(1)) return size_t{0};
+        w.data[w.pos++] = static_cast<uint8_t>((7u << 5) + 31);
+        size_t rest = mlen - 7;
+        for (; rest >= 255; rest -= 255) {
+          if (!w.room(1)) return size_t{0};
+          w.data[w.pos++] = 255;
+        }
+        if (!w.room(4)) return size_t{0};
+        w.data[w.pos++] = static_cast<uint8_t>(rest);
+      }
+      w.data[w.pos++] = 255;
+      w.data[w.pos++] = static_cast<uint8_t>(far >> 8);
+      w.data[w.pos++] = static_cast<uint8_t>(far & 255);
+    }
+
+    // Re-seed the table at the match end (clevel 9 also seeds the next position, hashing the 3 bytes
+    // that follow as the reference does: the 32-bit word shifted right by 8).
+    const uint32_t next = load_le32(src + pos);
+    table[hash_of(next, hash_log)] = static_cast<uint32_t>(pos);
+    ++pos;
+    if (clevel == 9) table[hash_of(next >> 8, hash_log)] = static_cast<uint32_t>(pos);
+    ++pos;
+
+    if (!w.room(1)) return size_t{0};
+    w.data[w.pos++] = kLiteralPlaceholder;
+  }
+
+  // The tail goes out as literals.
+  while (pos <= bound) {
+    if (!w.room(2)) return size_t{0};
+    w.data[w.pos++] = src[pos++];
+    if (++run == kMaxLiteralRun) {
+      run = 0;
+      w.data[w.pos++] = kLiteralPlaceholder;
+    }
+  }
+  if (run != 0) w.data[w.pos - run - 1] = static_cast<uint8_t>(run - 1);
+  else --w.pos;
+
+  w.data[0] |= 1u << 5;  // the BloscLZ marker in the first token
+  return w.pos;
+}
+
+namespace {
+
+// Copies a match of `len` bytes from `dist` bytes back; op + len <= end and dist <= op - start are checked.
+inline uint8_t* copy_match(uint8_t* op, size_t dist, size_t len, uint8_t* end) noexcept {
+  const uint8_t* ref = op - dist;
+  if (dist == 1) {
+    std::memset(op, *ref, len);
+    return op + len;
+  }
+  const size_t room = static_cast<size_t>(end - op);
+  if (dist >= 16 && room >= len + 16) {
+    uint8_t* const stop = op + len;
+    do {
+      std::memcpy(op, ref, 16);
+      op += 16;
+      ref += 16;
+    } while (op < stop);
+    return stop;
+  }
+  if (dist >= 8 && room >= len + 8) {
+    uint8_t* const stop = op + len;
+    do {
+      std::memcpy(op, ref, 8);
+      op += 8;
+      ref += 8;
+    } while (op < stop);
+    return stop;
+  }
+  if (dist >= len) {
+    std::memcpy(op, ref, len);
+    return op + len;
+  }
+  // Overlapping: the bytes from ref repeat with period dist, so copying the whole span [ref, op) at once
+  // stays correct while the span doubles each step.
+  uint8_t* const stop = op + len;
+  while (op < stop) {
+    size_t chunk = static_cast<size_t>(op - ref);
+    const size_t left = static_cast<size_t>(stop - op);
+    if (chunk > left) chunk = left;
+    std::memcpy(op, ref, chunk);
+    op += chunk;
+  }
+  return stop;
+}
+
+}  // namespace
+
+result<size_t> blosclz_decompress(bytes_view in, bytes_mut out) noexcept {
+  if (in.empty()) return make_error(errc::truncated, "blosclz_decompress: empty stream");
+  const uint8_t* ip = in.data();
+  const uint8_t* const ip_end = ip + in.size();
+  uint8_t* const op_start = out.data();
+  uint8_t* op = op_start;
+  uint8_t* const op_end = op_start + out.size();
+
+  uint32_t ctrl = *ip++ & 31u;  // the first token is a literal run; its top bits are the marker
+  for (;;) {
+    if (ctrl < 32) {
+      const size_t run = ctrl + 1;
+      if (static_cast<size_t>(ip_end - ip) < run)
+        return make_error(errc::truncated, "blosclz_decompress: stream ends inside a literal run");
+      if (static_cast<size_t>(op_end - op) < run)
+        return make_error(errc::corrupt, "blosclz_decompress: literal run overflows the output");
+      if (ip_end - ip >= 32 && op_end - op >= 32) std::memcpy(op, ip, 32);
+      else std::memcpy(op, ip, run);
+      op += run;
+      ip += run;
+      if (ip == ip_end) break;
+      ctrl = *ip++;
+      continue;
+    }
+
+    size_t len = (ctrl >> 5) + 2;
+    const size_t room = static_cast<size_t>(op_end - op);
+    if (len == 9) {
+      uint8_t code;
+      do {
+        if (ip == ip_end) return make_error(errc::truncated, "blosclz_decompress: stream ends inside a match length");
+        code = *ip++;
+        len += code;
+        if (len > room) return make_error(errc::corrupt, "blosclz_decompress: match overflows the output");
+      } while (code == 255);
+    }
+    if (ip == ip_end) return make_error(errc::truncated, "blosclz_decompress: stream ends inside a match");
+    const uint8_t lo = *ip++;
+    size_t dist;
+    if (lo == 255 && (ctrl & 31u) == 31u) {
+      if (ip_end - ip < 2) return make_error(errc::truncated, "blosclz_decompress: stream ends inside a far distance");
+      dist = ((size_t{ip[0]} << 8) | ip[1]) + kNearLimit + 1;
+      ip += 2;
+    } else {
+      dist = ((size_t{ctrl & 31u} << 8) | lo) + 1;
+    }
+    if (len > room) return make_error(errc::corrupt, "blosclz_decompress: match overflows the output");
+    if (dist > static_cast<size_t>(op - op_start))
+      return make_error(errc::corrupt, "blosclz_decompress: match distance before the start of the output");
+    if (ip == ip_end) return make_error(errc::truncated, "blosclz_decompress: stream ends with a match");
+    ctrl = *ip++;
+    op = copy_match(op, dist, len, op_end);
+  }
+  return static_cast<size_t>(op - op_start);
+}
+
+}  // namespace tessera::detail
