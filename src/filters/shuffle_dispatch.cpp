@@ -1,0 +1,130 @@
+// Chooses the shuffle kernel table: on x86 from cpuid at the first call, elsewhere at compile time (NEON and
+// Altivec are part of the targets' baselines). The choice lives in an atomic pointer: no static-init guards,
+// and a race between first callers is harmless since they all compute the same table.
+#include <atomic>
+
+#include "filters/shuffle_kernels.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define TESSERA_X86 1
+#endif
+
+namespace tessera {
+namespace {
+
+#if defined(TESSERA_X86)
+enum : unsigned { kCpuSse2 = 1u, kCpuAvx2 = 2u, kCpuDetected = 0x80u };
+
+std::atomic<unsigned> g_cpu_features{0};
+
+unsigned cpu_features_detect() noexcept {
+  unsigned features = kCpuDetected;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return features;
+  if (edx & (1u << 26)) features |= kCpuSse2;
+  const bool osxsave = (ecx & (1u << 27)) != 0;
+  const bool avx = (ecx & (1u << 28)) != 0;
+  if (osxsave && avx) {
+    // The OS must save the YMM state (XCR0 bits 1 and 2) for AVX2 code to be safe.
+    unsigned xcr0_lo = 0, xcr0_hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    if ((xcr0_lo & 6u) == 6u && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) != 0 && (ebx & (1u << 5)))
+      features |= kCpuAvx2;
+  }
+  return features;
+}
+
+unsigned cpu_features() noexcept {
+  unsigned features = g_cpu_features.load(std::memory_order_relaxed);
+  if (features == 0) {
+    features = cpu_features_detect();
+    g_cpu_features.store(features, std::memory_order_relaxed);
+  }
+  return features;
+}
+#endif
+
+// The best table this build and CPU can run.
+const shuffle_kernels* shuffle_kernels_best() noexcept {
+  const shuffle_kernels* best = &detail::kShuffleScalar;
+#if defined(TESSERA_HAVE_SSE2)
+  if (shuffle_kernels_for(simd_level::sse2) != nullptr) best = &detail::kShuffleSse2;
+#endif
+#if defined(TESSERA_HAVE_AVX2)
+  if (shuffle_kernels_for(simd_level::avx2) != nullptr) best = &detail::kShuffleAvx2;
+#endif
+#if defined(TESSERA_HAVE_NEON)
+  best = &detail::kShuffleNeon;
+#endif
+#if defined(TESSERA_HAVE_ALTIVEC)
+  best = &detail::kShuffleAltivec;
+#endif
+  return best;
+}
+
+std::atomic<const shuffle_kernels*> g_active{nullptr};
+
+}  // namespace
+
+const char* simd_level_name(simd_level level) noexcept {
+  switch (level) {
+    case simd_level::scalar: return "scalar";
+    case simd_level::sse2: return "sse2";
+    case simd_level::avx2: return "avx2";
+    case simd_level::neon: return "neon";
+    case simd_level::altivec: return "altivec";
+  }
+  return "unknown";
+}
+
+const shuffle_kernels* shuffle_kernels_for(simd_level level) noexcept {
+  switch (level) {
+    case simd_level::scalar: return &detail::kShuffleScalar;
+    case simd_level::sse2:
+#if defined(TESSERA_HAVE_SSE2)
+      if (cpu_features() & kCpuSse2) return &detail::kShuffleSse2;
+#endif
+      return nullptr;
+    case simd_level::avx2:
+#if defined(TESSERA_HAVE_AVX2)
+      if (cpu_features() & kCpuAvx2) return &detail::kShuffleAvx2;
+#endif
+      return nullptr;
+    case simd_level::neon:
+#if defined(TESSERA_HAVE_NEON)
+      return &detail::kShuffleNeon;
+#else
+      return nullptr;
+#endif
+    case simd_level::altivec:
+#if defined(TESSERA_HAVE_ALTIVEC)
+      return &detail::kShuffleAltivec;
+#else
+      return nullptr;
+#endif
+  }
+  return nullptr;
+}
+
+const shuffle_kernels& shuffle_kernels_active() noexcept {
+  const shuffle_kernels* active = g_active.load(std::memory_order_acquire);
+  if (active == nullptr) {
+    active = shuffle_kernels_best();
+    g_active.store(active, std::memory_order_release);
+  }
+  return *active;
+}
+
+status simd_level_force(simd_level level) noexcept {
+  // Every level below an available one in its family is available too, so the cap is the level itself.
+  const shuffle_kernels* kernels = shuffle_kernels_for(level);
+  if (kernels == nullptr) return make_error(errc::unsupported, "simd_level_force: level not available here");
+  g_active.store(kernels, std::memory_order_release);
+  return ok_status();
+}
+
+void simd_level_unforce() noexcept { g_active.store(shuffle_kernels_best(), std::memory_order_release); }
+
+}  // namespace tessera
