@@ -1,0 +1,57 @@
+// Shared internals of the chunk reader and writer: little-endian access and the walk of a chunk's sections.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/chunk.hpp"
+
+namespace tessera::detail {
+
+inline uint32_t chunk_load_u32(const uint8_t* p) noexcept {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
+         static_cast<uint32_t>(p[3]) << 24;
+}
+inline int32_t chunk_load_i32(const uint8_t* p) noexcept {
+  const uint32_t u = chunk_load_u32(p);
+  // Two's complement without relying on implementation-defined conversion.
+  return u <= 0x7fffffffu ? static_cast<int32_t>(u) : -static_cast<int32_t>(~u) - 1;
+}
+inline void chunk_store_u32(uint8_t* p, uint32_t v) noexcept {
+  p[0] = static_cast<uint8_t>(v);
+  p[1] = static_cast<uint8_t>(v >> 8);
+  p[2] = static_cast<uint8_t>(v >> 16);
+  p[3] = static_cast<uint8_t>(v >> 24);
+}
+inline void chunk_store_i32(uint8_t* p, int32_t v) noexcept { chunk_store_u32(p, static_cast<uint32_t>(v)); }
+
+// The sections of a complete (non-lazy) chunk with blocks, validated against its cbytes.
+struct chunk_layout {
+  bytes_view chunk;        // exactly cbytes bytes
+  uint64_t bstarts = 0;    // offset of the bstarts array
+  uint64_t data_start = 0; // first byte past bstarts and the dictionary
+  bytes_view dict;         // empty when the chunk has none
+};
+
+// Checks the chunk holds cbytes bytes and its bstarts and dictionary; for memcpyed and special chunks only
+// the size. Errors for lazy chunks (their blocks are elsewhere).
+[[nodiscard]] result<chunk_layout> chunk_layout_get(const chunk_header& h, bytes_view chunk) noexcept;
+
+// One VL block: where its stream lies and where its bytes go.
+struct vl_block {
+  uint64_t stream = 0;      // offset of the stream (past the int32 size)
+  uint64_t stream_size = 0; // compressed bytes
+  uint64_t offset = 0;      // in the decoded chunk
+  uint32_t size = 0;        // decoded bytes
+};
+
+// Reads VL block `nblock` (bstarts[nblock], the next start, and its size field), checking bounds and order.
+// `offset` is filled only by vl_blocks_scan.
+[[nodiscard]] result<vl_block> vl_block_get(const chunk_header& h, const chunk_layout& l, size_t nblock) noexcept;
+
+// Validates every VL block (increasing starts, sizes adding to nbytes) and returns the largest block size.
+// When `offsets_of` is not SIZE_MAX, also returns that block's offset in *offset_out.
+[[nodiscard]] result<uint32_t> vl_blocks_scan(const chunk_header& h, const chunk_layout& l, size_t offsets_of,
+                                              uint64_t* offset_out) noexcept;
+
+}  // namespace tessera::detail

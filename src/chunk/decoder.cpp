@@ -1,0 +1,483 @@
+// Decoding chunks: the whole chunk (blocks over the executor's workers) or one block alone.
+#include <atomic>
+#include <cstring>
+#include <new>
+
+#include "chunk/chunk_internal.hpp"
+#include "codecs/blosclz.hpp"
+#include "codecs/codec.hpp"
+#include "filters/filters.hpp"
+#include "tessera/shuffle.hpp"
+
+namespace tessera {
+
+using detail::chunk_layout;
+using detail::chunk_load_i32;
+
+struct chunk_decoder::worker {
+  uint8_t* scratch = nullptr;  // 3 blocks: stream output, filter output, bit-shuffle scratch
+  detail::codec_context codecs;
+  status err;
+};
+
+namespace {
+
+constexpr size_t kScratchAlign = 64;
+constexpr size_t kScratchBlocks = 3;
+
+// ---- Per-block work ----------------------------------------------------------------------------------------
+
+status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_view in, bytes_mut out,
+                         bytes_view dict) noexcept {
+  switch (h.format) {
+    case codec_format::blosclz: {
+      auto n = detail::blosclz_decompress(in, out);
+      if (!n.ok()) return n.err();
+      if (*n != out.size()) return make_error(errc::corrupt, "blosclz: stream decodes to a wrong size");
+      return ok_status();
+    }
+    case codec_format::lz4: return detail::lz4_decompress(in, out, dict);
+    case codec_format::zlib: return detail::zlib_decompress(w.codecs, in, out);
+    case codec_format::zstd: return detail::zstd_decompress(w.codecs, in, out, dict);
+    case codec_format::snappy:
+      return make_error(errc::codec_unavailable, "the chunk needs the Snappy codec, which Blosc2 dropped");
+    case codec_format::user:
+      return make_error(errc::codec_unavailable, "the chunk needs a user-defined or plugin codec (udcodec)");
+    default: break;
+  }
+  return make_error(errc::codec_unavailable, "the chunk names a codec format this library does not know");
+}
+
+// The filters to undo, in backward order. Lossy filters have nothing to undo; the bit shuffle of format 2 left
+// blocks whose element count is not a multiple of 8 untouched.
+struct backward_plan {
+  uint8_t ids[kChunkMaxFilters];
+  uint8_t metas[kChunkMaxFilters];
+  int count = 0;
+  bool copying = false;  // some filter needs a separate output buffer
+  bool delta = false;
+};
+
+status backward_plan_make(const chunk_header& h, size_t bsize, backward_plan& p) noexcept {
+  p.count = 0;
+  p.copying = false;
+  p.delta = false;
+  for (int i = kChunkMaxFilters - 1; i >= 0; --i) {
+    const uint8_t f = h.filters[i];
+    switch (static_cast<filter_id>(f)) {
+      case filter_id::none:
+      case filter_id::trunc_prec:
+      case filter_id::int_trunc:
+        continue;
+      case filter_id::bitshuffle:
+        if (h.version == kChunkVersionBlosc1 && (bsize / h.typesize) % 8 != 0) continue;
+        p.copying = true;
+        break;
+      case filter_id::shuffle:
+      case filter_id::bytedelta:
+        p.copying = true;
+        break;
+      case filter_id::delta:
+        p.delta = true;
+        break;
+      default:
+        return make_error(errc::unsupported,
+                          "the chunk uses a filter this library does not support (ndcell, ndmean, the old "
+                          "bytedelta 34 or a user-defined filter)");
+    }
+    p.ids[p.count] = f;
+    p.metas[p.count] = h.filters_meta[i];
+    ++p.count;
+  }
+  return ok_status();
+}
+
+bool chunk_has_delta(const chunk_header& h) noexcept {
+  for (uint8_t f : h.filters)
+    if (f == static_cast<uint8_t>(filter_id::delta)) return true;
+  return false;
+}
+
+// Decodes block `nblock` (bsize bytes) into dst. dref is the decoded block 0 when nblock > 0 and the chunk uses
+// delta. scratch holds kScratchBlocks * bsize bytes when the plan is copying.
+status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock, size_t bsize, uint8_t* dst,
+                    const uint8_t* dref, chunk_decoder::worker& w) noexcept {
+  backward_plan plan;
+  TESSERA_TRY(backward_plan_make(h, bsize, plan));
+  uint8_t* const a = w.scratch;
+  uint8_t* const b = plan.copying ? a + bsize : nullptr;
+  uint8_t* const scratch = plan.copying ? a + 2 * bsize : nullptr;
+  uint8_t* cur = plan.copying ? a : dst;
+  if (plan.copying && a == nullptr) return make_error(errc::out_of_memory, "chunk: decoder has no scratch");
+
+  const uint8_t* c = l.chunk.data();
+  const uint64_t cbytes = l.chunk.size();
+  if (h.vlblocks) {
+    auto vb = detail::vl_block_get(h, l, nblock);
+    if (!vb.ok()) return vb.err();
+    if (vb->size != bsize) return make_error(errc::corrupt, "chunk: VL block size changed");
+    bytes_view in(c + vb->stream, static_cast<size_t>(vb->stream_size));
+    if (in.size() == bsize) std::memcpy(cur, in.data(), bsize);
+    else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict));
+  } else {
+    const int32_t start = chunk_load_i32(c + l.bstarts + 4 * nblock);
+    if (start < 0 || static_cast<uint64_t>(start) < l.data_start || static_cast<uint64_t>(start) >= cbytes)
+      return make_error(errc::corrupt, "chunk: block start out of bounds");
+    const bool short_block = nblock + 1 == h.nblocks && h.leftover > 0;
+    const size_t nstreams = h.split && !short_block ? h.typesize : 1;
+    if (bsize % nstreams != 0) return make_error(errc::malformed, "chunk: split block not a multiple of typesize");
+    const size_t neblock = bsize / nstreams;
+    uint64_t pos = static_cast<uint64_t>(start);
+    for (size_t s = 0; s < nstreams; ++s) {
+      uint8_t* o = cur + s * neblock;
+      if (cbytes - pos < 4) return make_error(errc::truncated, "chunk: stream size past cbytes");
+      const int32_t csize = chunk_load_i32(c + pos);
+      pos += 4;
+      if (csize == 0) {
+        std::memset(o, 0, neblock);  // a run of zeros
+      } else if (csize < 0) {
+        if (cbytes - pos < 1) return make_error(errc::truncated, "chunk: stream token past cbytes");
+        const uint8_t token = c[pos];
+        pos += 1;
+        if ((token & 0x1) == 0) return make_error(errc::unsupported, "chunk: unknown stream token");
+        if (csize < -255) return make_error(errc::corrupt, "chunk: run-length value larger than a byte");
+        std::memset(o, static_cast<uint8_t>(-csize), neblock);
+      } else {
+        if (static_cast<uint64_t>(csize) > cbytes - pos) return make_error(errc::truncated, "chunk: stream past cbytes");
+        bytes_view in(c + pos, static_cast<size_t>(csize));
+        if (in.size() == neblock) std::memcpy(o, in.data(), neblock);
+        else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(o, neblock), l.dict));
+        pos += static_cast<uint64_t>(csize);
+      }
+    }
+  }
+
+  // Undo the filters. Each copying filter writes the other temporary, the last one writes dst; delta works in
+  // place (the reference's delta always runs on the destination block).
+  for (int k = 0; k < plan.count; ++k) {
+    const auto f = static_cast<filter_id>(plan.ids[k]);
+    if (f == filter_id::delta) {
+      detail::delta_decode(dref, nblock == 0, h.typesize, cur, bsize);
+      continue;
+    }
+    bool last_copying = true;
+    for (int m = k + 1; m < plan.count; ++m)
+      if (static_cast<filter_id>(plan.ids[m]) != filter_id::delta) last_copying = false;
+    uint8_t* target = last_copying ? dst : (cur == a ? b : a);
+    const size_t meta = plan.metas[k];
+    switch (f) {
+      case filter_id::shuffle: unshuffle(meta != 0 ? meta : h.typesize, bsize, cur, target); break;
+      case filter_id::bitshuffle: bitunshuffle(h.typesize, bsize, cur, target, scratch); break;
+      case filter_id::bytedelta: detail::bytedelta_decode(meta != 0 ? meta : h.typesize, cur, target, bsize); break;
+      default: break;
+    }
+    cur = target;
+  }
+  return ok_status();
+}
+
+// Fills [offset, offset + size) of a special-value chunk's decoded bytes.
+status special_fill(const chunk_header& h, bytes_view chunk, uint8_t* dst, size_t offset, size_t size) noexcept {
+  static constexpr uint8_t kNan32[4] = {0x00, 0x00, 0xc0, 0x7f};  // quiet NaN, little-endian
+  static constexpr uint8_t kNan64[8] = {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x7f};
+  const uint8_t* pattern = nullptr;
+  size_t period = 0;
+  switch (h.special) {
+    case chunk_special::zeros:
+    case chunk_special::uninit:  // undefined content: zeros rather than stale memory
+      std::memset(dst, 0, size);
+      return ok_status();
+    case chunk_special::nan:
+      if (h.typesize == 4) pattern = kNan32;
+      else if (h.typesize == 8) pattern = kNan64;
+      else return make_error(errc::malformed, "chunk: NaN chunk whose typesize is not 4 or 8");
+      period = h.typesize;
+      break;
+    case chunk_special::value:
+      if (chunk.size() < static_cast<size_t>(h.cbytes)) return make_error(errc::truncated, "chunk: special value past the bytes given");
+      pattern = chunk.data() + kChunkHeaderExtendedSize;
+      period = static_cast<size_t>(h.value_size);
+      break;
+    default:
+      return make_error(errc::malformed, "chunk: not a special-value chunk");
+  }
+  const size_t first = size < period ? size : period;
+  for (size_t i = 0; i < first; ++i) dst[i] = pattern[(offset + i) % period];
+  // Doubling copies of whole periods.
+  size_t filled = first;
+  while (filled < size) {
+    const size_t n = filled < size - filled ? filled : size - filled;
+    std::memcpy(dst + filled, dst, n);
+    filled += n;
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+// ---- The decoder object ------------------------------------------------------------------------------------
+
+struct chunk_decoder_access {
+  static void workers_free(chunk_decoder& d) noexcept {
+    if (d.workers_ != nullptr) {
+      for (uint32_t i = 0; i < d.nworkers_; ++i) {
+        chunk_decoder::worker& w = d.workers_[i];
+        if (w.scratch != nullptr)
+          allocator_deallocate(d.alloc_, w.scratch, kScratchBlocks * d.scratch_blocksize_, kScratchAlign);
+        detail::codec_context_release(w.codecs);
+        w.~worker();
+      }
+      allocator_deallocate(d.alloc_, d.workers_, sizeof(chunk_decoder::worker) * d.nworkers_,
+                           alignof(chunk_decoder::worker));
+    }
+    if (d.block0_ != nullptr) allocator_deallocate(d.alloc_, d.block0_, d.block0_size_, kScratchAlign);
+    d.workers_ = nullptr;
+    d.nworkers_ = 0;
+    d.scratch_blocksize_ = 0;
+    d.block0_ = nullptr;
+    d.block0_size_ = 0;
+  }
+
+  static status scratch_ensure(chunk_decoder& d, size_t blocksize, bool at_init = false) noexcept {
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
+    if (blocksize <= d.scratch_blocksize_) return ok_status();
+    if (d.options_.fixed_scratch && !at_init)
+      return make_error(errc::buffer_too_small, "chunk: blocks larger than the decoder's fixed scratch");
+    if (blocksize > SIZE_MAX / kScratchBlocks) return make_error(errc::overflow, "chunk: block scratch overflows");
+    for (uint32_t i = 0; i < d.nworkers_; ++i) {
+      chunk_decoder::worker& w = d.workers_[i];
+      if (w.scratch != nullptr)
+        allocator_deallocate(d.alloc_, w.scratch, kScratchBlocks * d.scratch_blocksize_, kScratchAlign);
+      w.scratch = nullptr;
+    }
+    d.scratch_blocksize_ = 0;
+    for (uint32_t i = 0; i < d.nworkers_; ++i) {
+      void* p = allocator_allocate(d.alloc_, kScratchBlocks * blocksize, kScratchAlign);
+      if (p == nullptr) {
+        for (uint32_t k = 0; k < i; ++k) {
+          allocator_deallocate(d.alloc_, d.workers_[k].scratch, kScratchBlocks * blocksize, kScratchAlign);
+          d.workers_[k].scratch = nullptr;
+        }
+        return make_error(errc::out_of_memory, "chunk: allocator refused the block scratch");
+      }
+      d.workers_[i].scratch = static_cast<uint8_t*>(p);
+    }
+    d.scratch_blocksize_ = blocksize;
+    return ok_status();
+  }
+
+  static result<uint8_t*> block0_ensure(chunk_decoder& d, size_t blocksize) noexcept {
+    if (d.block0_size_ >= blocksize) return d.block0_;
+    if (d.options_.fixed_scratch && d.block0_ != nullptr)
+      return make_error(errc::buffer_too_small, "chunk: blocks larger than the decoder's fixed scratch");
+    if (d.block0_ != nullptr) allocator_deallocate(d.alloc_, d.block0_, d.block0_size_, kScratchAlign);
+    d.block0_size_ = 0;
+    d.block0_ = static_cast<uint8_t*>(allocator_allocate(d.alloc_, blocksize, kScratchAlign));
+    if (d.block0_ == nullptr) return make_error(errc::out_of_memory, "chunk: allocator refused the block-0 buffer");
+    d.block0_size_ = blocksize;
+    return d.block0_;
+  }
+
+  static status init(chunk_decoder& d, const allocator& alloc, const chunk_decoder_options& options) noexcept {
+    workers_free(d);
+    d.alloc_ = alloc;
+    d.options_ = options;
+    const uint32_t n = options.exec.workers == 0 ? 1 : options.exec.workers;
+    void* p = allocator_allocate(alloc, sizeof(chunk_decoder::worker) * n, alignof(chunk_decoder::worker));
+    if (p == nullptr) return make_error(errc::out_of_memory, "chunk: allocator refused the decoder's workers");
+    d.workers_ = static_cast<chunk_decoder::worker*>(p);
+    d.nworkers_ = n;
+    for (uint32_t i = 0; i < n; ++i) {
+      auto* w = new (&d.workers_[i]) chunk_decoder::worker;
+      w->codecs.alloc = alloc;
+    }
+    if (options.max_blocksize > 0) {
+      status s = scratch_ensure(d, options.max_blocksize, true);
+      if (!s.ok()) {
+        workers_free(d);
+        return s;
+      }
+    }
+    return ok_status();
+  }
+
+  static void move(chunk_decoder& to, chunk_decoder& from) noexcept {
+    to.alloc_ = from.alloc_;
+    to.options_ = from.options_;
+    to.workers_ = from.workers_;
+    to.nworkers_ = from.nworkers_;
+    to.scratch_blocksize_ = from.scratch_blocksize_;
+    to.block0_ = from.block0_;
+    to.block0_size_ = from.block0_size_;
+    from.workers_ = nullptr;
+    from.nworkers_ = 0;
+    from.scratch_blocksize_ = 0;
+    from.block0_ = nullptr;
+    from.block0_size_ = 0;
+  }
+
+  // One task per block of a regular chunk.
+  struct job {
+    const chunk_header* h;
+    const chunk_layout* l;
+    uint8_t* out;
+    const uint8_t* dref;
+    chunk_decoder::worker* workers;
+    uint32_t nworkers;
+    size_t first;
+    std::atomic<bool> bad_worker{false};
+  };
+
+  static void task(void* context, size_t index, uint32_t worker) noexcept {
+    auto& j = *static_cast<job*>(context);
+    if (worker >= j.nworkers) {
+      j.bad_worker.store(true, std::memory_order_relaxed);
+      return;
+    }
+    chunk_decoder::worker& w = j.workers[worker];
+    if (!w.err.ok()) return;
+    const size_t nblock = j.first + index;
+    const chunk_header& h = *j.h;
+    const size_t bs = static_cast<size_t>(h.blocksize);
+    const size_t bsize = (nblock + 1 == h.nblocks && h.leftover > 0) ? static_cast<size_t>(h.leftover) : bs;
+    status s = block_decode(h, *j.l, nblock, bsize, j.out + nblock * bs, j.dref, w);
+    if (!s.ok()) w.err = s;
+  }
+
+  static result<size_t> decode(chunk_decoder& d, bytes_view chunk, bytes_mut out) noexcept {
+    auto hr = chunk_header_read(chunk);
+    if (!hr.ok()) return hr.err();
+    const chunk_header& h = *hr;
+    if (h.blosc2_flags & kChunkBlosc2Instrumented)
+      return make_error(errc::unsupported, "chunk: instrumented chunks hold codec statistics, not data");
+    const size_t nbytes = static_cast<size_t>(h.nbytes);
+    if (out.size() < nbytes) return make_error(errc::buffer_too_small, "chunk: output shorter than nbytes");
+    auto lr = detail::chunk_layout_get(h, chunk);
+    if (!lr.ok()) return lr.err();
+    const chunk_layout& l = *lr;
+    if (h.special != chunk_special::none) {
+      TESSERA_TRY(special_fill(h, l.chunk, out.data(), 0, nbytes));
+      return nbytes;
+    }
+    if (nbytes == 0) return size_t{0};
+    if (h.memcpyed) {
+      std::memcpy(out.data(), l.chunk.data() + h.header_size, nbytes);
+      return nbytes;
+    }
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
+    const bool delta = chunk_has_delta(h);
+    if (h.vlblocks) {
+      if (delta) return make_error(errc::unsupported, "chunk: delta over variable-length blocks");
+      auto largest = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
+      if (!largest.ok()) return largest.err();
+      TESSERA_TRY(scratch_ensure(d, *largest));
+      size_t offset = 0;
+      for (size_t i = 0; i < h.nblocks; ++i) {
+        auto vb = detail::vl_block_get(h, l, i);
+        if (!vb.ok()) return vb.err();
+        TESSERA_TRY(block_decode(h, l, i, vb->size, out.data() + offset, nullptr, d.workers_[0]));
+        offset += vb->size;
+      }
+      return nbytes;
+    }
+    TESSERA_TRY(scratch_ensure(d, static_cast<size_t>(h.blocksize)));
+    for (uint32_t i = 0; i < d.nworkers_; ++i) d.workers_[i].err = ok_status();
+    job j;
+    j.h = &h;
+    j.l = &l;
+    j.out = out.data();
+    j.dref = out.data();  // block 0, decoded first when delta needs it
+    j.workers = d.workers_;
+    j.nworkers = d.nworkers_;
+    j.first = 0;
+    if (delta && h.nblocks > 1) {
+      task(&j, 0, 0);
+      TESSERA_TRY(d.workers_[0].err);
+      j.first = 1;
+    }
+    executor_run(d.options_.exec, h.nblocks - j.first, task, &j);
+    if (j.bad_worker.load(std::memory_order_relaxed))
+      return make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers");
+    for (uint32_t i = 0; i < d.nworkers_; ++i) TESSERA_TRY(d.workers_[i].err);
+    return nbytes;
+  }
+
+  static result<size_t> decode_block(chunk_decoder& d, bytes_view chunk, size_t nblock, bytes_mut out) noexcept {
+    auto hr = chunk_header_read(chunk);
+    if (!hr.ok()) return hr.err();
+    const chunk_header& h = *hr;
+    if (h.blosc2_flags & kChunkBlosc2Instrumented)
+      return make_error(errc::unsupported, "chunk: instrumented chunks hold codec statistics, not data");
+    auto lr = detail::chunk_layout_get(h, chunk);
+    if (!lr.ok()) return lr.err();
+    const chunk_layout& l = *lr;
+    auto er = chunk_block_extent_get(h, l.chunk, nblock);
+    if (!er.ok()) return er.err();
+    const chunk_block_extent e = *er;
+    if (out.size() < e.size) return make_error(errc::buffer_too_small, "chunk: output shorter than the block");
+    if (h.special != chunk_special::none) {
+      TESSERA_TRY(special_fill(h, l.chunk, out.data(), e.offset, e.size));
+      return e.size;
+    }
+    if (h.memcpyed) {
+      std::memcpy(out.data(), l.chunk.data() + h.header_size + e.offset, e.size);
+      return e.size;
+    }
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
+    chunk_decoder::worker& w = d.workers_[0];
+    if (h.vlblocks) {
+      if (chunk_has_delta(h)) return make_error(errc::unsupported, "chunk: delta over variable-length blocks");
+      TESSERA_TRY(scratch_ensure(d, e.size));
+      TESSERA_TRY(block_decode(h, l, nblock, e.size, out.data(), nullptr, w));
+      return e.size;
+    }
+    const size_t bs = static_cast<size_t>(h.blocksize);
+    TESSERA_TRY(scratch_ensure(d, bs));
+    const uint8_t* dref = nullptr;
+    if (nblock > 0 && chunk_has_delta(h)) {
+      auto b0 = block0_ensure(d, bs);
+      if (!b0.ok()) return b0.err();
+      TESSERA_TRY(block_decode(h, l, 0, bs, *b0, nullptr, w));
+      dref = *b0;
+    }
+    TESSERA_TRY(block_decode(h, l, nblock, e.size, out.data(), dref, w));
+    return e.size;
+  }
+};
+
+chunk_decoder::chunk_decoder(chunk_decoder&& o) noexcept { chunk_decoder_access::move(*this, o); }
+
+chunk_decoder& chunk_decoder::operator=(chunk_decoder&& o) noexcept {
+  if (this != &o) {
+    chunk_decoder_access::workers_free(*this);
+    chunk_decoder_access::move(*this, o);
+  }
+  return *this;
+}
+
+chunk_decoder::~chunk_decoder() { chunk_decoder_access::workers_free(*this); }
+
+size_t chunk_decoder_estimate(const chunk_decoder_options& options) noexcept {
+  const size_t n = options.exec.workers == 0 ? 1 : options.exec.workers;
+  const size_t slack = 2 * kScratchAlign;
+  size_t total = sizeof(chunk_decoder::worker) * n + slack;
+  total += n * (kScratchBlocks * options.max_blocksize + slack + detail::codec_decoder_state_estimate());
+  total += options.max_blocksize + slack;  // block 0 for delta when decoding single blocks
+  return total;
+}
+
+status chunk_decoder_init(chunk_decoder& d, const allocator& alloc, const chunk_decoder_options& options) noexcept {
+  return chunk_decoder_access::init(d, alloc, options);
+}
+
+void chunk_decoder_release(chunk_decoder& d) noexcept { chunk_decoder_access::workers_free(d); }
+
+result<size_t> chunk_decode(chunk_decoder& d, bytes_view chunk, bytes_mut out) noexcept {
+  return chunk_decoder_access::decode(d, chunk, out);
+}
+
+result<size_t> chunk_decode_block(chunk_decoder& d, bytes_view chunk, size_t nblock, bytes_mut out) noexcept {
+  return chunk_decoder_access::decode_block(d, chunk, nblock, out);
+}
+
+}  // namespace tessera

@@ -1,0 +1,54 @@
+// The wrappers of the codec libraries (LZ4, Zlib, Zstd): one interface, every library wired to the caller's
+// allocator. A build without a library keeps the functions, which then fail with codec_unavailable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/allocator.hpp"
+#include "tessera/error.hpp"
+#include "tessera/span.hpp"
+
+namespace tessera::detail {
+
+// Per-worker codec state, created on first use from `alloc` and reused across calls.
+struct codec_context {
+  allocator alloc{};
+  void* zstd_dctx = nullptr;
+  void* zstd_cctx = nullptr;
+  void* zlib_inflate = nullptr;  // a z_stream with an inflate state
+  void* zlib_deflate = nullptr;  // a z_stream with a deflate state
+  int zlib_deflate_level = -1;
+  void* lz4_state = nullptr;     // LZ4_stream_t (fast) state
+  size_t lz4_state_size = 0;
+  void* lz4hc_state = nullptr;   // LZ4_streamHC_t state
+  size_t lz4hc_state_size = 0;
+};
+
+void codec_context_release(codec_context& c) noexcept;
+
+// Bytes the decompression contexts of this build's codecs take (for estimates).
+[[nodiscard]] size_t codec_decoder_state_estimate() noexcept;
+
+// Each decompressor succeeds only when the stream decodes to exactly out.size() bytes.
+// `dict` is empty when the chunk has no dictionary.
+[[nodiscard]] status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept;
+[[nodiscard]] status zlib_decompress(codec_context& c, bytes_view in, bytes_mut out) noexcept;
+[[nodiscard]] status zstd_decompress(codec_context& c, bytes_view in, bytes_mut out, bytes_view dict) noexcept;
+
+// Compressors: return the compressed size, 0 when the data does not fit in out (store it verbatim then).
+[[nodiscard]] result<size_t> lz4_compress(codec_context& c, bytes_view in, bytes_mut out, int acceleration) noexcept;
+[[nodiscard]] result<size_t> lz4hc_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept;
+[[nodiscard]] result<size_t> zlib_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept;
+[[nodiscard]] result<size_t> zstd_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept;
+
+[[nodiscard]] bool lz4_available() noexcept;
+[[nodiscard]] bool zlib_available() noexcept;
+[[nodiscard]] bool zstd_available() noexcept;
+[[nodiscard]] int zstd_max_level() noexcept;
+
+// Libraries that free without a size (zlib, zstd) get blocks prefixed with their size.
+[[nodiscard]] void* sized_allocate(const allocator& a, size_t size) noexcept;
+void sized_deallocate(const allocator& a, void* block) noexcept;
+
+}  // namespace tessera::detail

@@ -1,0 +1,94 @@
+// LZ4 and LZ4HC through liblz4. Decompression is stateless; compression uses a state from the allocator
+// (LZ4_compress_fast_extState / LZ4_compress_HC_extStateHC), so liblz4 never calls malloc.
+#include <limits>
+
+#include "codecs/codec.hpp"
+
+#ifdef TESSERA_HAVE_LZ4
+#include <lz4.h>
+#include <lz4hc.h>
+#endif
+
+namespace tessera::detail {
+
+namespace {
+constexpr size_t kIntMax = static_cast<size_t>(std::numeric_limits<int>::max());
+}  // namespace
+
+#ifdef TESSERA_HAVE_LZ4
+
+bool lz4_available() noexcept { return true; }
+
+status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept {
+  if (in.size() > kIntMax || out.size() > kIntMax || dict.size() > kIntMax)
+    return make_error(errc::malformed, "lz4: stream larger than 2 GiB");
+  const auto* src = reinterpret_cast<const char*>(in.data());
+  auto* dst = reinterpret_cast<char*>(out.data());
+  int n;
+  if (!dict.empty()) {
+    n = LZ4_decompress_safe_usingDict(src, dst, static_cast<int>(in.size()), static_cast<int>(out.size()),
+                                      reinterpret_cast<const char*>(dict.data()), static_cast<int>(dict.size()));
+  } else {
+    n = LZ4_decompress_safe(src, dst, static_cast<int>(in.size()), static_cast<int>(out.size()));
+  }
+  if (n < 0) return make_error(errc::corrupt, "lz4: invalid compressed stream");
+  if (static_cast<size_t>(n) != out.size()) return make_error(errc::corrupt, "lz4: stream decodes to a wrong size");
+  return ok_status();
+}
+
+result<size_t> lz4_compress(codec_context& c, bytes_view in, bytes_mut out, int acceleration) noexcept {
+  if (in.size() > kIntMax) return make_error(errc::invalid_argument, "lz4: input larger than 2 GiB");
+  if (c.lz4_state == nullptr) {
+    const size_t size = static_cast<size_t>(LZ4_sizeofState());
+    c.lz4_state = allocator_allocate(c.alloc, size, alignof(void*) > 8 ? alignof(void*) : 8);
+    if (c.lz4_state == nullptr) return make_error(errc::out_of_memory, "lz4: allocator refused the state");
+    c.lz4_state_size = size;
+  }
+  const int cap = static_cast<int>(out.size() > kIntMax ? kIntMax : out.size());
+  const int n = LZ4_compress_fast_extState(c.lz4_state, reinterpret_cast<const char*>(in.data()),
+                                           reinterpret_cast<char*>(out.data()), static_cast<int>(in.size()), cap,
+                                           acceleration);
+  return static_cast<size_t>(n > 0 ? n : 0);
+}
+
+result<size_t> lz4hc_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept {
+  if (in.size() > kIntMax) return make_error(errc::invalid_argument, "lz4hc: input larger than 2 GiB");
+  if (c.lz4hc_state == nullptr) {
+    const size_t size = static_cast<size_t>(LZ4_sizeofStateHC());
+    c.lz4hc_state = allocator_allocate(c.alloc, size, alignof(void*) > 8 ? alignof(void*) : 8);
+    if (c.lz4hc_state == nullptr) return make_error(errc::out_of_memory, "lz4hc: allocator refused the state");
+    c.lz4hc_state_size = size;
+  }
+  const int cap = static_cast<int>(out.size() > kIntMax ? kIntMax : out.size());
+  const int n = LZ4_compress_HC_extStateHC(c.lz4hc_state, reinterpret_cast<const char*>(in.data()),
+                                           reinterpret_cast<char*>(out.data()), static_cast<int>(in.size()), cap,
+                                           clevel);
+  return static_cast<size_t>(n > 0 ? n : 0);
+}
+
+void lz4_context_release(codec_context& c) noexcept {
+  const size_t align = alignof(void*) > 8 ? alignof(void*) : 8;
+  if (c.lz4_state != nullptr) allocator_deallocate(c.alloc, c.lz4_state, c.lz4_state_size, align);
+  if (c.lz4hc_state != nullptr) allocator_deallocate(c.alloc, c.lz4hc_state, c.lz4hc_state_size, align);
+  c.lz4_state = nullptr;
+  c.lz4hc_state = nullptr;
+}
+
+#else  // no liblz4
+
+bool lz4_available() noexcept { return false; }
+
+status lz4_decompress(bytes_view, bytes_mut, bytes_view) noexcept {
+  return make_error(errc::codec_unavailable, "the chunk needs the LZ4 codec, which this build does not include");
+}
+result<size_t> lz4_compress(codec_context&, bytes_view, bytes_mut, int) noexcept {
+  return make_error(errc::codec_unavailable, "LZ4 is not included in this build");
+}
+result<size_t> lz4hc_compress(codec_context&, bytes_view, bytes_mut, int) noexcept {
+  return make_error(errc::codec_unavailable, "LZ4HC is not included in this build");
+}
+void lz4_context_release(codec_context&) noexcept {}
+
+#endif
+
+}  // namespace tessera::detail

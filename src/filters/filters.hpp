@@ -1,0 +1,47 @@
+// The non-shuffle filters of the Blosc2 pipeline (delta, trunc_prec, bytedelta, int_trunc), each forward
+// (compression) and backward (decompression) on one block. Elements are little-endian, as chunks store them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/error.hpp"
+
+namespace tessera::detail {
+
+// Little-endian element access (n <= 8 bytes), the same on every host.
+inline uint64_t filter_load_le(const uint8_t* p, size_t n) noexcept {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+inline void filter_store_le(uint8_t* p, size_t n, uint64_t v) noexcept {
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// Delta (filter 3) works on elements of `typesize` bytes as the reference does: typesize 1, 2, 4, 8 as is,
+// other multiples of 8 as 8-byte elements, anything else as bytes; bytes past the last whole element are left.
+// Block 0 is coded against itself (each element XOR the previous one); other blocks against block 0 (`dref`,
+// the chunk's first block: original data on encode, decoded data on decode; at least `size` bytes).
+// Encode: for block 0 pass dref = src. Decode works in place.
+void delta_encode(const uint8_t* dref, bool block0, size_t typesize, const uint8_t* src, uint8_t* dst,
+                  size_t size) noexcept;
+void delta_decode(const uint8_t* dref, bool block0, size_t typesize, uint8_t* data, size_t size) noexcept;
+
+// Truncate precision (filter 4): keeps `prec_bits` mantissa bits of float32 (typesize 4) or float64 (8);
+// negative prec_bits removes that many bits. Lossy; nothing to undo on decode.
+// Errors: invalid_argument for other typesizes or out-of-range bit counts.
+[[nodiscard]] status trunc_prec_encode(int8_t prec_bits, size_t typesize, const uint8_t* src, uint8_t* dst,
+                                       size_t size) noexcept;
+
+// Bytedelta (filter 35): the block is `typesize` channels of size / typesize bytes (as byte shuffle leaves
+// it); each channel is byte-wise delta coded from 0; the size % typesize trailing bytes pass unchanged.
+void bytedelta_encode(size_t typesize, const uint8_t* src, uint8_t* dst, size_t size) noexcept;
+void bytedelta_decode(size_t typesize, const uint8_t* src, uint8_t* dst, size_t size) noexcept;
+
+// Integer truncation (filter 36): keeps `prec_bits` bits of unsigned integers of typesize 1, 2, 4 or 8
+// (negative: removes that many low bits). Lossy; decode is a copy.
+[[nodiscard]] status int_trunc_encode(int8_t prec_bits, size_t typesize, const uint8_t* src, uint8_t* dst,
+                                      size_t size) noexcept;
+
+}  // namespace tessera::detail

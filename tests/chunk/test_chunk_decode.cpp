@@ -1,0 +1,370 @@
+// Decoding hand-built chunks (special values, memcpyed, stream encodings, split and not, filters) and chunks
+// the reference made; whole chunks and single blocks, serially and over a scrambling executor.
+#include <cstring>
+
+#include "tessera/chunk.hpp"
+
+#include "../support/check.hpp"
+#include "../support/random.hpp"
+#include "../support/test_allocators.hpp"
+#include "chunk_builder.hpp"
+#include "reference_chunks.hpp"
+
+using namespace tessera;
+using namespace chunk_test;
+
+namespace {
+
+constexpr size_t kMax = 24 * 1024;
+uint8_t g_src[kMax];
+uint8_t g_chunk[kMax * 2 + 4096];
+uint8_t g_out[kMax + 64];
+uint8_t g_blk[kMax + 64];
+uint8_t g_work[kMax * 3];
+
+// Runs tasks in reverse order over 3 worker indices: shows blocks do not depend on their order or worker.
+void scramble_run(void*, size_t ntasks, executor_task task, void* task_context) noexcept {
+  for (size_t i = ntasks; i-- > 0;) task(task_context, i, static_cast<uint32_t>(i % 3));
+}
+executor scramble_executor() {
+  executor e;
+  e.run = scramble_run;
+  e.workers = 3;
+  return e;
+}
+
+// Decodes the chunk whole (with guard bytes) and block by block; compares with expected.
+void check_decodes(test::context& t, chunk_decoder& d, bytes_view chunk, const uint8_t* expected, size_t nbytes) {
+  std::memset(g_out, 0xa5, sizeof g_out);
+  auto r = chunk_decode(d, chunk, bytes_mut(g_out + 32, nbytes));
+  REQUIRE_OK(r);
+  CHECK_EQ(*r, nbytes);
+  CHECK(std::memcmp(g_out + 32, expected, nbytes) == 0);
+  for (size_t i = 0; i < 32; ++i) CHECK_EQ(g_out[i], 0xa5);
+  CHECK_EQ(g_out[32 + nbytes], 0xa5);
+  auto h = chunk_header_read(chunk);
+  REQUIRE_OK(h);
+  for (size_t b = 0; b < h->nblocks; ++b) {
+    auto e = chunk_block_extent_get(*h, chunk, b);
+    REQUIRE_OK(e);
+    REQUIRE(e->offset + e->size <= nbytes);
+    std::memset(g_blk, 0x5a, e->size + 16);
+    auto rb = chunk_decode_block(d, chunk, b, bytes_mut(g_blk, e->size));
+    REQUIRE_OK(rb);
+    CHECK_EQ(*rb, e->size);
+    CHECK(std::memcmp(g_blk, expected + e->offset, e->size) == 0);
+    CHECK_EQ(g_blk[e->size], 0x5a);
+  }
+}
+
+void fill_data(test::rng& r, uint8_t* p, size_t n, int kind) {
+  for (size_t i = 0; i < n; ++i) {
+    switch (kind) {
+      case 0: p[i] = static_cast<uint8_t>(r.next()); break;
+      case 1: p[i] = static_cast<uint8_t>(i / 7); break;
+      case 2: p[i] = (i / 300) % 3 == 0 ? 0 : static_cast<uint8_t>((i / 300) % 5 * 40); break;
+      default: p[i] = r.chance(10) ? static_cast<uint8_t>(r.next()) : 0; break;
+    }
+  }
+}
+
+}  // namespace
+
+TESSERA_TEST(chunk_decode, special_values) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  // zeros, NaN (typesize 4 and 8), a repeated 3-byte value with blocks that split it, uninitialized.
+  struct kase {
+    uint8_t special;
+    uint8_t typesize;
+    int32_t nbytes;
+    int32_t blocksize;
+    uint8_t value_size;
+  };
+  const kase cases[] = {{1, 4, 4000, 1000, 0}, {1, 3, 1001, 256, 0}, {2, 4, 4096, 1000, 0}, {2, 8, 8000, 1024, 0},
+                        {3, 3, 3000, 1000, 3}, {3, 8, 800, 64, 8},    {4, 2, 2000, 512, 0},  {3, 1, 10, 4, 1}};
+  for (const kase& k : cases) {
+    header_spec h;
+    h.typesize = k.typesize;
+    h.nbytes = k.nbytes;
+    h.blocksize = k.blocksize;
+    h.cbytes = 32 + k.value_size;
+    h.blosc2_flags = static_cast<uint8_t>(k.special << 4);
+    header_write(g_chunk, h);
+    const uint8_t value[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+    std::memcpy(g_chunk + 32, value, k.value_size);
+    static uint8_t expected[8192];
+    for (int32_t i = 0; i < k.nbytes; ++i) {
+      uint8_t v = 0;
+      if (k.special == 2 && k.typesize == 4) v = (i % 4 == 2) ? 0xc0 : (i % 4 == 3 ? 0x7f : 0);
+      if (k.special == 2 && k.typesize == 8) v = (i % 8 == 6) ? 0xf8 : (i % 8 == 7 ? 0x7f : 0);
+      if (k.special == 3) v = value[i % k.value_size];
+      expected[i] = v;
+    }
+    check_decodes(t, d, bytes_view(g_chunk, h.cbytes), expected, static_cast<size_t>(k.nbytes));
+  }
+  // NaN needs typesize 4 or 8.
+  header_spec h;
+  h.typesize = 2;
+  h.nbytes = 100;
+  h.blocksize = 100;
+  h.cbytes = 32;
+  h.blosc2_flags = 2 << 4;
+  header_write(g_chunk, h);
+  CHECK_ERR(chunk_decode(d, bytes_view(g_chunk, 32), bytes_mut(g_out, 100)), errc::malformed);
+}
+
+TESSERA_TEST(chunk_decode, memcpyed_chunks) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  test::rng r(7);
+  for (int extended = 0; extended < 2; ++extended) {
+    const size_t n = 1000;
+    fill_data(r, g_src, n, 0);
+    header_spec h;
+    h.extended = extended != 0;
+    h.version = extended ? 5 : 2;
+    h.flags = static_cast<uint8_t>((extended ? 0x05 : 0x01) | 0x02);  // shuffle flag ignored: memcpyed
+    h.typesize = 4;
+    h.nbytes = static_cast<int32_t>(n);
+    h.blocksize = 300;
+    const size_t hs = extended ? 32 : 16;
+    h.cbytes = static_cast<int32_t>(n + hs);
+    header_write(g_chunk, h);
+    std::memcpy(g_chunk + hs, g_src, n);
+    check_decodes(t, d, bytes_view(g_chunk, n + hs), g_src, n);
+    // cbytes must be nbytes plus the header.
+    put_i32(g_chunk + 12, static_cast<int32_t>(n + hs + 1));
+    CHECK_ERR(chunk_decode(d, bytes_view(g_chunk, n + hs + 1), bytes_mut(g_out, n)), errc::malformed);
+  }
+}
+
+TESSERA_TEST(chunk_decode, hand_built_streams_and_filters) {
+  test::counting_allocator counter;
+  {
+    chunk_decoder serial;
+    REQUIRE_OK(chunk_decoder_init(serial, counter.get()));
+    chunk_decoder parallel;
+    chunk_decoder_options opt;
+    opt.exec = scramble_executor();
+    opt.max_blocksize = 1024;  // smaller than some blocks below: scratch grows on demand
+    REQUIRE_OK(chunk_decoder_init(parallel, counter.get(), opt));
+    test::rng r(42);
+    const uint8_t typesizes[] = {1, 2, 3, 4, 7, 8, 16};
+    for (int iter = 0; iter < 400; ++iter) {
+      build_spec s;
+      s.typesize = typesizes[r.range(0, 6)];
+      s.blocksize = static_cast<int32_t>(s.typesize * r.range(8, 600));
+      s.split = r.chance(50);
+      s.extended = r.chance(70);
+      s.raw_streams_only = r.chance(20);
+      const int fk = static_cast<int>(r.range(0, 5));
+      if (s.extended) {
+        if (fk == 1) s.filters[5] = 1;
+        if (fk == 2) { s.filters[4] = 3; s.filters[5] = 1; }
+        if (fk == 3) { s.filters[4] = 1; s.filters[5] = 35; }
+        if (fk == 4) { s.filters[0] = 3; s.filters[2] = 36; s.metas[2] = 0; }
+        if (fk == 5) { s.filters[1] = 35; s.metas[1] = 2; s.filters[3] = 4; s.metas[3] = 10; }
+      } else {
+        s.blosc1_shuffle = fk == 1 || fk == 2;
+        s.blosc1_delta = fk == 2 || fk == 4;
+      }
+      const size_t nbytes = static_cast<size_t>(r.range(0, 20000));
+      fill_data(r, g_src, nbytes, static_cast<int>(r.range(0, 3)));
+      const size_t csize = chunk_build(s, g_src, nbytes, g_chunk, sizeof g_chunk, g_work);
+      REQUIRE(csize > 0);
+      check_decodes(t, serial, bytes_view(g_chunk, csize), g_src, nbytes);
+      check_decodes(t, parallel, bytes_view(g_chunk, csize), g_src, nbytes);
+    }
+  }
+  CHECK(!counter.leaked());
+  CHECK_EQ(counter.mismatched_frees, 0u);
+}
+
+TESSERA_TEST(chunk_decode, delta_later_block_alone) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  build_spec s;
+  s.typesize = 4;
+  s.blocksize = 400;
+  s.split = true;
+  s.filters[4] = 3;
+  s.filters[5] = 1;
+  for (size_t i = 0; i < 2000; ++i) g_src[i] = static_cast<uint8_t>(i * 13 / 7);
+  const size_t csize = chunk_build(s, g_src, 2000, g_chunk, sizeof g_chunk, g_work);
+  REQUIRE(csize > 0);
+  for (size_t b : {size_t{3}, size_t{1}, size_t{4}, size_t{0}}) {
+    auto rb = chunk_decode_block(d, bytes_view(g_chunk, csize), b, bytes_mut(g_blk, 400));
+    REQUIRE_OK(rb);
+    CHECK(std::memcmp(g_blk, g_src + 400 * b, 400) == 0);
+  }
+  CHECK_ERR(chunk_decode_block(d, bytes_view(g_chunk, csize), 5, bytes_mut(g_blk, 400)), errc::out_of_range);
+  CHECK_ERR(chunk_decode_block(d, bytes_view(g_chunk, csize), 1, bytes_mut(g_blk, 399)), errc::buffer_too_small);
+}
+
+TESSERA_TEST(chunk_decode, errors_are_reported) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  build_spec s;
+  s.typesize = 4;
+  s.blocksize = 256;
+  s.raw_streams_only = true;
+  for (size_t i = 0; i < 1000; ++i) g_src[i] = static_cast<uint8_t>(i);
+  const size_t csize = chunk_build(s, g_src, 1000, g_chunk, sizeof g_chunk, g_work);
+  REQUIRE(csize > 0);
+  const bytes_view c(g_chunk, csize);
+  CHECK_ERR(chunk_decode(d, c, bytes_mut(g_out, 999)), errc::buffer_too_small);
+  CHECK_ERR(chunk_decode(d, bytes_view(g_chunk, csize - 1), bytes_mut(g_out, 1000)), errc::truncated);
+  static uint8_t m[4096];
+  // A lazy chunk: the blocks live elsewhere.
+  std::memcpy(m, g_chunk, csize);
+  m[31] |= 0x08;
+  CHECK_ERR(chunk_decode(d, bytes_view(m, csize), bytes_mut(g_out, 1000)), errc::unsupported);
+  // Instrumented chunks hold statistics.
+  std::memcpy(m, g_chunk, csize);
+  m[31] |= 0x80;
+  CHECK_ERR(chunk_decode(d, bytes_view(m, csize), bytes_mut(g_out, 1000)), errc::unsupported);
+  // A filter this library lacks (ndmean, 33).
+  std::memcpy(m, g_chunk, csize);
+  m[16] = 33;
+  CHECK_ERR(chunk_decode(d, bytes_view(m, csize), bytes_mut(g_out, 1000)), errc::unsupported);
+  // A stream whose csize is not the block size goes to the codec: a user-defined codec is unavailable.
+  std::memcpy(m, g_chunk, csize);
+  put_i32(m + 32 + 16, 255);  // first stream of block 0 claims 255 compressed bytes
+  m[2] = static_cast<uint8_t>((m[2] & 0x1f) | (6 << 5));
+  CHECK_ERR(chunk_decode(d, bytes_view(m, csize), bytes_mut(g_out, 1000)), errc::codec_unavailable);
+  // Zstd: garbage is corrupt with the library, unavailable without it.
+  m[2] = static_cast<uint8_t>((m[2] & 0x1f) | (4 << 5));
+  CHECK_ERR(chunk_decode(d, bytes_view(m, csize), bytes_mut(g_out, 1000)),
+            codec_available(codec::zstd) ? errc::corrupt : errc::codec_unavailable);
+  m[2] = static_cast<uint8_t>((m[2] & 0x1f) | (3 << 5));
+  CHECK_ERR(chunk_decode(d, bytes_view(m, csize), bytes_mut(g_out, 1000)),
+            codec_available(codec::zlib) ? errc::corrupt : errc::codec_unavailable);
+  m[2] = static_cast<uint8_t>((m[2] & 0x1f) | (1 << 5));
+  CHECK_ERR(chunk_decode(d, bytes_view(m, csize), bytes_mut(g_out, 1000)),
+            codec_available(codec::lz4) ? errc::corrupt : errc::codec_unavailable);
+  // Split blocks must hold whole elements.
+  build_spec odd;
+  odd.typesize = 2;
+  odd.blocksize = 258;
+  odd.split = false;
+  odd.raw_streams_only = true;
+  const size_t osize = chunk_build(odd, g_src, 1000, m, sizeof m, g_work);
+  REQUIRE(osize > 0);
+  m[2] = static_cast<uint8_t>(m[2] & ~0x10);  // now claims split streams...
+  m[3] = 4;                                   // ...of 4-byte elements: 258 is not a multiple
+  CHECK_ERR(chunk_decode(d, bytes_view(m, osize), bytes_mut(g_out, 1000)), errc::malformed);
+  // A run token without the run bit.
+  header_spec h;
+  h.typesize = 1;
+  h.nbytes = 100;
+  h.blocksize = 100;
+  h.flags = 0x15;
+  h.cbytes = 32 + 4 + 5;
+  header_write(m, h);
+  put_i32(m + 32, 36);
+  put_i32(m + 36, -7);
+  m[40] = 0x02;
+  CHECK_ERR(chunk_decode(d, bytes_view(m, 41), bytes_mut(g_out, 100)), errc::unsupported);
+  m[40] = 0x01;
+  REQUIRE_OK(chunk_decode(d, bytes_view(m, 41), bytes_mut(g_out, 100)));
+  for (int i = 0; i < 100; ++i) CHECK_EQ(g_out[i], 7);
+  put_i32(m + 36, -256);
+  CHECK_ERR(chunk_decode(d, bytes_view(m, 41), bytes_mut(g_out, 100)), errc::corrupt);
+}
+
+TESSERA_TEST(chunk_decode, reference_made_chunks) {
+  test::counting_allocator counter;
+  {
+    chunk_decoder d;
+    REQUIRE_OK(chunk_decoder_init(d, counter.get()));
+    allocator a = counter.get();
+    for (const auto& rc : reference_chunks::kChunks) {
+      const bytes_view c(rc.data, rc.size);
+      auto* out = static_cast<uint8_t*>(allocator_allocate(a, rc.nbytes + 16, 16));
+      REQUIRE(out != nullptr);
+      std::memset(out, 0xa5, rc.nbytes + 16);
+      auto r = chunk_decode(d, c, bytes_mut(out, rc.nbytes));
+      const bool have = codec_available(static_cast<codec>(rc.codec));
+      if (!have) {
+        CHECK_ERR(r, errc::codec_unavailable);
+      } else {
+        CHECK_OK(r);
+        CHECK(fnv1a(out, rc.nbytes) == rc.fnv1a);
+        for (size_t i = 0; i < 16; ++i) CHECK_EQ(out[rc.nbytes + i], 0xa5);
+        auto h = chunk_header_read(c);
+        REQUIRE_OK(h);
+        auto* blk = static_cast<uint8_t*>(allocator_allocate(a, static_cast<size_t>(h->blocksize), 16));
+        REQUIRE(blk != nullptr);
+        for (size_t b = 0; b < h->nblocks; ++b) {
+          auto e = chunk_block_extent_get(*h, c, b);
+          REQUIRE_OK(e);
+          REQUIRE_OK(chunk_decode_block(d, c, b, bytes_mut(blk, e->size)));
+          CHECK(std::memcmp(blk, out + e->offset, e->size) == 0);
+        }
+        allocator_deallocate(a, blk, static_cast<size_t>(h->blocksize), 16);
+      }
+      allocator_deallocate(a, out, rc.nbytes + 16, 16);
+    }
+  }
+  CHECK(!counter.leaked());
+}
+
+TESSERA_TEST(chunk_decode, allocation_failures_never_leak) {
+  // The first reference chunk of each codec, decoded while the Nth allocation fails, for every N.
+  for (const auto& rc : reference_chunks::kChunks) {
+    if (!codec_available(static_cast<codec>(rc.codec))) continue;
+    static uint8_t out[300000];
+    if (rc.nbytes > sizeof out) continue;
+    bool succeeded = false;
+    for (size_t fail = 1; fail < 40 && !succeeded; ++fail) {
+      test::counting_allocator counter;
+      counter.fail_at = fail;
+      {
+        chunk_decoder d;
+        status s = chunk_decoder_init(d, counter.get());
+        if (s.ok()) {
+          auto r = chunk_decode(d, bytes_view(rc.data, rc.size), bytes_mut(out, rc.nbytes));
+          if (r.ok()) {
+            succeeded = true;
+            CHECK(fnv1a(out, rc.nbytes) == rc.fnv1a);
+          } else {
+            CHECK_ERR(r, errc::out_of_memory);
+          }
+        } else {
+          CHECK_ERR(s, errc::out_of_memory);
+        }
+      }
+      CHECK(!counter.leaked());
+    }
+    CHECK(succeeded);
+  }
+}
+
+TESSERA_TEST(chunk_decode, arena_from_estimate) {
+  chunk_decoder_options opt;
+  opt.max_blocksize = 8192;
+  opt.fixed_scratch = true;
+  const size_t need = chunk_decoder_estimate(opt);
+  static uint8_t buffer[1 << 20];
+  REQUIRE(need <= sizeof buffer);
+  arena ar;
+  arena_init(ar, buffer, need);
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, arena_allocator(ar), opt));
+  build_spec s;
+  s.typesize = 8;
+  s.blocksize = 8192;
+  s.split = true;
+  s.filters[4] = 3;
+  s.filters[5] = 1;
+  for (size_t i = 0; i < 20000; ++i) g_src[i] = static_cast<uint8_t>(i % 251);
+  const size_t csize = chunk_build(s, g_src, 20000, g_chunk, sizeof g_chunk, g_work);
+  REQUIRE(csize > 0);
+  check_decodes(t, d, bytes_view(g_chunk, csize), g_src, 20000);
+  // Blocks larger than a fixed scratch are refused, not grown.
+  s.blocksize = 16384;
+  const size_t big = chunk_build(s, g_src, 20000, g_chunk, sizeof g_chunk, g_work);
+  REQUIRE(big > 0);
+  CHECK_ERR(chunk_decode(d, bytes_view(g_chunk, big), bytes_mut(g_out, 20000)), errc::buffer_too_small);
+}
