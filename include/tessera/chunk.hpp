@@ -1,5 +1,5 @@
 // Blosc/Blosc2 chunks (README_CHUNK_FORMAT.rst): reading the header, decoding a whole chunk or one block, and
-// (later) encoding. Every integer of a chunk is little-endian; every size it claims is checked against the
+// encoding. Every integer of a chunk is little-endian; every size it claims is checked against the
 // bytes at hand, so any byte string yields either the right data or an error.
 #pragma once
 
@@ -166,5 +166,94 @@ void chunk_decoder_release(chunk_decoder& d) noexcept;
 // addition when the delta filter needs it. Errors as chunk_decode, plus out_of_range for nblock.
 [[nodiscard]] result<size_t> chunk_decode_block(chunk_decoder& d, bytes_view chunk, size_t nblock,
                                                 bytes_mut out) noexcept;
+
+// ---- Encoding ----------------------------------------------------------------------------------------------
+
+// How blocks are split into one stream per byte of the element (the reference's BLOSC_*_SPLIT).
+// automatic and forward_compat behave the same (as in the reference 3.3.x): split for BloscLZ, LZ4, and Zstd
+// at clevel <= 5, when a shuffle filter is in the pipeline, typesize <= 16 and blocksize / typesize >= 32.
+enum class split_mode : uint8_t { always = 1, never = 2, automatic = 3, forward_compat = 4 };
+
+inline constexpr int kChunkMaxClevel = 9;
+
+struct chunk_encode_params {
+  uint8_t typesize = 1;                 // 1..255
+  int clevel = 5;                       // 0..9; 0 stores the data verbatim (a memcpyed chunk)
+  codec compressor = codec::blosclz;
+  uint8_t compcode_meta = 0;            // stored in the header as is
+  // The pipeline, applied in slot order on compression (the reference's default: shuffle in the last slot).
+  uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, static_cast<uint8_t>(filter_id::shuffle)};
+  uint8_t filters_meta[kChunkMaxFilters] = {};
+  split_mode split = split_mode::forward_compat;
+  int32_t blocksize = 0;                // 0: automatic (as the reference chooses); else rounded down to whole
+                                        // elements and clamped to nbytes
+};
+
+// The block size the encoder uses for `nbytes` bytes with these parameters (the reference's stune choice when
+// params.blocksize is 0). Errors: invalid_argument for bad parameters.
+[[nodiscard]] result<int32_t> chunk_blocksize_compute(const chunk_encode_params& params, size_t nbytes) noexcept;
+
+// Whether blocks of `blocksize` bytes are split into typesize streams with these parameters.
+[[nodiscard]] bool chunk_split_decide(const chunk_encode_params& params, int32_t blocksize) noexcept;
+
+// The largest chunk the encoder writes for nbytes of data: every chunk fits in nbytes + kChunkMaxOverhead.
+[[nodiscard]] constexpr size_t chunk_encode_bound(size_t nbytes) noexcept { return nbytes + kChunkMaxOverhead; }
+
+struct chunk_encoder_options {
+  // Scratch is sized at init for blocks up to this size; larger blocks grow it from the allocator unless
+  // fixed_scratch is set (then they fail with buffer_too_small).
+  size_t max_blocksize = 256 * 1024;
+  bool fixed_scratch = false;
+  executor exec = executor_serial();  // exec.workers sets the number of per-worker scratch sets
+  // For chunk_encoder_estimate only: the codec and level whose compression state to count.
+  codec estimate_codec = codec::blosclz;
+  int estimate_clevel = kChunkMaxClevel;
+};
+
+// The encoder's state: per-worker scratch, BloscLZ workspaces and codec contexts, and (with a parallel
+// executor) per-task output slots, all from the allocator. Not copyable; movable. One call at a time.
+class chunk_encoder {
+ public:
+  chunk_encoder() noexcept = default;
+  chunk_encoder(const chunk_encoder&) = delete;
+  chunk_encoder& operator=(const chunk_encoder&) = delete;
+  chunk_encoder(chunk_encoder&& o) noexcept;
+  chunk_encoder& operator=(chunk_encoder&& o) noexcept;
+  ~chunk_encoder();
+
+  struct worker;  // internal
+
+ private:
+  friend struct chunk_encoder_access;
+  allocator alloc_{};
+  chunk_encoder_options options_{};
+  worker* workers_ = nullptr;
+  uint32_t nworkers_ = 0;
+  size_t scratch_blocksize_ = 0;  // the block size every worker's scratch (and every slot) can hold
+  uint8_t* slots_ = nullptr;      // nworkers_ output slots for parallel rounds (nullptr when serial)
+};
+
+// Bytes an arena needs to init an encoder with these options (scratch for max_blocksize, the compression
+// state of options.estimate_codec at estimate_clevel).
+[[nodiscard]] size_t chunk_encoder_estimate(const chunk_encoder_options& options) noexcept;
+[[nodiscard]] status chunk_encoder_init(chunk_encoder& e, const allocator& alloc,
+                                        const chunk_encoder_options& options = chunk_encoder_options{}) noexcept;
+void chunk_encoder_release(chunk_encoder& e) noexcept;
+
+// Encodes src (at most INT32_MAX - 32 bytes) into one chunk in out and returns its size (cbytes). The chunk
+// is the one the reference (c-blosc2 3.3.x, blosc2_compress_ctx with one thread) writes for the same
+// parameters and an output buffer of out.size() bytes: block order, the split rule, raw streams when a codec
+// does not gain, runs, the all-zeros special chunk, the memcpyed fallback. It does not depend on the executor.
+// Errors: invalid_argument (parameters), buffer_too_small (out cannot hold the chunk; out.size() >=
+// chunk_encode_bound(src.size()) always suffices), codec_unavailable, out_of_memory.
+[[nodiscard]] result<size_t> chunk_encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
+                                          bytes_mut out) noexcept;
+
+// Writes a special-value chunk of nbytes bytes (no blocks): zeros, nan (typesize 4 or 8), uninit, or value
+// (`value` holds typesize bytes, repeated). As the reference's blosc2_chunk_zeros/nans/uninit/repeatval: the
+// header names no filters nor codec; the blocksize is the automatic one for params. Returns 32 (+ typesize for
+// value). Errors: invalid_argument (nbytes not a multiple of typesize, wrong value size), buffer_too_small.
+[[nodiscard]] result<size_t> chunk_encode_special(const chunk_encode_params& params, chunk_special kind,
+                                                  size_t nbytes, bytes_view value, bytes_mut out) noexcept;
 
 }  // namespace tessera

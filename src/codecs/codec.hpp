@@ -27,6 +27,17 @@ struct codec_context {
 
 void codec_context_release(codec_context& c) noexcept;
 
+// Defined by each library's wrapper (a no-op, or 0, when the library is absent).
+void lz4_context_release(codec_context& c) noexcept;
+void zlib_context_release(codec_context& c) noexcept;
+void zstd_context_release(codec_context& c) noexcept;
+// The state one codec context allocates, for estimates.
+[[nodiscard]] size_t zlib_decoder_state_estimate() noexcept;
+[[nodiscard]] size_t zstd_decoder_state_estimate() noexcept;
+[[nodiscard]] size_t lz4_encoder_state_estimate(bool hc) noexcept;
+[[nodiscard]] size_t zlib_encoder_state_estimate(int level) noexcept;
+[[nodiscard]] size_t zstd_encoder_state_estimate(int level, size_t max_src) noexcept;
+
 // Bytes the decompression contexts of this build's codecs take (for estimates).
 [[nodiscard]] size_t codec_decoder_state_estimate() noexcept;
 

@@ -26,13 +26,6 @@ void sized_deallocate(const allocator& a, void* block) noexcept {
   allocator_deallocate(a, p, size + kPrefix, kPrefix);
 }
 
-// Defined by each library's wrapper (a no-op when the library is absent).
-void lz4_context_release(codec_context& c) noexcept;
-void zlib_context_release(codec_context& c) noexcept;
-void zstd_context_release(codec_context& c) noexcept;
-size_t zlib_decoder_state_estimate() noexcept;
-size_t zstd_decoder_state_estimate() noexcept;
-
 void codec_context_release(codec_context& c) noexcept {
   lz4_context_release(c);
   zlib_context_release(c);

@@ -66,6 +66,10 @@ result<size_t> lz4hc_compress(codec_context& c, bytes_view in, bytes_mut out, in
   return static_cast<size_t>(n > 0 ? n : 0);
 }
 
+size_t lz4_encoder_state_estimate(bool hc) noexcept {
+  return static_cast<size_t>(hc ? LZ4_sizeofStateHC() : LZ4_sizeofState()) + 64;
+}
+
 void lz4_context_release(codec_context& c) noexcept {
   const size_t align = alignof(void*) > 8 ? alignof(void*) : 8;
   if (c.lz4_state != nullptr) allocator_deallocate(c.alloc, c.lz4_state, c.lz4_state_size, align);
@@ -88,6 +92,7 @@ result<size_t> lz4hc_compress(codec_context&, bytes_view, bytes_mut, int) noexce
   return make_error(errc::codec_unavailable, "LZ4HC is not included in this build");
 }
 void lz4_context_release(codec_context&) noexcept {}
+size_t lz4_encoder_state_estimate(bool) noexcept { return 0; }
 
 #endif
 

@@ -115,6 +115,10 @@ void zlib_context_release(codec_context& c) noexcept {
   c.zlib_deflate_level = -1;
 }
 
+// The deflate state with the default window (15 bits) and memLevel 8: 64 KiB window twice, 128 KiB of hash
+// and 64 KiB of pending buffer at most, plus the state itself and the size prefixes.
+size_t zlib_encoder_state_estimate(int) noexcept { return sizeof(z_stream) + 6 * 1024 + 320 * 1024 + 512; }
+
 // The inflate state (about 7 KiB) and its 32 KiB window, with slack for the size prefixes.
 size_t zlib_decoder_state_estimate() noexcept { return sizeof(z_stream) + 8 * 1024 + 32 * 1024 + 256; }
 
@@ -129,6 +133,7 @@ result<size_t> zlib_compress(codec_context&, bytes_view, bytes_mut, int) noexcep
 }
 void zlib_context_release(codec_context&) noexcept {}
 size_t zlib_decoder_state_estimate() noexcept { return 0; }
+size_t zlib_encoder_state_estimate(int) noexcept { return 0; }
 
 #endif
 

@@ -75,6 +75,10 @@ void zstd_context_release(codec_context& c) noexcept {
 }
 
 size_t zstd_decoder_state_estimate() noexcept { return ZSTD_estimateDCtxSize() + 1024; }
+// The CCtx for inputs of at most max_src bytes (zstd sizes its tables from the input size it is given).
+size_t zstd_encoder_state_estimate(int level, size_t max_src) noexcept {
+  return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level, max_src, 0)) + 4096;
+}
 
 #else  // no libzstd
 
@@ -88,6 +92,7 @@ result<size_t> zstd_compress(codec_context&, bytes_view, bytes_mut, int) noexcep
 int zstd_max_level() noexcept { return 22; }
 void zstd_context_release(codec_context&) noexcept {}
 size_t zstd_decoder_state_estimate() noexcept { return 0; }
+size_t zstd_encoder_state_estimate(int, size_t) noexcept { return 0; }
 
 #endif
 

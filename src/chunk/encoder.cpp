@@ -1,0 +1,636 @@
+// Encoding chunks as the reference writes them (c-blosc2 3.3.x, blosc2_compress_ctx): the filter pipeline and
+// codec per block, streams that do not shrink stored raw, runs coded without data, the all-zeros chunk, and
+// the memcpyed fallback when the chunk does not compress into the caller's buffer.
+//
+// Blocks may run in parallel (executor rounds of one block per output slot); the slots are then appended in
+// block order, so the chunk is the one the reference's serial path writes whatever the executor. A block whose
+// streams come close to the end of the output buffer (where the reference limits each codec's output to the
+// room left) is re-encoded serially with that limit, so even that edge matches.
+#include <atomic>
+#include <cstring>
+#include <new>
+
+#include "chunk/chunk_internal.hpp"
+#include "codecs/blosclz.hpp"
+#include "codecs/codec.hpp"
+#include "filters/filters.hpp"
+#include "tessera/shuffle.hpp"
+
+namespace tessera {
+
+using detail::chunk_store_i32;
+
+struct chunk_encoder::worker {
+  uint8_t* scratch = nullptr;    // 3 blocks: two pipeline buffers and the bit-shuffle scratch
+  uint8_t* workspace = nullptr;  // BloscLZ's hash table
+  detail::codec_context codecs;
+  status err;
+};
+
+namespace {
+
+constexpr size_t kScratchAlign = 64;
+constexpr size_t kScratchBlocks = 3;
+constexpr int64_t kUnlimited = INT64_MAX / 4;
+constexpr uint8_t kVersionLz = 1;  // every codec's format version (BLOSC_*_VERSION_FORMAT)
+
+// A block's encoded size is at most its bytes plus, per stream, a csize and a run token.
+size_t slot_size(size_t blocksize) noexcept { return blocksize + 5 * 255 + 16; }
+
+// Everything one chunk_encode call shares with its block tasks.
+struct encode_plan {
+  const uint8_t* src = nullptr;
+  size_t nbytes = 0;
+  uint8_t typesize = 1;
+  int clevel = 0;
+  codec compressor = codec::blosclz;
+  int codec_level = 0;  // the level (or LZ4 acceleration) handed to the library
+  uint8_t filters[kChunkMaxFilters] = {};
+  uint8_t metas[kChunkMaxFilters] = {};
+  bool any_filter = false;
+  size_t blocksize = 0;
+  size_t nblocks = 0;
+  size_t leftover = 0;
+  bool split = false;
+};
+
+size_t plan_block_size(const encode_plan& p, size_t nblock) noexcept {
+  return (nblock + 1 == p.nblocks && p.leftover > 0) ? p.leftover : p.blocksize;
+}
+
+uint8_t codec_format_of(codec c) noexcept {
+  switch (c) {
+    case codec::blosclz: return static_cast<uint8_t>(codec_format::blosclz);
+    case codec::lz4:
+    case codec::lz4hc: return static_cast<uint8_t>(codec_format::lz4);
+    case codec::zlib: return static_cast<uint8_t>(codec_format::zlib);
+    case codec::zstd: return static_cast<uint8_t>(codec_format::zstd);
+  }
+  return 0;
+}
+
+bool codec_known(codec c) noexcept {
+  return c == codec::blosclz || c == codec::lz4 || c == codec::lz4hc || c == codec::zlib || c == codec::zstd;
+}
+
+// The library's level for a Blosc clevel 1..9 (the reference's mapping).
+int codec_level_of(codec c, int clevel) noexcept {
+  switch (c) {
+    case codec::lz4: return 10 - clevel;  // LZ4's acceleration
+    case codec::zstd: return clevel < 9 ? 2 * clevel - 1 : detail::zstd_max_level();
+    default: return clevel;
+  }
+}
+
+// True when every byte of [p, end) equals the first (also for an empty range, as the reference's run test).
+bool bytes_run(const uint8_t* p, const uint8_t* end) noexcept {
+  if (p == end) return true;
+  const uint8_t x = *p;
+  while (p < end && *p == x) ++p;
+  return p == end;
+}
+
+// Compresses one stream into out (the reference's maxout bytes); 0 when the codec does not fit it.
+result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, bytes_view in,
+                               bytes_mut out) noexcept {
+  switch (p.compressor) {
+    case codec::blosclz:
+      return detail::blosclz_compress(p.clevel, in, out, bytes_mut(w.workspace, detail::kBlosclzWorkspaceMax));
+    case codec::lz4: return detail::lz4_compress(w.codecs, in, out, p.codec_level);
+    case codec::lz4hc: return detail::lz4hc_compress(w.codecs, in, out, p.codec_level);
+    case codec::zlib: return detail::zlib_compress(w.codecs, in, out, p.codec_level);
+    case codec::zstd: return detail::zstd_compress(w.codecs, in, out, p.codec_level);
+  }
+  return make_error(errc::invalid_argument, "chunk_encode: unknown codec");
+}
+
+// Runs the forward filters on block `nblock` (bsize bytes) and returns where the filtered bytes are: the source
+// itself when no filter is active, else one of the worker's two pipeline buffers.
+result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker& w, size_t nblock,
+                                    size_t bsize) noexcept {
+  const uint8_t* cur = p.src + nblock * p.blocksize;
+  if (!p.any_filter) return cur;
+  uint8_t* const a = w.scratch;
+  uint8_t* const b = w.scratch + p.blocksize;
+  uint8_t* const bits = w.scratch + 2 * p.blocksize;
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    const auto f = static_cast<filter_id>(p.filters[i]);
+    if (f == filter_id::none) continue;
+    uint8_t* next = cur == a ? b : a;
+    const uint8_t meta = p.metas[i];
+    switch (f) {
+      case filter_id::shuffle: shuffle(meta != 0 ? meta : p.typesize, bsize, cur, next); break;
+      case filter_id::bitshuffle: bitshuffle(p.typesize, bsize, cur, next, bits); break;
+      case filter_id::delta:
+        // Block 0 against itself as it stands in the pipeline; later blocks against the source's block 0, as
+        // the reference does (the decoder XORs with the decoded block 0).
+        detail::delta_encode(nblock == 0 ? cur : p.src, nblock == 0, p.typesize, cur, next, bsize);
+        break;
+      case filter_id::trunc_prec:
+        TESSERA_TRY(detail::trunc_prec_encode(static_cast<int8_t>(meta), p.typesize, cur, next, bsize));
+        break;
+      case filter_id::bytedelta: detail::bytedelta_encode(meta != 0 ? meta : p.typesize, cur, next, bsize); break;
+      case filter_id::int_trunc:
+        TESSERA_TRY(detail::int_trunc_encode(static_cast<int8_t>(meta), p.typesize, cur, next, bsize));
+        break;
+      default: return make_error(errc::unsupported, "chunk_encode: unsupported filter");
+    }
+    cur = next;
+  }
+  return cur;
+}
+
+// Encodes block `nblock` at dest, which lies at byte `ntbytes` of a chunk buffer of `destsize` bytes (the
+// reference's blosc_c). Returns the bytes written, 0 when the block does not fit (the chunk then falls back to
+// memcpy).
+result<int64_t> block_encode(const encode_plan& p, chunk_encoder::worker& w, size_t nblock, uint8_t* dest,
+                             int64_t ntbytes, int64_t destsize) noexcept {
+  const size_t bsize = plan_block_size(p, nblock);
+  auto filtered = block_filter(p, w, nblock, bsize);
+  if (!filtered.ok()) return filtered.err();
+  const uint8_t* const data = *filtered;
+  const bool leftover_block = bsize < p.blocksize;
+  const size_t nstreams = (p.split && !leftover_block) ? p.typesize : 1;
+  const size_t neblock = bsize / nstreams;
+  int64_t written = 0;
+  for (size_t j = 0; j < nstreams; ++j) {
+    uint8_t* const csize_at = dest;
+    dest += 4;
+    ntbytes += 4;
+    written += 4;
+    const uint8_t* in = data + j * neblock;
+    if (bytes_run(in, in + neblock)) {
+      const uint8_t value = neblock > 0 ? in[0] : 0;
+      if (ntbytes > destsize) return int64_t{0};
+      chunk_store_i32(csize_at, -static_cast<int32_t>(value));
+      if (value != 0) {
+        ntbytes += 1;
+        written += 1;
+        if (ntbytes > destsize) return int64_t{0};
+        dest[0] = 0x01;  // the run-length token
+        dest += 1;
+      }
+      continue;
+    }
+    int64_t maxout = static_cast<int64_t>(neblock);
+    if (ntbytes + maxout > destsize) {
+      maxout = destsize - ntbytes;
+      if (maxout <= 0) return int64_t{0};
+    }
+    auto n = stream_compress(p, w, bytes_view(in, neblock), bytes_mut(dest, static_cast<size_t>(maxout)));
+    if (!n.ok()) return n.err();
+    size_t csize = *n;
+    if (csize > static_cast<size_t>(maxout)) return make_error(errc::corrupt, "chunk_encode: codec overran its output");
+    if (csize == 0 || csize == neblock) {
+      // Not compressible: the stream is stored raw (csize == its length tells the decoder).
+      if (ntbytes + static_cast<int64_t>(neblock) > destsize) return int64_t{0};
+      std::memcpy(dest, in, neblock);
+      csize = neblock;
+    }
+    chunk_store_i32(csize_at, static_cast<int32_t>(csize));
+    dest += csize;
+    ntbytes += static_cast<int64_t>(csize);
+    written += static_cast<int64_t>(csize);
+  }
+  return written;
+}
+
+// Whether a block encoded without a limit at `pos` would have met the end of a buffer of destsize bytes
+// anywhere (then the reference's limited maxout applies and the block is encoded again with it).
+bool block_meets_end(const encode_plan& p, size_t nblock, const uint8_t* enc, int64_t pos, int64_t destsize) noexcept {
+  const size_t bsize = plan_block_size(p, nblock);
+  const size_t nstreams = (p.split && bsize == p.blocksize) ? p.typesize : 1;
+  const int64_t neblock = static_cast<int64_t>(bsize / nstreams);
+  size_t at = 0;
+  for (size_t j = 0; j < nstreams; ++j) {
+    const int32_t csize = detail::chunk_load_i32(enc + at);
+    at += 4;
+    pos += 4;
+    if (csize < 0) {
+      at += 1;
+      pos += 1;
+      if (pos > destsize) return true;
+    } else if (csize == 0) {
+      if (pos > destsize) return true;
+    } else {
+      if (pos + neblock > destsize) return true;
+      at += static_cast<size_t>(csize);
+      pos += csize;
+    }
+  }
+  return false;
+}
+
+void header_write(uint8_t* out, const chunk_encode_params& params, uint8_t flags, int32_t nbytes,
+                  int32_t blocksize) noexcept {
+  std::memset(out, 0, kChunkHeaderExtendedSize);
+  out[0] = kChunkVersionStable;
+  out[1] = kVersionLz;
+  out[2] = flags;
+  out[3] = params.typesize;
+  chunk_store_i32(out + 4, nbytes);
+  chunk_store_i32(out + 8, blocksize);
+  std::memcpy(out + 16, params.filters, kChunkMaxFilters);
+  out[22] = static_cast<uint8_t>(params.compressor);
+  out[23] = params.compcode_meta;
+  std::memcpy(out + 24, params.filters_meta, kChunkMaxFilters);
+}
+
+status params_check(const chunk_encode_params& params) noexcept {
+  if (params.typesize == 0) return make_error(errc::invalid_argument, "chunk_encode: typesize is zero");
+  if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
+    return make_error(errc::invalid_argument, "chunk_encode: clevel outside 0..9");
+  if (!codec_known(params.compressor)) return make_error(errc::invalid_argument, "chunk_encode: unknown codec");
+  if (!codec_available(params.compressor))
+    return make_error(errc::codec_unavailable, "chunk_encode: the codec is not included in this build");
+  switch (params.split) {
+    case split_mode::always:
+    case split_mode::never:
+    case split_mode::automatic:
+    case split_mode::forward_compat: break;
+    default: return make_error(errc::invalid_argument, "chunk_encode: unknown split mode");
+  }
+  uint8_t probe[1] = {0};
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    const uint8_t meta = params.filters_meta[i];
+    switch (static_cast<filter_id>(params.filters[i])) {
+      case filter_id::none:
+      case filter_id::shuffle:
+      case filter_id::bitshuffle:
+      case filter_id::delta:
+      case filter_id::bytedelta: break;
+      case filter_id::trunc_prec:  // validates the meta and typesize on an empty block
+        TESSERA_TRY(detail::trunc_prec_encode(static_cast<int8_t>(meta), params.typesize, probe, probe, 0));
+        break;
+      case filter_id::int_trunc:
+        TESSERA_TRY(detail::int_trunc_encode(static_cast<int8_t>(meta), params.typesize, probe, probe, 0));
+        break;
+      default:
+        return make_error(errc::unsupported, "chunk_encode: a filter this library cannot apply (only shuffle, "
+                                             "bitshuffle, delta, trunc_prec, bytedelta 35, int_trunc 36)");
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+// ---- The encoder object ------------------------------------------------------------------------------------
+
+struct chunk_encoder_access {
+  static size_t slots_bytes(const chunk_encoder& e, size_t blocksize) noexcept {
+    return e.options_.exec.run == nullptr ? 0 : e.nworkers_ * slot_size(blocksize);
+  }
+
+  static void buffers_free(chunk_encoder& e) noexcept {
+    for (uint32_t i = 0; i < e.nworkers_; ++i) {
+      chunk_encoder::worker& w = e.workers_[i];
+      if (w.scratch != nullptr)
+        allocator_deallocate(e.alloc_, w.scratch, kScratchBlocks * e.scratch_blocksize_, kScratchAlign);
+      w.scratch = nullptr;
+    }
+    if (e.slots_ != nullptr) allocator_deallocate(e.alloc_, e.slots_, slots_bytes(e, e.scratch_blocksize_), kScratchAlign);
+    e.slots_ = nullptr;
+    e.scratch_blocksize_ = 0;
+  }
+
+  static void workers_free(chunk_encoder& e) noexcept {
+    if (e.workers_ != nullptr) {
+      buffers_free(e);
+      for (uint32_t i = 0; i < e.nworkers_; ++i) {
+        chunk_encoder::worker& w = e.workers_[i];
+        if (w.workspace != nullptr) allocator_deallocate(e.alloc_, w.workspace, detail::kBlosclzWorkspaceMax, 8);
+        detail::codec_context_release(w.codecs);
+        w.~worker();
+      }
+      allocator_deallocate(e.alloc_, e.workers_, sizeof(chunk_encoder::worker) * e.nworkers_,
+                           alignof(chunk_encoder::worker));
+    }
+    e.workers_ = nullptr;
+    e.nworkers_ = 0;
+    e.scratch_blocksize_ = 0;
+    e.slots_ = nullptr;
+  }
+
+  static status scratch_ensure(chunk_encoder& e, size_t blocksize, bool at_init = false) noexcept {
+    if (e.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_encoder used before chunk_encoder_init");
+    if (blocksize <= e.scratch_blocksize_) return ok_status();
+    if (e.options_.fixed_scratch && !at_init)
+      return make_error(errc::buffer_too_small, "chunk_encode: blocks larger than the encoder's fixed scratch");
+    if (blocksize > (SIZE_MAX - 4096) / (kScratchBlocks * (e.nworkers_ + 1)))
+      return make_error(errc::overflow, "chunk_encode: block scratch overflows");
+    buffers_free(e);
+    for (uint32_t i = 0; i < e.nworkers_; ++i) {
+      void* p = allocator_allocate(e.alloc_, kScratchBlocks * blocksize, kScratchAlign);
+      if (p == nullptr) {
+        for (uint32_t k = 0; k < i; ++k) {
+          allocator_deallocate(e.alloc_, e.workers_[k].scratch, kScratchBlocks * blocksize, kScratchAlign);
+          e.workers_[k].scratch = nullptr;
+        }
+        return make_error(errc::out_of_memory, "chunk_encode: allocator refused the block scratch");
+      }
+      e.workers_[i].scratch = static_cast<uint8_t*>(p);
+    }
+    const size_t sb = slots_bytes(e, blocksize);
+    if (sb > 0) {
+      e.slots_ = static_cast<uint8_t*>(allocator_allocate(e.alloc_, sb, kScratchAlign));
+      if (e.slots_ == nullptr) {
+        for (uint32_t k = 0; k < e.nworkers_; ++k) {
+          allocator_deallocate(e.alloc_, e.workers_[k].scratch, kScratchBlocks * blocksize, kScratchAlign);
+          e.workers_[k].scratch = nullptr;
+        }
+        return make_error(errc::out_of_memory, "chunk_encode: allocator refused the output slots");
+      }
+    }
+    e.scratch_blocksize_ = blocksize;
+    return ok_status();
+  }
+
+  static status init(chunk_encoder& e, const allocator& alloc, const chunk_encoder_options& options) noexcept {
+    workers_free(e);
+    e.alloc_ = alloc;
+    e.options_ = options;
+    const uint32_t n = options.exec.workers == 0 ? 1 : options.exec.workers;
+    void* p = allocator_allocate(alloc, sizeof(chunk_encoder::worker) * n, alignof(chunk_encoder::worker));
+    if (p == nullptr) return make_error(errc::out_of_memory, "chunk_encoder: allocator refused the workers");
+    e.workers_ = static_cast<chunk_encoder::worker*>(p);
+    e.nworkers_ = n;
+    for (uint32_t i = 0; i < n; ++i) {
+      auto* w = new (&e.workers_[i]) chunk_encoder::worker;
+      w->codecs.alloc = alloc;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      e.workers_[i].workspace = static_cast<uint8_t*>(allocator_allocate(alloc, detail::kBlosclzWorkspaceMax, 8));
+      if (e.workers_[i].workspace == nullptr) {
+        workers_free(e);
+        return make_error(errc::out_of_memory, "chunk_encoder: allocator refused the BloscLZ workspace");
+      }
+    }
+    if (options.max_blocksize > 0) {
+      status s = scratch_ensure(e, options.max_blocksize, true);
+      if (!s.ok()) {
+        workers_free(e);
+        return s;
+      }
+    }
+    return ok_status();
+  }
+
+  static void move(chunk_encoder& to, chunk_encoder& from) noexcept {
+    to.alloc_ = from.alloc_;
+    to.options_ = from.options_;
+    to.workers_ = from.workers_;
+    to.nworkers_ = from.nworkers_;
+    to.scratch_blocksize_ = from.scratch_blocksize_;
+    to.slots_ = from.slots_;
+    from.workers_ = nullptr;
+    from.nworkers_ = 0;
+    from.scratch_blocksize_ = 0;
+    from.slots_ = nullptr;
+  }
+
+  // One round of parallel blocks: task i encodes block first + i into slot i without an output limit.
+  struct job {
+    const encode_plan* plan;
+    chunk_encoder::worker* workers;
+    uint32_t nworkers;
+    uint8_t* slots;
+    size_t slot_bytes;
+    int64_t* sizes;  // per slot
+    size_t first;
+    std::atomic<bool> bad_worker{false};
+  };
+
+  static void task(void* context, size_t index, uint32_t worker) noexcept {
+    auto& j = *static_cast<job*>(context);
+    if (worker >= j.nworkers) {
+      j.bad_worker.store(true, std::memory_order_relaxed);
+      return;
+    }
+    chunk_encoder::worker& w = j.workers[worker];
+    if (!w.err.ok()) return;
+    auto n = block_encode(*j.plan, w, j.first + index, j.slots + index * j.slot_bytes, 0, kUnlimited);
+    if (!n.ok()) {
+      w.err = n.err();
+      return;
+    }
+    j.sizes[index] = *n;
+  }
+
+  // Encodes every block at out[ntbytes...] and returns the chunk's length, 0 when it does not fit.
+  static result<int64_t> blocks_encode(chunk_encoder& e, const encode_plan& p, uint8_t* out, int64_t ntbytes,
+                                       int64_t destsize) noexcept {
+    uint8_t* const bstarts = out + kChunkHeaderExtendedSize;
+    if (e.options_.exec.run == nullptr || p.nblocks <= 1) {
+      for (size_t j = 0; j < p.nblocks; ++j) {
+        chunk_store_i32(bstarts + 4 * j, static_cast<int32_t>(ntbytes));
+        auto n = block_encode(p, e.workers_[0], j, out + ntbytes, ntbytes, destsize);
+        if (!n.ok()) return n.err();
+        if (*n == 0) return int64_t{0};
+        ntbytes += *n;
+      }
+      return ntbytes;
+    }
+    const size_t nslots = e.nworkers_;
+    int64_t sizes[64];
+    const size_t round = nslots < 64 ? nslots : 64;
+    const size_t sbytes = slot_size(e.scratch_blocksize_);
+    for (size_t first = 0; first < p.nblocks; first += round) {
+      const size_t count = p.nblocks - first < round ? p.nblocks - first : round;
+      for (uint32_t i = 0; i < e.nworkers_; ++i) e.workers_[i].err = ok_status();
+      job jb;
+      jb.plan = &p;
+      jb.workers = e.workers_;
+      jb.nworkers = e.nworkers_;
+      jb.slots = e.slots_;
+      jb.slot_bytes = sbytes;
+      jb.sizes = sizes;
+      jb.first = first;
+      executor_run(e.options_.exec, count, task, &jb);
+      if (jb.bad_worker.load(std::memory_order_relaxed))
+        return make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers");
+      for (uint32_t i = 0; i < e.nworkers_; ++i) TESSERA_TRY(e.workers_[i].err);
+      for (size_t i = 0; i < count; ++i) {
+        const size_t j = first + i;
+        chunk_store_i32(bstarts + 4 * j, static_cast<int32_t>(ntbytes));
+        const uint8_t* enc = e.slots_ + i * sbytes;
+        if (block_meets_end(p, j, enc, ntbytes, destsize)) {
+          auto n = block_encode(p, e.workers_[0], j, out + ntbytes, ntbytes, destsize);
+          if (!n.ok()) return n.err();
+          if (*n == 0) return int64_t{0};
+          ntbytes += *n;
+        } else {
+          std::memcpy(out + ntbytes, enc, static_cast<size_t>(sizes[i]));
+          ntbytes += sizes[i];
+        }
+      }
+    }
+    return ntbytes;
+  }
+
+  static result<size_t> encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
+                               bytes_mut out) noexcept {
+    if (e.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_encoder used before chunk_encoder_init");
+    TESSERA_TRY(params_check(params));
+    auto bsr = chunk_blocksize_compute(params, src.size());
+    if (!bsr.ok()) return bsr.err();
+    const int64_t destsize = out.size() > static_cast<size_t>(INT32_MAX) ? INT32_MAX : static_cast<int64_t>(out.size());
+    if (destsize < static_cast<int64_t>(kChunkHeaderExtendedSize))
+      return make_error(errc::buffer_too_small, "chunk_encode: output shorter than the 32-byte header");
+
+    encode_plan p;
+    p.src = src.data();
+    p.nbytes = src.size();
+    p.typesize = params.typesize;
+    p.clevel = params.clevel;
+    p.compressor = params.compressor;
+    p.codec_level = params.clevel > 0 ? codec_level_of(params.compressor, params.clevel) : 0;
+    std::memcpy(p.filters, params.filters, kChunkMaxFilters);
+    std::memcpy(p.metas, params.filters_meta, kChunkMaxFilters);
+    bool delta = false;
+    for (uint8_t f : p.filters) {
+      if (f != 0) p.any_filter = true;
+      if (f == static_cast<uint8_t>(filter_id::delta)) delta = true;
+    }
+    p.blocksize = static_cast<size_t>(*bsr);
+    p.nblocks = p.nbytes / p.blocksize;
+    p.leftover = p.nbytes % p.blocksize;
+    if (p.leftover > 0) ++p.nblocks;
+
+    const int32_t nbytes = static_cast<int32_t>(p.nbytes);
+    uint8_t* const o = out.data();
+    uint8_t flags = kChunkFlagShuffle | kChunkFlagBitshuffle;  // the extended-header marker
+    bool memcpyed = params.clevel == 0 || p.nbytes < 32;
+    int64_t ntbytes = static_cast<int64_t>(kChunkHeaderExtendedSize + 4 * p.nblocks);
+    if (!memcpyed && ntbytes > destsize) memcpyed = true;  // not even the block starts fit
+    if (memcpyed) {
+      flags |= kChunkFlagMemcpyed;
+    } else {
+      if (delta) flags |= kChunkFlagDelta;
+      // Split streams need whole elements in every full block; the reference would split a block of fewer
+      // bytes than typesize into empty streams (and lose its data), so such chunks are not split here.
+      p.split = chunk_split_decide(params, *bsr) && p.blocksize % p.typesize == 0;
+      if (!p.split) flags |= kChunkFlagNoSplit;
+      flags = static_cast<uint8_t>(flags | codec_format_of(params.compressor) << 5);
+    }
+    // Chunks without blocks (memcpyed, all zeros) keep the blocksize the reference stores for them: the one
+    // asked for, clamped to nbytes, even when that is not the whole elements the blocks would have used.
+    int32_t stored_blocksize = *bsr;
+    if (params.blocksize > 0) {
+      stored_blocksize = params.blocksize;
+      if (nbytes > 0 && stored_blocksize > nbytes) stored_blocksize = nbytes;
+      if (stored_blocksize > kChunkMaxBlocksize) stored_blocksize = kChunkMaxBlocksize;
+    }
+    header_write(o, params, flags, nbytes, memcpyed ? stored_blocksize : *bsr);
+
+    if (!memcpyed) {
+      TESSERA_TRY(scratch_ensure(e, p.blocksize));
+      auto r = blocks_encode(e, p, o, ntbytes, destsize);
+      if (!r.ok()) return r.err();
+      if (*r > 0) {
+        const size_t nstreams = p.split ? (p.leftover > 0 ? (p.nblocks - 1) * p.typesize + 1 : p.nblocks * p.typesize)
+                                        : p.nblocks;
+        int64_t cbytes = *r;
+        if (cbytes == ntbytes + static_cast<int64_t>(4 * nstreams)) {
+          // Every stream is a run of zeros: the chunk becomes the special zeros chunk, header only.
+          o[31] = static_cast<uint8_t>(o[31] | static_cast<uint8_t>(chunk_special::zeros) << 4);
+          chunk_store_i32(o + 8, stored_blocksize);
+          cbytes = kChunkHeaderExtendedSize;
+        }
+        chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
+        return static_cast<size_t>(cbytes);
+      }
+      // The blocks did not fit: the data is stored verbatim instead, keeping the header written so far.
+      o[2] = static_cast<uint8_t>(o[2] | kChunkFlagMemcpyed);
+      chunk_store_i32(o + 8, stored_blocksize);
+    }
+    if (static_cast<int64_t>(p.nbytes) + static_cast<int64_t>(kChunkHeaderExtendedSize) > destsize)
+      return make_error(errc::buffer_too_small, "chunk_encode: output cannot hold the chunk (needs nbytes + 32)");
+    if (p.nbytes > 0) std::memcpy(o + kChunkHeaderExtendedSize, p.src, p.nbytes);
+    const size_t cbytes = p.nbytes + kChunkHeaderExtendedSize;
+    chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
+    return cbytes;
+  }
+};
+
+chunk_encoder::chunk_encoder(chunk_encoder&& o) noexcept { chunk_encoder_access::move(*this, o); }
+
+chunk_encoder& chunk_encoder::operator=(chunk_encoder&& o) noexcept {
+  if (this != &o) {
+    chunk_encoder_access::workers_free(*this);
+    chunk_encoder_access::move(*this, o);
+  }
+  return *this;
+}
+
+chunk_encoder::~chunk_encoder() { chunk_encoder_access::workers_free(*this); }
+
+size_t chunk_encoder_estimate(const chunk_encoder_options& options) noexcept {
+  const size_t n = options.exec.workers == 0 ? 1 : options.exec.workers;
+  const size_t slack = 2 * kScratchAlign;
+  size_t total = sizeof(chunk_encoder::worker) * n + slack;
+  const int clevel = options.estimate_clevel < 1 ? 1 : (options.estimate_clevel > 9 ? 9 : options.estimate_clevel);
+  size_t state = 0;
+  switch (options.estimate_codec) {
+    case codec::blosclz: break;
+    case codec::lz4: state = detail::lz4_encoder_state_estimate(false); break;
+    case codec::lz4hc: state = detail::lz4_encoder_state_estimate(true); break;
+    case codec::zlib: state = detail::zlib_encoder_state_estimate(clevel); break;
+    case codec::zstd: state = detail::zstd_encoder_state_estimate(codec_level_of(codec::zstd, clevel),
+                                                                                 options.max_blocksize);
+      break;
+  }
+  total += n * (kScratchBlocks * options.max_blocksize + slack + detail::kBlosclzWorkspaceMax + slack + state);
+  if (options.exec.run != nullptr) total += n * slot_size(options.max_blocksize) + slack;
+  return total;
+}
+
+status chunk_encoder_init(chunk_encoder& e, const allocator& alloc, const chunk_encoder_options& options) noexcept {
+  return chunk_encoder_access::init(e, alloc, options);
+}
+
+void chunk_encoder_release(chunk_encoder& e) noexcept { chunk_encoder_access::workers_free(e); }
+
+result<size_t> chunk_encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
+                            bytes_mut out) noexcept {
+  return chunk_encoder_access::encode(e, params, src, out);
+}
+
+result<size_t> chunk_encode_special(const chunk_encode_params& params, chunk_special kind, size_t nbytes,
+                                    bytes_view value, bytes_mut out) noexcept {
+  if (params.typesize == 0) return make_error(errc::invalid_argument, "chunk_encode_special: typesize is zero");
+  auto bsr = chunk_blocksize_compute(params, nbytes);
+  if (!bsr.ok()) return bsr.err();
+  if (nbytes % params.typesize != 0)
+    return make_error(errc::invalid_argument, "chunk_encode_special: nbytes not a multiple of typesize");
+  size_t cbytes = kChunkHeaderExtendedSize;
+  switch (kind) {
+    case chunk_special::zeros:
+    case chunk_special::uninit: break;
+    case chunk_special::nan:
+      if (params.typesize != 4 && params.typesize != 8)
+        return make_error(errc::invalid_argument, "chunk_encode_special: NaN chunks need typesize 4 or 8");
+      break;
+    case chunk_special::value:
+      if (value.size() != params.typesize)
+        return make_error(errc::invalid_argument, "chunk_encode_special: the value must have typesize bytes");
+      cbytes += params.typesize;
+      break;
+    default: return make_error(errc::invalid_argument, "chunk_encode_special: not a special-value kind");
+  }
+  if (out.size() < cbytes) return make_error(errc::buffer_too_small, "chunk_encode_special: output too short");
+  uint8_t* o = out.data();
+  std::memset(o, 0, kChunkHeaderExtendedSize);
+  o[0] = kChunkVersionStable;
+  o[1] = kVersionLz;
+  o[2] = kChunkFlagShuffle | kChunkFlagBitshuffle;
+  o[3] = params.typesize;
+  chunk_store_i32(o + 4, static_cast<int32_t>(nbytes));
+  chunk_store_i32(o + 8, *bsr);
+  chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
+  o[31] = static_cast<uint8_t>(static_cast<uint8_t>(kind) << 4);
+  if (kind == chunk_special::value) std::memcpy(o + kChunkHeaderExtendedSize, value.data(), params.typesize);
+  return cbytes;
+}
+
+}  // namespace tessera
