@@ -1,0 +1,223 @@
+// Blosc2 frames (README_CFRAME_FORMAT.rst, README_SFRAME_FORMAT.rst): a contiguous frame (header, chunks, index
+// chunk, trailer) in one storage, or a sparse frame (the same header, index and trailer in `chunks.b2frame` and
+// one `XXXXXXXX.chunk` entry per chunk) in a storage_directory.
+//
+// Reading is lazy: opening reads the header, the index and the trailer; chunks and single blocks are read
+// through the storage on demand (in place, without copies, when the storage exposes a view).
+//
+// Writing is transactional. Chunk and metalayer operations change the frame in memory and write chunk bytes
+// only where the committed frame does not look; frame_commit makes them durable and visible at once. The write
+// order of a commit (contiguous frame, `durable` on):
+//   1. new chunk bytes were written past the committed frame's end (never over anything it uses);
+//   2. the new index chunk and trailer are written after them; sync;
+//   3. the header (its fixed fields and metalayers, one write of header_len bytes) is rewritten: from here on
+//      the storage holds the new frame; sync;
+//   4. the storage is cut to the new frame's end (when the frame ends the storage and it can be truncated).
+// A failure (or crash) before step 3 leaves the old frame intact; after it, the new one. The only in-place
+// write is the header of step 3, which the reference format pins at the frame's start: it must not tear (a
+// sector-sized write; b2nd headers are about 200 bytes). The price: every commit leaves the previous index and
+// trailer as dead bytes inside the data section (readers never see them; commit once per batch of changes).
+// A commit that leaves no chunks must put the trailer right after the header (the format says so): chunks
+// and the index in that range are first moved past the frame's end and committed (one extra commit).
+// Sparse frames: new chunk entries get fresh names, `chunks.b2frame.tmp` is written and synced and renamed
+// over `chunks.b2frame`, and only then are the entries of deleted or replaced chunks removed.
+// With `durable` off (in-memory frames), a commit writes the index and trailer right after the data, the
+// layout the reference writes, with no syncs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/allocator.hpp"
+#include "tessera/chunk.hpp"
+#include "tessera/error.hpp"
+#include "tessera/span.hpp"
+#include "tessera/storage.hpp"
+#include "tessera/storage_directory.hpp"
+
+namespace tessera {
+
+inline constexpr uint32_t kFrameHeaderMinLen = 87;   // the fixed part of the header, before the metalayers
+inline constexpr uint32_t kFrameTrailerMinLen = 25;  // a trailer without vlmetalayers ends in these
+inline constexpr uint32_t kFrameMaxMetalayers = 16;
+inline constexpr uint32_t kFrameMaxVlmetalayers = 8 * 1024;
+inline constexpr uint32_t kFrameMetalayerNameMax = 31;
+inline constexpr char kSparseIndexName[] = "chunks.b2frame";
+inline constexpr char kSparseIndexTempName[] = "chunks.b2frame.tmp";
+
+enum class frame_kind : uint8_t { contiguous = 0, sparse = 1 };
+
+// The header's fields (and what follows from them).
+struct frame_info {
+  frame_kind kind = frame_kind::contiguous;
+  uint8_t version = 0;          // general_flags bits 0..3: 2 (regular), 3 (variable chunks or VL blocks)
+  bool variable_chunks = false; // general_flags bit 6
+  bool vl_blocks = false;       // general_flags bit 7
+  uint32_t header_len = 0;
+  uint64_t frame_len = 0;
+  int64_t nbytes = 0;           // uncompressed bytes of all chunks
+  int64_t cbytes = 0;           // contiguous: length of the chunks section (dead bytes included); sparse: sum of chunk sizes
+  int32_t typesize = 0;
+  int32_t blocksize = 0;
+  int32_t chunksize = 0;        // 0: chunks of different sizes
+  int16_t nthreads_comp = 1;
+  int16_t nthreads_decomp = 1;
+  bool has_vlmetalayers = false;
+  uint8_t compcode = 0;         // the API codec number (blosclz 0, lz4 1, lz4hc 2, zlib 4, zstd 5), or udcodec
+  uint8_t clevel = 0;
+  uint8_t splitmode = 0;        // the API's BLOSC_*_SPLIT (1..4)
+  bool use_dict = false;
+  uint8_t filters[kChunkMaxFilters] = {};
+  uint8_t filters_meta[kChunkMaxFilters] = {};
+  uint8_t udcodec = 0;
+  uint8_t compcode_meta = 0;
+  int64_t nchunks = 0;
+  uint32_t trailer_len = 0;
+  uint32_t nmetalayers = 0;
+  uint32_t nvlmetalayers = 0;
+};
+
+namespace detail {
+struct frame_state;
+struct frame_access;
+}  // namespace detail
+
+// An open frame. Not copyable; movable. All memory from the allocator given at open/create.
+class frame {
+ public:
+  frame() noexcept = default;
+  frame(const frame&) = delete;
+  frame& operator=(const frame&) = delete;
+  frame(frame&& o) noexcept : s_(o.s_) { o.s_ = nullptr; }
+  frame& operator=(frame&& o) noexcept;
+  ~frame();
+
+ private:
+  friend struct detail::frame_access;
+  detail::frame_state* s_ = nullptr;
+};
+
+struct frame_open_options {
+  uint64_t base_offset = 0;  // contiguous frames: where the frame starts inside the storage
+  bool writable = false;     // allow the write operations (the storage needs write)
+  bool durable = true;       // the crash-safe write order above (off: the reference's in-place layout)
+  // Contiguous frames: cut the storage at the frame's end after a commit (when the storage can truncate).
+  bool truncate_tail = true;
+};
+
+// ---- Opening -----------------------------------------------------------------------------------------------
+
+// Opens the contiguous frame at options.base_offset of `st`: reads the header, the index and the trailer.
+// The storage (and its context) must outlive the frame. Errors: truncated, malformed, corrupt, unsupported,
+// io (from the storage), out_of_memory.
+[[nodiscard]] status frame_open(frame& f, const storage& st, const allocator& alloc,
+                                const frame_open_options& options = frame_open_options{}) noexcept;
+// Opens the sparse frame in `dir` (which must outlive the frame).
+[[nodiscard]] status frame_open_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
+                                       const frame_open_options& options = frame_open_options{}) noexcept;
+// Closes the frame; changes not committed are dropped. Returns the error of closing a sparse frame's entries.
+status frame_close(frame& f) noexcept;
+
+// ---- Reading -----------------------------------------------------------------------------------------------
+
+// The header's fields, as of the last change (committed or not). Null when f is not open.
+[[nodiscard]] const frame_info* frame_info_get(const frame& f) noexcept;
+
+// Fixed metalayers (in the header): name of metalayer i, and content by name (a view valid until the next
+// change of that metalayer). Names compare exactly.
+[[nodiscard]] result<span<const char>> frame_meta_name(const frame& f, uint32_t i) noexcept;
+[[nodiscard]] result<bytes_view> frame_meta_find(const frame& f, span<const char> name) noexcept;
+// Variable-length metalayers (in the trailer). Each is stored as a Blosc2 chunk; _raw returns that chunk,
+// _nbytes its decoded size, _decode decodes it into out.
+[[nodiscard]] result<span<const char>> frame_vlmeta_name(const frame& f, uint32_t i) noexcept;
+[[nodiscard]] result<bytes_view> frame_vlmeta_raw(const frame& f, span<const char> name) noexcept;
+[[nodiscard]] result<size_t> frame_vlmeta_nbytes(const frame& f, span<const char> name) noexcept;
+[[nodiscard]] result<size_t> frame_vlmeta_decode(const frame& f, chunk_decoder& d, span<const char> name,
+                                                 bytes_mut out) noexcept;
+
+// What the index says of chunk nchunk. Reads the chunk's header from the storage for stored chunks.
+struct frame_chunk_ref {
+  chunk_special special = chunk_special::none;  // zeros, nan or uninit: given by the index, nothing stored
+  int32_t nbytes = 0;
+  int32_t cbytes = 0;    // of the stored chunk (0 for special index entries)
+  int64_t offset = 0;    // contiguous: in the chunks section; sparse: the chunk entry's number
+};
+[[nodiscard]] result<frame_chunk_ref> frame_chunk_locate(frame& f, int64_t nchunk) noexcept;
+
+// The compressed chunk nchunk: a view into the storage when it has one (valid until the next write), else
+// read into `buffer` (allocated from the frame's allocator). For special index entries, a 32-byte special-value
+// chunk is built in `buffer`.
+[[nodiscard]] result<bytes_view> frame_chunk_read(frame& f, int64_t nchunk, owned_array<uint8_t>& buffer) noexcept;
+
+// Decodes chunk nchunk into out (at least its nbytes) and returns nbytes.
+[[nodiscard]] result<size_t> frame_chunk_decode(frame& f, chunk_decoder& d, int64_t nchunk, bytes_mut out) noexcept;
+
+// Decodes block nblock of chunk nchunk into out and returns its size. Reads only the chunk's header, its block
+// starts (and dictionary) and that block's streams (block 0's too under the delta filter); with a storage view,
+// reads nothing. Variable-length-block chunks are read whole.
+[[nodiscard]] result<size_t> frame_block_decode(frame& f, chunk_decoder& d, int64_t nchunk, size_t nblock,
+                                                bytes_mut out) noexcept;
+
+// ---- Creating and writing ----------------------------------------------------------------------------------
+
+struct frame_metalayer_init {
+  span<const char> name;  // 1..31 bytes
+  bytes_view content;     // msgpack, by convention
+};
+
+struct frame_create_params {
+  int32_t typesize = 1;
+  int32_t blocksize = 0;
+  int32_t chunksize = -1;  // -1: set by the first chunk (the reference's fresh super-chunk); b2nd sets it
+  uint8_t compcode = 0;    // API codec number
+  uint8_t clevel = 5;
+  uint8_t splitmode = 4;   // BLOSC_FORWARD_COMPAT_SPLIT
+  bool use_dict = false;
+  uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, 1};
+  uint8_t filters_meta[kChunkMaxFilters] = {};
+  uint8_t compcode_meta = 0;
+  int16_t nthreads_comp = 1;
+  int16_t nthreads_decomp = 1;
+  const frame_metalayer_init* metalayers = nullptr;  // fixed once the frame exists (contents can change in place)
+  uint32_t nmetalayers = 0;
+  int64_t expected_nchunks = 0;  // reserve the in-memory index up front (one allocation; handy with arenas)
+};
+
+// Writes an empty frame (header and trailer) at options.base_offset of `st` and opens it for writing.
+[[nodiscard]] status frame_create(frame& f, const storage& st, const allocator& alloc, const frame_create_params& p,
+                                  const frame_open_options& options = frame_open_options{}) noexcept;
+// The same in a directory: writes `chunks.b2frame`.
+[[nodiscard]] status frame_create_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
+                                         const frame_create_params& p,
+                                         const frame_open_options& options = frame_open_options{}) noexcept;
+
+// Chunk changes (visible to the reading calls at once; durable at frame_commit). `chunk` is a complete Blosc2
+// chunk (its header's cbytes bytes). Special-value chunks of zeros, NaNs or uninitialized values go into the
+// index only. The reference's rules hold: a frame does not mix VL-block and regular chunks; chunksize becomes 0
+// when chunk sizes start to differ; a frame with chunks of different sizes cannot hold special index entries
+// (the reference could not read them: errc::unsupported); empty chunks are refused (the reference would lose
+// them).
+[[nodiscard]] status frame_chunk_append(frame& f, bytes_view chunk) noexcept;
+[[nodiscard]] status frame_chunk_insert(frame& f, int64_t nchunk, bytes_view chunk) noexcept;
+[[nodiscard]] status frame_chunk_update(frame& f, int64_t nchunk, bytes_view chunk) noexcept;
+[[nodiscard]] status frame_chunk_delete(frame& f, int64_t nchunk) noexcept;
+
+// Replaces the content of fixed metalayer `name` with one of the same size.
+[[nodiscard]] status frame_meta_update(frame& f, span<const char> name, bytes_view content) noexcept;
+// Adds or replaces variable-length metalayer `name`; content is stored as a Blosc2 chunk (typesize 1, stored
+// uncompressed). _chunk takes an already made chunk (e.g. compressed), checked to be one.
+[[nodiscard]] status frame_vlmeta_set(frame& f, span<const char> name, bytes_view content) noexcept;
+[[nodiscard]] status frame_vlmeta_set_chunk(frame& f, span<const char> name, bytes_view chunk) noexcept;
+[[nodiscard]] status frame_vlmeta_delete(frame& f, span<const char> name) noexcept;
+
+// Makes every change since the last commit durable, in the order described at the top of this file. On error
+// the committed frame is the previous one (or, when the header write itself failed, possibly either) and the
+// in-memory state is unchanged: retry, or close and reopen.
+[[nodiscard]] status frame_commit(frame& f) noexcept;
+// Whether there are uncommitted changes.
+[[nodiscard]] bool frame_dirty(const frame& f) noexcept;
+
+// Helpers for sparse frames: the entry name of chunk number `id` ("%08X.chunk"), into out (at least 15 bytes).
+[[nodiscard]] status frame_sparse_chunk_name(int64_t id, char* out, size_t out_size) noexcept;
+
+}  // namespace tessera

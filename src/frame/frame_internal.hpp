@@ -1,0 +1,215 @@
+// Internals shared by the frame reader and writer: the frame's in-memory state, the byte layout of the header
+// and the trailer (the reference pins every encoding, so they are built byte by byte), and storage access.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "tessera/frame.hpp"
+
+namespace tessera::detail {
+
+// Offsets of the header's fixed fields (README_CFRAME_FORMAT.rst).
+inline constexpr uint32_t kFhMagic = 2;           // "b2frame\0"
+inline constexpr uint32_t kFhHeaderLen = 11;      // int32 after d2
+inline constexpr uint32_t kFhFrameLen = 16;       // uint64 after cf
+inline constexpr uint32_t kFhFlags = 25;
+inline constexpr uint32_t kFhType = 26;
+inline constexpr uint32_t kFhCodecs = 27;
+inline constexpr uint32_t kFhOtherFlags = 28;
+inline constexpr uint32_t kFhNbytes = 30;
+inline constexpr uint32_t kFhCbytes = 39;
+inline constexpr uint32_t kFhTypesize = 48;
+inline constexpr uint32_t kFhBlocksize = 53;
+inline constexpr uint32_t kFhChunksize = 58;
+inline constexpr uint32_t kFhNthreadsC = 63;
+inline constexpr uint32_t kFhNthreadsD = 66;
+inline constexpr uint32_t kFhHasVlmeta = 68;
+inline constexpr uint32_t kFhFilterCount = 70;    // the fixext16 type byte (after d8 at 69): number of filters
+inline constexpr uint32_t kFhFilters = 71;        // 6 filters, udcodec, compcode_meta, 6 filter metas, flags2
+inline constexpr uint32_t kFhFiltersMeta = 79;
+inline constexpr uint32_t kFhUdcodec = 77;
+inline constexpr uint32_t kFhCodecMeta = 78;
+inline constexpr uint32_t kFhOtherFlags2 = 85;
+inline constexpr uint32_t kFhMetalayers = 87;     // 0x93, then cd idx_size, de map16...
+inline constexpr uint32_t kFhIdxSize = 89;
+
+inline constexpr uint8_t kFrameFlag64BitOffsets = 0x10;
+inline constexpr uint8_t kFrameFlagVariableChunks = 0x40;
+inline constexpr uint8_t kFrameFlagVlBlocks = 0x80;
+inline constexpr uint8_t kFrameVersionRc1 = 2;
+inline constexpr uint8_t kFrameVersionVlBlocks = 3;
+inline constexpr uint8_t kFrameUdcodecFormat = 6;
+inline constexpr uint8_t kFrameCodecLast = 6;      // API codec numbers at or above are user-defined
+inline constexpr uint32_t kTrailerLenFromEnd = 22;  // the trailer length field, counted from the frame's end
+inline constexpr uint32_t kIndexBlocksize = 16 * 1024;
+
+inline void be_store(uint8_t* p, uint64_t v, int n) noexcept {
+  for (int i = n - 1; i >= 0; --i) {
+    p[i] = static_cast<uint8_t>(v);
+    v >>= 8;
+  }
+}
+inline uint64_t be_load(const uint8_t* p, int n) noexcept {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v = v << 8 | p[i];
+  return v;
+}
+inline int64_t as_signed(uint64_t v) noexcept {
+  return v <= static_cast<uint64_t>(INT64_MAX) ? static_cast<int64_t>(v) : -static_cast<int64_t>(~v) - 1;
+}
+inline int32_t as_signed32(uint64_t v) noexcept {
+  const uint32_t u = static_cast<uint32_t>(v);
+  return u <= 0x7fffffffu ? static_cast<int32_t>(u) : -static_cast<int32_t>(~u) - 1;
+}
+inline void le_store64(uint8_t* p, uint64_t v) noexcept {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+inline uint64_t le_load64(const uint8_t* p) noexcept {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = v << 8 | p[i];
+  return v;
+}
+inline void le_store32(uint8_t* p, uint32_t v) noexcept {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// A metalayer entry: name and content inside an owned byte block.
+struct frame_meta_entry {
+  char name[kFrameMetalayerNameMax + 1] = {};
+  uint8_t name_len = 0;
+  uint32_t content_off = 0;  // fixed metalayers: offset of the content in the header
+  uint32_t content_len = 0;
+  uint8_t* data = nullptr;   // vlmetalayers: the owned content (a chunk)
+};
+
+// What the index holds for each chunk, plus what we learned of it.
+struct frame_chunk_entry {
+  int64_t offset = 0;   // as in the index: negative means a special value
+  int32_t nbytes = -1;  // -1: not read yet
+  int32_t cbytes = -1;
+};
+
+struct frame_state {
+  allocator alloc{};
+  frame_open_options options{};
+  storage st{};              // contiguous: the frame's storage; sparse: unused (entries opened per access)
+  storage_directory dir{};
+  bool sparse = false;
+  uint64_t base = 0;         // contiguous: the frame's start in st
+
+  frame_info info{};         // current (pending) header fields; frame_len and trailer_len as committed
+  int32_t schunk_chunksize = -1;  // the reference's super-chunk chunksize: -1 until the first chunk
+
+  uint8_t* header = nullptr; // header_len bytes (fixed fields rewritten at commit)
+  size_t header_cap = 0;
+  frame_meta_entry metas[kFrameMaxMetalayers];
+  uint32_t nmetas = 0;
+
+  frame_meta_entry* vlmetas = nullptr;
+  uint32_t nvlmetas = 0;
+  uint32_t vlcap = 0;
+
+  frame_chunk_entry* chunks = nullptr;
+  int64_t nchunks = 0;
+  int64_t chunk_cap = 0;
+
+  // Contiguous geometry (relative to the frame start).
+  uint64_t committed_len = 0;   // frame_len of the committed frame
+  int64_t committed_cbytes = 0; // its chunks section
+  bool committed_has_index = false;
+  uint64_t data_end = 0;        // end of the chunks section: header_len + cbytes of the pending frame
+  // Sparse: the next fresh chunk entry number, and entries to remove after the next commit.
+  int64_t next_id = 0;
+  int64_t* doomed = nullptr;
+  uint32_t ndoomed = 0;
+  uint32_t doomed_cap = 0;
+  int64_t* fresh = nullptr;      // entries written since the last commit (removed when dropped)
+  uint32_t nfresh = 0;
+  uint32_t fresh_cap = 0;
+
+  int64_t nspecial = 0;          // index entries holding special values
+  bool dirty = false;
+  uint8_t* scratch = nullptr;   // grow-only buffer for reads
+  size_t scratch_cap = 0;
+};
+
+struct frame_access {
+  static frame_state* get(const frame& f) noexcept { return f.s_; }
+  static void set(frame& f, frame_state* s) noexcept { f.s_ = s; }
+};
+
+// ---- Allocation helpers --------------------------------------------------------------------------------------
+
+[[nodiscard]] status state_buffer_reserve(frame_state& s, uint8_t** buf, size_t* cap, size_t need) noexcept;
+[[nodiscard]] status state_chunks_reserve(frame_state& s, int64_t count) noexcept;
+[[nodiscard]] status state_ids_push(frame_state& s, int64_t** ids, uint32_t* n, uint32_t* cap, int64_t id) noexcept;
+void state_free(frame_state* s) noexcept;
+[[nodiscard]] result<frame_state*> state_new(const allocator& alloc) noexcept;
+
+// ---- Storage access ------------------------------------------------------------------------------------------
+
+// Reads [pos, pos + n) of the contiguous frame (pos relative to the frame start): a view when the storage has
+// one, else into the state's scratch. Valid until the next read or write.
+[[nodiscard]] result<bytes_view> frame_bytes(frame_state& s, uint64_t pos, size_t n) noexcept;
+[[nodiscard]] status frame_read_into(frame_state& s, uint64_t pos, bytes_mut dst) noexcept;
+[[nodiscard]] status frame_write(frame_state& s, uint64_t pos, bytes_view src) noexcept;
+
+// Sparse entries.
+struct sparse_entry {
+  frame_state* s = nullptr;
+  storage st{};
+  bool open = false;
+  sparse_entry() noexcept = default;
+  sparse_entry(const sparse_entry&) = delete;
+  sparse_entry& operator=(const sparse_entry&) = delete;
+  ~sparse_entry();
+  [[nodiscard]] status open_name(frame_state& state, const char* name, storage_open mode) noexcept;
+  [[nodiscard]] status close() noexcept;
+};
+
+// ---- Header, trailer, index ----------------------------------------------------------------------------------
+
+// Parses the fixed fields of a header (at least kFrameHeaderMinLen bytes) into info (not nchunks).
+[[nodiscard]] status header_fixed_parse(bytes_view h, frame_info& info) noexcept;
+// Parses the metalayers section of a complete header (header_len bytes) into s.metas.
+[[nodiscard]] status header_metas_parse(frame_state& s) noexcept;
+// Rewrites the fixed fields of s.header from s.info.
+void header_fixed_write(const frame_state& s, uint8_t* h) noexcept;
+// Builds a complete header for the params into s.header.
+[[nodiscard]] status header_build(frame_state& s, const frame_create_params& p) noexcept;
+
+// The trailer for s.vlmetas: its size, and its bytes into out (exactly that size).
+[[nodiscard]] result<uint32_t> trailer_size(const frame_state& s) noexcept;
+void trailer_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept;
+// Parses a trailer (trailer_len bytes) into s.vlmetas (contents copied).
+[[nodiscard]] status trailer_parse(frame_state& s, bytes_view t) noexcept;
+
+// The index chunk for n offsets: its size, and its bytes (a chunk of little-endian int64).
+[[nodiscard]] result<uint32_t> index_chunk_size(int64_t n) noexcept;
+void index_chunk_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept;
+// Decodes the index chunk (cbytes bytes) into s.chunks[0, n).
+[[nodiscard]] status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept;
+
+// A stored (memcpyed) chunk of `content`, typesize `typesize`: size, bytes.
+inline constexpr uint32_t kChunkStoredOverhead = 32;
+void stored_chunk_write(bytes_view content, uint8_t typesize, uint8_t* out) noexcept;
+// A 32-byte special-value chunk.
+void special_chunk_write(chunk_special kind, int32_t nbytes, int32_t typesize, int32_t blocksize, uint8_t* out) noexcept;
+
+// What an index value means: a stored chunk (offset >= 0) or a special kind. Errors for unknown kinds.
+[[nodiscard]] result<chunk_special> index_special(int64_t offset) noexcept;
+[[nodiscard]] int64_t index_special_value(chunk_special kind) noexcept;
+
+[[nodiscard]] bool names_equal(const frame_meta_entry& e, span<const char> name) noexcept;
+
+// Reader internals the writer uses.
+[[nodiscard]] status frame_open_cframe_state(frame_state& s) noexcept;
+[[nodiscard]] status frame_open_sframe_state(frame_state& s) noexcept;
+[[nodiscard]] status frame_chunk_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
+[[nodiscard]] result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept;
+// The compressed bytes of chunk nchunk (into *buffer, or the state's scratch when buffer is null).
+[[nodiscard]] result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer) noexcept;
+
+}  // namespace tessera::detail

@@ -1,0 +1,536 @@
+// Opening frames and reading them lazily: header, index and trailer at open; chunks and blocks on demand.
+#include <cstring>
+
+#include "frame/frame_internal.hpp"
+
+namespace tessera {
+
+using detail::frame_access;
+using detail::frame_state;
+
+frame& frame::operator=(frame&& o) noexcept {
+  if (this != &o) {
+    (void)frame_close(*this);
+    s_ = o.s_;
+    o.s_ = nullptr;
+  }
+  return *this;
+}
+
+frame::~frame() { (void)frame_close(*this); }
+
+status frame_close(frame& f) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return ok_status();
+  status result = ok_status();
+  // Sparse chunk entries written for changes that were never committed: nothing refers to them.
+  if (s->sparse && s->options.writable) {
+    char name[16];
+    for (uint32_t i = 0; i < s->nfresh; ++i)
+      if (frame_sparse_chunk_name(s->fresh[i], name, sizeof name).ok()) (void)storage_directory_remove(s->dir, name);
+  }
+  detail::state_free(s);
+  frame_access::set(f, nullptr);
+  return result;
+}
+
+namespace detail {
+
+namespace {
+
+// Where a stored chunk's bytes are: a storage and the absolute position of the chunk in it.
+struct chunk_source {
+  storage st{};
+  uint64_t pos = 0;
+  uint64_t limit = 0;  // bytes available from pos (the chunk's cbytes must fit)
+};
+
+status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
+
+// Reads and checks the header of the stored chunk at src (at most 32 bytes).
+result<chunk_header> source_header(frame_state& s, const chunk_source& src, uint8_t (&buf)[kChunkHeaderExtendedSize]) noexcept {
+  (void)s;
+  const size_t n = src.limit < kChunkHeaderExtendedSize ? static_cast<size_t>(src.limit) : kChunkHeaderExtendedSize;
+  if (n < kChunkHeaderMinSize) return make_error(errc::corrupt, "frame: chunk position too close to the data's end");
+  const bytes_view v = storage_view(src.st);
+  if (!v.empty() && src.pos <= v.size() && n <= v.size() - src.pos) std::memcpy(buf, v.data() + src.pos, n);
+  else TESSERA_TRY(storage_read(src.st, src.pos, bytes_mut(buf, n)));
+  auto h = chunk_header_read(bytes_view(buf, n));
+  if (!h.ok()) return h.err();
+  if (static_cast<uint64_t>(h->cbytes) > src.limit) return make_error(errc::corrupt, "frame: chunk runs past the frame's data");
+  return h;
+}
+
+// The bytes [at, at + n) of a chunk source: a view, or read into the state's scratch at scratch_off.
+result<const uint8_t*> source_bytes(frame_state& s, const chunk_source& src, uint64_t at, size_t n, size_t scratch_off) noexcept {
+  const bytes_view v = storage_view(src.st);
+  const uint64_t abs = src.pos + at;
+  if (!v.empty() && abs <= v.size() && n <= v.size() - abs) return v.data() + abs;
+  TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, scratch_off + n));
+  TESSERA_TRY(storage_read(src.st, abs, bytes_mut(s.scratch + scratch_off, n)));
+  return static_cast<const uint8_t*>(s.scratch + scratch_off);
+}
+
+status frame_read_common(frame_state& s, bool sparse_kind) noexcept {
+  uint8_t fixed[kFrameHeaderMinLen];
+  TESSERA_TRY(frame_read_into(s, 0, bytes_mut(fixed, sizeof fixed)));
+  frame_info info;
+  TESSERA_TRY(header_fixed_parse(bytes_view(fixed, sizeof fixed), info));
+  if ((info.kind == frame_kind::sparse) != sparse_kind)
+    return make_error(errc::malformed, sparse_kind ? "sframe: the index file is not a sparse frame"
+                                                   : "frame: a sparse frame's index opened as a contiguous frame");
+  auto size = storage_size(s.st);
+  if (!size.ok()) return size.err();
+  if (*size < s.base || info.frame_len > *size - s.base) return make_error(errc::truncated, "frame: storage shorter than the frame length");
+  if (info.frame_len < kFrameHeaderMinLen + kFrameTrailerMinLen) return make_error(errc::malformed, "frame: frame length too small");
+  s.info = info;
+  TESSERA_TRY(state_buffer_reserve(s, &s.header, &s.header_cap, info.header_len));
+  TESSERA_TRY(frame_read_into(s, 0, bytes_mut(s.header, info.header_len)));
+  TESSERA_TRY(header_metas_parse(s));
+
+  // The trailer: its length sits 22 bytes before the frame's end.
+  uint8_t tail[kFrameTrailerMinLen];
+  TESSERA_TRY(frame_read_into(s, info.frame_len - kFrameTrailerMinLen, bytes_mut(tail, sizeof tail)));
+  const uint32_t lenpos = kFrameTrailerMinLen - kTrailerLenFromEnd;
+  if (tail[lenpos - 1] != 0xce) return make_error(errc::malformed, "frame: trailer length is not a uint32");
+  const uint64_t tl = be_load(tail + lenpos, 4);
+  if (tl < kFrameTrailerMinLen || tl > INT32_MAX || tl > info.frame_len - kFrameHeaderMinLen)
+    return make_error(errc::malformed, "frame: trailer length out of range");
+  s.info.trailer_len = static_cast<uint32_t>(tl);
+  const bool has_data = info.nbytes > 0;
+  const uint64_t trailer_off = has_data ? info.frame_len - tl : info.header_len;
+  if (trailer_off < info.header_len || trailer_off + tl > info.frame_len)
+    return make_error(errc::malformed, "frame: trailer outside the frame");
+  {
+    auto t = frame_bytes(s, trailer_off, static_cast<size_t>(tl));
+    if (!t.ok()) return t.err();
+    TESSERA_TRY(trailer_parse(s, *t));
+  }
+
+  // The index chunk, right after the chunks section (sparse: right after the header).
+  int64_t n = 0;
+  if (has_data) {
+    const uint64_t off_pos = info.header_len + (sparse_kind ? 0 : static_cast<uint64_t>(info.cbytes));
+    if ((!sparse_kind && info.cbytes > static_cast<int64_t>(info.frame_len)) || off_pos + kChunkHeaderMinSize > trailer_off)
+      return make_error(errc::malformed, "frame: index chunk outside the frame");
+    uint8_t hb[kChunkHeaderExtendedSize];
+    const size_t hn = trailer_off - off_pos < sizeof hb ? static_cast<size_t>(trailer_off - off_pos) : sizeof hb;
+    TESSERA_TRY(frame_read_into(s, off_pos, bytes_mut(hb, hn)));
+    auto ih = chunk_header_read(bytes_view(hb, hn));
+    if (!ih.ok()) return ih.err();
+    if (static_cast<uint64_t>(ih->cbytes) > trailer_off - off_pos) return make_error(errc::malformed, "frame: index chunk runs into the trailer");
+    if (ih->nbytes % 8 != 0) return make_error(errc::malformed, "frame: index chunk size not a multiple of 8");
+    n = ih->nbytes / 8;
+    if (info.nchunks >= 0 && n != info.nchunks) return make_error(errc::corrupt, "frame: index chunk and header disagree on the number of chunks");
+    TESSERA_TRY(state_chunks_reserve(s, n));
+    auto ib = frame_bytes(s, off_pos, static_cast<size_t>(ih->cbytes));
+    if (!ib.ok()) return ib.err();
+    TESSERA_TRY(index_decode(s, *ib, n));
+    s.committed_has_index = true;
+  }
+  s.nchunks = n;
+  s.info.nchunks = n;
+  s.schunk_chunksize = info.chunksize;
+  for (int64_t i = 0; i < n; ++i) {
+    s.chunks[i].nbytes = -1;
+    s.chunks[i].cbytes = -1;
+    if (info.chunksize > 0)
+      s.chunks[i].nbytes = i + 1 < n ? info.chunksize : static_cast<int32_t>(info.nbytes - (n - 1) * int64_t{info.chunksize});
+    TESSERA_TRY(index_special(s.chunks[i].offset).err());
+    if (s.chunks[i].offset >= 0 && sparse_kind && s.chunks[i].offset >= s.next_id) s.next_id = s.chunks[i].offset + 1;
+    if (s.chunks[i].offset < 0) {
+      s.chunks[i].cbytes = 0;
+      ++s.nspecial;
+      if (info.chunksize <= 0) return make_error(errc::unsupported, "frame: special index entry in a frame of variable chunk sizes");
+    }
+  }
+  s.committed_len = info.frame_len;
+  s.committed_cbytes = info.cbytes;
+  if (!sparse_kind && n == 0) s.info.cbytes = 0;  // the reference keeps a stale size after deleting every chunk
+  s.data_end = info.header_len + (sparse_kind ? 0 : static_cast<uint64_t>(s.info.cbytes));
+  return ok_status();
+}
+
+// The source of stored chunk i (sparse: opens its entry into `entry`).
+result<chunk_source> chunk_source_get(frame_state& s, int64_t i, sparse_entry& entry) noexcept {
+  const int64_t off = s.chunks[i].offset;
+  chunk_source src;
+  if (s.sparse) {
+    char name[16];
+    TESSERA_TRY(frame_sparse_chunk_name(off, name, sizeof name));
+    TESSERA_TRY(entry.open_name(s, name, storage_open::read));
+    auto size = storage_size(entry.st);
+    if (!size.ok()) return size.err();
+    src.st = entry.st;
+    src.pos = 0;
+    src.limit = *size;
+    return src;
+  }
+  const uint64_t data = s.info.header_len;
+  const uint64_t section = s.data_end - data;
+  if (static_cast<uint64_t>(off) >= section) return make_error(errc::corrupt, "frame: chunk offset past the chunks section");
+  src.st = s.st;
+  src.pos = s.base + data + static_cast<uint64_t>(off);
+  src.limit = section - static_cast<uint64_t>(off);
+  return src;
+}
+
+status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept {
+  frame_chunk_entry& e = s.chunks[i];
+  if (e.nbytes < 0 || e.cbytes < 0) {
+    if (e.offset < 0) return make_error(errc::unsupported, "frame: special index entry in a frame of variable chunk sizes");
+    sparse_entry entry;
+    auto src = chunk_source_get(s, i, entry);
+    if (!src.ok()) return src.err();
+    uint8_t hb[kChunkHeaderExtendedSize];
+    auto h = source_header(s, *src, hb);
+    if (!h.ok()) return h.err();
+    e.nbytes = h->nbytes;
+    e.cbytes = h->cbytes;
+    TESSERA_TRY(entry.close());
+  }
+  *out = e.nbytes;
+  return ok_status();
+}
+
+status chunk_index_check(const frame_state* s, int64_t nchunk) noexcept {
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (nchunk < 0 || nchunk >= s->nchunks) return make_error(errc::out_of_range, "frame: chunk number past the frame's chunks");
+  return ok_status();
+}
+
+// Decodes block nblock of the stored chunk at src reading only what it needs.
+result<size_t> block_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src, size_t nblock, bytes_mut out) noexcept {
+  uint8_t hb[kChunkHeaderExtendedSize];
+  auto hr = source_header(s, src, hb);
+  if (!hr.ok()) return hr.err();
+  const chunk_header& h = *hr;
+  const uint64_t cbytes = static_cast<uint64_t>(h.cbytes);
+  const bytes_view v = storage_view(src.st);
+  if (!v.empty() && src.pos <= v.size() && cbytes <= v.size() - src.pos)
+    return chunk_decode_block(d, bytes_view(v.data() + src.pos, static_cast<size_t>(cbytes)), nblock, out);
+  if (h.special != chunk_special::none || h.vlblocks || h.lazy || h.nbytes == 0 || cbytes <= 256) {
+    auto all = source_bytes(s, src, 0, static_cast<size_t>(cbytes), 0);
+    if (!all.ok()) return all.err();
+    return chunk_decode_block(d, bytes_view(*all, static_cast<size_t>(cbytes)), nblock, out);
+  }
+  if (nblock >= h.nblocks) return make_error(errc::out_of_range, "chunk: block index past the chunk's blocks");
+  const size_t bs = static_cast<size_t>(h.blocksize);
+  const size_t bsize = (nblock + 1 == h.nblocks && h.leftover > 0) ? static_cast<size_t>(h.leftover) : bs;
+  if (out.size() < bsize) return make_error(errc::buffer_too_small, "chunk: output shorter than the block");
+  if (h.memcpyed) {
+    const uint64_t at = h.header_size + uint64_t{nblock} * bs;
+    if (at + bsize > cbytes) return make_error(errc::corrupt, "chunk: memcpyed block past cbytes");
+    TESSERA_TRY(storage_read(src.st, src.pos + at, bytes_mut(out.data(), bsize)));
+    return bsize;
+  }
+  // Header, bstarts and dictionary.
+  const uint64_t bstarts_end = h.header_size + uint64_t{4} * h.nblocks;
+  if (bstarts_end > cbytes) return make_error(errc::truncated, "chunk: bstarts run past cbytes");
+  uint64_t data_start = bstarts_end;
+  uint64_t dict_size = 0;
+  if (h.dict) {
+    uint8_t ds[4];
+    if (bstarts_end + 4 > cbytes) return make_error(errc::truncated, "chunk: dictionary size past cbytes");
+    TESSERA_TRY(storage_read(src.st, src.pos + bstarts_end, bytes_mut(ds, 4)));
+    const int32_t dsize = as_signed32(ds[0] | uint32_t{ds[1]} << 8 | uint32_t{ds[2]} << 16 | uint32_t{ds[3]} << 24);
+    if (dsize <= 0 || dsize > kChunkMaxDictSize) return make_error(errc::malformed, "chunk: invalid dictionary size");
+    dict_size = 4 + static_cast<uint64_t>(dsize);
+    data_start += dict_size;
+    if (data_start > cbytes) return make_error(errc::truncated, "chunk: dictionary runs past cbytes");
+  }
+  auto pre = source_bytes(s, src, 0, static_cast<size_t>(data_start), 0);
+  if (!pre.ok()) return pre.err();
+  const uint8_t* bst = *pre + h.header_size;
+  auto load = [&](size_t j) {
+    const uint8_t* p = bst + 4 * j;
+    return as_signed32(p[0] | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
+  };
+  // A block's streams run from its start to the next larger start (or cbytes).
+  struct extent {
+    uint64_t start, end;
+  };
+  auto extent_of = [&](size_t j, extent* e) -> status {
+    const int32_t st = load(j);
+    if (st < 0 || static_cast<uint64_t>(st) < data_start || static_cast<uint64_t>(st) >= cbytes)
+      return make_error(errc::corrupt, "chunk: block start out of bounds");
+    uint64_t end = cbytes;
+    for (size_t k = 0; k < h.nblocks; ++k) {
+      const int32_t o = load(k);
+      if (o > st && static_cast<uint64_t>(o) < end) end = static_cast<uint64_t>(o);
+    }
+    e->start = static_cast<uint64_t>(st);
+    e->end = end;
+    return ok_status();
+  };
+  bool delta = false;
+  for (uint8_t fid : h.filters)
+    if (fid == static_cast<uint8_t>(filter_id::delta)) delta = true;
+  extent eb{}, e0{};
+  TESSERA_TRY(extent_of(nblock, &eb));
+  const bool need0 = delta && nblock > 0;
+  if (need0) TESSERA_TRY(extent_of(0, &e0));
+  // The mini chunk: header, bstarts (all pointing at the copied streams), dictionary, block 0, the block.
+  const uint64_t n0 = need0 ? e0.end - e0.start : 0;
+  const uint64_t nb = eb.end - eb.start;
+  const uint64_t mini = data_start + n0 + nb;
+  if (mini > INT32_MAX) return make_error(errc::overflow, "chunk: block too large");
+  // The prefix may live in scratch; the mini chunk is built after it.
+  const size_t pre_in_scratch = (*pre == s.scratch) ? static_cast<size_t>(data_start) : 0;
+  TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, pre_in_scratch + static_cast<size_t>(mini)));
+  const uint8_t* prefix = pre_in_scratch != 0 ? s.scratch : *pre;
+  uint8_t* m = s.scratch + pre_in_scratch;
+  std::memmove(m, prefix, static_cast<size_t>(data_start));
+  le_store32(m + 12, static_cast<uint32_t>(mini));
+  const uint64_t at0 = data_start;
+  const uint64_t atb = data_start + n0;
+  for (size_t j = 0; j < h.nblocks; ++j) le_store32(m + h.header_size + 4 * j, static_cast<uint32_t>(atb));
+  if (need0) {
+    le_store32(m + h.header_size, static_cast<uint32_t>(at0));
+    TESSERA_TRY(storage_read(src.st, src.pos + e0.start, bytes_mut(m + at0, static_cast<size_t>(n0))));
+  }
+  TESSERA_TRY(storage_read(src.st, src.pos + eb.start, bytes_mut(m + atb, static_cast<size_t>(nb))));
+  return chunk_decode_block(d, bytes_view(m, static_cast<size_t>(mini)), nblock, out);
+}
+
+}  // namespace
+
+status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept {
+  auto h = chunk_header_read(chunk);
+  if (!h.ok()) return h.err();
+  if (static_cast<int64_t>(h->nbytes) != n * 8) return make_error(errc::corrupt, "frame: index chunk size mismatch");
+  if (n == 0) return ok_status();
+  // Decode into the chunk table's memory viewed as bytes, then spread the int64 offsets backwards.
+  const size_t raw = static_cast<size_t>(n) * 8;
+  auto* bytes = reinterpret_cast<uint8_t*>(s.chunks);
+  if (h->memcpyed) {
+    if (chunk.size() < h->header_size + raw) return make_error(errc::truncated, "frame: index chunk truncated");
+    std::memmove(bytes, chunk.data() + h->header_size, raw);
+  } else {
+    chunk_decoder d;
+    chunk_decoder_options o;
+    o.max_blocksize = 0;
+    TESSERA_TRY(chunk_decoder_init(d, s.alloc, o));
+    auto r = chunk_decode(d, chunk, bytes_mut(bytes, raw));
+    if (!r.ok()) return r.err();
+  }
+  static_assert(sizeof(frame_chunk_entry) >= 8, "entries hold an offset");
+  for (int64_t i = n - 1; i >= 0; --i) {
+    const uint64_t v = le_load64(bytes + 8 * i);
+    frame_chunk_entry e;
+    e.offset = as_signed(v);
+    s.chunks[i] = e;
+  }
+  return ok_status();
+}
+
+status frame_open_cframe_state(frame_state& s) noexcept { return frame_read_common(s, false); }
+
+status frame_open_sframe_state(frame_state& s) noexcept {
+  sparse_entry idx;
+  TESSERA_TRY(idx.open_name(s, kSparseIndexName, storage_open::read));
+  s.st = idx.st;
+  s.base = 0;
+  status e = frame_read_common(s, true);
+  s.st = storage{};
+  TESSERA_TRY(e);
+  return idx.close();
+}
+
+status frame_chunk_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept { return index_entry_nbytes(s, i, out); }
+
+result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept {
+  TESSERA_TRY(chunk_index_check(&s, nchunk));
+  frame_chunk_ref r;
+  const frame_chunk_entry& e = s.chunks[nchunk];
+  auto sp = index_special(e.offset);
+  if (!sp.ok()) return sp.err();
+  r.special = *sp;
+  r.offset = e.offset;
+  int32_t nb = 0;
+  TESSERA_TRY(index_entry_nbytes(s, nchunk, &nb));
+  r.nbytes = nb;
+  r.cbytes = s.chunks[nchunk].cbytes;
+  return r;
+}
+
+result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer) noexcept {
+  auto ref = chunk_locate(s, nchunk);
+  if (!ref.ok()) return ref.err();
+  if (ref->special != chunk_special::none) {
+    uint8_t* out = nullptr;
+    if (buffer != nullptr) {
+      TESSERA_TRY(buffer->allocate(s.alloc, kChunkStoredOverhead));
+      out = buffer->data();
+    } else {
+      TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, kChunkStoredOverhead));
+      out = s.scratch;
+    }
+    special_chunk_write(ref->special, ref->nbytes, s.info.typesize, s.info.blocksize, out);
+    return bytes_view(out, kChunkStoredOverhead);
+  }
+  sparse_entry entry;
+  auto src = chunk_source_get(s, nchunk, entry);
+  if (!src.ok()) return src.err();
+  const size_t cb = static_cast<size_t>(ref->cbytes);
+  if (static_cast<uint64_t>(cb) > src->limit) return make_error(errc::corrupt, "frame: chunk runs past the frame's data");
+  if (!s.sparse) {
+    const bytes_view v = storage_view(src->st);
+    if (!v.empty() && src->pos <= v.size() && cb <= v.size() - src->pos) return bytes_view(v.data() + src->pos, cb);
+  }
+  uint8_t* out = nullptr;
+  if (buffer != nullptr) {
+    TESSERA_TRY(buffer->allocate(s.alloc, cb));
+    out = buffer->data();
+  } else {
+    TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, cb));
+    out = s.scratch;
+  }
+  TESSERA_TRY(storage_read(src->st, src->pos, bytes_mut(out, cb)));
+  TESSERA_TRY(entry.close());
+  return bytes_view(out, cb);
+}
+
+}  // namespace detail
+
+// ---- Public API ------------------------------------------------------------------------------------------------
+
+namespace {
+
+status open_with(frame& f, const allocator& alloc, const frame_open_options& options,
+                 status (*body)(frame_state&), const storage* st, const storage_directory* dir) noexcept {
+  TESSERA_TRY(frame_close(f));
+  auto sr = detail::state_new(alloc);
+  if (!sr.ok()) return sr.err();
+  frame_state* s = *sr;
+  s->options = options;
+  if (st != nullptr) {
+    s->st = *st;
+    s->base = options.base_offset;
+  }
+  if (dir != nullptr) {
+    s->dir = *dir;
+    s->sparse = true;
+  }
+  if (options.writable && st != nullptr && st->write == nullptr) {
+    detail::state_free(s);
+    return make_error(errc::invalid_argument, "frame: writable open of a read-only storage");
+  }
+  status e = body(*s);
+  if (!e.ok()) {
+    detail::state_free(s);
+    return e;
+  }
+  frame_access::set(f, s);
+  return ok_status();
+}
+
+}  // namespace
+
+status frame_open(frame& f, const storage& st, const allocator& alloc, const frame_open_options& options) noexcept {
+  return open_with(f, alloc, options, detail::frame_open_cframe_state, &st, nullptr);
+}
+
+status frame_open_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
+                         const frame_open_options& options) noexcept {
+  return open_with(f, alloc, options, detail::frame_open_sframe_state, nullptr, &dir);
+}
+
+const frame_info* frame_info_get(const frame& f) noexcept {
+  const frame_state* s = frame_access::get(f);
+  return s == nullptr ? nullptr : &s->info;
+}
+
+result<span<const char>> frame_meta_name(const frame& f, uint32_t i) noexcept {
+  const frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (i >= s->nmetas) return make_error(errc::out_of_range, "frame: metalayer number past the metalayers");
+  return span<const char>(s->metas[i].name, s->metas[i].name_len);
+}
+
+result<bytes_view> frame_meta_find(const frame& f, span<const char> name) noexcept {
+  const frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  for (uint32_t i = 0; i < s->nmetas; ++i)
+    if (detail::names_equal(s->metas[i], name)) return bytes_view(s->header + s->metas[i].content_off, s->metas[i].content_len);
+  return make_error(errc::out_of_range, "frame: no fixed metalayer with that name");
+}
+
+result<span<const char>> frame_vlmeta_name(const frame& f, uint32_t i) noexcept {
+  const frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (i >= s->nvlmetas) return make_error(errc::out_of_range, "frame: vlmetalayer number past the vlmetalayers");
+  return span<const char>(s->vlmetas[i].name, s->vlmetas[i].name_len);
+}
+
+result<bytes_view> frame_vlmeta_raw(const frame& f, span<const char> name) noexcept {
+  const frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  for (uint32_t i = 0; i < s->nvlmetas; ++i)
+    if (detail::names_equal(s->vlmetas[i], name)) return bytes_view(s->vlmetas[i].data, s->vlmetas[i].content_len);
+  return make_error(errc::out_of_range, "frame: no vlmetalayer with that name");
+}
+
+result<size_t> frame_vlmeta_nbytes(const frame& f, span<const char> name) noexcept {
+  auto raw = frame_vlmeta_raw(f, name);
+  if (!raw.ok()) return raw.err();
+  auto h = chunk_header_read(*raw);
+  if (!h.ok()) return h.err();
+  if (static_cast<size_t>(h->cbytes) != raw->size()) return make_error(errc::corrupt, "frame: vlmetalayer chunk size mismatch");
+  return static_cast<size_t>(h->nbytes);
+}
+
+result<size_t> frame_vlmeta_decode(const frame& f, chunk_decoder& d, span<const char> name, bytes_mut out) noexcept {
+  auto n = frame_vlmeta_nbytes(f, name);
+  if (!n.ok()) return n.err();
+  if (*n == 0) return size_t{0};
+  auto raw = frame_vlmeta_raw(f, name);
+  if (!raw.ok()) return raw.err();
+  return chunk_decode(d, *raw, out);
+}
+
+result<frame_chunk_ref> frame_chunk_locate(frame& f, int64_t nchunk) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  return detail::chunk_locate(*s, nchunk);
+}
+
+result<bytes_view> frame_chunk_read(frame& f, int64_t nchunk, owned_array<uint8_t>& buffer) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  return detail::chunk_bytes(*s, nchunk, &buffer);
+}
+
+result<size_t> frame_chunk_decode(frame& f, chunk_decoder& d, int64_t nchunk, bytes_mut out) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  auto bytes = detail::chunk_bytes(*s, nchunk, nullptr);
+  if (!bytes.ok()) return bytes.err();
+  return chunk_decode(d, *bytes, out);
+}
+
+result<size_t> frame_block_decode(frame& f, chunk_decoder& d, int64_t nchunk, size_t nblock, bytes_mut out) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  auto ref = detail::chunk_locate(*s, nchunk);
+  if (!ref.ok()) return ref.err();
+  if (ref->special != chunk_special::none) {
+    uint8_t sc[detail::kChunkStoredOverhead];
+    detail::special_chunk_write(ref->special, ref->nbytes, s->info.typesize, s->info.blocksize, sc);
+    return chunk_decode_block(d, bytes_view(sc, sizeof sc), nblock, out);
+  }
+  detail::sparse_entry entry;
+  auto src = detail::chunk_source_get(*s, nchunk, entry);
+  if (!src.ok()) return src.err();
+  auto r = detail::block_decode_lazy(*s, d, *src, nblock, out);
+  if (!r.ok()) return r.err();
+  TESSERA_TRY(entry.close());
+  return *r;
+}
+
+bool frame_dirty(const frame& f) noexcept {
+  const frame_state* s = frame_access::get(f);
+  return s != nullptr && s->dirty;
+}
+
+}  // namespace tessera
