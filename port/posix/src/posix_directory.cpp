@@ -1,0 +1,178 @@
+// A storage_directory over a filesystem directory: openat/unlinkat/renameat relative to the directory's
+// descriptor (no path buffers, no races with the directory being renamed), fsync of the directory after each
+// change of its entries.
+#include "tessera/port/posix_directory.hpp"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "posix_internal.hpp"
+#include "tessera/port/posix_file.hpp"
+
+namespace tessera {
+namespace {
+
+int fd_of(void* context) noexcept { return static_cast<int>(reinterpret_cast<intptr_t>(context)); }
+
+status name_check(const char* name) noexcept {
+  if (name == nullptr || name[0] == '\0') return make_error(errc::invalid_argument, "posix_directory: empty entry name");
+  size_t n = 0;
+  for (; name[n] != '\0'; ++n) {
+    if (n >= kStorageNameMax) return make_error(errc::invalid_argument, "posix_directory: entry name too long");
+    if (name[n] == '/') return make_error(errc::invalid_argument, "posix_directory: entry name with a '/'");
+  }
+  if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0)
+    return make_error(errc::invalid_argument, "posix_directory: entry name '.' or '..'");
+  return ok_status();
+}
+
+status dir_open(void* context, const char* name, storage_open mode, storage* out) noexcept {
+  if (out == nullptr) return make_error(errc::invalid_argument, "posix_directory: no storage to open into");
+  *out = storage{};
+  TESSERA_TRY(name_check(name));
+  const int dirfd = fd_of(context);
+  if (dirfd < 0) return make_error(errc::invalid_argument, "posix_directory: the directory is closed");
+  int fd = -1;
+  bool created = false;
+  switch (mode) {
+    case storage_open::read: fd = detail::posix_open_retry(dirfd, name, O_RDONLY | O_CLOEXEC, 0); break;
+    case storage_open::read_write: fd = detail::posix_open_retry(dirfd, name, O_RDWR | O_CLOEXEC, 0); break;
+    case storage_open::replace:
+      // Exclusive first, to know whether the entry is new and the directory needs an fsync.
+      fd = detail::posix_open_retry(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd >= 0) {
+        created = true;
+      } else if (errno == EEXIST) {
+        fd = detail::posix_open_retry(dirfd, name, O_RDWR | O_TRUNC | O_CLOEXEC, 0);
+        if (fd < 0 && errno == ENOENT) {  // removed in between
+          fd = detail::posix_open_retry(dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+          created = fd >= 0;
+        }
+      }
+      break;
+    default: return make_error(errc::invalid_argument, "posix_directory: unknown open mode");
+  }
+  if (fd < 0) return detail::posix_open_error(errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return make_error(errc::io, "posix_directory: fstat failed");
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return make_error(errc::io, "posix_directory: the entry is a directory");
+  }
+  if (created) {
+    const status s = detail::posix_fsync_directory_fd(dirfd);
+    if (!s.ok()) {
+      ::close(fd);
+      return s;
+    }
+  }
+  posix_file f;
+  f.fd = fd;
+  f.writable = mode != storage_open::read;
+  *out = posix_file_storage(f);
+  return ok_status();
+}
+
+status dir_close(void*, storage* s) noexcept {
+  if (s == nullptr || s->read == nullptr) return ok_status();  // nothing open
+  posix_file f;
+  f.fd = static_cast<int>(reinterpret_cast<intptr_t>(s->context));
+  *s = storage{};
+  return posix_file_close(f);
+}
+
+status dir_remove(void* context, const char* name) noexcept {
+  TESSERA_TRY(name_check(name));
+  const int dirfd = fd_of(context);
+  if (dirfd < 0) return make_error(errc::invalid_argument, "posix_directory: the directory is closed");
+  if (::unlinkat(dirfd, name, 0) != 0) {
+    if (errno == ENOENT) return make_error(errc::io, "posix_directory: unlink failed: no such entry");
+    if (errno == EISDIR || errno == EPERM) return make_error(errc::io, "posix_directory: unlink failed: a directory or not permitted");
+    if (errno == EACCES) return make_error(errc::io, "posix_directory: unlink failed: permission denied");
+    return make_error(errc::io, "posix_directory: unlink failed");
+  }
+  return detail::posix_fsync_directory_fd(dirfd);
+}
+
+status dir_rename(void* context, const char* from, const char* to) noexcept {
+  TESSERA_TRY(name_check(from));
+  TESSERA_TRY(name_check(to));
+  const int dirfd = fd_of(context);
+  if (dirfd < 0) return make_error(errc::invalid_argument, "posix_directory: the directory is closed");
+  if (::renameat(dirfd, from, dirfd, to) != 0) {
+    if (errno == ENOENT) return make_error(errc::io, "posix_directory: rename failed: no such entry");
+    if (detail::posix_errno_is_full(errno)) return make_error(errc::no_space, "posix_directory: rename failed: no space left");
+    if (errno == EACCES || errno == EPERM) return make_error(errc::io, "posix_directory: rename failed: permission denied");
+    return make_error(errc::io, "posix_directory: rename failed");
+  }
+  return detail::posix_fsync_directory_fd(dirfd);
+}
+
+// mkdir of one path prefix; a new directory is made durable in its parent.
+status mkdir_one(char* path, size_t len) noexcept {
+  const char saved = path[len];
+  path[len] = '\0';
+  status s = ok_status();
+  if (::mkdir(path, 0777) == 0) {
+    s = posix_directory_sync_parent(path);
+  } else if (errno != EEXIST) {
+    if (errno == EACCES || errno == EPERM) s = make_error(errc::io, "posix_directory: mkdir failed: permission denied");
+    else if (errno == ENOTDIR) s = make_error(errc::io, "posix_directory: mkdir failed: a path component is not a directory");
+    else if (detail::posix_errno_is_full(errno)) s = make_error(errc::no_space, "posix_directory: mkdir failed: no space left");
+    else s = make_error(errc::io, "posix_directory: mkdir failed");
+  }
+  path[len] = saved;
+  return s;
+}
+
+}  // namespace
+
+result<posix_directory> posix_directory_open(const char* path, bool create) noexcept {
+  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, "posix_directory: empty path");
+  if (create) {
+    char buf[4096];
+    const size_t n = std::strlen(path);
+    if (n >= sizeof buf) return make_error(errc::io, "posix_directory: path too long");
+    std::memcpy(buf, path, n + 1);
+    // Every prefix ending before a '/', then the whole path ("a//b/" and "/abs" work too).
+    for (size_t i = 1; i < n; ++i)
+      if (buf[i] == '/' && buf[i - 1] != '/') TESSERA_TRY(mkdir_one(buf, i));
+    TESSERA_TRY(mkdir_one(buf, n));
+  }
+  const int fd = detail::posix_open_retry(-1, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  if (fd < 0) {
+    if (errno == ENOTDIR) return make_error(errc::io, "posix_directory: open failed: not a directory");
+    return detail::posix_open_error(errno);
+  }
+  posix_directory d;
+  d.fd = fd;
+  return d;
+}
+
+status posix_directory_close(posix_directory& d) noexcept {
+  if (d.fd < 0) return ok_status();
+  const int fd = d.fd;
+  d.fd = -1;
+  if (::close(fd) != 0 && errno != EINTR) return make_error(errc::io, "posix_directory: close failed");
+  return ok_status();
+}
+
+storage_directory posix_directory_interface(const posix_directory& d) noexcept {
+  storage_directory sd;
+  sd.open = dir_open;
+  sd.close = dir_close;
+  sd.remove = dir_remove;
+  sd.rename = dir_rename;
+  sd.context = reinterpret_cast<void*>(static_cast<intptr_t>(d.fd));
+  return sd;
+}
+
+}  // namespace tessera
