@@ -1,0 +1,467 @@
+#include "tessera/port/flash_log.hpp"
+
+#include <cstring>
+
+namespace tessera {
+
+namespace {
+
+constexpr uint32_t kMagic = 0x4C465354u;  // "TSFL" little-endian
+constexpr uint16_t kVersion = 1;
+
+enum record_kind : uint8_t { kind_begin = 1, kind_blob = 2, kind_abort = 3 };
+
+struct record {
+  uint8_t kind = 0;
+  uint8_t tag = 0;
+  uint32_t seq = 0;     // the slot index: a record copied to another slot is not valid there
+  uint32_t aux = 0;     // blob: the caller's word; begin: user tag; abort: the aborted record
+  uint32_t offset = 0;  // blob: region offset; begin: front_reserve
+  uint32_t size = 0;    // blob: bytes; begin: slot size
+  uint32_t crc = 0;     // blob: CRC-32 of the bytes; begin: geometry fingerprint
+};
+
+void put32(uint8_t* p, uint32_t v) noexcept {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint32_t get32(const uint8_t* p) noexcept {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
+         static_cast<uint32_t>(p[3]) << 24;
+}
+
+void record_encode(const record& r, uint8_t* out) noexcept {
+  put32(out, kMagic);
+  out[4] = r.kind;
+  out[5] = r.tag;
+  out[6] = static_cast<uint8_t>(kVersion);
+  out[7] = static_cast<uint8_t>(kVersion >> 8);
+  put32(out + 8, r.seq);
+  put32(out + 12, r.aux);
+  put32(out + 16, r.offset);
+  put32(out + 20, r.size);
+  put32(out + 24, r.crc);
+  put32(out + 28, flash_crc32_update(0, bytes_view(out, 28)));
+}
+
+bool record_decode(const uint8_t* in, uint32_t seq, record* r) noexcept {
+  if (get32(in) != kMagic || get32(in + 28) != flash_crc32_update(0, bytes_view(in, 28))) return false;
+  if ((in[6] | in[7] << 8) != kVersion || get32(in + 8) != seq) return false;
+  r->kind = in[4];
+  r->tag = in[5];
+  r->seq = seq;
+  r->aux = get32(in + 12);
+  r->offset = get32(in + 16);
+  r->size = get32(in + 20);
+  r->crc = get32(in + 24);
+  return r->kind == kind_begin || r->kind == kind_blob || r->kind == kind_abort;
+}
+
+uint32_t round_up(uint32_t v, uint32_t unit) noexcept { return (v + unit - 1) / unit * unit; }
+
+uint32_t geometry_fingerprint(const flash_log& log) noexcept {
+  uint8_t g[17];
+  put32(g, log.device.read_size);
+  put32(g + 4, log.device.prog_size);
+  put32(g + 8, log.device.sector_size);
+  put32(g + 12, log.sector_count);
+  g[16] = log.device.erased_value;
+  return flash_crc32_update(0, bytes_view(g, sizeof g));
+}
+
+// Slot `i`'s region offset, or UINT32_MAX when it does not fit above `floor`.
+uint32_t slot_offset(const flash_log& log, uint32_t i, uint32_t floor) noexcept {
+  const uint64_t below = (static_cast<uint64_t>(i) + 1) * log.slot_size;
+  if (below > log.region_size || log.region_size - below < floor) return UINT32_MAX;
+  return static_cast<uint32_t>(log.region_size - below);
+}
+
+// ---- Region I/O ---------------------------------------------------------------------------------------------
+
+status region_read_aligned(const flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
+  const uint32_t ss = log.device.sector_size;
+  while (!dst.empty()) {
+    const uint32_t in_sector = offset % ss;
+    const size_t n = dst.size() < ss - in_sector ? dst.size() : ss - in_sector;
+    TESSERA_TRY(flash_read(log.device, log.first_sector + offset / ss, in_sector, dst.subspan(0, n)));
+    offset += static_cast<uint32_t>(n);
+    dst = dst.subspan(n);
+  }
+  return ok_status();
+}
+
+status region_read(flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
+  if (offset > log.region_size || dst.size() > log.region_size - offset)
+    return make_error(errc::out_of_range, "flash log: read past the region");
+  const uint32_t rs = log.device.read_size;
+  if (offset % rs == 0 && dst.size() % rs == 0) return region_read_aligned(log, offset, dst);
+  while (!dst.empty()) {
+    const uint32_t base = offset / rs * rs;
+    const uint32_t skip = offset - base;
+    uint32_t span_bytes = round_up(skip + static_cast<uint32_t>(dst.size() < log.cache_size ? dst.size()
+                                                                                            : log.cache_size),
+                                   rs);
+    if (span_bytes > log.cache_size) span_bytes = log.cache_size;
+    if (span_bytes > log.region_size - base) span_bytes = log.region_size - base;
+    TESSERA_TRY(region_read_aligned(log, base, bytes_mut(log.cache, span_bytes)));
+    const size_t n = dst.size() < span_bytes - skip ? dst.size() : span_bytes - skip;
+    std::memcpy(dst.data(), log.cache + skip, n);
+    offset += static_cast<uint32_t>(n);
+    dst = dst.subspan(n);
+  }
+  return ok_status();
+}
+
+// Programs prog_size-aligned bytes, one call per page.
+status region_prog(const flash_log& log, uint32_t offset, bytes_view src) noexcept {
+  const uint32_t ss = log.device.sector_size;
+  const uint32_t page = flash_page_size(log.device);
+  while (!src.empty()) {
+    const uint32_t in_page = offset % page;
+    const size_t n = src.size() < page - in_page ? src.size() : page - in_page;
+    TESSERA_TRY(flash_prog(log.device, log.first_sector + offset / ss, offset % ss, src.subspan(0, n)));
+    offset += static_cast<uint32_t>(n);
+    src = src.subspan(n);
+  }
+  return ok_status();
+}
+
+// Programs the concatenation of `pieces` at `offset` through the cache, padding the last unit with the
+// erased value (so the pad can never be mistaken for a programmed byte, and costs no extra program).
+status program_pieces(flash_log& log, uint32_t offset, span<const bytes_view> pieces) noexcept {
+  uint32_t fill = 0;
+  for (bytes_view piece : pieces) {
+    while (!piece.empty()) {
+      const size_t n = piece.size() < log.cache_size - fill ? piece.size() : log.cache_size - fill;
+      std::memcpy(log.cache + fill, piece.data(), n);
+      fill += static_cast<uint32_t>(n);
+      piece = piece.subspan(n);
+      if (fill == log.cache_size) {
+        TESSERA_TRY(region_prog(log, offset, bytes_view(log.cache, fill)));
+        offset += fill;
+        fill = 0;
+      }
+    }
+  }
+  if (fill != 0) {
+    const uint32_t padded = round_up(fill, log.device.prog_size);
+    std::memset(log.cache + fill, log.device.erased_value, padded - fill);
+    TESSERA_TRY(region_prog(log, offset, bytes_view(log.cache, padded)));
+  }
+  return ok_status();
+}
+
+status write_record(flash_log& log, const record& r, uint32_t floor) noexcept {
+  const uint32_t at = slot_offset(log, r.seq, floor);
+  if (at == UINT32_MAX) return make_error(errc::no_space, "flash log: no room for a record");
+  std::memset(log.cache, log.device.erased_value, log.slot_size);
+  record_encode(r, log.cache);
+  return region_prog(log, at, bytes_view(log.cache, log.slot_size));
+}
+
+// Reads slot `i`: 1 valid (in *r), 0 erased, -1 torn.
+result<int> read_record(flash_log& log, uint32_t i, uint32_t floor, record* r) noexcept {
+  const uint32_t at = slot_offset(log, i, floor);
+  if (at == UINT32_MAX) return 0;  // past the records' room: nothing more
+  TESSERA_TRY(region_read_aligned(log, at, bytes_mut(log.cache, log.slot_size)));
+  bool erased = true;
+  for (uint32_t k = 0; k < log.slot_size; ++k) erased = erased && log.cache[k] == log.device.erased_value;
+  if (erased) return 0;
+  return record_decode(log.cache, i, r) ? 1 : -1;
+}
+
+status crc_of_range(flash_log& log, uint32_t offset, uint32_t size, uint32_t* out) noexcept {
+  if (offset > log.region_size || size > log.region_size - offset || offset % log.device.read_size != 0)
+    return make_error(errc::corrupt, "flash log: blob misaligned or past the region");
+  uint32_t crc = 0;
+  while (size != 0) {
+    const uint32_t n = size < log.cache_size ? size : log.cache_size;
+    // Whole read units (the cache is a multiple of them, the region ends on one): only n bytes count.
+    const uint32_t whole = round_up(n, log.device.read_size);
+    TESSERA_TRY(region_read_aligned(log, offset, bytes_mut(log.cache, whole)));
+    crc = flash_crc32_update(crc, bytes_view(log.cache, n));
+    offset += n;
+    size -= n;
+  }
+  *out = crc;
+  return ok_status();
+}
+
+status open_common(flash_log& log, const flash_log_config& config, const allocator& alloc) noexcept {
+  flash_log_release(log);
+  TESSERA_TRY(flash_device_validate(config.device));
+  const flash_device& d = config.device;
+  if (config.first_sector >= d.sector_count)
+    return make_error(errc::invalid_argument, "flash log: first_sector past the device");
+  const uint32_t count = config.sector_count == 0 ? d.sector_count - config.first_sector : config.sector_count;
+  if (count > d.sector_count - config.first_sector)
+    return make_error(errc::invalid_argument, "flash log: region past the end of the device");
+  if (static_cast<uint64_t>(count) * d.sector_size > UINT32_MAX)
+    return make_error(errc::invalid_argument, "flash log: region larger than 4 GiB");
+  log.device = d;
+  log.first_sector = config.first_sector;
+  log.sector_count = count;
+  log.region_size = count * d.sector_size;
+  log.slot_size = round_up(kFlashLogRecordSize, d.prog_size);
+  if (log.slot_size > d.sector_size)
+    return make_error(errc::invalid_argument, "flash log: a record does not fit in a sector");
+  uint32_t cache = config.cache_size;
+  if (cache == 0) cache = round_up(log.slot_size < 64 ? 64 : log.slot_size, d.prog_size);
+  if (cache % d.prog_size != 0 || cache < log.slot_size)
+    return make_error(errc::invalid_argument, "flash log: cache_size must be a prog_size multiple >= a record slot");
+  log.cache_size = cache;
+  if (config.cache_buffer != nullptr) {
+    log.cache = static_cast<uint8_t*>(config.cache_buffer);
+  } else {
+    TESSERA_TRY(log.cache_owned.allocate(alloc, cache));
+    log.cache = log.cache_owned.data();
+  }
+  return ok_status();
+}
+
+status sector_is_blank(flash_log& log, uint32_t sector, bool* blank) noexcept {
+  *blank = true;
+  const uint32_t ss = log.device.sector_size;
+  for (uint32_t at = 0; at < ss && *blank; at += log.cache_size) {
+    const uint32_t n = ss - at < log.cache_size ? ss - at : log.cache_size;
+    TESSERA_TRY(flash_read(log.device, log.first_sector + sector, at, bytes_mut(log.cache, n)));
+    for (uint32_t k = 0; k < n; ++k) *blank = *blank && log.cache[k] == log.device.erased_value;
+  }
+  return ok_status();
+}
+
+status erase_if_needed(flash_log& log, uint32_t sector) noexcept {
+  bool blank = false;
+  TESSERA_TRY(sector_is_blank(log, sector, &blank));
+  if (blank) return ok_status();
+  return flash_erase(log.device, log.first_sector + sector);
+}
+
+status write_pending_abort(flash_log& log) noexcept {
+  if (!log.abort_pending) return ok_status();
+  record r;
+  r.kind = kind_abort;
+  r.seq = log.next_record;
+  r.aux = log.dead_record;
+  // The slot is used whatever happens: a torn abort is skipped as torn, and the next mount aborts again.
+  ++log.next_record;
+  TESSERA_TRY(write_record(log, r, log.data_end));
+  log.abort_pending = false;
+  return ok_status();
+}
+
+uint64_t pieces_size(span<const bytes_view> pieces) noexcept {
+  uint64_t total = 0;
+  for (bytes_view p : pieces) total += p.size();
+  return total;
+}
+
+uint32_t pieces_crc(span<const bytes_view> pieces) noexcept {
+  uint32_t crc = 0;
+  for (bytes_view p : pieces) crc = flash_crc32_update(crc, p);
+  return crc;
+}
+
+// Writes one blob's record then its bytes at `offset`, and syncs.
+result<flash_blob> write_blob(flash_log& log, uint8_t tag, uint32_t aux, uint32_t offset, uint32_t size,
+                              span<const bytes_view> pieces, uint32_t floor) noexcept {
+  TESSERA_TRY(write_pending_abort(log));
+  record r;
+  r.kind = kind_blob;
+  r.tag = tag;
+  r.seq = log.next_record;
+  r.aux = aux;
+  r.offset = offset;
+  r.size = size;
+  r.crc = pieces_crc(pieces);
+  // From here on the slot and the blob's extent are spent, whether or not the writes below complete.
+  ++log.next_record;
+  const uint32_t end = round_up(offset + size, log.device.prog_size);
+  if (offset >= log.data_start) log.data_end = end;
+  else log.front_end = end;
+  TESSERA_TRY(write_record(log, r, floor));
+  TESSERA_TRY(program_pieces(log, offset, pieces));
+  TESSERA_TRY(flash_sync(log.device));
+  flash_blob b;
+  b.record = r.seq;
+  b.offset = offset;
+  b.size = size;
+  b.crc = r.crc;
+  b.tag = tag;
+  b.aux = aux;
+  return b;
+}
+
+}  // namespace
+
+status flash_log_format(flash_log& log, const flash_log_config& config, const allocator& alloc,
+                        uint32_t front_reserve, uint32_t user_tag) noexcept {
+  TESSERA_TRY(open_common(log, config, alloc));
+  log.front_reserve = front_reserve;
+  log.data_start = round_up(front_reserve, log.device.prog_size);
+  if (log.data_start < front_reserve || slot_offset(log, 0, log.data_start) == UINT32_MAX)
+    return make_error(errc::no_space, "flash log: front_reserve leaves no room in the region");
+  log.user_tag = user_tag;
+  // The records' top sector first: a cut inside this loop leaves either the old log (its records and its data
+  // untouched) or no begin record at all, never a new begin record over old bytes.
+  TESSERA_TRY(erase_if_needed(log, log.sector_count - 1));
+  for (uint32_t s = 0; s + 1 < log.sector_count; ++s) TESSERA_TRY(erase_if_needed(log, s));
+  TESSERA_TRY(flash_sync(log.device));
+  record r;
+  r.kind = kind_begin;
+  r.seq = 0;
+  r.aux = user_tag;
+  r.offset = front_reserve;
+  r.size = log.slot_size;
+  r.crc = geometry_fingerprint(log);
+  log.next_record = 1;
+  log.data_end = log.data_start;
+  log.front_end = 0;
+  TESSERA_TRY(write_record(log, r, log.data_start));
+  return flash_sync(log.device);
+}
+
+status flash_log_mount(flash_log& log, const flash_log_config& config, const allocator& alloc) noexcept {
+  TESSERA_TRY(open_common(log, config, alloc));
+  record r;
+  result<int> first = read_record(log, 0, 0, &r);
+  if (!first.ok()) return first.err();
+  if (*first != 1 || r.kind != kind_begin)
+    return make_error(errc::malformed, "flash log: no log in the region (not formatted, or format was cut)");
+  if (r.crc != geometry_fingerprint(log) || r.size != log.slot_size)
+    return make_error(errc::invalid_argument, "flash log: the region was formatted with another geometry");
+  log.front_reserve = r.offset;
+  log.data_start = round_up(r.offset, log.device.prog_size);
+  log.user_tag = r.aux;
+  log.data_end = log.data_start;
+  log.front_end = 0;
+  if (log.data_start < r.offset || log.data_start > log.region_size)
+    return make_error(errc::corrupt, "flash log: begin record's front_reserve past the region");
+
+  uint32_t last_blob = 0;
+  uint32_t last_offset = 0;
+  uint32_t last_size = 0;
+  uint32_t last_crc = 0;
+  uint32_t i = 1;
+  for (;; ++i) {
+    result<int> got = read_record(log, i, log.data_end, &r);
+    if (!got.ok()) return got.err();
+    if (*got == 0) break;
+    if (*got < 0 || r.kind == kind_begin) {
+      ++log.torn_records;
+      continue;
+    }
+    if (r.kind == kind_abort) {
+      if (r.aux == last_blob) last_blob = 0;
+      continue;
+    }
+    // A blob: its extent must lie in the front area past what is written there, or in the data area.
+    const uint64_t end64 = static_cast<uint64_t>(r.offset) + r.size;
+    const bool in_front = r.offset >= log.front_end && end64 <= log.front_reserve;
+    const bool in_data = r.offset >= log.data_start && end64 <= slot_offset(log, i, 0);
+    if (!in_front && !in_data) return make_error(errc::corrupt, "flash log: a blob record points outside its area");
+    const uint32_t end = round_up(static_cast<uint32_t>(end64), log.device.prog_size);
+    if (in_data && r.offset >= log.data_end) log.data_end = end;
+    else if (in_front) log.front_end = end;
+    else return make_error(errc::corrupt, "flash log: blob records overlap");
+    last_blob = i;
+    last_offset = r.offset;
+    last_size = r.size;
+    last_crc = r.crc;
+  }
+  log.next_record = i;
+  if (last_blob != 0) {
+    uint32_t crc = 0;
+    TESSERA_TRY(crc_of_range(log, last_offset, last_size, &crc));
+    if (crc != last_crc) {
+      log.dead_record = last_blob;
+      log.abort_pending = true;
+    }
+  }
+  return ok_status();
+}
+
+void flash_log_release(flash_log& log) noexcept {
+  log.cache_owned.reset();
+  log.cache = nullptr;
+  log.cache_size = 0;
+  log.next_record = 0;
+  log.dead_record = 0;
+  log.abort_pending = false;
+  log.torn_records = 0;
+}
+
+uint32_t flash_log_free_bytes(const flash_log& log, flash_log_keep keep) noexcept {
+  if (log.cache == nullptr) return 0;
+  const uint64_t records = static_cast<uint64_t>(log.next_record) + 1 + keep.records + (log.abort_pending ? 1 : 0);
+  if (records * log.slot_size > log.region_size) return 0;
+  const uint64_t floor = log.region_size - records * log.slot_size;
+  const uint64_t need = static_cast<uint64_t>(log.data_end) + keep.bytes;
+  if (floor < need) return 0;
+  // A blob of n bytes takes round_up(n, prog_size) bytes; any n up to the room rounded down fits.
+  return static_cast<uint32_t>((floor - need) / log.device.prog_size * log.device.prog_size);
+}
+
+result<flash_blob> flash_log_append(flash_log& log, uint8_t tag, uint32_t aux, span<const bytes_view> pieces,
+                                    flash_log_keep keep) noexcept {
+  if (log.cache == nullptr) return make_error(errc::invalid_argument, "flash log: not mounted");
+  const uint64_t size = pieces_size(pieces);
+  if (size > flash_log_free_bytes(log, keep))
+    return make_error(errc::no_space, "flash log: the region is full");
+  const uint32_t n = static_cast<uint32_t>(size);
+  return write_blob(log, tag, aux, log.data_end, n, pieces, log.data_end + round_up(n, log.device.prog_size));
+}
+
+result<flash_blob> flash_log_write_front(flash_log& log, uint8_t tag, uint32_t aux, uint32_t offset,
+                                         span<const bytes_view> pieces, uint32_t keep_records) noexcept {
+  if (log.cache == nullptr) return make_error(errc::invalid_argument, "flash log: not mounted");
+  const uint64_t size = pieces_size(pieces);
+  if (offset % log.device.prog_size != 0 || offset < log.front_end || offset + size > log.front_reserve)
+    return make_error(errc::invalid_argument, "flash log: front write misaligned, rewritten or past the front area");
+  const uint64_t records = static_cast<uint64_t>(log.next_record) + 1 + keep_records + (log.abort_pending ? 1 : 0);
+  if (records * log.slot_size > log.region_size - log.data_end)
+    return make_error(errc::no_space, "flash log: no room for the record");
+  return write_blob(log, tag, aux, offset, static_cast<uint32_t>(size), pieces, log.data_end);
+}
+
+result<bool> flash_log_next(flash_log& log, flash_log_cursor& cursor, flash_blob* out) noexcept {
+  record r;
+  while (cursor.record < log.next_record) {
+    const uint32_t i = cursor.record++;
+    result<int> got = read_record(log, i, 0, &r);
+    if (!got.ok()) return got.err();
+    if (*got != 1 || r.kind != kind_blob || i == log.dead_record) continue;
+    // An abort for it can only follow directly (torn records aside).
+    bool aborted = false;
+    record a;
+    for (uint32_t j = i + 1; j < log.next_record; ++j) {
+      result<int> next = read_record(log, j, 0, &a);
+      if (!next.ok()) return next.err();
+      if (*next == 1 && a.kind == kind_abort && a.aux == i) aborted = true;
+      if (*next == 1) break;
+    }
+    if (aborted) continue;
+    out->record = i;
+    out->offset = r.offset;
+    out->size = r.size;
+    out->crc = r.crc;
+    out->tag = r.tag;
+    out->aux = r.aux;
+    return true;
+  }
+  return false;
+}
+
+status flash_log_read(flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
+  if (log.cache == nullptr) return make_error(errc::invalid_argument, "flash log: not mounted");
+  return region_read(log, offset, dst);
+}
+
+status flash_log_verify(flash_log& log, const flash_blob& blob) noexcept {
+  if (log.cache == nullptr) return make_error(errc::invalid_argument, "flash log: not mounted");
+  uint32_t crc = 0;
+  TESSERA_TRY(crc_of_range(log, blob.offset, blob.size, &crc));
+  if (crc != blob.crc) return make_error(errc::corrupt, "flash log: blob bytes do not match their record's CRC");
+  return ok_status();
+}
+
+}  // namespace tessera

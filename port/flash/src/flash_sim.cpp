@@ -1,0 +1,183 @@
+#include "tessera/port/flash_sim.hpp"
+
+#include <cstring>
+
+namespace tessera {
+
+namespace {
+
+uint64_t rng_next(uint64_t& state) noexcept {  // splitmix64
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+status power_lost() noexcept { return make_error(errc::io, "flash sim: power lost"); }
+
+// Counts a program or erase; true when it is the one the cut falls on.
+bool count_op(flash_sim& sim) noexcept {
+  ++sim.ops_since_arm;
+  return sim.cut_at != 0 && sim.ops_since_arm == sim.cut_at;
+}
+
+// Where the operation in flight at a cut stops: bytes before it are done, the rest torn as the mode says.
+size_t tear_point(flash_sim& sim, size_t n) noexcept {
+  if (sim.tear == flash_tear::none || n == 0) return n;
+  return static_cast<size_t>(rng_next(sim.rng_state) % n);
+}
+
+// Moves one byte towards `target` (what the completed operation leaves) as a tear past its tear point does.
+uint8_t torn_byte(flash_sim& sim, uint8_t cell, uint8_t target) noexcept {
+  switch (sim.tear) {
+    case flash_tear::partial:
+      return static_cast<uint8_t>(cell ^ ((cell ^ target) & rng_next(sim.rng_state)));
+    case flash_tear::garbage:
+      return static_cast<uint8_t>(rng_next(sim.rng_state));
+    default:
+      return cell;  // prefix: as it was
+  }
+}
+
+status sim_read(void* context, uint32_t sector, uint32_t offset, bytes_mut dst) noexcept {
+  auto& sim = *static_cast<flash_sim*>(context);
+  if (sim.dead) return power_lost();
+  ++sim.reads;
+  std::memcpy(dst.data(), sim.bytes.data() + static_cast<size_t>(sector) * sim.config.sector_size + offset,
+              dst.size());
+  return ok_status();
+}
+
+status sim_prog(void* context, uint32_t sector, uint32_t offset, bytes_view src) noexcept {
+  auto& sim = *static_cast<flash_sim*>(context);
+  if (sim.dead) return power_lost();
+  const uint8_t erased = sim.config.erased_value;
+  uint8_t* cell = sim.bytes.data() + static_cast<size_t>(sector) * sim.config.sector_size + offset;
+  // The rules are checked before anything changes: a rejected program is a bug in the caller, not a cut point.
+  for (size_t i = 0; i < src.size(); ++i) {
+    const uint8_t programmed_old = static_cast<uint8_t>(cell[i] ^ erased);
+    const uint8_t programmed_new = static_cast<uint8_t>(src[i] ^ erased);
+    if (sim.config.overwrite == flash_overwrite::error && (programmed_old & ~programmed_new) != 0)
+      return make_error(errc::invalid_argument, "flash sim: program would move a bit back to the erased value");
+  }
+  if (sim.config.prog_once) {
+    const uint32_t unit = sim.config.prog_size;
+    for (size_t u = 0; u < src.size(); u += unit) {
+      for (size_t i = 0; i < unit; ++i) {
+        if (cell[u + i] != erased)
+          return make_error(errc::invalid_argument, "flash sim: prog_size unit programmed twice without erase");
+      }
+    }
+  }
+  ++sim.progs;
+  sim.prog_bytes += src.size();
+  const bool cut = count_op(sim);
+  const size_t done = cut ? tear_point(sim, src.size()) : src.size();
+  for (size_t i = 0; i < src.size(); ++i) {
+    // A completed program leaves every bit programmed in either the old or the new value.
+    const uint8_t target = static_cast<uint8_t>(erased ^ ((cell[i] ^ erased) | (src[i] ^ erased)));
+    cell[i] = i < done ? target : torn_byte(sim, cell[i], target);
+  }
+  if (cut) {
+    sim.dead = true;
+    return power_lost();
+  }
+  return ok_status();
+}
+
+status sim_erase(void* context, uint32_t sector) noexcept {
+  auto& sim = *static_cast<flash_sim*>(context);
+  if (sim.dead) return power_lost();
+  ++sim.erases;
+  ++sim.erase_counts[sector];
+  uint8_t* cell = sim.bytes.data() + static_cast<size_t>(sector) * sim.config.sector_size;
+  const bool cut = count_op(sim);
+  const size_t n = sim.config.sector_size;
+  const size_t done = cut ? tear_point(sim, n) : n;
+  for (size_t i = 0; i < n; ++i) cell[i] = i < done ? sim.config.erased_value
+                                                    : torn_byte(sim, cell[i], sim.config.erased_value);
+  if (cut) {
+    sim.dead = true;
+    return power_lost();
+  }
+  return ok_status();
+}
+
+status sim_sync(void* context) noexcept {
+  auto& sim = *static_cast<flash_sim*>(context);
+  if (sim.dead) return power_lost();
+  ++sim.syncs;
+  return ok_status();
+}
+
+}  // namespace
+
+status flash_sim_init(flash_sim& sim, const flash_sim_config& config, const allocator& alloc) noexcept {
+  flash_sim_release(sim);
+  sim.config = config;
+  flash_device probe = flash_sim_device(sim);
+  TESSERA_TRY(flash_device_validate(probe));
+  const uint64_t total = static_cast<uint64_t>(config.sector_size) * config.sector_count;
+  if (total > SIZE_MAX) return make_error(errc::overflow, "flash sim: device larger than memory");
+  TESSERA_TRY(sim.bytes.allocate(alloc, static_cast<size_t>(total)));
+  TESSERA_TRY(sim.erase_counts.allocate(alloc, config.sector_count));
+  std::memset(sim.bytes.data(), config.erased_value, sim.bytes.size());
+  flash_sim_reset_erase_counts(sim);
+  return ok_status();
+}
+
+void flash_sim_release(flash_sim& sim) noexcept {
+  sim.bytes.reset();
+  sim.erase_counts.reset();
+  sim.reads = sim.progs = sim.erases = sim.syncs = sim.prog_bytes = 0;
+  sim.ops_since_arm = sim.cut_at = 0;
+  sim.dead = false;
+}
+
+flash_device flash_sim_device(flash_sim& sim) noexcept {
+  flash_device d;
+  d.read = sim_read;
+  d.prog = sim_prog;
+  d.erase = sim_erase;
+  d.sync = sim_sync;
+  d.context = &sim;
+  d.read_size = sim.config.read_size;
+  d.prog_size = sim.config.prog_size;
+  d.page_size = sim.config.page_size;
+  d.sector_size = sim.config.sector_size;
+  d.sector_count = sim.config.sector_count;
+  d.erased_value = sim.config.erased_value;
+  return d;
+}
+
+void flash_sim_cut_after(flash_sim& sim, uint64_t n, flash_tear tear, uint64_t seed) noexcept {
+  sim.ops_since_arm = 0;
+  sim.cut_at = n;
+  sim.tear = tear;
+  sim.rng_state = seed;
+}
+
+void flash_sim_power_on(flash_sim& sim) noexcept {
+  sim.dead = false;
+  sim.cut_at = 0;
+  sim.ops_since_arm = 0;
+}
+
+void flash_sim_fill_random(flash_sim& sim, uint64_t seed) noexcept {
+  uint64_t state = seed;
+  for (size_t i = 0; i < sim.bytes.size(); ++i) sim.bytes[i] = static_cast<uint8_t>(rng_next(state) >> 56);
+}
+
+void flash_sim_reset_erase_counts(flash_sim& sim) noexcept {
+  for (size_t i = 0; i < sim.erase_counts.size(); ++i) sim.erase_counts[i] = 0;
+}
+
+uint32_t flash_sim_max_erase_count(const flash_sim& sim, uint32_t first, uint32_t count) noexcept {
+  uint32_t most = 0;
+  for (uint32_t s = first; s < first + count && s < sim.erase_counts.size(); ++s) {
+    if (sim.erase_counts[s] > most) most = sim.erase_counts[s];
+  }
+  return most;
+}
+
+}  // namespace tessera
