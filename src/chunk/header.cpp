@@ -103,6 +103,9 @@ result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
   if (h.vlblocks) {
     h.nblocks = static_cast<uint32_t>(h.blocksize);
     h.leftover = 0;
+    // Blocks without bytes, or bytes without blocks, cannot add up (found by fuzz_chunk_decode_block).
+    if ((h.nbytes == 0) != (h.nblocks == 0))
+      return make_error(errc::malformed, "chunk: VL-block chunk whose block count and nbytes disagree");
   } else {
     if (h.nbytes > 0 && h.blocksize > h.nbytes) h.blocksize = h.nbytes;
     h.nblocks = static_cast<uint32_t>(h.nbytes / h.blocksize);
@@ -122,7 +125,7 @@ result<chunk_layout> chunk_layout_get(const chunk_header& h, bytes_view chunk) n
   l.bstarts = h.header_size;
   l.data_start = h.header_size;
   if (h.special != chunk_special::none || h.memcpyed) return l;
-  if (h.nbytes == 0 && static_cast<uint32_t>(h.cbytes) == h.header_size) return l;  // an empty chunk
+  if (h.nblocks == 0 && static_cast<uint32_t>(h.cbytes) == h.header_size) return l;  // an empty chunk
   const uint64_t bstarts_end = h.header_size + uint64_t{4} * h.nblocks;
   if (bstarts_end > l.chunk.size()) return make_error(errc::truncated, "chunk: bstarts run past cbytes");
   l.data_start = bstarts_end;
