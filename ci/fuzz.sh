@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# A bounded libFuzzer run of every decoder fuzzer (tests/fuzz/): builds with clang and TESSERA_FUZZ=ON
+# (-fsanitize=fuzzer,address,undefined) into build/fuzz, then runs each fuzzer for FUZZ_SECONDS on a temporary
+# copy of its seed corpus (plus, for the chunk fuzzers, the reference's compatibility chunks), so the repository
+# is never modified. Any crash, sanitizer report, leak, timeout (-timeout=10 s per input) or memory blow-up
+# (-rss_limit_mb=2048) is a finding: its input is kept in build/fuzz/artifacts/<fuzzer>/ and the run fails.
+#
+# Environment: FUZZ_SECONDS (per fuzzer, default 60), FUZZ_TARGETS (a subset, e.g. "chunk_decode msgpack_reader"),
+# TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (golden files; default ../shared),
+# TESSERA_JOBS (build jobs, default 2), TESSERA_SKIP_DEPS=1 (do not install missing packages),
+# FUZZ_CC / FUZZ_CXX (default clang-14 / clang++-14).
+# Output: libFuzzer's log per fuzzer, then one summary line per fuzzer and a last line "N passed, M failed".
+# Exit status 0 only when no fuzzer found anything.
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo" || exit 1
+
+seconds=${FUZZ_SECONDS:-60}
+jobs=${TESSERA_JOBS:-2}
+build_root=${TESSERA_BUILD_ROOT:-build}
+[[ $build_root == /* ]] || build_root=$repo/$build_root
+dir=$build_root/fuzz
+shared=${SHARED_DIR:-$repo/../shared}
+cc=${FUZZ_CC:-clang-14}
+cxx=${FUZZ_CXX:-clang++-14}
+all_fuzzers=(chunk_decode chunk_decode_block b2nd_meta_decode msgpack_reader blosclz_decompress)
+read -r -a fuzzers <<<"${FUZZ_TARGETS:-${all_fuzzers[*]}}"
+
+# The seed corpus of each fuzzer (the chunk fuzzers share one).
+corpus_of() {
+  case $1 in
+    chunk_decode | chunk_decode_block) echo "$repo/tests/fuzz/corpus/chunk" ;;
+    *) echo "$repo/tests/fuzz/corpus/$1" ;;
+  esac
+}
+
+# ---- Dependencies: the project's list, then clang and its libFuzzer runtime (only what is missing).
+if [[ ${TESSERA_SKIP_DEPS:-0} != 1 ]]; then
+  if ! bash "$repo/ci/install-deps.sh"; then
+    echo "ci/fuzz.sh: installing the dependencies failed"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  fuzz_packages=(clang-14 libclang-rt-14-dev)
+  missing=()
+  for package in "${fuzz_packages[@]}"; do
+    [[ $(dpkg-query -W -f='${Status}' "$package" 2>/dev/null) == "install ok installed" ]] || missing+=("$package")
+  done
+  if ((${#missing[@]})); then
+    echo "ci/fuzz.sh: installing ${missing[*]}"
+    as_root=()
+    [[ $(id -u) == 0 ]] || as_root=(sudo)
+    if ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
+       ! "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; then
+      echo "ci/fuzz.sh: could not install ${missing[*]}"
+      echo "0 passed, 1 failed"
+      exit 1
+    fi
+  fi
+fi
+
+# ---- Build.
+config=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx"
+        -DTESSERA_BUILD_TESTS=ON -DTESSERA_FUZZ=ON -DTESSERA_SANITIZE=ON -DTESSERA_SHARED_DIR="$shared")
+targets=()
+for f in "${fuzzers[@]}"; do targets+=("fuzz_$f"); done
+if ! cmake -S "$repo" -B "$dir" "${config[@]}" || ! ninja -C "$dir" -j "$jobs" "${targets[@]}"; then
+  echo "ci/fuzz.sh: configuring or building the fuzzers FAILED"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+# ---- Run.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+work_root=$(mktemp -d "${TMPDIR:-/tmp}/tessera-fuzz.XXXXXX")
+trap 'rm -rf "$work_root"' EXIT
+summary=()
+passed=0
+failed=0
+for f in "${fuzzers[@]}"; do
+  bin=$(find "$dir" -type f -name "fuzz_$f" -perm -u+x | head -n 1)
+  seeds=$(corpus_of "$f")
+  work=$work_root/$f
+  artifacts=$dir/artifacts/$f
+  log=$dir/fuzz_$f.log
+  mkdir -p "$work" "$artifacts"
+  echo
+  echo "================================================================ fuzz_$f (${seconds}s)"
+  if [[ -z $bin || ! -d $seeds ]]; then
+    summary+=("$(printf '%-20s FAILED: no binary or no seed corpus (%s)' "$f" "$seeds")")
+    failed=$((failed + 1))
+    continue
+  fi
+  cp "$seeds"/* "$work"/
+  if [[ $f == chunk_decode* ]]; then
+    # The reference's compatibility chunks (small ones) as extra seeds; a missing shared dir fails the run.
+    if ! compgen -G "$shared/golden/compat/blosc-*.cdata" >/dev/null; then
+      summary+=("$(printf '%-20s FAILED: no golden chunks in %s' "$f" "$shared/golden/compat")")
+      failed=$((failed + 1))
+      continue
+    fi
+    find "$shared/golden/compat" -name 'blosc-*.cdata' -size -64k -exec cp {} "$work"/ \;
+  fi
+  seeds_count=$(find "$work" -type f | wc -l)
+  touch "$work_root/$f.start"
+  start=$SECONDS
+  "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" "$work" >"$log" 2>&1
+  status=$?
+  tail -n 40 "$log"
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  units=$(find "$work" -type f | wc -l)
+  found=$(find "$artifacts" -type f -newer "$work_root/$f.start" 2>/dev/null | head -n 1)
+  if ((status == 0)) && [[ -z $found ]]; then
+    passed=$((passed + 1))
+    summary+=("$(printf '%-20s ok      %8s execs in %3ds, corpus %d -> %d' "$f" "${execs:-?}" $((SECONDS - start)) \
+      "$seeds_count" "$units")")
+  else
+    failed=$((failed + 1))
+    summary+=("$(printf '%-20s FAILED  exit %d after %ds; input: %s; log: %s' "$f" "$status" $((SECONDS - start)) \
+      "${found:-none saved}" "$log")")
+    if [[ -n $found && $(stat -c %s "$found") -le 512 ]]; then
+      echo "---- the input, hex: $(od -An -v -tx1 "$found" | tr -d ' \n')"
+    fi
+  fi
+done
+
+echo
+echo "================================================================ fuzz summary"
+for line in "${summary[@]}"; do
+  echo "$line"
+done
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
