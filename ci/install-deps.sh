@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building Tessera and running its test matrix need: only the missing ones,
+# so a second run does nothing (no apt-get update either). Needs root (or sudo) only when something is missing.
+# Usage: ci/install-deps.sh [--check]   (--check: only report what is missing, exit 1 if anything is)
+set -euo pipefail
+
+packages=(
+  # Host build and tests
+  cmake ninja-build g++ googletest libbenchmark-dev
+  # Codec libraries of the host build
+  liblz4-dev libzstd-dev zlib1g-dev
+  # Emulators: qemu-user runs the Linux cross targets (and x86-64 as a Nehalem), qemu-system-arm the Cortex-M4
+  qemu-user qemu-system-arm
+  # Linux cross compilers: 64-bit ARM, 32-bit ARM hard-float, POWER little- and big-endian
+  g++-aarch64-linux-gnu g++-arm-linux-gnueabihf g++-powerpc64le-linux-gnu g++-powerpc64-linux-gnu
+  # Bare metal: the Cortex-M4 compiler, picolibc and its C++ library
+  gcc-arm-none-eabi binutils-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-picolibc
+  # The bounded fuzzing run (ci/fuzz.sh): clang with libFuzzer
+  clang-14 libclang-rt-14-dev
+  # Cross builds of libraries are Debian multiarch packages: add them as name:arch (e.g. liblz4-dev:arm64);
+  # their architecture is added to dpkg automatically.
+)
+
+check_only=false
+if [[ ${1:-} == --check ]]; then
+  check_only=true
+fi
+
+installed() {
+  [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == "install ok installed" ]]
+}
+
+missing=()
+for package in "${packages[@]}"; do
+  installed "$package" || missing+=("$package")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+echo "install-deps: missing: ${missing[*]}"
+if $check_only; then
+  exit 1
+fi
+
+as_root=()
+if [[ $(id -u) != 0 ]]; then
+  as_root=(sudo)
+fi
+
+# Foreign architectures of multiarch packages (name:arch) must be known to dpkg before apt-get update.
+for package in "${missing[@]}"; do
+  if [[ $package == *:* ]]; then
+    arch=${package##*:}
+    if [[ $arch != "$(dpkg --print-architecture)" ]] && ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+      "${as_root[@]}" dpkg --add-architecture "$arch"
+    fi
+  fi
+done
+
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+still_missing=()
+for package in "${missing[@]}"; do
+  installed "$package" || still_missing+=("$package")
+done
+if ((${#still_missing[@]})); then
+  echo "install-deps: could not install: ${still_missing[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installed ${#missing[@]} package(s)"

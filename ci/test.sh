@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The whole test matrix: installs what is missing (ci/install-deps.sh), then configures, builds and runs ctest
+# for every target, going on after a failure so one run reports everything:
+#   host       the machine's compilers, AddressSanitizer + UndefinedBehaviorSanitizer
+#   nehalem    x86-64 baseline code under qemu-x86_64 -cpu Nehalem (no AVX: run-time dispatch must fall back)
+#   aarch64    NEON, qemu-aarch64
+#   armhf      ARMv7-A + NEON, hard float, qemu-arm
+#   ppc64le    POWER8 VSX, qemu-ppc64le
+#   ppc64      POWER8 VSX, BIG-endian, qemu-ppc64
+#   cortex-m4  bare metal, picolibc, QEMU MPS2-AN386 with semihosting (freestanding proof, code size)
+# Every target also runs the freestanding check of the core (cmake/check_freestanding.cmake).
+#
+# Environment: TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (golden files and
+# specs; default ../shared), TESSERA_TARGETS (a subset, e.g. "host cortex-m4"), TESSERA_JOBS (default 2),
+# TESSERA_SKIP_DEPS=1 (do not run install-deps.sh), TESSERA_SKIP_FUZZ=1 (no libFuzzer run), FUZZ_SECONDS.
+# Output: ctest's own summary per target, one line per target, and last a line "N passed, M failed"
+# (a configure or build failure, or a target without tests, counts as one failure). Exit status 0 only when
+# everything passed.
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+build_root=${TESSERA_BUILD_ROOT:-build}
+[[ $build_root == /* ]] || build_root=$repo/$build_root
+jobs=${TESSERA_JOBS:-2}
+all_targets=(host nehalem aarch64 armhf ppc64le ppc64 cortex-m4)
+read -r -a targets <<<"${TESSERA_TARGETS:-${all_targets[*]}}"
+
+if [[ ${TESSERA_SKIP_DEPS:-0} != 1 ]]; then
+  if ! bash "$repo/ci/install-deps.sh"; then
+    echo "ci/test.sh: installing the dependencies failed"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+fi
+
+common=(-G Ninja -DTESSERA_BUILD_TESTS=ON -DTESSERA_CHECK_FREESTANDING=ON)
+if [[ -n ${SHARED_DIR:-} ]]; then
+  common+=("-DTESSERA_SHARED_DIR=$SHARED_DIR")
+fi
+
+target_args() {
+  case $1 in
+    host) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON" ;;
+    nehalem) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/x86_64-nehalem.cmake" ;;
+    aarch64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/aarch64-linux-gnu.cmake" ;;
+    armhf) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/arm-linux-gnueabihf.cmake" ;;
+    ppc64le) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64le-linux-gnu.cmake" ;;
+    ppc64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64-linux-gnu.cmake" ;;
+    cortex-m4) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" ;;
+    *) return 1 ;;
+  esac
+}
+
+# Sanitizers: stop at the first report, with a stack trace.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:strict_string_checks=1:check_initialization_order=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+summary=()
+total_passed=0
+total_failed=0
+m4_size=""
+start_all=$SECONDS
+
+for target in "${targets[@]}"; do
+  dir=$build_root/$target
+  start=$SECONDS
+  echo
+  echo "================================================================ $target ($dir)"
+  if ! args=$(target_args "$target"); then
+    echo "ci/test.sh: unknown target '$target' (known: ${all_targets[*]})"
+    summary+=("$(printf '%-10s unknown target' "$target")")
+    total_failed=$((total_failed + 1))
+    continue
+  fi
+  notes=""
+  extra_failed=0
+
+  # shellcheck disable=SC2086  # args holds separate words
+  if ! cmake -S "$repo" -B "$dir" "${common[@]}" $args; then
+    summary+=("$(printf '%-10s configure FAILED (%ds)' "$target" $((SECONDS - start)))")
+    total_failed=$((total_failed + 1))
+    continue
+  fi
+  # -k 0: build everything that can be built, so the tests of the other programs still run.
+  if ! ninja -C "$dir" -j "$jobs" -k 0; then
+    notes+=" build FAILED;"
+    extra_failed=1
+  fi
+
+  if [[ $target == cortex-m4 && -f $dir/src/libtessera_core.a ]]; then
+    echo "---- Cortex-M4 code size of the core (arm-none-eabi-size -t libtessera_core.a)"
+    arm-none-eabi-size -t "$dir/src/libtessera_core.a"
+    m4_size=$(arm-none-eabi-size -t "$dir/src/libtessera_core.a" | awk '/\(TOTALS\)/ {
+      printf "text %d B, data %d B, bss %d B (flash %d B)", $1, $2, $3, $1 + $2 }')
+  fi
+
+  log=$dir/ctest.log
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" --no-tests=error 2>&1 | tee "$log"
+  line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
+  if [[ $line =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
+    failed=${BASH_REMATCH[1]}
+    passed=$((BASH_REMATCH[2] - failed))
+    notes+="  ctest: $line"
+  else
+    passed=0
+    failed=0
+    notes+=" no test results;"
+    extra_failed=1
+  fi
+  failed=$((failed + extra_failed))
+  total_passed=$((total_passed + passed))
+  total_failed=$((total_failed + failed))
+  summary+=("$(printf '%-10s %5d passed, %3d failed  (%ds)%s' "$target" "$passed" "$failed" $((SECONDS - start)) "$notes")")
+done
+
+# The bounded fuzzing run (ci/fuzz.sh, FUZZ_SECONDS per fuzzer, 60 by default): every fuzzer counts as one test.
+if [[ ${TESSERA_SKIP_FUZZ:-0} != 1 ]]; then
+  echo
+  echo "================================================================ fuzz"
+  start=$SECONDS
+  fuzz_log=$build_root/fuzz.log
+  mkdir -p "$build_root"
+  TESSERA_SKIP_DEPS=1 TESSERA_BUILD_ROOT=$build_root bash "$repo/ci/fuzz.sh" 2>&1 | tee "$fuzz_log"
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$fuzz_log" | tail -n 1)
+  if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    fuzz_passed=${BASH_REMATCH[1]}
+    fuzz_failed=${BASH_REMATCH[2]}
+  else
+    fuzz_passed=0
+    fuzz_failed=1
+  fi
+  total_passed=$((total_passed + fuzz_passed))
+  total_failed=$((total_failed + fuzz_failed))
+  summary+=("$(printf '%-10s %5d passed, %3d failed  (%ds)  libFuzzer, %s s each' fuzz "$fuzz_passed" "$fuzz_failed" \
+    $((SECONDS - start)) "${FUZZ_SECONDS:-60}")")
+fi
+
+echo
+echo "================================================================ summary"
+for line in "${summary[@]}"; do
+  echo "$line"
+done
+if [[ -n $m4_size ]]; then
+  echo "Cortex-M4 core size: $m4_size"
+fi
+echo "total time: $((SECONDS - start_all)) s"
+echo "$total_passed passed, $total_failed failed"
+[[ $total_failed -eq 0 ]]
