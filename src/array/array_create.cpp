@@ -1,0 +1,597 @@
+// Creating and opening arrays, their parameters, metalayers, and packing chunks for writers that append them
+// (flash).
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "array_internal.hpp"
+#include "tessera/dtype.hpp"
+#include "tessera/slice_plan.hpp"
+#include "tessera/nd_copy.hpp"
+
+namespace tessera {
+
+using detail::array_access;
+
+namespace {
+
+// A string literal as a name (no strlen in the core).
+template <size_t N>
+span<const char> name_of(const char (&s)[N]) noexcept {
+  return span<const char>(s, N - 1);
+}
+
+template <size_t N>
+bool names_equal(span<const char> a, const char (&b)[N]) noexcept {
+  return a.size() == N - 1 && std::memcmp(a.data(), b, N - 1) == 0;
+}
+
+// The dtype string for an itemsize when none is given ("|u1", "|V<n>").
+size_t default_dtype(int32_t itemsize, char* out) noexcept {
+  if (itemsize == 1) {
+    std::memcpy(out, "|u1", 3);
+    return 3;
+  }
+  char digits[12];
+  size_t n = 0;
+  for (int32_t v = itemsize; v > 0; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+  out[0] = '|';
+  out[1] = 'V';
+  for (size_t i = 0; i < n; ++i) out[2 + i] = digits[n - 1 - i];
+  return 2 + n;
+}
+
+chunk_encode_params encode_params_from(const frame_info& info, int64_t block_nbytes) noexcept {
+  chunk_encode_params e;
+  e.typesize = static_cast<uint8_t>(info.typesize);
+  e.clevel = info.clevel > kChunkMaxClevel ? kChunkMaxClevel : info.clevel;
+  e.compressor = static_cast<codec>(info.compcode);
+  e.compcode_meta = info.compcode_meta;
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    e.filters[i] = info.filters[i];
+    e.filters_meta[i] = info.filters_meta[i];
+  }
+  e.split = (info.splitmode >= 1 && info.splitmode <= 4) ? static_cast<split_mode>(info.splitmode)
+                                                         : split_mode::forward_compat;
+  e.blocksize = static_cast<int32_t>(block_nbytes);
+  return e;
+}
+
+status decoder_setup(array& a) noexcept {
+  chunk_decoder_options o;
+  const int64_t block = array_access::sizes(a).block_nbytes;
+  o.max_blocksize = block > 0 ? static_cast<size_t>(block) : 1;
+  o.exec = array_access::exec(a);
+  return chunk_decoder_init(array_access::decoder(a), array_access::alloc(a), o);
+}
+
+}  // namespace
+
+// ---- Setup -------------------------------------------------------------------------------------------------
+
+status array_frame_setup_make(array_frame_setup& setup, const array_params& params) noexcept {
+  if (params.ndim < 0 || params.ndim > kMaxDims)
+    return make_error(errc::invalid_argument, "array: ndim outside 0..kMaxDims");
+  const int ndim = params.ndim;
+  // Item size and dtype.
+  int32_t itemsize = params.itemsize;
+  if (itemsize < 0) return make_error(errc::invalid_argument, "array: negative itemsize");
+  char dtype_buf[16];
+  span<const char> dtype = params.dtype;
+  if (dtype.size() > kArrayMaxDtypeLen) return make_error(errc::invalid_argument, "array: dtype string too long");
+  if (!dtype.empty()) {
+    const dtype_info info = dtype_parse(dtype);
+    if (info.known) {
+      if (info.itemsize > static_cast<uint32_t>(INT32_MAX))
+        return make_error(errc::unsupported, "array: itemsize above 255 bytes");
+      if (itemsize != 0 && static_cast<uint32_t>(itemsize) != info.itemsize)
+        return make_error(errc::invalid_argument, "array: itemsize disagrees with the dtype");
+      itemsize = static_cast<int32_t>(info.itemsize);
+    } else if (itemsize == 0) {
+      return make_error(errc::invalid_argument, "array: an unknown dtype needs an itemsize");
+    }
+  } else {
+    if (itemsize == 0) return make_error(errc::invalid_argument, "array: neither dtype nor itemsize given");
+  }
+  if (itemsize < 1) return make_error(errc::invalid_argument, "array: itemsize < 1");
+  if (itemsize > kArrayMaxItemsize) return make_error(errc::unsupported, "array: itemsize above 255 bytes");
+  if (dtype.empty()) dtype = span<const char>(dtype_buf, default_dtype(itemsize, dtype_buf));
+
+  // Shapes.
+  int32_t chunkshape[kMaxDims] = {};
+  int32_t blockshape[kMaxDims] = {};
+  bool chunks_given = false;
+  bool blocks_given = false;
+  for (int i = 0; i < ndim; ++i) {
+    chunkshape[i] = params.chunkshape[i];
+    blockshape[i] = params.blockshape[i];
+    if (chunkshape[i] != 0) chunks_given = true;
+    if (blockshape[i] != 0) blocks_given = true;
+  }
+  // A zero-extent array may give all-zero shapes on purpose: treat all zeros as "automatic" only when the
+  // shape is not empty in that dimension (the partition then returns the same zeros anyway).
+  TESSERA_TRY(array_partition_compute(ndim, params.shape, itemsize, chunkshape, chunks_given, blockshape,
+                                      blocks_given, params.partition));
+  TESSERA_TRY(layout_init(setup.layout, ndim, params.shape, chunkshape, blockshape));
+  auto sizes = layout_sizes_compute(setup.layout, itemsize);
+  if (!sizes.ok()) return sizes.err();
+  if (sizes->block_nbytes > kChunkMaxBlocksize)
+    return make_error(errc::overflow, "array: a block exceeds the maximum block size");
+  setup.itemsize = itemsize;
+
+  // Compression.
+  if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
+    return make_error(errc::invalid_argument, "array: clevel outside 0..9");
+  chunk_encode_params& e = setup.encode;
+  e = chunk_encode_params{};
+  e.typesize = static_cast<uint8_t>(itemsize);
+  e.clevel = params.clevel;
+  e.compressor = params.compressor;
+  e.compcode_meta = params.compcode_meta;
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    e.filters[i] = params.filters[i];
+    e.filters_meta[i] = params.filters_meta[i];
+  }
+  e.split = params.split;
+  e.blocksize = static_cast<int32_t>(sizes->block_nbytes);
+
+  // The b2nd metalayer.
+  b2nd_meta meta;
+  meta.ndim = static_cast<int8_t>(ndim);
+  for (int i = 0; i < ndim; ++i) {
+    meta.shape[i] = params.shape[i];
+    meta.chunkshape[i] = chunkshape[i];
+    meta.blockshape[i] = blockshape[i];
+  }
+  meta.dtype = dtype;
+  meta.has_dtype = true;
+  auto meta_len = b2nd_meta_encode(meta, bytes_mut(setup.meta_bytes, sizeof setup.meta_bytes));
+  if (!meta_len.ok()) return meta_len.err();
+
+  if (params.nmetalayers > kFrameMaxMetalayers - 1 || (params.nmetalayers > 0 && params.metalayers == nullptr))
+    return make_error(errc::invalid_argument, "array: too many metalayers (or none given)");
+  setup.metalayers[0].name = name_of(kB2ndMetaName);
+  setup.metalayers[0].content = bytes_view(setup.meta_bytes, *meta_len);
+  for (uint32_t i = 0; i < params.nmetalayers; ++i) {
+    if (names_equal(params.metalayers[i].name, kB2ndMetaName) || names_equal(params.metalayers[i].name, "caterva"))
+      return make_error(errc::invalid_argument, "array: the b2nd metalayer belongs to the array");
+    setup.metalayers[i + 1] = params.metalayers[i];
+  }
+
+  frame_create_params& f = setup.frame;
+  f = frame_create_params{};
+  f.typesize = itemsize;
+  f.blocksize = static_cast<int32_t>(sizes->block_nbytes);
+  f.chunksize = static_cast<int32_t>(sizes->chunk_nbytes);
+  f.compcode = static_cast<uint8_t>(params.compressor);
+  f.clevel = static_cast<uint8_t>(params.clevel);
+  f.splitmode = static_cast<uint8_t>(params.split);
+  f.use_dict = false;
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    f.filters[i] = params.filters[i];
+    f.filters_meta[i] = params.filters_meta[i];
+  }
+  f.compcode_meta = params.compcode_meta;
+  const uint32_t workers = params.exec.workers == 0 ? 1 : params.exec.workers;
+  f.nthreads_comp = f.nthreads_decomp = static_cast<int16_t>(workers > 32767 ? 32767 : workers);
+  f.metalayers = setup.metalayers;
+  f.nmetalayers = params.nmetalayers + 1;
+  f.expected_nchunks = setup.layout.nchunks;
+  return ok_status();
+}
+
+// ---- Packing -----------------------------------------------------------------------------------------------
+
+namespace detail {
+
+status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
+                        const int64_t* src_shape, const int64_t* src_start, bytes_mut chunk_buf) noexcept {
+  int64_t cstart[kMaxDims] = {};
+  int64_t cext[kMaxDims] = {};
+  int64_t cstop[kMaxDims] = {};
+  TESSERA_TRY(layout_chunk_extent(layout, nchunk, cstart, cext));
+  for (int i = 0; i < layout.ndim; ++i) cstop[i] = cstart[i] + cext[i];
+  const int64_t chunk_nbytes = layout.extchunk_nitems * itemsize;
+  const int64_t block_nbytes = layout.block_nitems * itemsize;
+  if (static_cast<int64_t>(chunk_buf.size()) < chunk_nbytes)
+    return make_error(errc::buffer_too_small, "array: chunk buffer too small");
+  std::memset(chunk_buf.data(), 0, static_cast<size_t>(chunk_nbytes));
+  slice_plan plan;
+  TESSERA_TRY(slice_plan_init(plan, layout, cstart, cstop));
+  slice_chunk_iterator chunks(plan);
+  while (chunks.next()) {
+    const slice_chunk& c = chunks.chunk();
+    slice_block_iterator blocks(plan, c);
+    while (blocks.next()) {
+      const slice_block& b = blocks.block();
+      int64_t from[kMaxDims] = {};
+      for (int i = 0; i < layout.ndim; ++i) from[i] = src_start[i] + b.slice_start[i];
+      bytes_mut dst(chunk_buf.data() + b.offset * itemsize, static_cast<size_t>(block_nbytes));
+      TESSERA_TRY(nd_copy_region(layout.ndim, itemsize, src, src_shape, from, dst, layout.blockshape,
+                                 b.region_start, b.region_shape));
+    }
+  }
+  return ok_status();
+}
+
+status array_check_open(const array& a) noexcept {
+  if (!array_access::open(a)) return make_error(errc::invalid_argument, "array: not open");
+  return ok_status();
+}
+
+status array_check_writable(array& a) noexcept {
+  TESSERA_TRY(array_check_open(a));
+  if (!array_access::writable(a)) return make_error(errc::invalid_argument, "array: opened read-only");
+  if (!array_access::encoder_ready(a)) {
+    chunk_encoder_options o;
+    const int64_t block = array_access::sizes(a).block_nbytes;
+    o.max_blocksize = block > 0 ? static_cast<size_t>(block) : 1;
+    o.exec = array_access::exec(a);
+    o.estimate_codec = array_access::encode(a).compressor;
+    TESSERA_TRY(chunk_encoder_init(array_access::encoder(a), array_access::alloc(a), o));
+    array_access::encoder_ready(a) = true;
+  }
+  return ok_status();
+}
+
+status array_finish(array& a) noexcept {
+  if (!a.auto_commit) return ok_status();
+  return frame_commit(array_access::frm(a));
+}
+
+result<bytes_view> array_chunk_encode(array& a, bytes_view chunk_buf, bytes_mut out) noexcept {
+  auto n = chunk_encode(array_access::encoder(a), array_access::encode(a), chunk_buf, out);
+  if (!n.ok()) return n.err();
+  return bytes_view(out.data(), *n);
+}
+
+status array_meta_publish(array& a) noexcept {
+  frame& f = array_access::frm(a);
+  const array_layout& l = array_access::layout(a);
+  const span<const char> name =
+      frame_meta_find(f, name_of(kB2ndMetaName)).ok() ? name_of(kB2ndMetaName) : name_of("caterva");
+  auto old = frame_meta_find(f, name);
+  if (!old.ok()) return old.err();
+  b2nd_meta meta;
+  meta.ndim = static_cast<int8_t>(l.ndim);
+  for (int i = 0; i < l.ndim; ++i) {
+    meta.shape[i] = l.shape[i];
+    meta.chunkshape[i] = static_cast<int32_t>(l.chunkshape[i]);
+    meta.blockshape[i] = static_cast<int32_t>(l.blockshape[i]);
+  }
+  meta.dtype = array_dtype(a);
+  meta.dtype_format = array_access::dtype_format(a);
+  meta.has_dtype = true;
+  const size_t need = b2nd_meta_encoded_size(meta);
+  if (need == 0 || need > old->size())
+    return make_error(errc::unsupported, "array: the b2nd metalayer cannot be rewritten in place");
+  owned_array<uint8_t> buf;
+  TESSERA_TRY(buf.allocate(array_access::alloc(a), old->size()));
+  // Bytes past the new structure keep their old values (readers ignore them, as the reference does).
+  std::memcpy(buf.data(), old->data(), old->size());
+  auto n = b2nd_meta_encode(meta, bytes_mut(buf.data(), buf.size()));
+  if (!n.ok()) return n.err();
+  return frame_meta_update(f, name, bytes_view(buf.data(), buf.size()));
+}
+
+status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, const executor& exec,
+                    bool fresh) noexcept {
+  const frame_info* info = frame_info_get(f);
+  if (info == nullptr) return make_error(errc::invalid_argument, "array: frame not open");
+  const span<const char> meta_name =
+      frame_meta_find(f, name_of(kB2ndMetaName)).ok() ? name_of(kB2ndMetaName) : name_of("caterva");
+  auto raw = frame_meta_find(f, meta_name);
+  if (!raw.ok()) return make_error(errc::malformed, "array: the frame has no b2nd metalayer");
+  auto meta = b2nd_meta_decode(*raw);
+  if (!meta.ok()) return meta.err();
+  array_layout layout;
+  TESSERA_TRY(layout_init(layout, meta->ndim, meta->shape, meta->chunkshape, meta->blockshape));
+  if (info->typesize < 1 || info->typesize > kArrayMaxItemsize)
+    return make_error(errc::unsupported, "array: the frame's typesize is outside 1..255");
+  auto sizes = layout_sizes_compute(layout, info->typesize);
+  if (!sizes.ok()) return sizes.err();
+  if (info->nchunks != (fresh ? 0 : layout.nchunks))
+    return make_error(errc::malformed, "array: the frame's chunk count disagrees with the b2nd geometry");
+
+  (void)array_close(a);
+  array_access::alloc(a) = alloc;
+  array_access::exec(a) = exec;
+  array_access::layout(a) = layout;
+  array_access::sizes(a) = *sizes;
+  array_access::itemsize(a) = info->typesize;
+  array_access::dtype_format(a) = meta->dtype_format;
+  const span<const char> dt = b2nd_meta_dtype_or_default(*meta);
+  TESSERA_TRY(array_access::dtype(a).allocate(alloc, dt.size()));
+  if (!dt.empty()) std::memcpy(array_access::dtype(a).data(), dt.data(), dt.size());
+  array_access::encode(a) = encode_params_from(*info, sizes->block_nbytes);
+  TESSERA_TRY(decoder_setup(a));
+  array_access::frm(a) = std::move(f);
+  array_access::writable(a) = writable;
+  array_access::open(a) = true;
+  return ok_status();
+}
+
+}  // namespace detail
+
+status array_chunk_packer_init(array_chunk_packer& p, const array_frame_setup& setup, const allocator& alloc,
+                               const executor& exec) noexcept {
+  array_access::layout(p) = setup.layout;
+  array_access::itemsize(p) = setup.itemsize;
+  array_access::encode(p) = setup.encode;
+  const int64_t chunk_nbytes = setup.layout.extchunk_nitems * setup.itemsize;
+  const int64_t block_nbytes = setup.layout.block_nitems * setup.itemsize;
+  chunk_encoder_options o;
+  o.max_blocksize = block_nbytes > 0 ? static_cast<size_t>(block_nbytes) : 1;
+  o.exec = exec;
+  o.estimate_codec = setup.encode.compressor;
+  TESSERA_TRY(chunk_encoder_init(array_access::encoder(p), alloc, o));
+  TESSERA_TRY(array_access::chunk(p).allocate(alloc, static_cast<size_t>(chunk_nbytes)));
+  return array_access::out(p).allocate(alloc, chunk_encode_bound(static_cast<size_t>(chunk_nbytes)));
+}
+
+result<bytes_view> array_chunk_pack(array_chunk_packer& p, int64_t nchunk, bytes_view items) noexcept {
+  const array_layout& l = array_access::layout(p);
+  const int64_t itemsize = array_access::itemsize(p);
+  if (itemsize < 1) return make_error(errc::invalid_argument, "array_chunk_pack: packer not initialized");
+  int64_t cstart[kMaxDims] = {};
+  int64_t cext[kMaxDims] = {};
+  TESSERA_TRY(layout_chunk_extent(l, nchunk, cstart, cext));
+  int64_t n = itemsize;
+  for (int i = 0; i < l.ndim; ++i) n *= cext[i];
+  if (static_cast<int64_t>(items.size()) != n)
+    return make_error(errc::invalid_argument, "array_chunk_pack: items are not the chunk's extent");
+  const int64_t zero[kMaxDims] = {};
+  owned_array<uint8_t>& chunk = array_access::chunk(p);
+  TESSERA_TRY(detail::chunk_pack_items(l, itemsize, nchunk, items, cext, zero, bytes_mut(chunk.data(), chunk.size())));
+  owned_array<uint8_t>& out = array_access::out(p);
+  auto r = chunk_encode(array_access::encoder(p), array_access::encode(p), bytes_view(chunk.data(), chunk.size()),
+                        bytes_mut(out.data(), out.size()));
+  if (!r.ok()) return r.err();
+  return bytes_view(out.data(), *r);
+}
+
+// ---- Create, open, close -----------------------------------------------------------------------------------
+
+namespace {
+
+status frame_create_at(frame& f, const array_target& target, const allocator& alloc,
+                       const frame_create_params& p) noexcept {
+  frame_open_options o = target.options;
+  o.writable = true;
+  if ((target.st == nullptr) == (target.dir == nullptr))
+    return make_error(errc::invalid_argument, "array: the target needs exactly one of a storage or a directory");
+  if (target.st != nullptr) return frame_create(f, *target.st, alloc, p, o);
+  return frame_create_sparse(f, *target.dir, alloc, p, o);
+}
+
+// Items for array_create's buffer fill: straight from the caller's buffer.
+struct buffer_source {
+  bytes_view items;
+  const int64_t* shape;
+  int ndim;
+  int64_t itemsize;
+};
+
+status buffer_source_read(void* ctx, const int64_t* start, const int64_t* stop, bytes_mut out,
+                          const int64_t* out_shape, const int64_t* out_start) noexcept {
+  const buffer_source* s = static_cast<const buffer_source*>(ctx);
+  int64_t ext[kMaxDims] = {};
+  for (int i = 0; i < s->ndim; ++i) ext[i] = stop[i] - start[i];
+  return nd_copy_region(s->ndim, s->itemsize, s->items, s->shape, start, out, out_shape, out_start, ext);
+}
+
+}  // namespace
+
+namespace detail {
+
+status array_create_from_source(array& a, const array_target& target, const allocator& alloc,
+                                const array_params& params, const array_source& source) noexcept {
+  array_frame_setup setup;
+  TESSERA_TRY(array_frame_setup_make(setup, params));
+  frame f;
+  TESSERA_TRY(frame_create_at(f, target, alloc, setup.frame));
+  TESSERA_TRY(array_attach(a, std::move(f), true, alloc, params.exec, true));
+  TESSERA_TRY(array_check_writable(a));
+  const array_layout& l = array_access::layout(a);
+  const int64_t itemsize = array_access::itemsize(a);
+  const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
+  owned_array<uint8_t> items, chunk, out;
+  if (l.nchunks > 0) {
+    TESSERA_TRY(items.allocate(alloc, static_cast<size_t>(l.chunk_nitems * itemsize)));
+    TESSERA_TRY(chunk.allocate(alloc, static_cast<size_t>(chunk_nbytes)));
+    TESSERA_TRY(out.allocate(alloc, chunk_encode_bound(static_cast<size_t>(chunk_nbytes))));
+  }
+  for (int64_t n = 0; n < l.nchunks; ++n) {
+    int64_t cstart[kMaxDims] = {};
+    int64_t cext[kMaxDims] = {};
+    int64_t cstop[kMaxDims] = {};
+    TESSERA_TRY(layout_chunk_extent(l, n, cstart, cext));
+    int64_t nitems = 1;
+    for (int i = 0; i < l.ndim; ++i) {
+      cstop[i] = cstart[i] + cext[i];
+      nitems *= cext[i];
+    }
+    const int64_t zero[kMaxDims] = {};
+    bytes_mut items_view(items.data(), static_cast<size_t>(nitems * itemsize));
+    TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, zero));
+    TESSERA_TRY(chunk_pack_items(l, itemsize, n, items_view, cext, zero, bytes_mut(chunk.data(), chunk.size())));
+    auto enc = array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
+    if (!enc.ok()) return enc.err();
+    TESSERA_TRY(frame_chunk_append(array_access::frm(a), *enc));
+  }
+  return frame_commit(array_access::frm(a));
+}
+
+}  // namespace detail
+
+status array_create(array& a, const array_target& target, const allocator& alloc, const array_params& params,
+                    const array_fill& fill) noexcept {
+  array_frame_setup setup;
+  TESSERA_TRY(array_frame_setup_make(setup, params));
+  const array_layout& l = setup.layout;
+  const int64_t itemsize = setup.itemsize;
+  int64_t nbytes = 0;
+  {
+    auto s = layout_sizes_compute(l, itemsize);
+    if (!s.ok()) return s.err();
+    nbytes = s->array_nbytes;
+  }
+  chunk_special special = chunk_special::none;
+  switch (fill.kind) {
+    case array_fill_kind::uninit: special = chunk_special::uninit; break;
+    case array_fill_kind::zeros: special = chunk_special::zeros; break;
+    case array_fill_kind::nans:
+      if (itemsize != 4 && itemsize != 8)
+        return make_error(errc::invalid_argument, "array: NaN arrays need an itemsize of 4 or 8");
+      special = chunk_special::nan;
+      break;
+    case array_fill_kind::full:
+      if (static_cast<int64_t>(fill.bytes.size()) != itemsize)
+        return make_error(errc::invalid_argument, "array: the fill value must be one item");
+      special = chunk_special::value;
+      break;
+    case array_fill_kind::buffer: {
+      if (static_cast<int64_t>(fill.bytes.size()) < nbytes)
+        return make_error(errc::buffer_too_small, "array: the buffer is smaller than the array");
+      buffer_source bs{fill.bytes, l.shape, l.ndim, itemsize};
+      detail::array_source src{buffer_source_read, &bs};
+      return detail::array_create_from_source(a, target, alloc, params, src);
+    }
+    default: return make_error(errc::invalid_argument, "array: unknown fill kind");
+  }
+  frame f;
+  TESSERA_TRY(frame_create_at(f, target, alloc, setup.frame));
+  TESSERA_TRY(detail::array_attach(a, std::move(f), true, alloc, params.exec, true));
+  // Special chunks, as the reference's b2nd_zeros / b2nd_nans / b2nd_uninit / b2nd_full write them.
+  uint8_t chunk[kChunkHeaderExtendedSize + kArrayMaxItemsize];
+  const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
+  if (l.nchunks > 0) {
+    auto n = chunk_encode_special(setup.encode, special, static_cast<size_t>(chunk_nbytes), fill.bytes,
+                                  bytes_mut(chunk, sizeof chunk));
+    if (!n.ok()) return n.err();
+    for (int64_t i = 0; i < l.nchunks; ++i) TESSERA_TRY(frame_chunk_append(array_access::frm(a), bytes_view(chunk, *n)));
+  }
+  return frame_commit(array_access::frm(a));
+}
+
+namespace {
+
+status open_common(array& a, frame& f, const allocator& alloc, const array_open_options& options) noexcept {
+  status s = detail::array_attach(a, std::move(f), options.frame.writable, alloc, options.exec);
+  if (!s.ok()) (void)frame_close(f);
+  return s;
+}
+
+}  // namespace
+
+status array_open(array& a, const storage& st, const allocator& alloc, const array_open_options& options) noexcept {
+  frame f;
+  TESSERA_TRY(frame_open(f, st, alloc, options.frame));
+  return open_common(a, f, alloc, options);
+}
+
+status array_open_sparse(array& a, const storage_directory& dir, const allocator& alloc,
+                         const array_open_options& options) noexcept {
+  frame f;
+  TESSERA_TRY(frame_open_sparse(f, dir, alloc, options.frame));
+  return open_common(a, f, alloc, options);
+}
+
+status array_open_frame(array& a, frame&& f, bool writable, const allocator& alloc, const executor& exec) noexcept {
+  return detail::array_attach(a, std::move(f), writable, alloc, exec);
+}
+
+status array_commit(array& a) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  return frame_commit(array_access::frm(a));
+}
+
+status array_close(array& a) noexcept {
+  status s = ok_status();
+  if (array_access::open(a)) s = frame_close(array_access::frm(a));
+  array_access::open(a) = false;
+  array_access::writable(a) = false;
+  chunk_decoder_release(array_access::decoder(a));
+  chunk_encoder_release(array_access::encoder(a));
+  array_access::encoder_ready(a) = false;
+  array_access::dtype(a).reset();
+  return s;
+}
+
+// ---- What it is --------------------------------------------------------------------------------------------
+
+bool array_is_open(const array& a) noexcept { return array_access::open(a); }
+const array_layout& array_layout_get(const array& a) noexcept { return array_access::layout(a); }
+int32_t array_itemsize(const array& a) noexcept { return array_access::itemsize(a); }
+int64_t array_nbytes(const array& a) noexcept { return array_access::sizes(a).array_nbytes; }
+span<const char> array_dtype(const array& a) noexcept {
+  const owned_array<char>& d = array_access::dtype(a);
+  return span<const char>(d.data(), d.size());
+}
+frame& array_frame(array& a) noexcept { return array_access::frm(a); }
+
+array_params array_params_get(const array& a) noexcept {
+  array_params p;
+  const array_layout& l = array_access::layout(a);
+  p.ndim = l.ndim;
+  for (int i = 0; i < l.ndim; ++i) {
+    p.shape[i] = l.shape[i];
+    p.chunkshape[i] = static_cast<int32_t>(l.chunkshape[i]);
+    p.blockshape[i] = static_cast<int32_t>(l.blockshape[i]);
+  }
+  p.dtype = array_dtype(a);
+  p.itemsize = array_access::itemsize(a);
+  const chunk_encode_params& e = array_access::encode(a);
+  p.compressor = e.compressor;
+  p.clevel = e.clevel;
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    p.filters[i] = e.filters[i];
+    p.filters_meta[i] = e.filters_meta[i];
+  }
+  p.split = e.split;
+  p.compcode_meta = e.compcode_meta;
+  p.exec = array_access::exec(a);
+  return p;
+}
+
+// ---- Metalayers --------------------------------------------------------------------------------------------
+
+result<bytes_view> array_meta_find(const array& a, span<const char> name) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  return frame_meta_find(array_access::frm(a), name);
+}
+
+status array_meta_update(array& a, span<const char> name, bytes_view content) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  if (names_equal(name, kB2ndMetaName) || names_equal(name, "caterva"))
+    return make_error(errc::invalid_argument, "array: the b2nd metalayer belongs to the array");
+  if (!array_access::writable(a)) return make_error(errc::invalid_argument, "array: opened read-only");
+  TESSERA_TRY(frame_meta_update(array_access::frm(a), name, content));
+  return detail::array_finish(a);
+}
+
+result<size_t> array_vlmeta_nbytes(const array& a, span<const char> name) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  return frame_vlmeta_nbytes(array_access::frm(a), name);
+}
+
+result<size_t> array_vlmeta_read(array& a, span<const char> name, bytes_mut out) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  return frame_vlmeta_decode(array_access::frm(a), array_access::decoder(a), name, out);
+}
+
+status array_vlmeta_write(array& a, span<const char> name, bytes_view content) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  if (!array_access::writable(a)) return make_error(errc::invalid_argument, "array: opened read-only");
+  TESSERA_TRY(frame_vlmeta_set(array_access::frm(a), name, content));
+  return detail::array_finish(a);
+}
+
+status array_vlmeta_delete(array& a, span<const char> name) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  if (!array_access::writable(a)) return make_error(errc::invalid_argument, "array: opened read-only");
+  TESSERA_TRY(frame_vlmeta_delete(array_access::frm(a), name));
+  return detail::array_finish(a);
+}
+
+}  // namespace tessera

@@ -1,0 +1,95 @@
+// Internals shared by the array's sources: access to the array's state, scratch helpers, and the read, write
+// and chunk-packing cores the public calls are built from.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "tessera/array.hpp"
+
+namespace tessera::detail {
+
+struct array_access {
+  static allocator& alloc(array& a) noexcept { return a.alloc_; }
+  static frame& frm(array& a) noexcept { return a.frame_; }
+  static const frame& frm(const array& a) noexcept { return a.frame_; }
+  static bool& open(array& a) noexcept { return a.open_; }
+  static bool open(const array& a) noexcept { return a.open_; }
+  static bool& writable(array& a) noexcept { return a.writable_; }
+  static array_layout& layout(array& a) noexcept { return a.layout_; }
+  static const array_layout& layout(const array& a) noexcept { return a.layout_; }
+  static layout_sizes& sizes(array& a) noexcept { return a.sizes_; }
+  static const layout_sizes& sizes(const array& a) noexcept { return a.sizes_; }
+  static int32_t& itemsize(array& a) noexcept { return a.itemsize_; }
+  static int32_t itemsize(const array& a) noexcept { return a.itemsize_; }
+  static int8_t& dtype_format(array& a) noexcept { return a.dtype_format_; }
+  static int8_t dtype_format(const array& a) noexcept { return a.dtype_format_; }
+  static owned_array<char>& dtype(array& a) noexcept { return a.dtype_; }
+  static const owned_array<char>& dtype(const array& a) noexcept { return a.dtype_; }
+  static chunk_encode_params& encode(array& a) noexcept { return a.encode_; }
+  static const chunk_encode_params& encode(const array& a) noexcept { return a.encode_; }
+  static executor& exec(array& a) noexcept { return a.exec_; }
+  static const executor& exec(const array& a) noexcept { return a.exec_; }
+  static chunk_decoder& decoder(array& a) noexcept { return a.decoder_; }
+  static chunk_encoder& encoder(array& a) noexcept { return a.encoder_; }
+  static bool& encoder_ready(array& a) noexcept { return a.encoder_ready_; }
+
+  static array_layout& layout(array_chunk_packer& p) noexcept { return p.layout_; }
+  static int32_t& itemsize(array_chunk_packer& p) noexcept { return p.itemsize_; }
+  static chunk_encode_params& encode(array_chunk_packer& p) noexcept { return p.encode_; }
+  static chunk_encoder& encoder(array_chunk_packer& p) noexcept { return p.encoder_; }
+  static owned_array<uint8_t>& chunk(array_chunk_packer& p) noexcept { return p.chunk_; }
+  static owned_array<uint8_t>& out(array_chunk_packer& p) noexcept { return p.out_; }
+};
+
+[[nodiscard]] status array_check_open(const array& a) noexcept;
+[[nodiscard]] status array_check_writable(array& a) noexcept;
+// Commits when auto_commit is on.
+[[nodiscard]] status array_finish(array& a) noexcept;
+
+// Fills the region (region_shape at dst_start) of a C-order buffer of dst_shape with copies of one item.
+[[nodiscard]] status region_fill(int ndim, int64_t itemsize, bytes_mut dst, const int64_t* dst_shape,
+                                 const int64_t* dst_start, const int64_t* region_shape, bytes_view item) noexcept;
+
+// The item a special index entry (zeros, nan, uninit) stands for, into out (itemsize bytes); uninit reads as
+// zeros, as the chunk decoder does.
+[[nodiscard]] status special_item(chunk_special kind, int32_t itemsize, uint8_t* out) noexcept;
+
+// Reads [start, stop) of a into the region of the same extent at out_start of a C-order buffer of out_shape.
+[[nodiscard]] status array_read_into(array& a, const int64_t* start, const int64_t* stop, bytes_mut out,
+                                     const int64_t* out_shape, const int64_t* out_start) noexcept;
+
+// array_slice_write without the commit.
+[[nodiscard]] status array_slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
+                                               bytes_view src) noexcept;
+
+// Packs chunk nchunk of `layout` into chunk_buf (the padded chunk, zero padding) from the region of a C-order
+// buffer of src_shape that starts at src_start (the chunk's first item there).
+[[nodiscard]] status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
+                                      const int64_t* src_shape, const int64_t* src_start, bytes_mut chunk_buf) noexcept;
+
+// Encodes a padded chunk with a's parameters into out (chunk_nbytes + overhead bytes).
+[[nodiscard]] result<bytes_view> array_chunk_encode(array& a, bytes_view chunk_buf, bytes_mut out) noexcept;
+
+// Re-publishes the b2nd metalayer after a shape change (same encoded size).
+[[nodiscard]] status array_meta_publish(array& a) noexcept;
+
+// Initializes `a` over an open frame (geometry from its b2nd metalayer).
+// `fresh`: the frame was just created and has no chunks yet.
+[[nodiscard]] status array_attach(array& a, frame&& f, bool writable, const allocator& alloc,
+                                  const executor& exec, bool fresh = false) noexcept;
+
+// Source of items for a new array: writes the items of [start, stop) (new array coordinates) into the region
+// of that extent at out_start of a C-order buffer of out_shape.
+struct array_source {
+  status (*read)(void* context, const int64_t* start, const int64_t* stop, bytes_mut out, const int64_t* out_shape,
+                 const int64_t* out_start) noexcept = nullptr;
+  void* context = nullptr;
+};
+
+// Creates a at target with params (ndim, shape, dtype, itemsize final) and fills it from source, chunk by chunk.
+[[nodiscard]] status array_create_from_source(array& a, const array_target& target, const allocator& alloc,
+                                              const array_params& params, const array_source& source) noexcept;
+
+}  // namespace tessera::detail

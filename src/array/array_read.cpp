@@ -1,0 +1,375 @@
+// Reading: slices (only the chunks and blocks they touch), single items, orthogonal selections.
+#include <cstdint>
+#include <cstring>
+
+#include "array_internal.hpp"
+#include "tessera/nd_copy.hpp"
+#include "tessera/slice_plan.hpp"
+
+namespace tessera {
+
+using detail::array_access;
+
+namespace detail {
+
+status region_fill(int ndim, int64_t itemsize, bytes_mut dst, const int64_t* dst_shape, const int64_t* dst_start,
+                   const int64_t* region_shape, bytes_view item) noexcept {
+  if (static_cast<int64_t>(item.size()) != itemsize) return make_error(errc::invalid_argument, "region_fill: item size");
+  int64_t total = 1;
+  for (int i = 0; i < ndim; ++i) {
+    if (region_shape[i] == 0) return ok_status();
+    if (dst_start[i] < 0 || region_shape[i] < 0 || dst_start[i] + region_shape[i] > dst_shape[i])
+      return make_error(errc::out_of_range, "region_fill: region outside the buffer");
+    total *= dst_shape[i];
+  }
+  if (static_cast<int64_t>(dst.size()) < total * itemsize)
+    return make_error(errc::buffer_too_small, "region_fill: buffer smaller than its shape");
+  // Walk the region's rows (the last dimension is contiguous).
+  int64_t strides[kMaxDims] = {};
+  int64_t s = 1;
+  for (int i = ndim - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= dst_shape[i];
+  }
+  const int64_t row = ndim == 0 ? 1 : region_shape[ndim - 1];
+  bool all_zero = true;
+  for (size_t i = 0; i < item.size(); ++i) all_zero &= item[i] == 0;
+  int64_t idx[kMaxDims] = {};
+  for (;;) {
+    int64_t off = 0;
+    for (int i = 0; i < ndim; ++i) off += (dst_start[i] + idx[i]) * strides[i];
+    uint8_t* p = dst.data() + off * itemsize;
+    if (all_zero) {
+      std::memset(p, 0, static_cast<size_t>(row * itemsize));
+    } else {
+      for (int64_t k = 0; k < row; ++k) std::memcpy(p + k * itemsize, item.data(), static_cast<size_t>(itemsize));
+    }
+    int d = ndim - 2;
+    for (; d >= 0; --d) {
+      if (++idx[d] < region_shape[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+  return ok_status();
+}
+
+status special_item(chunk_special kind, int32_t itemsize, uint8_t* out) noexcept {
+  std::memset(out, 0, static_cast<size_t>(itemsize));
+  if (kind == chunk_special::nan) {
+    // IEEE quiet NaNs, little-endian, as the reference's set_nans writes them.
+    if (itemsize == 4) {
+      out[2] = 0xC0;
+      out[3] = 0x7F;
+    } else if (itemsize == 8) {
+      out[6] = 0xF8;
+      out[7] = 0x7F;
+    } else {
+      return make_error(errc::malformed, "array: a NaN chunk in an array whose itemsize is not 4 or 8");
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace detail
+
+namespace {
+
+// Scratch for reading: one block, and a chunk when a chunk is decoded whole. Allocated on first use.
+struct read_scratch {
+  owned_array<uint8_t> block;
+  owned_array<uint8_t> chunk;
+  int64_t chunk_index = -1;  // the chunk `chunk` holds (-1: none)
+};
+
+status chunk_decode_whole(array& a, int64_t nchunk, read_scratch& s) noexcept {
+  if (s.chunk_index == nchunk) return ok_status();
+  const int64_t n = array_access::sizes(a).chunk_nbytes;
+  if (s.chunk.data() == nullptr) TESSERA_TRY(s.chunk.allocate(array_access::alloc(a), static_cast<size_t>(n)));
+  s.chunk_index = -1;
+  auto r = frame_chunk_decode(array_access::frm(a), array_access::decoder(a), nchunk,
+                              bytes_mut(s.chunk.data(), s.chunk.size()));
+  if (!r.ok()) return r.err();
+  if (static_cast<int64_t>(*r) != n) return make_error(errc::corrupt, "array: a chunk's size disagrees with the geometry");
+  s.chunk_index = nchunk;
+  return ok_status();
+}
+
+// Block nblock of chunk nchunk: decoded alone into s.block when the chunk's blocks are the array's, else from
+// the whole chunk. *out points at its block_nbytes bytes.
+status block_fetch(array& a, int64_t nchunk, int64_t nblock, read_scratch& s, const uint8_t** out) noexcept {
+  const int64_t bn = array_access::sizes(a).block_nbytes;
+  if (s.chunk_index == nchunk) {
+    *out = s.chunk.data() + nblock * bn;
+    return ok_status();
+  }
+  if (s.block.data() == nullptr) TESSERA_TRY(s.block.allocate(array_access::alloc(a), static_cast<size_t>(bn)));
+  auto r = frame_block_decode(array_access::frm(a), array_access::decoder(a), nchunk, static_cast<size_t>(nblock),
+                              bytes_mut(s.block.data(), s.block.size()));
+  if (r.ok() && static_cast<int64_t>(*r) == bn) {
+    *out = s.block.data();
+    return ok_status();
+  }
+  if (!r.ok() && r.err().code != errc::buffer_too_small) return r.err();
+  // The chunk was written with other blocks than the array's: decode it whole.
+  TESSERA_TRY(chunk_decode_whole(a, nchunk, s));
+  *out = s.chunk.data() + nblock * bn;
+  return ok_status();
+}
+
+}  // namespace
+
+namespace detail {
+
+status array_read_into(array& a, const int64_t* start, const int64_t* stop, bytes_mut out, const int64_t* out_shape,
+                       const int64_t* out_start) noexcept {
+  TESSERA_TRY(array_check_open(a));
+  const array_layout& l = array_access::layout(a);
+  const int64_t itemsize = array_access::itemsize(a);
+  const layout_sizes& sz = array_access::sizes(a);
+  slice_plan plan;
+  TESSERA_TRY(slice_plan_init(plan, l, start, stop));
+  int64_t out_total = itemsize;
+  bool out_is_slice = true;
+  for (int i = 0; i < l.ndim; ++i) {
+    if (out_start[i] < 0 || out_start[i] + plan.shape[i] > out_shape[i])
+      return make_error(errc::out_of_range, "array: the slice does not fit the output's shape");
+    out_total *= out_shape[i];
+    out_is_slice &= out_shape[i] == plan.shape[i];
+  }
+  if (static_cast<int64_t>(out.size()) < out_total)
+    return make_error(errc::buffer_too_small, "array: output buffer smaller than its shape");
+  if (plan.nitems == 0) return ok_status();
+
+  frame& f = array_access::frm(a);
+  read_scratch s;
+  const bool c_order = layout_chunk_is_c_order(l);
+  slice_chunk_iterator chunks(plan);
+  while (chunks.next()) {
+    const slice_chunk& c = chunks.chunk();
+    int64_t dst0[kMaxDims] = {};
+    for (int i = 0; i < l.ndim; ++i) dst0[i] = out_start[i] + c.slice_start[i];
+    auto ref = frame_chunk_locate(f, c.nchunk);
+    if (!ref.ok()) return ref.err();
+    if (ref->special != chunk_special::none) {
+      uint8_t item[kArrayMaxItemsize];
+      TESSERA_TRY(special_item(ref->special, static_cast<int32_t>(itemsize), item));
+      TESSERA_TRY(region_fill(l.ndim, itemsize, out, out_shape, dst0, c.region_shape,
+                              bytes_view(item, static_cast<size_t>(itemsize))));
+      continue;
+    }
+    // The reference's fast path: the slice is exactly one whole interior chunk stored in C order.
+    bool interior = true;
+    for (int i = 0; i < l.ndim; ++i) interior &= c.chunk_extent[i] == l.chunkshape[i];
+    if (out_is_slice && plan.nchunks == 1 && c.covers_chunk && interior && c_order) {
+      auto r = frame_chunk_decode(f, array_access::decoder(a), c.nchunk, out);
+      if (!r.ok()) return r.err();
+      if (static_cast<int64_t>(*r) != sz.chunk_nbytes)
+        return make_error(errc::corrupt, "array: a chunk's size disagrees with the geometry");
+      continue;
+    }
+    // Most of the chunk's blocks needed: decode the chunk whole (in parallel); else block by block.
+    int64_t needed = 0;
+    {
+      slice_block_iterator count(plan, c);
+      while (count.next()) ++needed;
+    }
+    if (needed * 4 > l.blocks_per_chunk) TESSERA_TRY(chunk_decode_whole(a, c.nchunk, s));
+    slice_block_iterator blocks(plan, c);
+    while (blocks.next()) {
+      const slice_block& b = blocks.block();
+      const uint8_t* block = nullptr;
+      TESSERA_TRY(block_fetch(a, c.nchunk, b.nblock, s, &block));
+      int64_t dst[kMaxDims] = {};
+      for (int i = 0; i < l.ndim; ++i) dst[i] = out_start[i] + b.slice_start[i];
+      TESSERA_TRY(nd_copy_region(l.ndim, itemsize, bytes_view(block, static_cast<size_t>(sz.block_nbytes)),
+                                 l.blockshape, b.region_start, out, out_shape, dst, b.region_shape));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace detail
+
+status array_slice_read(array& a, const int64_t* start, const int64_t* stop, bytes_mut out) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  const array_layout& l = array_access::layout(a);
+  int64_t shape[kMaxDims] = {};
+  const int64_t zero[kMaxDims] = {};
+  for (int i = 0; i < l.ndim; ++i) {
+    if (start[i] < 0 || stop[i] < start[i] || stop[i] > l.shape[i])
+      return make_error(errc::out_of_range, "array_slice_read: not 0 <= start <= stop <= shape");
+    shape[i] = stop[i] - start[i];
+  }
+  return detail::array_read_into(a, start, stop, out, shape, zero);
+}
+
+status array_read(array& a, bytes_mut out) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  const int64_t zero[kMaxDims] = {};
+  return array_slice_read(a, zero, array_access::layout(a).shape, out);
+}
+
+status array_element_read(array& a, const int64_t* coords, bytes_mut out) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  const array_layout& l = array_access::layout(a);
+  const int64_t itemsize = array_access::itemsize(a);
+  if (static_cast<int64_t>(out.size()) < itemsize) return make_error(errc::buffer_too_small, "array_element_read: out");
+  auto loc = layout_locate(l, coords);
+  if (!loc.ok()) return loc.err();
+  auto ref = frame_chunk_locate(array_access::frm(a), loc->nchunk);
+  if (!ref.ok()) return ref.err();
+  if (ref->special != chunk_special::none) return detail::special_item(ref->special, static_cast<int32_t>(itemsize), out.data());
+  read_scratch s;
+  const uint8_t* block = nullptr;
+  TESSERA_TRY(block_fetch(a, loc->nchunk, loc->nblock, s, &block));
+  const int64_t in_block = loc->offset - loc->nblock * l.block_nitems;
+  std::memcpy(out.data(), block + in_block * itemsize, static_cast<size_t>(itemsize));
+  return ok_status();
+}
+
+status array_orthogonal_read(array& a, const int64_t* const* indices, const int64_t* counts, bytes_mut out) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  const array_layout& l = array_access::layout(a);
+  const int ndim = l.ndim;
+  const int64_t itemsize = array_access::itemsize(a);
+  if (ndim == 0) return array_element_read(a, nullptr, out);
+  int64_t total_idx = 0;
+  int64_t nout = 1;
+  for (int d = 0; d < ndim; ++d) {
+    if (counts[d] < 0) return make_error(errc::invalid_argument, "array_orthogonal_read: negative count");
+    if (counts[d] > 0 && indices[d] == nullptr) return make_error(errc::invalid_argument, "array_orthogonal_read: null indices");
+    total_idx += counts[d];
+    if (counts[d] != 0 && nout > (INT64_MAX / itemsize) / counts[d])
+      return make_error(errc::overflow, "array_orthogonal_read: selection too large");
+    nout *= counts[d];
+  }
+  if (static_cast<int64_t>(out.size()) / itemsize < nout)
+    return make_error(errc::buffer_too_small, "array_orthogonal_read: out smaller than the selection");
+  if (nout == 0) return ok_status();
+  for (int d = 0; d < ndim; ++d) {
+    for (int64_t k = 0; k < counts[d]; ++k) {
+      if (indices[d][k] < 0 || indices[d][k] >= l.shape[d])
+        return make_error(errc::out_of_range, "array_orthogonal_read: index outside the array");
+    }
+  }
+  // Per dimension: (value, position) sorted by value, so items of one block are consecutive; then the starts
+  // of the runs that share a block (the "groups").
+  struct pair {
+    int64_t value;
+    int64_t pos;
+  };
+  owned_array<pair> pairs;
+  owned_array<int64_t> group_start;  // per dim: its groups' first pair index, then one past the end
+  TESSERA_TRY(pairs.allocate(array_access::alloc(a), static_cast<size_t>(total_idx)));
+  TESSERA_TRY(group_start.allocate(array_access::alloc(a), static_cast<size_t>(total_idx + ndim)));
+  pair* p[kMaxDims] = {};
+  int64_t* g[kMaxDims] = {};
+  int64_t ngroups[kMaxDims] = {};
+  {
+    int64_t po = 0;
+    int64_t go = 0;
+    for (int d = 0; d < ndim; ++d) {
+      p[d] = pairs.data() + po;
+      g[d] = group_start.data() + go;
+      for (int64_t k = 0; k < counts[d]; ++k) p[d][k] = pair{indices[d][k], k};
+      // Heap sort by value (no libc qsort in the core; stable order is not needed).
+      pair* v = p[d];
+      const int64_t n = counts[d];
+      auto sift = [v](int64_t root, int64_t end) {
+        for (;;) {
+          int64_t child = 2 * root + 1;
+          if (child >= end) return;
+          if (child + 1 < end && v[child + 1].value > v[child].value) ++child;
+          if (v[root].value >= v[child].value) return;
+          const pair t = v[root];
+          v[root] = v[child];
+          v[child] = t;
+          root = child;
+        }
+      };
+      for (int64_t i = n / 2 - 1; i >= 0; --i) sift(i, n);
+      for (int64_t end = n - 1; end > 0; --end) {
+        const pair t = v[0];
+        v[0] = v[end];
+        v[end] = t;
+        sift(0, end);
+      }
+      int64_t prev_block = -1;
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t val = v[k].value;
+        const int64_t blk = (val / l.chunkshape[d]) * l.block_grid[d] + (val % l.chunkshape[d]) / l.blockshape[d];
+        if (blk != prev_block) {
+          g[d][ngroups[d]++] = k;
+          prev_block = blk;
+        }
+      }
+      g[d][ngroups[d]] = n;
+      po += n;
+      go += n + 1;
+    }
+  }
+  int64_t out_strides[kMaxDims] = {};
+  {
+    int64_t s = 1;
+    for (int d = ndim - 1; d >= 0; --d) {
+      out_strides[d] = s;
+      s *= counts[d];
+    }
+  }
+  read_scratch s;
+  int64_t gi[kMaxDims] = {};  // current group per dim
+  for (;;) {
+    int64_t cc[kMaxDims] = {};
+    int64_t bc[kMaxDims] = {};
+    for (int d = 0; d < ndim; ++d) {
+      const int64_t v0 = p[d][g[d][gi[d]]].value;
+      cc[d] = v0 / l.chunkshape[d];
+      bc[d] = (v0 % l.chunkshape[d]) / l.blockshape[d];
+    }
+    auto nchunk = layout_chunk_index(l, cc);
+    if (!nchunk.ok()) return nchunk.err();
+    auto nblock = layout_block_index(l, bc);
+    if (!nblock.ok()) return nblock.err();
+    const uint8_t* block = nullptr;
+    uint8_t special[kArrayMaxItemsize];
+    bool is_special = false;
+    auto ref = frame_chunk_locate(array_access::frm(a), *nchunk);
+    if (!ref.ok()) return ref.err();
+    if (ref->special != chunk_special::none) {
+      TESSERA_TRY(detail::special_item(ref->special, static_cast<int32_t>(itemsize), special));
+      is_special = true;
+    } else {
+      TESSERA_TRY(block_fetch(a, *nchunk, *nblock, s, &block));
+    }
+    // Every combination of the groups' items.
+    int64_t k[kMaxDims] = {};
+    for (int d = 0; d < ndim; ++d) k[d] = g[d][gi[d]];
+    for (;;) {
+      int64_t src = 0;
+      int64_t dst = 0;
+      for (int d = 0; d < ndim; ++d) {
+        const pair& e = p[d][k[d]];
+        src += ((e.value % l.chunkshape[d]) % l.blockshape[d]) * l.block_item_strides[d];
+        dst += e.pos * out_strides[d];
+      }
+      std::memcpy(out.data() + dst * itemsize, is_special ? special : block + src * itemsize,
+                  static_cast<size_t>(itemsize));
+      int d = ndim - 1;
+      for (; d >= 0; --d) {
+        if (++k[d] < g[d][gi[d] + 1]) break;
+        k[d] = g[d][gi[d]];
+      }
+      if (d < 0) break;
+    }
+    int d = ndim - 1;
+    for (; d >= 0; --d) {
+      if (++gi[d] < ngroups[d]) break;
+      gi[d] = 0;
+    }
+    if (d < 0) break;
+  }
+  return ok_status();
+}
+
+}  // namespace tessera

@@ -1,0 +1,273 @@
+// Changing an array's shape in place: resize, insert, append, delete. The chunk grid is edited with chunk
+// deletes and zero-chunk inserts (special index entries); the b2nd metalayer is rewritten after the chunks.
+#include <cstdint>
+#include <cstring>
+
+#include "array_internal.hpp"
+#include "tessera/nd_copy.hpp"
+
+namespace tessera {
+
+using detail::array_access;
+
+namespace {
+
+// How new chunk coordinates relate to old ones. Every map keeps the order of the chunks it keeps, so deleting
+// the dropped chunks (from the last) and then inserting the new ones (from the first) lands every chunk at
+// its new index.
+enum class map_kind : uint8_t { resize, insert, remove };
+struct grid_map {
+  map_kind kind = map_kind::resize;
+  int axis = 0;
+  int64_t p = 0;  // insert/remove: first chunk coordinate along axis
+  int64_t k = 0;  //   and how many
+};
+
+bool new_to_old(const grid_map& m, const array_layout& old_l, const int64_t* nc, int64_t* oc) noexcept {
+  for (int d = 0; d < old_l.ndim; ++d) oc[d] = nc[d];
+  switch (m.kind) {
+    case map_kind::resize:
+      for (int d = 0; d < old_l.ndim; ++d) {
+        if (nc[d] >= old_l.chunk_grid[d]) return false;
+      }
+      return true;
+    case map_kind::insert:
+      if (nc[m.axis] >= m.p && nc[m.axis] < m.p + m.k) return false;
+      if (nc[m.axis] >= m.p + m.k) oc[m.axis] -= m.k;
+      return true;
+    case map_kind::remove:
+      if (nc[m.axis] >= m.p) oc[m.axis] += m.k;
+      return true;
+  }
+  return false;
+}
+
+bool old_kept(const grid_map& m, const array_layout& new_l, const int64_t* oc) noexcept {
+  switch (m.kind) {
+    case map_kind::resize:
+      for (int d = 0; d < new_l.ndim; ++d) {
+        if (oc[d] >= new_l.chunk_grid[d]) return false;
+      }
+      return true;
+    case map_kind::insert: return true;
+    case map_kind::remove: return !(oc[m.axis] >= m.p && oc[m.axis] < m.p + m.k);
+  }
+  return false;
+}
+
+// Edits the chunk grid, then installs the new layout and publishes it.
+status grid_edit(array& a, const array_layout& new_l, const grid_map& m) noexcept {
+  frame& f = array_access::frm(a);
+  const array_layout old_l = array_access::layout(a);
+  int64_t coords[kMaxDims] = {};
+  int64_t oc[kMaxDims] = {};
+  for (int64_t i = old_l.nchunks - 1; i >= 0; --i) {
+    TESSERA_TRY(layout_chunk_coords(old_l, i, coords));
+    if (!old_kept(m, new_l, coords)) TESSERA_TRY(frame_chunk_delete(f, i));
+  }
+  auto sizes = layout_sizes_compute(new_l, array_access::itemsize(a));
+  if (!sizes.ok()) return sizes.err();
+  uint8_t zero_chunk[kChunkHeaderExtendedSize];
+  if (new_l.nchunks > 0) {
+    auto n = chunk_encode_special(array_access::encode(a), chunk_special::zeros,
+                                  static_cast<size_t>(sizes->chunk_nbytes), bytes_view{},
+                                  bytes_mut(zero_chunk, sizeof zero_chunk));
+    if (!n.ok()) return n.err();
+  }
+  for (int64_t i = 0; i < new_l.nchunks; ++i) {
+    TESSERA_TRY(layout_chunk_coords(new_l, i, coords));
+    if (!new_to_old(m, old_l, coords, oc))
+      TESSERA_TRY(frame_chunk_insert(f, i, bytes_view(zero_chunk, sizeof zero_chunk)));
+  }
+  array_access::layout(a) = new_l;
+  array_access::sizes(a) = *sizes;
+  return detail::array_meta_publish(a);
+}
+
+// After growing: kept chunks whose extent grew get the items beyond their old extent (old padding) zeroed.
+status zero_exposed(array& a, const array_layout& old_l) noexcept {
+  const array_layout& l = array_access::layout(a);
+  const int64_t itemsize = array_access::itemsize(a);
+  const int64_t block_nbytes = array_access::sizes(a).block_nbytes;
+  frame& f = array_access::frm(a);
+  owned_array<uint8_t> chunk, out, tmp;
+  int64_t nc[kMaxDims] = {};
+  int64_t bc[kMaxDims] = {};
+  for (int64_t n = 0; n < l.nchunks; ++n) {
+    TESSERA_TRY(layout_chunk_coords(l, n, nc));
+    bool kept = true;
+    bool grew = false;
+    int64_t old_ext[kMaxDims] = {};
+    for (int d = 0; d < l.ndim; ++d) {
+      if (nc[d] >= old_l.chunk_grid[d]) kept = false;
+      if (!kept) break;
+      const int64_t first = nc[d] * l.chunkshape[d];
+      int64_t oe = old_l.shape[d] - first;
+      if (oe > l.chunkshape[d]) oe = l.chunkshape[d];
+      int64_t ne = l.shape[d] - first;
+      if (ne > l.chunkshape[d]) ne = l.chunkshape[d];
+      old_ext[d] = oe;
+      if (ne > oe) grew = true;
+    }
+    if (!kept || !grew) continue;
+    auto ref = frame_chunk_locate(f, n);
+    if (!ref.ok()) return ref.err();
+    if (ref->special == chunk_special::zeros || ref->special == chunk_special::uninit) continue;
+    if (chunk.data() == nullptr) {
+      const size_t cn = static_cast<size_t>(array_access::sizes(a).chunk_nbytes);
+      TESSERA_TRY(chunk.allocate(array_access::alloc(a), cn));
+      TESSERA_TRY(out.allocate(array_access::alloc(a), chunk_encode_bound(cn)));
+      TESSERA_TRY(tmp.allocate(array_access::alloc(a), static_cast<size_t>(block_nbytes)));
+    }
+    auto r = frame_chunk_decode(f, array_access::decoder(a), n, bytes_mut(chunk.data(), chunk.size()));
+    if (!r.ok()) return r.err();
+    if (*r != chunk.size()) return make_error(errc::corrupt, "array: a chunk's size disagrees with the geometry");
+    for (int64_t b = 0; b < l.blocks_per_chunk; ++b) {
+      TESSERA_TRY(layout_block_coords(l, b, bc));
+      int64_t keep[kMaxDims] = {};
+      bool whole = true;
+      for (int d = 0; d < l.ndim; ++d) {
+        int64_t k = old_ext[d] - bc[d] * l.blockshape[d];
+        if (k < 0) k = 0;
+        if (k > l.blockshape[d]) k = l.blockshape[d];
+        keep[d] = k;
+        whole &= k == l.blockshape[d];
+      }
+      if (whole) continue;
+      const int64_t zero[kMaxDims] = {};
+      bytes_mut blk(chunk.data() + b * block_nbytes, static_cast<size_t>(block_nbytes));
+      std::memset(tmp.data(), 0, tmp.size());
+      TESSERA_TRY(nd_copy_region(l.ndim, itemsize, blk, l.blockshape, zero, bytes_mut(tmp.data(), tmp.size()),
+                                 l.blockshape, zero, keep));
+      std::memcpy(blk.data(), tmp.data(), tmp.size());
+    }
+    auto enc = detail::array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
+    if (!enc.ok()) return enc.err();
+    TESSERA_TRY(frame_chunk_update(f, n, *enc));
+  }
+  return ok_status();
+}
+
+status resize_nocommit(array& a, const int64_t* new_shape) noexcept {
+  TESSERA_TRY(detail::array_check_writable(a));
+  const array_layout old_l = array_access::layout(a);
+  int32_t cs[kMaxDims] = {};
+  int32_t bs[kMaxDims] = {};
+  bool same = true;
+  for (int d = 0; d < old_l.ndim; ++d) {
+    if (new_shape[d] < 0) return make_error(errc::invalid_argument, "array_resize: negative extent");
+    cs[d] = static_cast<int32_t>(old_l.chunkshape[d]);
+    bs[d] = static_cast<int32_t>(old_l.blockshape[d]);
+    same &= new_shape[d] == old_l.shape[d];
+  }
+  if (same) return ok_status();
+  array_layout new_l;
+  TESSERA_TRY(layout_init(new_l, old_l.ndim, new_shape, cs, bs));
+  TESSERA_TRY(grid_edit(a, new_l, grid_map{}));
+  return zero_exposed(a, old_l);
+}
+
+status check_axis(const array& a, int axis) noexcept {
+  if (axis < 0 || axis >= array_access::layout(a).ndim)
+    return make_error(errc::invalid_argument, "array: axis outside 0..ndim-1");
+  return ok_status();
+}
+
+}  // namespace
+
+status array_resize(array& a, const int64_t* new_shape) noexcept {
+  TESSERA_TRY(resize_nocommit(a, new_shape));
+  return detail::array_finish(a);
+}
+
+status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view src) noexcept {
+  TESSERA_TRY(detail::array_check_writable(a));
+  TESSERA_TRY(check_axis(a, axis));
+  const array_layout old_l = array_access::layout(a);
+  if (pos < 0 || pos > old_l.shape[axis]) return make_error(errc::out_of_range, "array_insert: position outside the axis");
+  if (count < 0 || count > INT64_MAX - old_l.shape[axis]) return make_error(errc::invalid_argument, "array_insert: bad count");
+  if (count == 0) return ok_status();
+  // The source must hold the inserted items before anything changes.
+  int64_t need = array_access::itemsize(a);
+  for (int d = 0; d < old_l.ndim; ++d) {
+    const int64_t e = d == axis ? count : old_l.shape[d];
+    if (e != 0 && need > INT64_MAX / e) return make_error(errc::overflow, "array_insert: source size");
+    need *= e;
+  }
+  if (static_cast<int64_t>(src.size()) < need)
+    return make_error(errc::buffer_too_small, "array_insert: source smaller than the inserted items");
+  int64_t new_shape[kMaxDims] = {};
+  int64_t start[kMaxDims] = {};
+  int64_t stop[kMaxDims] = {};
+  for (int d = 0; d < old_l.ndim; ++d) new_shape[d] = stop[d] = old_l.shape[d];
+  new_shape[axis] += count;
+  start[axis] = pos;
+  stop[axis] = pos + count;
+  if (pos == old_l.shape[axis]) {
+    TESSERA_TRY(resize_nocommit(a, new_shape));
+  } else {
+    const int64_t c = old_l.chunkshape[axis];
+    if (pos % c != 0 || count % c != 0)
+      return make_error(errc::invalid_argument,
+                        "array_insert: inside the array, position and count must be multiples of the chunk extent");
+    int32_t cs[kMaxDims] = {};
+    int32_t bs[kMaxDims] = {};
+    for (int d = 0; d < old_l.ndim; ++d) {
+      cs[d] = static_cast<int32_t>(old_l.chunkshape[d]);
+      bs[d] = static_cast<int32_t>(old_l.blockshape[d]);
+    }
+    array_layout new_l;
+    TESSERA_TRY(layout_init(new_l, old_l.ndim, new_shape, cs, bs));
+    grid_map m;
+    m.kind = map_kind::insert;
+    m.axis = axis;
+    m.p = pos / c;
+    m.k = count / c;
+    TESSERA_TRY(grid_edit(a, new_l, m));
+  }
+  TESSERA_TRY(detail::array_slice_write_nocommit(a, start, stop, src));
+  return detail::array_finish(a);
+}
+
+status array_append(array& a, int axis, int64_t count, bytes_view src) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  TESSERA_TRY(check_axis(a, axis));
+  return array_insert(a, axis, array_access::layout(a).shape[axis], count, src);
+}
+
+status array_delete(array& a, int axis, int64_t pos, int64_t count) noexcept {
+  TESSERA_TRY(detail::array_check_writable(a));
+  TESSERA_TRY(check_axis(a, axis));
+  const array_layout old_l = array_access::layout(a);
+  if (pos < 0 || count < 0 || pos > old_l.shape[axis] || count > old_l.shape[axis] - pos)
+    return make_error(errc::out_of_range, "array_delete: range outside the axis");
+  if (count == 0) return ok_status();
+  int64_t new_shape[kMaxDims] = {};
+  for (int d = 0; d < old_l.ndim; ++d) new_shape[d] = old_l.shape[d];
+  new_shape[axis] -= count;
+  if (pos + count == old_l.shape[axis]) {
+    TESSERA_TRY(resize_nocommit(a, new_shape));
+  } else {
+    const int64_t c = old_l.chunkshape[axis];
+    if (pos % c != 0 || count % c != 0)
+      return make_error(errc::invalid_argument,
+                        "array_delete: inside the array, position and count must be multiples of the chunk extent");
+    int32_t cs[kMaxDims] = {};
+    int32_t bs[kMaxDims] = {};
+    for (int d = 0; d < old_l.ndim; ++d) {
+      cs[d] = static_cast<int32_t>(old_l.chunkshape[d]);
+      bs[d] = static_cast<int32_t>(old_l.blockshape[d]);
+    }
+    array_layout new_l;
+    TESSERA_TRY(layout_init(new_l, old_l.ndim, new_shape, cs, bs));
+    grid_map m;
+    m.kind = map_kind::remove;
+    m.axis = axis;
+    m.p = pos / c;
+    m.k = count / c;
+    TESSERA_TRY(grid_edit(a, new_l, m));
+  }
+  return detail::array_finish(a);
+}
+
+}  // namespace tessera

@@ -1,0 +1,83 @@
+// Writing slices: only the touched chunks are decoded (unless wholly covered) and re-encoded.
+#include <cstdint>
+#include <cstring>
+
+#include "array_internal.hpp"
+#include "tessera/nd_copy.hpp"
+#include "tessera/slice_plan.hpp"
+
+namespace tessera {
+
+using detail::array_access;
+
+namespace {
+
+status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept {
+  TESSERA_TRY(detail::array_check_writable(a));
+  const array_layout& l = array_access::layout(a);
+  const int64_t itemsize = array_access::itemsize(a);
+  const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
+  const int64_t block_nbytes = array_access::sizes(a).block_nbytes;
+  slice_plan plan;
+  TESSERA_TRY(slice_plan_init(plan, l, start, stop));
+  if (plan.nitems == 0) return ok_status();
+  if (static_cast<int64_t>(src.size()) / itemsize < plan.nitems)
+    return make_error(errc::buffer_too_small, "array_slice_write: source smaller than the slice");
+  frame& f = array_access::frm(a);
+  owned_array<uint8_t> chunk, out;
+  TESSERA_TRY(chunk.allocate(array_access::alloc(a), static_cast<size_t>(chunk_nbytes)));
+  TESSERA_TRY(out.allocate(array_access::alloc(a), chunk_encode_bound(static_cast<size_t>(chunk_nbytes))));
+  slice_chunk_iterator chunks(plan);
+  while (chunks.next()) {
+    const slice_chunk& c = chunks.chunk();
+    if (c.covers_chunk) {
+      // The whole chunk is replaced: start from zeros so its padding is zero (as the reference does).
+      std::memset(chunk.data(), 0, chunk.size());
+    } else {
+      auto r = frame_chunk_decode(f, array_access::decoder(a), c.nchunk, bytes_mut(chunk.data(), chunk.size()));
+      if (!r.ok()) return r.err();
+      if (static_cast<int64_t>(*r) != chunk_nbytes)
+        return make_error(errc::corrupt, "array: a chunk's size disagrees with the geometry");
+    }
+    slice_block_iterator blocks(plan, c);
+    while (blocks.next()) {
+      const slice_block& b = blocks.block();
+      bytes_mut dst(chunk.data() + b.offset * itemsize, static_cast<size_t>(block_nbytes));
+      TESSERA_TRY(nd_copy_region(l.ndim, itemsize, src, plan.shape, b.slice_start, dst, l.blockshape, b.region_start,
+                                 b.region_shape));
+    }
+    auto enc = detail::array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
+    if (!enc.ok()) return enc.err();
+    TESSERA_TRY(frame_chunk_update(f, c.nchunk, *enc));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+namespace detail {
+status array_slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept {
+  return slice_write_nocommit(a, start, stop, src);
+}
+}  // namespace detail
+
+status array_slice_write(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept {
+  TESSERA_TRY(slice_write_nocommit(a, start, stop, src));
+  return detail::array_finish(a);
+}
+
+status array_element_write(array& a, const int64_t* coords, bytes_view item) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  const array_layout& l = array_access::layout(a);
+  if (static_cast<int64_t>(item.size()) != array_access::itemsize(a))
+    return make_error(errc::invalid_argument, "array_element_write: the item must be itemsize bytes");
+  int64_t stop[kMaxDims] = {};
+  for (int i = 0; i < l.ndim; ++i) {
+    if (coords[i] < 0 || coords[i] >= l.shape[i])
+      return make_error(errc::out_of_range, "array_element_write: coordinates outside the array");
+    stop[i] = coords[i] + 1;
+  }
+  return array_slice_write(a, coords, stop, item);
+}
+
+}  // namespace tessera

@@ -1,0 +1,175 @@
+// Memory bounds of reads (measured with the counting allocator): an element read takes at most one block of
+// scratch plus a constant, a slice read at most one decoded chunk plus a constant, whatever the array's size;
+// and chunks are decoded only where a slice touches them (a storage that counts the bytes read).
+#include <cstdint>
+#include <cstring>
+
+#include "tessera/array.hpp"
+#include "tessera/port/memory_storage.hpp"
+
+#include "../support/check.hpp"
+#include "../support/random.hpp"
+#include "../support/test_allocators.hpp"
+#include "array_testing.hpp"
+
+using namespace tessera;
+using namespace array_test;
+
+namespace {
+
+// 256 x 256 float32 (256 KiB), chunks 64 x 256 (64 KiB, 4 chunks), blocks 8 x 32 (1 KiB, 64 per chunk).
+constexpr int64_t kRows = 256;
+constexpr int64_t kCols = 256;
+constexpr int64_t kBlockBytes = 8 * 32 * 4;
+constexpr int64_t kChunkBytes = 64 * 256 * 4;
+// Codec state and bookkeeping that do not grow with blocks or chunks.
+constexpr size_t kConstant = 8 * 1024;
+
+array_params params_for(codec c) {
+  array_params p;
+  p.ndim = 2;
+  p.shape[0] = kRows;
+  p.shape[1] = kCols;
+  p.chunkshape[0] = 64;
+  p.chunkshape[1] = 256;
+  p.blockshape[0] = 8;
+  p.blockshape[1] = 32;
+  p.dtype = str("<f4");
+  p.compressor = c;
+  return p;
+}
+
+// A storage over another that counts the bytes read and hides the view (so every read goes through it).
+struct counting_storage {
+  storage inner{};
+  uint64_t bytes_read = 0;
+  static status rd(void* c, uint64_t off, bytes_mut dst) noexcept {
+    auto* s = static_cast<counting_storage*>(c);
+    s->bytes_read += dst.size();
+    return s->inner.read(s->inner.context, off, dst);
+  }
+  static status sz(void* c, uint64_t* out) noexcept {
+    auto* s = static_cast<counting_storage*>(c);
+    return s->inner.size(s->inner.context, out);
+  }
+  storage get() noexcept {
+    storage s;
+    s.read = rd;
+    s.size = sz;
+    s.context = this;
+    return s;
+  }
+};
+
+}  // namespace
+
+TESSERA_TEST(array_memory, element_needs_one_block_and_slice_one_chunk) {
+  const codec codecs[] = {codec::blosclz, codec::lz4};
+  for (codec c : codecs) {
+    if (!codec_available(c)) continue;
+    test::counting_allocator counting;
+    const allocator alloc = counting.get();
+    {
+      buf data;
+      REQUIRE(data.make(static_cast<size_t>(kRows * kCols * 4)));
+      test::rng r(7);
+      for (size_t i = 0; i < data.n; i += 4) {
+        const uint32_t v = static_cast<uint32_t>(i / 4 + (r.next() & 15));
+        std::memcpy(data.data() + i, &v, 4);
+      }
+      growable_buffer g;
+      growable_buffer_init(g, alloc);
+      const storage st = growable_buffer_storage(g);
+      array a;
+      REQUIRE_OK(array_create(a, array_target_contiguous(st, false), alloc, params_for(c),
+                              array_fill_buffer(data.view())));
+      REQUIRE_OK(array_close(a));
+      REQUIRE_OK(array_open(a, st, alloc));
+      uint8_t item[4];
+      const int64_t warm[2] = {0, 0};
+      REQUIRE_OK(array_element_read(a, warm, bytes_mut(item, 4)));  // codec contexts created on first use
+
+      // Elements: one block of scratch.
+      counting.reset_high_water();
+      size_t base = counting.live_bytes;
+      for (int k = 0; k < 50; ++k) {
+        const int64_t at[2] = {r.range(0, kRows - 1), r.range(0, kCols - 1)};
+        REQUIRE_OK(array_element_read(a, at, bytes_mut(item, 4)));
+        CHECK(std::memcmp(item, data.data() + (at[0] * kCols + at[1]) * 4, 4) == 0);
+      }
+      CHECK_LE(counting.high_water_bytes - base, static_cast<size_t>(kBlockBytes) + kConstant);
+
+      // A small slice (a few blocks): still one block.
+      buf out;
+      REQUIRE(out.make(static_cast<size_t>(kRows * kCols * 4)));
+      counting.reset_high_water();
+      base = counting.live_bytes;
+      const int64_t s0[2] = {70, 10};
+      const int64_t s1[2] = {75, 50};
+      REQUIRE_OK(array_slice_read(a, s0, s1, bytes_mut(out.data(), 5 * 40 * 4)));
+      for (int64_t i = 0; i < 5; ++i)
+        CHECK(std::memcmp(out.data() + i * 40 * 4, data.data() + ((70 + i) * kCols + 10) * 4, 40 * 4) == 0);
+      CHECK_LE(counting.high_water_bytes - base, static_cast<size_t>(kBlockBytes) + kConstant);
+
+      // The whole array (4 chunks, decoded whole): one chunk.
+      counting.reset_high_water();
+      base = counting.live_bytes;
+      REQUIRE_OK(array_read(a, out.mut()));
+      CHECK(std::memcmp(out.data(), data.data(), data.n) == 0);
+      CHECK_LE(counting.high_water_bytes - base, static_cast<size_t>(kChunkBytes + kBlockBytes) + kConstant);
+      // A slice across chunks, not aligned: one chunk.
+      counting.reset_high_water();
+      base = counting.live_bytes;
+      const int64_t t0[2] = {3, 1};
+      const int64_t t1[2] = {250, 255};
+      REQUIRE_OK(array_slice_read(a, t0, t1, bytes_mut(out.data(), 247 * 254 * 4)));
+      for (int64_t i = 0; i < 247; ++i)
+        CHECK(std::memcmp(out.data() + i * 254 * 4, data.data() + ((3 + i) * kCols + 1) * 4, 254 * 4) == 0);
+      CHECK_LE(counting.high_water_bytes - base, static_cast<size_t>(kChunkBytes + kBlockBytes) + kConstant);
+      REQUIRE_OK(array_close(a));
+    }
+    CHECK(!counting.leaked());
+  }
+}
+
+TESSERA_TEST(array_memory, a_slice_reads_only_what_it_touches) {
+  // Compressed with clevel 0 (memcpyed blocks), so bytes read map directly to blocks.
+  test::counting_allocator counting;
+  const allocator alloc = counting.get();
+  {
+    buf data;
+    REQUIRE(data.make(static_cast<size_t>(kRows * kCols * 4)));
+    test::rng r(11);
+    fill_random(r, data.data(), data.n, false);
+    growable_buffer g;
+    growable_buffer_init(g, alloc);
+    const storage st = growable_buffer_storage(g);
+    array_params p = params_for(codec::blosclz);
+    array a;
+    REQUIRE_OK(array_create(a, array_target_contiguous(st, false), alloc, p, array_fill_buffer(data.view())));
+    REQUIRE_OK(array_close(a));
+    counting_storage cs;
+    cs.inner = st;
+    const storage lazy = cs.get();
+    REQUIRE_OK(array_open(a, lazy, alloc));
+    const uint64_t after_open = cs.bytes_read;
+    // One element: about one block (1 KiB) plus headers and block starts, never a chunk (64 KiB).
+    const int64_t at[2] = {100, 100};
+    uint8_t item[4];
+    REQUIRE_OK(array_element_read(a, at, bytes_mut(item, 4)));
+    CHECK(std::memcmp(item, data.data() + (100 * kCols + 100) * 4, 4) == 0);
+    CHECK_LE(cs.bytes_read - after_open, static_cast<uint64_t>(4 * kBlockBytes));
+    // A 2 x 2 block slice inside one chunk: four blocks' worth.
+    const uint64_t before = cs.bytes_read;
+    const int64_t s0[2] = {8, 32};
+    const int64_t s1[2] = {24, 96};
+    buf out;
+    REQUIRE(out.make(16 * 64 * 4));
+    REQUIRE_OK(array_slice_read(a, s0, s1, out.mut()));
+    for (int64_t i = 0; i < 16; ++i)
+      CHECK(std::memcmp(out.data() + i * 64 * 4, data.data() + ((8 + i) * kCols + 32) * 4, 64 * 4) == 0);
+    CHECK_LE(cs.bytes_read - before, static_cast<uint64_t>(8 * kBlockBytes));
+    REQUIRE_OK(array_close(a));
+  }
+  CHECK(!counting.leaked());
+}
