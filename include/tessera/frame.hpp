@@ -22,7 +22,10 @@
 // Sparse frames: new chunk entries get fresh names, `chunks.b2frame.tmp` is written and synced and renamed
 // over `chunks.b2frame`, and only then are the entries of deleted or replaced chunks removed.
 // With `durable` off (in-memory frames), a commit writes the index and trailer right after the data, the
-// layout the reference writes, with no syncs.
+// layout the reference writes, with no syncs: a frame built by appends (and metalayers and vlmetalayers set
+// with frame_vlmeta_set) is byte for byte the one the reference's contiguous super-chunk holds after the same
+// appends. (The reference compresses an index of 2 or more full 16 KiB blocks, 4096+ chunks, with 4 threads
+// that may place the blocks in any order; Tessera writes them in order, as its serial path does.)
 #pragma once
 
 #include <cstddef>
@@ -103,6 +106,11 @@ struct frame_open_options {
   bool durable = true;       // the crash-safe write order above (off: the reference's in-place layout)
   // Contiguous frames: cut the storage at the frame's end after a commit (when the storage can truncate).
   bool truncate_tail = true;
+  // Writable frames compress their index chunk and vlmetalayers as the reference does (see "Encoding a
+  // frame's parts" below). With null, the frame inits its own encoder from its allocator when it first needs
+  // one (chunk_encoder_estimate(frame_encoder_options()) bytes, kept until close). Else this one is used (it
+  // must outlive the frame and serve one call at a time).
+  chunk_encoder* encoder = nullptr;
 };
 
 // ---- Opening -----------------------------------------------------------------------------------------------
@@ -204,8 +212,9 @@ struct frame_create_params {
 
 // Replaces the content of fixed metalayer `name` with one of the same size.
 [[nodiscard]] status frame_meta_update(frame& f, span<const char> name, bytes_view content) noexcept;
-// Adds or replaces variable-length metalayer `name`; content is stored as a Blosc2 chunk (typesize 1, stored
-// uncompressed). _chunk takes an already made chunk (e.g. compressed), checked to be one.
+// Adds or replaces variable-length metalayer `name`; content is stored as the Blosc2 chunk frame_vlmeta_encode
+// makes (the reference's blosc2_vlmeta_add with default cparams). _chunk takes an already made chunk, checked
+// to be one.
 [[nodiscard]] status frame_vlmeta_set(frame& f, span<const char> name, bytes_view content) noexcept;
 [[nodiscard]] status frame_vlmeta_set_chunk(frame& f, span<const char> name, bytes_view chunk) noexcept;
 [[nodiscard]] status frame_vlmeta_delete(frame& f, span<const char> name) noexcept;
@@ -216,6 +225,60 @@ struct frame_create_params {
 [[nodiscard]] status frame_commit(frame& f) noexcept;
 // Whether there are uncommitted changes.
 [[nodiscard]] bool frame_dirty(const frame& f) noexcept;
+
+// ---- Encoding a frame's parts --------------------------------------------------------------------------------
+// The encoders the frame writer itself uses, for writers that lay a frame out on their own (e.g. append-only
+// flash). None allocates. A contiguous frame is: header, chunks section (cbytes bytes), index chunk, trailer;
+// frame_len is the sum. Sizes are checked against out: errc::buffer_too_small when it is shorter.
+
+// The fields of a header that change as the frame does (the rest comes from the frame_create_params).
+struct frame_header_fields {
+  frame_kind kind = frame_kind::contiguous;
+  uint64_t frame_len = 0;
+  int64_t nbytes = 0;              // uncompressed bytes of all chunks
+  int64_t cbytes = 0;              // contiguous: the chunks section's length; sparse: the chunks' total size
+  int32_t chunksize = -1;          // every chunk's nbytes; -1: no chunk yet (a fresh super-chunk); 0: chunks of
+                                   // different sizes (sets the variable-chunks flag and format version 3)
+  bool vl_blocks = false;          // the chunks have variable-length blocks (format version 3)
+  bool has_vlmetalayers = false;
+};
+
+// The header's length for these params (fixed part and metalayers). Errors: invalid_argument (params),
+// overflow (metalayers too large).
+[[nodiscard]] result<uint32_t> frame_header_size(const frame_create_params& p) noexcept;
+// Writes the header (frame_header_size bytes) and returns its length.
+[[nodiscard]] result<size_t> frame_header_encode(const frame_create_params& p, const frame_header_fields& fields,
+                                                 bytes_mut out) noexcept;
+
+// The index chunk: one little-endian int64 per chunk (its offset in the chunks section, the sparse entry
+// number, or a special value), as a Blosc2 chunk the reference's way: BloscLZ, clevel 5, typesize 8, shuffle,
+// never split, 16 KiB blocks (stored verbatim when that does not gain). A frame without chunks has no index.
+inline constexpr int32_t kFrameIndexBlocksize = 16 * 1024;
+// The largest index chunk for nchunks entries (the stored form): nchunks * 8 + 32. Errors: overflow.
+[[nodiscard]] result<uint32_t> frame_index_bound(int64_t nchunks) noexcept;
+// The index value of a special chunk kind (zeros, nan, uninit).
+[[nodiscard]] int64_t frame_index_special(chunk_special kind) noexcept;
+// Encodes the index chunk for `entries_le` (nchunks * 8 bytes, little-endian int64) into out and returns its
+// size. With encoder null the chunk is the stored form (what the reference writes when compression does not
+// gain; any reader opens it) and needs no encoder memory. Errors: invalid_argument (not whole int64s, no
+// entries), buffer_too_small, and the encoder's.
+[[nodiscard]] result<size_t> frame_index_encode(chunk_encoder* encoder, bytes_view entries_le, bytes_mut out) noexcept;
+
+// A variable-length metalayer as the trailer holds it: its name (1..31 bytes) and its content as a chunk.
+struct frame_vlmetalayer {
+  span<const char> name;
+  bytes_view chunk;
+};
+// Encodes vlmetalayer content as the reference's blosc2_vlmeta_add does with default cparams (BloscLZ,
+// clevel 5, typesize 8, shuffle, automatic split and block size). out needs chunk_encode_bound(content.size()).
+[[nodiscard]] result<size_t> frame_vlmeta_encode(chunk_encoder& encoder, bytes_view content, bytes_mut out) noexcept;
+// The trailer's length for these vlmetalayers (names distinct), and the trailer's bytes.
+[[nodiscard]] result<uint32_t> frame_trailer_size(span<const frame_vlmetalayer> vlmetas) noexcept;
+[[nodiscard]] result<size_t> frame_trailer_encode(span<const frame_vlmetalayer> vlmetas, bytes_mut out) noexcept;
+
+// Options for an encoder that serves a frame's index and vlmetalayers (scratch for the index's blocks; bigger
+// vlmetalayer blocks grow it).
+[[nodiscard]] chunk_encoder_options frame_encoder_options() noexcept;
 
 // Helpers for sparse frames: the entry name of chunk number `id` ("%08X.chunk"), into out (at least 15 bytes).
 [[nodiscard]] status frame_sparse_chunk_name(int64_t id, char* out, size_t out_size) noexcept;

@@ -72,37 +72,83 @@ status metas_parse(bytes_view all, uint32_t at, uint32_t max_entries, frame_meta
   return ok_status();
 }
 
+// Views of metalayer tables for the section encoder: count(), name(i), content(i).
+struct init_entries {  // the params' fixed metalayers
+  const frame_metalayer_init* e;
+  uint32_t n;
+  uint32_t count() const noexcept { return n; }
+  span<const char> name(uint32_t i) const noexcept { return e[i].name; }
+  bytes_view content(uint32_t i) const noexcept { return e[i].content; }
+};
+struct vl_entries {  // vlmetalayers given to frame_trailer_encode
+  const frame_vlmetalayer* e;
+  uint32_t n;
+  uint32_t count() const noexcept { return n; }
+  span<const char> name(uint32_t i) const noexcept { return e[i].name; }
+  bytes_view content(uint32_t i) const noexcept { return e[i].chunk; }
+};
+struct state_entries {  // a frame's vlmetalayers (owned chunks)
+  const frame_meta_entry* e;
+  uint32_t n;
+  uint32_t count() const noexcept { return n; }
+  span<const char> name(uint32_t i) const noexcept { return span<const char>(e[i].name, e[i].name_len); }
+  bytes_view content(uint32_t i) const noexcept { return bytes_view(e[i].data, e[i].content_len); }
+};
+
+// Entries the section can hold: names of 1..31 bytes (fixstr), all different; contents within int32.
+template <class Entries>
+status metas_check(const Entries& e, uint32_t max_entries) noexcept {
+  if (e.count() > max_entries) return make_error(errc::invalid_argument, "frame: too many metalayers");
+  for (uint32_t i = 0; i < e.count(); ++i) {
+    const span<const char> name = e.name(i);
+    if (name.empty() || name.size() > kFrameMetalayerNameMax || name.data() == nullptr)
+      return make_error(errc::invalid_argument, "frame: metalayer names have 1 to 31 bytes");
+    if (e.content(i).size() > INT32_MAX / 2 || (e.content(i).data() == nullptr && !e.content(i).empty()))
+      return make_error(errc::invalid_argument, "frame: metalayer content too large or missing");
+    for (uint32_t k = 0; k < i; ++k) {
+      const span<const char> other = e.name(k);
+      if (other.size() == name.size() && std::memcmp(other.data(), name.data(), name.size()) == 0)
+        return make_error(errc::invalid_argument, "frame: two metalayers with one name");
+    }
+  }
+  return ok_status();
+}
+
 // The size of one metalayer section for these entries; fails when it cannot be represented.
-result<uint64_t> metas_size(const frame_meta_entry* e, uint32_t n, uint64_t* idx_size) noexcept {
+template <class Entries>
+result<uint64_t> metas_size(const Entries& e, uint64_t* idx_size) noexcept {
   uint64_t idx = 1 + 2 + 1 + 2;
   uint64_t total = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    idx += 1 + e[i].name_len + 1 + 4;
-    total += 1 + 4 + uint64_t{e[i].content_len};
+  for (uint32_t i = 0; i < e.count(); ++i) {
+    idx += 1 + e.name(i).size() + 1 + 4;
+    total += 1 + 4 + uint64_t{e.content(i).size()};
   }
-  if (idx >= (1u << 16)) return make_error(errc::overflow, "frame: metalayer index larger than 64 KiB");
+  if (idx + 1 >= (1u << 16)) return make_error(errc::overflow, "frame: metalayer index larger than 64 KiB");
   *idx_size = idx;
   return 1 + idx + 3 + total;  // 0x93, index, dc n, contents
 }
 
-// Writes a metalayer section at out (offsets stored relative to `base_off`, the section's offset in its
-// header/trailer). `content(i)` gives entry i's bytes.
-template <class Content>
-uint32_t metas_write(const frame_meta_entry* e, uint32_t n, uint64_t idx_size, uint32_t base_off, uint8_t* out,
-                     Content content, frame_meta_entry* offsets_out) noexcept {
+// Writes a metalayer section at out: 0x93, cd idx_field, de n, {fixstr name, d2 offset}..., dc n,
+// {c6 len, bytes}... Offsets are stored relative to the section's header or trailer (`base_off` is the
+// section's offset in it). When offsets_out is given, entry i's content offset goes to offsets_out[i].
+template <class Entries>
+uint32_t metas_write(const Entries& e, uint64_t idx_field, uint32_t base_off, uint8_t* out,
+                     frame_meta_entry* offsets_out) noexcept {
+  const uint32_t n = e.count();
   uint8_t* p = out;
   *p++ = 0x93;
   *p++ = 0xcd;
-  be_store(p, idx_size, 2);
+  be_store(p, idx_field, 2);
   p += 2;
   *p++ = 0xde;
   be_store(p, n, 2);
   p += 2;
   uint8_t* first_off = nullptr;
   for (uint32_t i = 0; i < n; ++i) {
-    *p++ = static_cast<uint8_t>(0xa0 | e[i].name_len);
-    std::memcpy(p, e[i].name, e[i].name_len);
-    p += e[i].name_len;
+    const span<const char> name = e.name(i);
+    *p++ = static_cast<uint8_t>(0xa0 | name.size());
+    std::memcpy(p, name.data(), name.size());
+    p += name.size();
     *p++ = 0xd2;
     if (i == 0) first_off = p;
     p += 4;
@@ -113,17 +159,46 @@ uint32_t metas_write(const frame_meta_entry* e, uint32_t n, uint64_t idx_size, u
   // Walk the index again to fill each offset as its content lands.
   uint8_t* q = first_off;
   for (uint32_t i = 0; i < n; ++i) {
+    const bytes_view c = e.content(i);
     const uint32_t here = base_off + static_cast<uint32_t>(p - out);
     be_store(q, here, 4);
-    q += 4 + (i + 1 < n ? 1 + e[i + 1].name_len + 1 : 0);
+    q += 4 + (i + 1 < n ? 1 + e.name(i + 1).size() + 1 : 0);
     *p++ = 0xc6;
-    be_store(p, e[i].content_len, 4);
+    be_store(p, c.size(), 4);
     p += 4;
-    if (e[i].content_len > 0) std::memcpy(p, content(i), e[i].content_len);
+    if (!c.empty()) std::memcpy(p, c.data(), c.size());
     if (offsets_out != nullptr) offsets_out[i].content_off = here + 5;
-    p += e[i].content_len;
+    p += c.size();
   }
   return static_cast<uint32_t>(p - out);
+}
+
+// The trailer: 0x94, version 1, the vlmetalayer section, ce trailer_len, d8 00 and a 16-byte (empty)
+// fingerprint.
+template <class Entries>
+result<uint32_t> trailer_size_of(const Entries& e) noexcept {
+  uint64_t idx = 0;
+  auto size = metas_size(e, &idx);
+  if (!size.ok()) return size.err();
+  const uint64_t total = 2 + *size + 5 + 18;
+  if (total > INT32_MAX) return make_error(errc::overflow, "frame: trailer too large");
+  return static_cast<uint32_t>(total);
+}
+
+template <class Entries>
+void trailer_write_of(const Entries& e, uint8_t* out, uint32_t size) noexcept {
+  uint64_t idx = 0;
+  (void)metas_size(e, &idx);
+  out[0] = 0x94;
+  out[1] = 0x01;  // trailer format version
+  const uint32_t n = metas_write(e, idx, 2, out + 2, nullptr);
+  uint8_t* p = out + 2 + n;
+  *p++ = 0xce;
+  be_store(p, size, 4);
+  p += 4;
+  *p++ = 0xd8;
+  *p++ = 0;  // no fingerprint
+  std::memset(p, 0, 16);
 }
 
 }  // namespace
@@ -202,21 +277,21 @@ status header_metas_parse(frame_state& s) noexcept {
   return e;
 }
 
-void header_fixed_write(const frame_state& s, uint8_t* p) noexcept {
-  const frame_info& info = s.info;
+void header_fixed_encode(const frame_info& info, int32_t chunksize, bool sparse, bool has_vlmetalayers,
+                         uint8_t* p) noexcept {
   p[0] = 0x9e;
   p[1] = 0xa8;
   std::memcpy(p + kFhMagic, kMagic, sizeof kMagic);
   for (const marker& m : kHeaderMarkers) p[m.at] = m.value;
   be_store(p + kFhHeaderLen, info.header_len, 4);
   be_store(p + kFhFrameLen, info.frame_len, 8);
-  const bool variable = s.schunk_chunksize == 0;
+  const bool variable = chunksize == 0;
   uint8_t flags = (variable || info.vl_blocks) ? kFrameVersionVlBlocks : kFrameVersionRc1;
   flags |= kFrameFlag64BitOffsets;
   if (variable) flags |= kFrameFlagVariableChunks;
   if (info.vl_blocks) flags |= kFrameFlagVlBlocks;
   p[kFhFlags] = flags;
-  p[kFhType] = s.sparse ? 1 : 0;
+  p[kFhType] = sparse ? 1 : 0;
   const uint8_t codec_id = info.compcode >= kFrameCodecLast ? kFrameUdcodecFormat : info.compcode;
   p[kFhCodecs] = static_cast<uint8_t>(codec_id | (info.clevel << 4));
   p[kFhOtherFlags] = static_cast<uint8_t>((info.splitmode - 1) & 0x3);
@@ -224,10 +299,10 @@ void header_fixed_write(const frame_state& s, uint8_t* p) noexcept {
   be_store(p + kFhCbytes, static_cast<uint64_t>(info.cbytes), 8);
   be_store(p + kFhTypesize, static_cast<uint32_t>(info.typesize), 4);
   be_store(p + kFhBlocksize, static_cast<uint32_t>(info.blocksize), 4);
-  be_store(p + kFhChunksize, static_cast<uint32_t>(s.schunk_chunksize), 4);
+  be_store(p + kFhChunksize, static_cast<uint32_t>(chunksize), 4);
   be_store(p + kFhNthreadsC, static_cast<uint16_t>(info.nthreads_comp), 2);
   be_store(p + kFhNthreadsD, static_cast<uint16_t>(info.nthreads_decomp), 2);
-  p[kFhHasVlmeta] = s.nvlmetas > 0 ? 0xc3 : 0xc2;
+  p[kFhHasVlmeta] = has_vlmetalayers ? 0xc3 : 0xc2;
   p[kFhFilterCount] = kChunkMaxFilters;
   for (int i = 0; i < 8; ++i) p[kFhFilters + i] = 0;
   for (int i = 0; i < 8; ++i) p[kFhFiltersMeta + i] = 0;
@@ -241,60 +316,103 @@ void header_fixed_write(const frame_state& s, uint8_t* p) noexcept {
   p[86] = 0;
 }
 
-status header_build(frame_state& s, const frame_create_params& prm) noexcept {
-  if (prm.nmetalayers > kFrameMaxMetalayers) return make_error(errc::invalid_argument, "frame: more than 16 metalayers");
-  if (prm.nmetalayers > 0 && prm.metalayers == nullptr) return make_error(errc::invalid_argument, "frame: metalayers missing");
-  for (uint32_t i = 0; i < prm.nmetalayers; ++i) {
-    const frame_metalayer_init& m = prm.metalayers[i];
-    if (m.name.empty() || m.name.size() > kFrameMetalayerNameMax)
-      return make_error(errc::invalid_argument, "frame: metalayer names have 1 to 31 bytes");
-    if (m.content.size() > INT32_MAX / 2) return make_error(errc::invalid_argument, "frame: metalayer content too large");
-    frame_meta_entry& e = s.metas[i];
-    e = frame_meta_entry{};
-    std::memcpy(e.name, m.name.data(), m.name.size());
-    e.name_len = static_cast<uint8_t>(m.name.size());
-    e.content_len = static_cast<uint32_t>(m.content.size());
-    for (uint32_t k = 0; k < i; ++k)
-      if (names_equal(s.metas[k], m.name)) return make_error(errc::invalid_argument, "frame: two metalayers with one name");
+void header_fixed_write(const frame_state& s, uint8_t* p) noexcept {
+  header_fixed_encode(s.info, s.schunk_chunksize, s.sparse, s.nvlmetas > 0, p);
+}
+
+status params_check(const frame_create_params& p) noexcept {
+  if (p.typesize <= 0 || p.typesize > 255) return make_error(errc::invalid_argument, "frame: typesize must be 1..255");
+  if (p.blocksize < 0 || p.chunksize < -1) return make_error(errc::invalid_argument, "frame: negative block or chunk size");
+  if (p.clevel > 15 || p.splitmode < 1 || p.splitmode > 4) return make_error(errc::invalid_argument, "frame: clevel or splitmode out of range");
+  if (p.nmetalayers > kFrameMaxMetalayers) return make_error(errc::invalid_argument, "frame: more than 16 metalayers");
+  if (p.nmetalayers > 0 && p.metalayers == nullptr) return make_error(errc::invalid_argument, "frame: metalayers missing");
+  return metas_check(init_entries{p.metalayers, p.nmetalayers}, kFrameMaxMetalayers);
+}
+
+void info_from_params(const frame_create_params& p, frame_info& i) noexcept {
+  i.typesize = p.typesize;
+  i.blocksize = p.blocksize;
+  i.chunksize = p.chunksize;
+  i.compcode = p.compcode;
+  i.clevel = p.clevel;
+  i.splitmode = p.splitmode;
+  i.use_dict = p.use_dict;
+  for (int k = 0; k < kChunkMaxFilters; ++k) {
+    i.filters[k] = p.filters[k];
+    i.filters_meta[k] = p.filters_meta[k];
   }
-  s.nmetas = prm.nmetalayers;
-  uint64_t idx = 0;
-  auto size = metas_size(s.metas, s.nmetas, &idx);
+  i.udcodec = p.compcode;
+  i.compcode_meta = p.compcode_meta;
+  i.nthreads_comp = p.nthreads_comp;
+  i.nthreads_decomp = p.nthreads_decomp;
+  i.version = kFrameVersionRc1;
+  i.nmetalayers = p.nmetalayers;
+}
+
+result<uint32_t> header_size_of(const frame_create_params& p, uint64_t* idx_size) noexcept {
+  TESSERA_TRY(params_check(p));
+  auto size = metas_size(init_entries{p.metalayers, p.nmetalayers}, idx_size);
   if (!size.ok()) return size.err();
   const uint64_t hl = kFhMetalayers + *size;
   if (hl > INT32_MAX) return make_error(errc::overflow, "frame: header too large");
-  TESSERA_TRY(state_buffer_reserve(s, &s.header, &s.header_cap, static_cast<size_t>(hl)));
-  std::memset(s.header, 0, static_cast<size_t>(hl));
-  s.info.header_len = static_cast<uint32_t>(hl);
-  metas_write(s.metas, s.nmetas, idx, kFhMetalayers, s.header + kFhMetalayers,
-              [&](uint32_t i) { return prm.metalayers[i].content.data(); }, s.metas);
+  return static_cast<uint32_t>(hl);
+}
+
+result<uint32_t> header_encode(const frame_create_params& p, const frame_header_fields& fields, bytes_mut out,
+                               frame_meta_entry* offsets_out) noexcept {
+  uint64_t idx = 0;
+  auto hl = header_size_of(p, &idx);
+  if (!hl.ok()) return hl.err();
+  if (fields.frame_len > static_cast<uint64_t>(INT64_MAX) || fields.nbytes < 0 || fields.cbytes < 0 ||
+      fields.chunksize < -1 || (fields.kind != frame_kind::contiguous && fields.kind != frame_kind::sparse))
+    return make_error(errc::invalid_argument, "frame: header fields out of range");
+  if (out.size() < *hl) return make_error(errc::buffer_too_small, "frame: buffer shorter than the header");
+  frame_info info;
+  info_from_params(p, info);
+  info.header_len = *hl;
+  info.frame_len = fields.frame_len;
+  info.nbytes = fields.nbytes;
+  info.cbytes = fields.cbytes;
+  info.vl_blocks = fields.vl_blocks;
+  header_fixed_encode(info, fields.chunksize, fields.kind == frame_kind::sparse, fields.has_vlmetalayers, out.data());
+  // The header's index size counts its 0x93 marker too (the trailer's does not): the reference measures
+  // them from different starts.
+  metas_write(init_entries{p.metalayers, p.nmetalayers}, idx + 1, kFhMetalayers, out.data() + kFhMetalayers,
+              offsets_out);
+  return *hl;
+}
+
+status header_build(frame_state& s, const frame_create_params& prm) noexcept {
+  uint64_t idx = 0;
+  auto hl = header_size_of(prm, &idx);
+  if (!hl.ok()) return hl.err();
+  for (uint32_t i = 0; i < prm.nmetalayers; ++i) {
+    frame_meta_entry& e = s.metas[i];
+    e = frame_meta_entry{};
+    std::memcpy(e.name, prm.metalayers[i].name.data(), prm.metalayers[i].name.size());
+    e.name_len = static_cast<uint8_t>(prm.metalayers[i].name.size());
+    e.content_len = static_cast<uint32_t>(prm.metalayers[i].content.size());
+  }
+  s.nmetas = prm.nmetalayers;
+  TESSERA_TRY(state_buffer_reserve(s, &s.header, &s.header_cap, *hl));
+  std::memset(s.header, 0, *hl);
+  frame_header_fields fields;
+  fields.kind = s.sparse ? frame_kind::sparse : frame_kind::contiguous;
+  fields.chunksize = prm.chunksize;
+  fields.frame_len = *hl;
+  auto written = header_encode(prm, fields, bytes_mut(s.header, *hl), s.metas);
+  if (!written.ok()) return written.err();
+  s.info.header_len = *hl;
   s.info.nmetalayers = s.nmetas;
   return ok_status();
 }
 
 result<uint32_t> trailer_size(const frame_state& s) noexcept {
-  uint64_t idx = 0;
-  auto size = metas_size(s.vlmetas, s.nvlmetas, &idx);
-  if (!size.ok()) return size.err();
-  const uint64_t total = 2 + *size + 5 + 18;
-  if (total > INT32_MAX) return make_error(errc::overflow, "frame: trailer too large");
-  return static_cast<uint32_t>(total);
+  return trailer_size_of(state_entries{s.vlmetas, s.nvlmetas});
 }
 
 void trailer_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept {
-  uint64_t idx = 0;
-  (void)metas_size(s.vlmetas, s.nvlmetas, &idx);
-  out[0] = 0x94;
-  out[1] = 0x01;  // trailer format version
-  const uint32_t n = metas_write(s.vlmetas, s.nvlmetas, idx, 2, out + 2,
-                                 [&](uint32_t i) { return static_cast<const uint8_t*>(s.vlmetas[i].data); }, nullptr);
-  uint8_t* p = out + 2 + n;
-  *p++ = 0xce;
-  be_store(p, size, 4);
-  p += 4;
-  *p++ = 0xd8;
-  *p++ = 0;  // no fingerprint
-  std::memset(p, 0, 16);
+  trailer_write_of(state_entries{s.vlmetas, s.nvlmetas}, out, size);
 }
 
 status trailer_parse(frame_state& s, bytes_view t) noexcept {
@@ -320,40 +438,46 @@ status trailer_parse(frame_state& s, bytes_view t) noexcept {
   return ok_status();
 }
 
-result<uint32_t> index_chunk_size(int64_t n) noexcept {
-  if (n < 0 || n > (INT32_MAX - static_cast<int64_t>(kChunkStoredOverhead)) / 8)
-    return make_error(errc::overflow, "frame: too many chunks for the index");
-  return static_cast<uint32_t>(n * 8 + kChunkStoredOverhead);
-}
-
 namespace {
-void stored_header(uint8_t* out, uint8_t typesize, uint32_t nbytes, uint32_t blocksize, uint8_t last_filter) noexcept {
+// The stored (memcpyed) form of the index chunk: the header the reference writes when compression does not
+// gain, then the entries verbatim.
+void index_stored_write(bytes_view entries, uint8_t* out) noexcept {
+  const uint32_t nbytes = static_cast<uint32_t>(entries.size());
+  const uint32_t bs = nbytes < static_cast<uint32_t>(kFrameIndexBlocksize) ? nbytes : kFrameIndexBlocksize;
   std::memset(out, 0, kChunkStoredOverhead);
   out[0] = kChunkVersionStable;
   out[1] = 1;
-  // Extended header (shuffle and bitshuffle bits both set), memcpyed, no split.
-  out[2] = kChunkFlagShuffle | kChunkFlagBitshuffle | kChunkFlagMemcpyed | kChunkFlagNoSplit;
-  out[3] = typesize;
+  // Extended header (shuffle and bitshuffle bits both set), memcpyed; the reference marks no split only
+  // from its minimum buffer size (32 bytes) on.
+  out[2] = kChunkFlagShuffle | kChunkFlagBitshuffle | kChunkFlagMemcpyed;
+  if (nbytes >= 32) out[2] |= kChunkFlagNoSplit;
+  out[3] = 8;
   le_store32(out + 4, nbytes);
-  le_store32(out + 8, blocksize);
+  le_store32(out + 8, bs);
   le_store32(out + 12, nbytes + kChunkStoredOverhead);
-  out[16 + 5] = last_filter;
+  out[16 + kChunkMaxFilters - 1] = static_cast<uint8_t>(filter_id::shuffle);
+  std::memcpy(out + kChunkStoredOverhead, entries.data(), nbytes);
 }
 }  // namespace
 
-void index_chunk_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept {
-  const uint32_t nbytes = size - kChunkStoredOverhead;
-  const uint32_t bs = nbytes < kIndexBlocksize ? (nbytes == 0 ? 1 : nbytes) : kIndexBlocksize;
-  stored_header(out, 8, nbytes, bs, static_cast<uint8_t>(filter_id::shuffle));
-  for (int64_t i = 0; i < s.nchunks; ++i)
-    le_store64(out + kChunkStoredOverhead + 8 * i, static_cast<uint64_t>(s.chunks[i].offset));
-}
-
-void stored_chunk_write(bytes_view content, uint8_t typesize, uint8_t* out) noexcept {
-  const uint32_t nbytes = static_cast<uint32_t>(content.size());
-  const uint32_t bs = nbytes == 0 ? 1 : (nbytes < kIndexBlocksize ? nbytes : kIndexBlocksize);
-  stored_header(out, typesize, nbytes, bs, 0);
-  if (nbytes > 0) std::memcpy(out + kChunkStoredOverhead, content.data(), nbytes);
+result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mut out) noexcept {
+  if (entries.empty() || entries.size() % 8 != 0)
+    return make_error(errc::invalid_argument, "frame: index entries are whole int64s, at least one");
+  auto bound = frame_index_bound(static_cast<int64_t>(entries.size() / 8));
+  if (!bound.ok()) return bound.err();
+  if (out.size() < *bound) return make_error(errc::buffer_too_small, "frame: buffer shorter than the index bound");
+  if (encoder == nullptr) {
+    index_stored_write(entries, out.data());
+    return size_t{*bound};
+  }
+  chunk_encode_params ep;
+  ep.typesize = 8;
+  ep.clevel = 5;
+  ep.compressor = codec::blosclz;
+  ep.split = split_mode::never;
+  ep.blocksize = kFrameIndexBlocksize;
+  // The reference's output buffer is exactly nbytes + 32: the memcpyed fallback depends on it.
+  return chunk_encode(*encoder, ep, entries, out.subspan(0, *bound));
 }
 
 void special_chunk_write(chunk_special kind, int32_t nbytes, int32_t typesize, int32_t blocksize, uint8_t* out) noexcept {
@@ -387,3 +511,69 @@ int64_t index_special_value(chunk_special kind) noexcept {
 }
 
 }  // namespace tessera::detail
+
+namespace tessera {
+
+result<uint32_t> frame_header_size(const frame_create_params& p) noexcept {
+  uint64_t idx = 0;
+  return detail::header_size_of(p, &idx);
+}
+
+result<size_t> frame_header_encode(const frame_create_params& p, const frame_header_fields& fields,
+                                   bytes_mut out) noexcept {
+  auto n = detail::header_encode(p, fields, out, nullptr);
+  if (!n.ok()) return n.err();
+  return size_t{*n};
+}
+
+result<uint32_t> frame_index_bound(int64_t nchunks) noexcept {
+  if (nchunks < 0 || nchunks > (INT32_MAX - static_cast<int64_t>(detail::kChunkStoredOverhead)) / 8)
+    return make_error(errc::overflow, "frame: too many chunks for the index");
+  return static_cast<uint32_t>(nchunks * 8 + detail::kChunkStoredOverhead);
+}
+
+int64_t frame_index_special(chunk_special kind) noexcept { return detail::index_special_value(kind); }
+
+result<size_t> frame_index_encode(chunk_encoder* encoder, bytes_view entries_le, bytes_mut out) noexcept {
+  return detail::index_encode(encoder, entries_le, out);
+}
+
+result<size_t> frame_vlmeta_encode(chunk_encoder& encoder, bytes_view content, bytes_mut out) noexcept {
+  if (content.size() > static_cast<size_t>(INT32_MAX) - kChunkMaxOverhead)
+    return make_error(errc::invalid_argument, "frame: vlmetalayer content too large");
+  const size_t bound = chunk_encode_bound(content.size());
+  if (out.size() < bound) return make_error(errc::buffer_too_small, "frame: buffer shorter than the vlmetalayer bound");
+  // BLOSC2_CPARAMS_DEFAULTS, and an output buffer of exactly content + 32 bytes, as blosc2_vlmeta_add.
+  chunk_encode_params ep;
+  ep.typesize = 8;
+  ep.clevel = 5;
+  ep.compressor = codec::blosclz;
+  ep.split = split_mode::forward_compat;
+  ep.blocksize = 0;
+  return chunk_encode(encoder, ep, content, out.subspan(0, bound));
+}
+
+result<uint32_t> frame_trailer_size(span<const frame_vlmetalayer> vlmetas) noexcept {
+  if (vlmetas.size() > kFrameMaxVlmetalayers) return make_error(errc::invalid_argument, "frame: too many vlmetalayers");
+  const detail::vl_entries e{vlmetas.data(), static_cast<uint32_t>(vlmetas.size())};
+  TESSERA_TRY(detail::metas_check(e, kFrameMaxVlmetalayers));
+  return detail::trailer_size_of(e);
+}
+
+result<size_t> frame_trailer_encode(span<const frame_vlmetalayer> vlmetas, bytes_mut out) noexcept {
+  auto size = frame_trailer_size(vlmetas);
+  if (!size.ok()) return size.err();
+  if (out.size() < *size) return make_error(errc::buffer_too_small, "frame: buffer shorter than the trailer");
+  detail::trailer_write_of(detail::vl_entries{vlmetas.data(), static_cast<uint32_t>(vlmetas.size())}, out.data(), *size);
+  return size_t{*size};
+}
+
+chunk_encoder_options frame_encoder_options() noexcept {
+  chunk_encoder_options o;
+  o.max_blocksize = kFrameIndexBlocksize;
+  o.estimate_codec = codec::blosclz;
+  o.estimate_clevel = 5;
+  return o;
+}
+
+}  // namespace tessera

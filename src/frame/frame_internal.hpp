@@ -43,7 +43,6 @@ inline constexpr uint8_t kFrameVersionVlBlocks = 3;
 inline constexpr uint8_t kFrameUdcodecFormat = 6;
 inline constexpr uint8_t kFrameCodecLast = 6;      // API codec numbers at or above are user-defined
 inline constexpr uint32_t kTrailerLenFromEnd = 22;  // the trailer length field, counted from the frame's end
-inline constexpr uint32_t kIndexBlocksize = 16 * 1024;
 
 inline void be_store(uint8_t* p, uint64_t v, int n) noexcept {
   for (int i = n - 1; i >= 0; --i) {
@@ -133,6 +132,10 @@ struct frame_state {
   bool dirty = false;
   uint8_t* scratch = nullptr;   // grow-only buffer for reads
   size_t scratch_cap = 0;
+
+  // The encoder of the index and vlmetalayers: options.encoder, or this one, inited on first need.
+  chunk_encoder own_encoder;
+  bool own_encoder_ready = false;
 };
 
 struct frame_access {
@@ -175,9 +178,20 @@ struct sparse_entry {
 [[nodiscard]] status header_fixed_parse(bytes_view h, frame_info& info) noexcept;
 // Parses the metalayers section of a complete header (header_len bytes) into s.metas.
 [[nodiscard]] status header_metas_parse(frame_state& s) noexcept;
+// Writes the fixed fields (kFrameHeaderMinLen bytes) of a header from info and the other changing fields.
+void header_fixed_encode(const frame_info& info, int32_t chunksize, bool sparse, bool has_vlmetalayers,
+                         uint8_t* h) noexcept;
 // Rewrites the fixed fields of s.header from s.info.
 void header_fixed_write(const frame_state& s, uint8_t* h) noexcept;
-// Builds a complete header for the params into s.header.
+// Checks frame_create_params; fills a frame_info's fields from them.
+[[nodiscard]] status params_check(const frame_create_params& p) noexcept;
+void info_from_params(const frame_create_params& p, frame_info& info) noexcept;
+// The header's length for p (and its metalayer index size), and the header (frame_header_encode): with
+// offsets_out, each metalayer's content offset is stored in offsets_out[i].content_off.
+[[nodiscard]] result<uint32_t> header_size_of(const frame_create_params& p, uint64_t* idx_size) noexcept;
+[[nodiscard]] result<uint32_t> header_encode(const frame_create_params& p, const frame_header_fields& fields,
+                                             bytes_mut out, frame_meta_entry* offsets_out) noexcept;
+// Builds a complete header for the params into s.header (and s.metas).
 [[nodiscard]] status header_build(frame_state& s, const frame_create_params& p) noexcept;
 
 // The trailer for s.vlmetas: its size, and its bytes into out (exactly that size).
@@ -186,15 +200,13 @@ void trailer_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept;
 // Parses a trailer (trailer_len bytes) into s.vlmetas (contents copied).
 [[nodiscard]] status trailer_parse(frame_state& s, bytes_view t) noexcept;
 
-// The index chunk for n offsets: its size, and its bytes (a chunk of little-endian int64).
-[[nodiscard]] result<uint32_t> index_chunk_size(int64_t n) noexcept;
-void index_chunk_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept;
+// The index chunk for little-endian int64 entries (frame_index_encode).
+[[nodiscard]] result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mut out) noexcept;
 // Decodes the index chunk (cbytes bytes) into s.chunks[0, n).
 [[nodiscard]] status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept;
 
-// A stored (memcpyed) chunk of `content`, typesize `typesize`: size, bytes.
+// The header of a memcpyed or special-value chunk.
 inline constexpr uint32_t kChunkStoredOverhead = 32;
-void stored_chunk_write(bytes_view content, uint8_t typesize, uint8_t* out) noexcept;
 // A 32-byte special-value chunk.
 void special_chunk_write(chunk_special kind, int32_t nbytes, int32_t typesize, int32_t blocksize, uint8_t* out) noexcept;
 

@@ -203,6 +203,29 @@ struct temp_buffer {
 
 status sync_if(frame_state& s) noexcept { return s.options.durable ? storage_sync(s.st) : ok_status(); }
 
+// The encoder for the index and vlmetalayers: the caller's, or the frame's own (inited once, on first need).
+result<chunk_encoder*> encoder_get(frame_state& s) noexcept {
+  if (s.options.encoder != nullptr) return s.options.encoder;
+  if (!s.own_encoder_ready) {
+    TESSERA_TRY(chunk_encoder_init(s.own_encoder, s.alloc, frame_encoder_options()));
+    s.own_encoder_ready = true;
+  }
+  return &s.own_encoder;
+}
+
+// The index of entries [0, n) into out (room for frame_index_bound(n)), through a temporary of the
+// little-endian entries; returns the index chunk's size. Take the encoder before any temporary (arenas free
+// only their last block).
+result<uint32_t> index_build(frame_state& s, chunk_encoder* enc, const frame_chunk_entry* e, int64_t n,
+                             bytes_mut out) noexcept {
+  temp_buffer src;
+  TESSERA_TRY(src.get(s, static_cast<size_t>(n) * 8));
+  for (int64_t i = 0; i < n; ++i) le_store64(src.p + 8 * i, static_cast<uint64_t>(e[i].offset));
+  auto size = index_encode(enc, bytes_view(src.p, static_cast<size_t>(n) * 8), out);
+  if (!size.ok()) return size.err();
+  return static_cast<uint32_t>(*size);
+}
+
 // Durable commit of a frame left without chunks: the trailer must sit right after the header, where the
 // committed frame may keep chunks or its index. Those are first copied past every byte in use and committed
 // (the same content, moved), so that the final rewrite only touches dead bytes.
@@ -220,6 +243,9 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
   auto ih = chunk_header_read(bytes_view(ih_bytes, sizeof ih_bytes));
   if (!ih.ok()) return ih.err();
   const int64_t cn = ih->nbytes / 8;
+  if (cn <= 0) return make_error(errc::corrupt, "frame: committed frame with data but an empty index");
+  auto enc = encoder_get(s);
+  if (!enc.ok()) return enc.err();
   // The committed offsets, decoded into a temporary state's table.
   frame_state tmp;
   tmp.alloc = s.alloc;
@@ -266,11 +292,12 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
   TESSERA_TRY(frame_read_into(s, ci.frame_len - kFrameTrailerMinLen, bytes_mut(ctail, sizeof ctail)));
   const uint32_t ctl = static_cast<uint32_t>(be_load(ctail + kFrameTrailerMinLen - kTrailerLenFromEnd, 4));
   if (ctl < kFrameTrailerMinLen || ctl > ci.frame_len) return make_error(errc::corrupt, "frame: committed trailer unreadable");
-  auto isz = index_chunk_size(cn);
-  if (!isz.ok()) return isz.err();
+  auto ibound = frame_index_bound(cn);
+  if (!ibound.ok()) return ibound.err();
   temp_buffer it;
-  TESSERA_TRY(it.get(s, size_t{*isz} + ctl));
-  index_chunk_write(tmp, it.p, *isz);
+  TESSERA_TRY(it.get(s, size_t{*ibound} + ctl));
+  auto isz = index_build(s, *enc, tmp.chunks, cn, bytes_mut(it.p, *ibound));
+  if (!isz.ok()) return isz.err();
   TESSERA_TRY(frame_read_into(s, ci.frame_len - ctl, bytes_mut(it.p + *isz, ctl)));
   TESSERA_TRY(frame_write(s, pos, bytes_view(it.p, size_t{*isz} + ctl)));
   TESSERA_TRY(sync_if(s));
@@ -292,11 +319,15 @@ status cframe_commit(frame_state& s) noexcept {
   const uint32_t tl = *tls;
   const uint32_t hl = s.info.header_len;
   const bool has_data = s.nchunks > 0;
-  uint32_t isize = 0;
+  uint32_t ibound = 0;
+  chunk_encoder* enc = nullptr;
   if (has_data) {
-    auto r = index_chunk_size(s.nchunks);
+    auto r = frame_index_bound(s.nchunks);
     if (!r.ok()) return r.err();
-    isize = *r;
+    ibound = *r;
+    auto e = encoder_get(s);
+    if (!e.ok()) return e.err();
+    enc = *e;
   }
   frame_info ni = s.info;
   ni.trailer_len = tl;
@@ -308,13 +339,18 @@ status cframe_commit(frame_state& s) noexcept {
     ni.cbytes = 0;
     if (s.options.durable && s.committed_has_index) TESSERA_TRY(cframe_clear_front(s, tl));
   }
-  ni.frame_len = idx_pos + isize + tl;
   temp_buffer buf;
   const bool joined = !has_data && !(s.options.durable && s.committed_has_index);
   // Without chunks and without a committed index, header and trailer are rewritten together (one write).
   const size_t lead = joined ? hl : 0;
-  TESSERA_TRY(buf.get(s, lead + isize + tl));
-  if (has_data) index_chunk_write(s, buf.p + lead, isize);
+  TESSERA_TRY(buf.get(s, lead + ibound + tl));
+  uint32_t isize = 0;
+  if (has_data) {
+    auto r = index_build(s, enc, s.chunks, s.nchunks, bytes_mut(buf.p + lead, ibound));
+    if (!r.ok()) return r.err();
+    isize = *r;
+  }
+  ni.frame_len = idx_pos + isize + tl;
   trailer_write(s, buf.p + lead + isize, tl);
   if (joined) {
     header_compose(s, ni, buf.p);
@@ -353,19 +389,28 @@ status sframe_commit(frame_state& s) noexcept {
   const uint32_t tl = *tls;
   const uint32_t hl = s.info.header_len;
   const bool has_data = s.nchunks > 0;
-  uint32_t isize = 0;
+  uint32_t ibound = 0;
+  chunk_encoder* enc = nullptr;
   if (has_data) {
-    auto r = index_chunk_size(s.nchunks);
+    auto r = frame_index_bound(s.nchunks);
     if (!r.ok()) return r.err();
-    isize = *r;
+    ibound = *r;
+    auto e = encoder_get(s);
+    if (!e.ok()) return e.err();
+    enc = *e;
   }
   frame_info ni = s.info;
   ni.trailer_len = tl;
-  ni.frame_len = uint64_t{hl} + isize + tl;
   temp_buffer buf;
-  TESSERA_TRY(buf.get(s, static_cast<size_t>(ni.frame_len)));
+  TESSERA_TRY(buf.get(s, size_t{hl} + ibound + tl));
+  uint32_t isize = 0;
+  if (has_data) {
+    auto r = index_build(s, enc, s.chunks, s.nchunks, bytes_mut(buf.p + hl, ibound));
+    if (!r.ok()) return r.err();
+    isize = *r;
+  }
+  ni.frame_len = uint64_t{hl} + isize + tl;
   header_compose(s, ni, buf.p);
-  if (has_data) index_chunk_write(s, buf.p + hl, isize);
   trailer_write(s, buf.p + hl + isize, tl);
   const char* target = s.options.durable ? kSparseIndexTempName : kSparseIndexName;
   {
@@ -432,29 +477,11 @@ status vlmeta_put(frame_state& s, span<const char> name, uint8_t* data, uint32_t
 }
 
 status create_common(frame_state& s, const frame_create_params& p) noexcept {
-  if (p.typesize <= 0 || p.typesize > 255) return make_error(errc::invalid_argument, "frame: typesize must be 1..255");
-  if (p.blocksize < 0 || p.chunksize < -1) return make_error(errc::invalid_argument, "frame: negative block or chunk size");
-  if (p.clevel > 15 || p.splitmode < 1 || p.splitmode > 4) return make_error(errc::invalid_argument, "frame: clevel or splitmode out of range");
   TESSERA_TRY(header_build(s, p));
   frame_info& i = s.info;
+  info_from_params(p, i);
   i.kind = s.sparse ? frame_kind::sparse : frame_kind::contiguous;
-  i.typesize = p.typesize;
-  i.blocksize = p.blocksize;
-  i.chunksize = p.chunksize;
-  i.compcode = p.compcode;
-  i.clevel = p.clevel;
-  i.splitmode = p.splitmode;
-  i.use_dict = p.use_dict;
-  for (int k = 0; k < kChunkMaxFilters; ++k) {
-    i.filters[k] = p.filters[k];
-    i.filters_meta[k] = p.filters_meta[k];
-  }
-  i.udcodec = p.compcode;
-  i.compcode_meta = p.compcode_meta;
-  i.nthreads_comp = p.nthreads_comp;
-  i.nthreads_decomp = p.nthreads_decomp;
   s.schunk_chunksize = p.chunksize;
-  i.version = kFrameVersionRc1;
   if (p.expected_nchunks > 0) TESSERA_TRY(state_chunks_reserve(s, p.expected_nchunks));
   s.data_end = i.header_len;
   s.dirty = true;
@@ -561,13 +588,19 @@ status frame_vlmeta_set(frame& f, span<const char> name, bytes_view content) noe
   frame_state* s = frame_access::get(f);
   TESSERA_TRY(detail::writable_check(s));
   TESSERA_TRY(detail::name_check(name));
-  if (content.size() > static_cast<size_t>(INT32_MAX) - detail::kChunkStoredOverhead)
+  if (content.size() > static_cast<size_t>(INT32_MAX) - kChunkMaxOverhead)
     return make_error(errc::invalid_argument, "frame: vlmetalayer content too large");
-  const uint32_t size = static_cast<uint32_t>(content.size()) + detail::kChunkStoredOverhead;
-  auto* data = static_cast<uint8_t*>(allocator_allocate(s->alloc, size, 1));
+  auto enc = detail::encoder_get(*s);
+  if (!enc.ok()) return enc.err();
+  // Encoded into the scratch, then kept at its exact size.
+  const size_t bound = chunk_encode_bound(content.size());
+  TESSERA_TRY(detail::state_buffer_reserve(*s, &s->scratch, &s->scratch_cap, bound));
+  auto size = frame_vlmeta_encode(**enc, content, bytes_mut(s->scratch, bound));
+  if (!size.ok()) return size.err();
+  auto* data = static_cast<uint8_t*>(allocator_allocate(s->alloc, *size, 1));
   if (data == nullptr) return make_error(errc::out_of_memory, "frame: allocator refused a vlmetalayer");
-  detail::stored_chunk_write(content, 1, data);
-  return detail::vlmeta_put(*s, name, data, size);
+  std::memcpy(data, s->scratch, *size);
+  return detail::vlmeta_put(*s, name, data, static_cast<uint32_t>(*size));
 }
 
 status frame_vlmeta_set_chunk(frame& f, span<const char> name, bytes_view chunk) noexcept {

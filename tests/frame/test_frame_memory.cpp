@@ -20,7 +20,8 @@ constexpr int32_t kBlock = 512;
 
 struct bufs {
   uint8_t frame_bytes[64 * 1024];
-  uint8_t arena_bytes[16 * 1024];
+  // 16 KiB for the frame, and room for the encoder of its index (frame_encoder_options: about 115 KiB).
+  alignas(64) uint8_t arena_bytes[16 * 1024 + 160 * 1024];
   uint8_t src[kChunk];
   uint8_t chunk[2 * kChunk + 64];
   uint8_t work[3 * kBlock];
@@ -130,8 +131,11 @@ TESSERA_TEST(memory_port, directory) {
   CHECK(!ca.leaked());
 }
 
-// A b2nd-like frame written into one caller buffer with an arena: no heap at all.
-TESSERA_TEST(frame_memory, write_into_fixed_buffer_without_heap) {
+namespace {
+
+// A b2nd-like frame written into one caller buffer with an arena: no heap at all. The index encoder is the
+// frame's own (from the arena) or one the caller shares with the frame.
+void write_into_fixed_buffer(tessera::test::context& t, bool shared_encoder) {
   fixed_buffer fb;
   fixed_buffer_init(fb, g.frame_bytes, sizeof g.frame_bytes);
   const storage st = fixed_buffer_storage(fb);
@@ -149,6 +153,13 @@ TESSERA_TEST(frame_memory, write_into_fixed_buffer_without_heap) {
   p.expected_nchunks = 32;
   frame_open_options o;
   o.durable = false;  // in memory: the reference's compact layout
+  chunk_encoder enc;
+  const size_t enc_bytes = chunk_encoder_estimate(frame_encoder_options());
+  CHECK_LE(enc_bytes, sizeof g.arena_bytes - 16 * 1024);
+  if (shared_encoder) {
+    REQUIRE_OK(chunk_encoder_init(enc, a, frame_encoder_options()));
+    o.encoder = &enc;
+  }
   frame f;
   REQUIRE_OK(frame_create(f, st, a, p, o));
   int appended = 0;
@@ -166,8 +177,9 @@ TESSERA_TEST(frame_memory, write_into_fixed_buffer_without_heap) {
   CHECK_ERR(s, errc::no_space);
   CHECK(appended > 10);
   REQUIRE_OK(frame_close(f));
+  chunk_encoder_release(enc);
   const size_t used = ar.high_water;
-  CHECK_LE(used, sizeof g.arena_bytes);
+  CHECK_LE(used, 16 * 1024 + enc_bytes);
 
   // Read it back in place from a const view of the bytes: chunks are views into the buffer.
   const_buffer cb{g.frame_bytes, fb.size};
@@ -205,7 +217,13 @@ TESSERA_TEST(frame_memory, write_into_fixed_buffer_without_heap) {
   REQUIRE_OK(second);
   CHECK_EQ(second->offset, first->cbytes);
   CHECK_ERR(frame_chunk_append(f, bytes_view(g.chunk, 32)), errc::invalid_argument);  // read-only
+  CHECK_OK(frame_close(f));
 }
+
+}  // namespace
+
+TESSERA_TEST(frame_memory, write_into_fixed_buffer_without_heap) { write_into_fixed_buffer(t, false); }
+TESSERA_TEST(frame_memory, write_into_fixed_buffer_with_a_shared_encoder) { write_into_fixed_buffer(t, true); }
 
 // Lazy block reads: only the header, bstarts and the block's streams cross the storage.
 TESSERA_TEST(frame_memory, block_reads_are_lazy) {

@@ -11,104 +11,53 @@ namespace {
 enum blob_tag : uint8_t { tag_chunk = 1, tag_tail = 2, tag_header = 3 };
 
 constexpr uint32_t kHeaderSlots = 2;
-constexpr uint32_t kIndexBlocksize = 16 * 1024;  // the frame codec's index chunks use 16 KiB blocks
-
-// Offsets of the header's length fields and the msgpack markers before them (README_CFRAME_FORMAT.rst).
-constexpr uint32_t kFrameLenMarker = 15;  // 0xcf uint64
-constexpr uint32_t kNbytesMarker = 29;    // 0xd3 int64
-constexpr uint32_t kCbytesMarker = 38;    // 0xd3 int64
 
 uint32_t round_up(uint32_t v, uint32_t unit) noexcept { return (v + unit - 1) / unit * unit; }
 
-void be_store64(uint8_t* p, uint64_t v) noexcept {
-  for (int i = 7; i >= 0; --i) {
-    p[i] = static_cast<uint8_t>(v);
-    v >>= 8;
-  }
+// The header for a frame of nchunks chunks ending at frame_len, with a chunks section of cbytes.
+status header_encode(flash_frame& ff, int64_t nchunks, uint64_t frame_len, uint64_t cbytes) noexcept {
+  frame_header_fields hf;
+  hf.frame_len = frame_len;
+  hf.nbytes = nchunks * int64_t{ff.chunksize};
+  hf.cbytes = static_cast<int64_t>(cbytes);
+  hf.chunksize = ff.chunksize;
+  result<size_t> n = frame_header_encode(ff.params, hf, bytes_mut(ff.header.data(), ff.header.size()));
+  if (!n.ok()) return n.err();
+  return *n == ff.header_len ? ok_status() : make_error(errc::corrupt, "flash frame: header length changed");
 }
 
-// A growable in-memory storage, only to let frame_create write the empty frame for the params.
-struct ram_store {
-  allocator alloc{};
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  size_t cap = 0;
-};
-
-status ram_read(void* c, uint64_t offset, bytes_mut dst) noexcept {
-  auto& r = *static_cast<ram_store*>(c);
-  if (offset > r.size || dst.size() > r.size - offset) return make_error(errc::truncated, "ram store: read past end");
-  std::memcpy(dst.data(), r.data + offset, dst.size());
-  return ok_status();
-}
-status ram_write(void* c, uint64_t offset, bytes_view src) noexcept {
-  auto& r = *static_cast<ram_store*>(c);
-  if (offset > SIZE_MAX - src.size()) return make_error(errc::overflow, "ram store: write past size_t");
-  const size_t end = static_cast<size_t>(offset) + src.size();
-  if (end > r.cap) {
-    size_t cap = r.cap < 256 ? 256 : r.cap;
-    while (cap < end) cap *= 2;
-    auto* p = static_cast<uint8_t*>(allocator_allocate(r.alloc, cap, 1));
-    if (p == nullptr) return make_error(errc::out_of_memory, "ram store: allocator refused");
-    if (r.size != 0) std::memcpy(p, r.data, r.size);
-    allocator_deallocate(r.alloc, r.data, r.cap, 1);
-    r.data = p;
-    r.cap = cap;
-  }
-  if (offset > r.size) std::memset(r.data + r.size, 0, static_cast<size_t>(offset) - r.size);
-  std::memcpy(r.data + offset, src.data(), src.size());
-  if (end > r.size) r.size = end;
-  return ok_status();
-}
-status ram_size(void* c, uint64_t* out) noexcept {
-  *out = static_cast<ram_store*>(c)->size;
-  return ok_status();
-}
-status ram_truncate(void* c, uint64_t size) noexcept {
-  auto& r = *static_cast<ram_store*>(c);
-  if (size > r.size) return ram_write(c, size, bytes_view());
-  r.size = static_cast<size_t>(size);
-  return ok_status();
-}
-
-// The empty frame the frame codec writes for the params: its header and trailer are the templates.
+// Keeps a copy of the params (and their metalayers) and encodes the empty array's header and the trailer.
 status templates_build(flash_frame& ff, const frame_create_params& params) noexcept {
   if (params.chunksize <= 0)
     return make_error(errc::invalid_argument, "flash frame: params.chunksize must be set (every chunk the same nbytes)");
-  ram_store r;
-  r.alloc = ff.alloc;
-  storage st;
-  st.read = ram_read;
-  st.write = ram_write;
-  st.size = ram_size;
-  st.truncate = ram_truncate;
-  st.context = &r;
-  frame f;
-  frame_open_options o;
-  o.writable = true;
-  o.durable = false;
-  status e = frame_create(f, st, ff.alloc, params, o);
-  const frame_info* info = e.ok() ? frame_info_get(f) : nullptr;
-  if (e.ok() && info == nullptr) e = make_error(errc::malformed, "flash frame: frame_create gave no header");
-  if (e.ok() && (info->header_len < kFrameHeaderMinLen || info->frame_len != r.size ||
-                 static_cast<uint64_t>(info->header_len) + info->trailer_len != info->frame_len))
-    e = make_error(errc::malformed, "flash frame: the empty frame is not header + trailer");
-  if (e.ok() && (r.data[kFrameLenMarker] != 0xcf || r.data[kNbytesMarker] != 0xd3 || r.data[kCbytesMarker] != 0xd3))
-    e = make_error(errc::unsupported, "flash frame: unexpected header layout");
-  if (e.ok()) {
-    ff.header_len = info->header_len;
-    ff.trailer_len = info->trailer_len;
-    e = ff.header.allocate(ff.alloc, ff.header_len);
+  result<uint32_t> hl = frame_header_size(params);  // also checks the params
+  if (!hl.ok()) return hl.err();
+  result<uint32_t> tl = frame_trailer_size(span<const frame_vlmetalayer>());
+  if (!tl.ok()) return tl.err();
+  size_t meta_total = 0;
+  for (uint32_t i = 0; i < params.nmetalayers; ++i)
+    meta_total += params.metalayers[i].name.size() + params.metalayers[i].content.size();
+  TESSERA_TRY(ff.meta_bytes.allocate(ff.alloc, meta_total));
+  ff.params = params;
+  uint8_t* at = ff.meta_bytes.data();
+  for (uint32_t i = 0; i < params.nmetalayers; ++i) {
+    const frame_metalayer_init& m = params.metalayers[i];
+    std::memcpy(at, m.name.data(), m.name.size());
+    ff.metas[i].name = span<const char>(reinterpret_cast<const char*>(at), m.name.size());
+    at += m.name.size();
+    if (!m.content.empty()) std::memcpy(at, m.content.data(), m.content.size());
+    ff.metas[i].content = bytes_view(at, m.content.size());
+    at += m.content.size();
   }
-  if (e.ok()) e = ff.trailer.allocate(ff.alloc, ff.trailer_len);
-  if (e.ok()) {
-    std::memcpy(ff.header.data(), r.data, ff.header_len);
-    std::memcpy(ff.trailer.data(), r.data + ff.header_len, ff.trailer_len);
-  }
-  (void)frame_close(f);
-  allocator_deallocate(r.alloc, r.data, r.cap, 1);
+  ff.params.metalayers = params.nmetalayers > 0 ? ff.metas : nullptr;
   ff.chunksize = params.chunksize;
-  return e;
+  ff.header_len = *hl;
+  ff.trailer_len = *tl;
+  TESSERA_TRY(ff.header.allocate(ff.alloc, ff.header_len));
+  TESSERA_TRY(ff.trailer.allocate(ff.alloc, ff.trailer_len));
+  result<size_t> t = frame_trailer_encode(span<const frame_vlmetalayer>(), bytes_mut(ff.trailer.data(), ff.trailer.size()));
+  if (!t.ok()) return t.err();
+  return header_encode(ff, 0, uint64_t{ff.header_len} + ff.trailer_len, 0);
 }
 
 // A tag telling arrays of different params apart: the templates' CRC.
@@ -128,9 +77,9 @@ status open_prepare(flash_frame& ff, const flash_log_config& config, const alloc
   return ok_status();
 }
 
-// Bytes of the index+trailer blob for n chunks (the index is at most chunk_encode_bound of its offsets).
+// Bytes of the index+trailer blob for n chunks (the stored index: its bound).
 uint64_t tail_size(const flash_frame& ff, int64_t n) noexcept {
-  return chunk_encode_bound(static_cast<size_t>(n) * 8) + static_cast<uint64_t>(ff.trailer_len);
+  return uint64_t{8} * static_cast<uint64_t>(n) + kChunkMaxOverhead + ff.trailer_len;
 }
 
 // The header slot a finalize uses now: the first whose bytes are all still erased.
@@ -169,18 +118,11 @@ result<size_t> index_build(flash_frame& ff, uint32_t base, owned_array<uint8_t>&
     ++i;
   }
   if (i != n) return make_error(errc::corrupt, "flash frame: chunk count changed under the index");
-  TESSERA_TRY(out.allocate(ff.alloc, chunk_encode_bound(n * 8)));
-  chunk_encoder enc;
-  chunk_encoder_options eo;
-  eo.max_blocksize = kIndexBlocksize;
-  TESSERA_TRY(chunk_encoder_init(enc, ff.alloc, eo));
-  chunk_encode_params ep;
-  ep.typesize = 8;
-  ep.clevel = 0;  // stored: no codec needed on the device, and readers get the offsets in place
-  ep.blocksize = static_cast<int32_t>(kIndexBlocksize);
-  result<size_t> size = chunk_encode(enc, ep, bytes_view(offsets.data(), n * 8), bytes_mut(out.data(), out.size()));
-  chunk_encoder_release(enc);
-  return size;
+  result<uint32_t> bound = frame_index_bound(ff.nchunks);
+  if (!bound.ok()) return bound.err();
+  TESSERA_TRY(out.allocate(ff.alloc, *bound));
+  // Stored: no codec memory on the device, and readers get the offsets in place.
+  return frame_index_encode(nullptr, bytes_view(offsets.data(), n * 8), bytes_mut(out.data(), out.size()));
 }
 
 }  // namespace
@@ -242,6 +184,8 @@ void flash_frame_close(flash_frame& ff) noexcept {
   flash_log_release(ff.log);
   ff.header.reset();
   ff.trailer.reset();
+  ff.meta_bytes.reset();
+  ff.params = frame_create_params{};
   ff.nchunks = 0;
   ff.has_tail = false;
   ff.finalized = false;
@@ -282,7 +226,8 @@ status flash_frame_finalize(flash_frame& ff) noexcept {
   const uint32_t base = start + ff.header_len;  // the chunks section
   uint8_t* h = ff.header.data();
   if (ff.nchunks == 0) {
-    // The empty frame: header and trailer back to back, in the slot (frame_create's bytes as they are).
+    // The empty frame: header and trailer back to back, in the slot.
+    TESSERA_TRY(header_encode(ff, 0, uint64_t{ff.header_len} + ff.trailer_len, 0));
     const bytes_view pieces[2] = {bytes_view(h, ff.header_len), bytes_view(ff.trailer.data(), ff.trailer_len)};
     result<flash_blob> hb = flash_log_write_front(ff.log, tag_header, slot, start, span<const bytes_view>(pieces, 2));
     if (!hb.ok()) return hb.err();
@@ -303,11 +248,9 @@ status flash_frame_finalize(flash_frame& ff) noexcept {
     ff.tail = *tb;
     ff.has_tail = true;
   }
-  // The header: frame_create's, with the lengths of this frame.
+  // The header, with the lengths of this frame.
   const uint64_t frame_len = static_cast<uint64_t>(ff.tail.offset) + ff.tail.size - start;
-  be_store64(h + kFrameLenMarker + 1, frame_len);
-  be_store64(h + kNbytesMarker + 1, static_cast<uint64_t>(ff.nchunks) * static_cast<uint64_t>(ff.chunksize));
-  be_store64(h + kCbytesMarker + 1, static_cast<uint64_t>(ff.tail.offset - base));
+  TESSERA_TRY(header_encode(ff, ff.nchunks, frame_len, static_cast<uint64_t>(ff.tail.offset - base)));
   const bytes_view piece(h, ff.header_len);
   result<flash_blob> hb = flash_log_write_front(ff.log, tag_header, slot, start, span<const bytes_view>(&piece, 1));
   if (!hb.ok()) return hb.err();

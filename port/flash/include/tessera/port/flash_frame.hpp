@@ -41,8 +41,13 @@ struct flash_frame {
 
   flash_log log;
   allocator alloc{};
-  owned_array<uint8_t> header;   // the header as frame_create writes it for the params (lengths patched later)
-  owned_array<uint8_t> trailer;  // the trailer likewise (it does not depend on the chunks)
+  // A copy of the params; its metalayers point into metas and meta_bytes (so the caller's need not outlive
+  // create or mount).
+  frame_create_params params{};
+  frame_metalayer_init metas[kFrameMaxMetalayers] = {};
+  owned_array<uint8_t> meta_bytes;
+  owned_array<uint8_t> header;   // the header buffer: the empty array's header, encoded again at finalize
+  owned_array<uint8_t> trailer;  // the trailer (no vlmetalayers: it does not depend on the chunks)
   uint32_t header_len = 0;
   uint32_t trailer_len = 0;
   uint32_t slot_stride = 0;      // header_len rounded up to prog_size: where header slot #1 starts
@@ -71,8 +76,10 @@ void flash_frame_close(flash_frame& ff) noexcept;
 // once it returns, a power cut does not lose it. errc::no_space when the region is full (see above),
 // errc::invalid_argument when finalized or for a chunk that does not fit the array.
 [[nodiscard]] status flash_frame_append(flash_frame& ff, bytes_view chunk) noexcept;
-// Writes the index, the trailer and the header (last). Idempotent once it succeeded. Needs 16 bytes of
-// allocator memory per chunk while it runs (the index).
+// Writes the index, the trailer and the header (last). Idempotent once it succeeded. The index chunk is the
+// stored form (frame_index_encode without an encoder: no codec memory on the device; the reference writes
+// that form itself when compression does not gain). Needs 16 bytes of allocator memory per chunk while it
+// runs (the index).
 [[nodiscard]] status flash_frame_finalize(flash_frame& ff) noexcept;
 
 // Chunk nchunk's compressed bytes into out (at least its size); returns the size. Works finalized or not.
