@@ -63,7 +63,8 @@ int main() {
   }
   if (auto e = flash_frame_finalize(ff); !e.ok()) return fail("finalize", e);
   std::printf("logged %d chunks; frame of %llu bytes at flash offset %u; most erases of one sector: %u\n", kChunks,
-              static_cast<unsigned long long>(ff.frame_len), ff.frame_start, flash_sim_max_erase_count(sim, 0, sc.sector_count));
+              static_cast<unsigned long long>(ff.frame_len), static_cast<unsigned>(ff.frame_start),
+              static_cast<unsigned>(flash_sim_max_erase_count(sim, 0, sc.sector_count)));
 
   // The finalized region is an ordinary cframe: open it with the frame reader and decode the last chunk.
   frame f;
@@ -74,6 +75,7 @@ int main() {
   if (auto e = chunk_decoder_init(dec, alloc, dopt); !e.ok()) return fail("decoder", e);
   auto n = frame_chunk_decode(f, dec, kChunks - 1, bytes_mut(reinterpret_cast<uint8_t*>(g_samples), sizeof g_samples));
   if (!n.ok()) return fail("decode", n.err());
-  std::printf("chunk %d: first samples %d %d\n", kChunks - 1, g_samples[0], g_samples[1]);
+  std::printf("chunk %d: first samples %d %d\n", kChunks - 1, static_cast<int>(g_samples[0]),
+              static_cast<int>(g_samples[1]));
   return g_samples[0] == static_cast<int16_t>(((kChunks - 1) * kItems) % 2000 - 1000) ? 0 : 1;
 }

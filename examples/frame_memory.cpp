@@ -71,6 +71,7 @@ int main() {
   if (auto e = chunk_decoder_init(dec, alloc, dopt); !e.ok()) return fail("decoder", e);
   auto got = frame_block_decode(r, dec, 2, 0, bytes_mut(reinterpret_cast<uint8_t*>(g_data), sizeof g_data));
   if (!got.ok()) return fail("decode", got.err());
-  std::printf("chunk 2, block 0: %zu bytes, first items %d %d %d\n", *got, g_data[0], g_data[1], g_data[2]);
+  std::printf("chunk 2, block 0: %zu bytes, first items %d %d %d\n", *got, static_cast<int>(g_data[0]),
+              static_cast<int>(g_data[1]), static_cast<int>(g_data[2]));
   return g_data[0] == 2 * kItems && g_data[2] == 2 * kItems + 2 ? 0 : 1;
 }
