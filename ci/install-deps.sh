@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that building Tessera and running its test matrix need: only the missing ones,
 # so a second run does nothing (no apt-get update either). Needs root (or sudo) only when something is missing.
+# Then the codec libraries of the Linux cross targets (ci/cross-sysroots.sh): Debian's liblz4-dev, libzstd-dev
+# and zlib1g-dev of arm64, armhf and ppc64el unpacked into sysroots under ${TESSERA_SYSROOT_ROOT:-/opt/tessera-
+# sysroots}, and for big-endian ppc64 (no Debian packages) the same Debian source packages built; they are not
+# installed into the host's dpkg. Only the sysroots of the cross targets in TESSERA_TARGETS (ci/test.sh's
+# variable; default all) are made, and only those missing.
 # Usage: ci/install-deps.sh [--check]   (--check: only report what is missing, exit 1 if anything is)
 set -euo pipefail
 
@@ -17,8 +22,10 @@ packages=(
   gcc-arm-none-eabi binutils-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-picolibc
   # The bounded fuzzing run (ci/fuzz.sh): clang with libFuzzer
   clang-14 libclang-rt-14-dev
-  # Cross builds of libraries are Debian multiarch packages: add them as name:arch (e.g. liblz4-dev:arm64);
-  # their architecture is added to dpkg automatically.
+  # ci/cross-sysroots.sh: apt's keyring, unpacking and patching Debian's source packages, building them
+  debian-archive-keyring dpkg-dev patch xz-utils bzip2 make
+  # A multiarch package can be added as name:arch (e.g. libfoo-dev:arm64); its architecture is added to dpkg
+  # automatically. The codec libraries are not (see above): zlib1g-dev:<arch> needs the host's exact zlib1g.
 )
 
 check_only=false
@@ -35,12 +42,31 @@ for package in "${packages[@]}"; do
   installed "$package" || missing+=("$package")
 done
 
+# The cross targets whose codec sysroots are wanted.
+sysroot_targets=()
+for target in aarch64 armhf ppc64le ppc64; do
+  if [[ -z ${TESSERA_TARGETS:-} || " ${TESSERA_TARGETS} " == *" $target "* ]]; then
+    sysroot_targets+=("$target")
+  fi
+done
+sysroots() { # [--check]
+  if ((${#sysroot_targets[@]})); then
+    bash "$(dirname "${BASH_SOURCE[0]}")/cross-sysroots.sh" "$@" "${sysroot_targets[@]}"
+  fi
+}
+
 if ((${#missing[@]} == 0)); then
   echo "install-deps: all ${#packages[@]} packages are installed"
-  exit 0
+  if $check_only; then
+    sysroots --check
+  else
+    sysroots
+  fi
+  exit
 fi
 echo "install-deps: missing: ${missing[*]}"
 if $check_only; then
+  sysroots --check || true
   exit 1
 fi
 
@@ -71,3 +97,4 @@ if ((${#still_missing[@]})); then
   exit 1
 fi
 echo "install-deps: installed ${#missing[@]} package(s)"
+sysroots

@@ -15,10 +15,28 @@ set(CMAKE_CXX_FLAGS_INIT "${TESSERA_CROSS_FLAGS}")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
 set(CMAKE_USER_MAKE_RULES_OVERRIDE ${CMAKE_CURRENT_LIST_DIR}/linux-static-libraries.cmake)
 
-# Headers and libraries of the target: Debian's cross sysroot, then multiarch packages (e.g. liblz4-dev:arm64
-# in /usr/lib/<triple>, found through CMAKE_LIBRARY_ARCHITECTURE). Programs always come from the host.
+# Headers and libraries of the target, searched in this order: the codec libraries' sysroot that
+# ci/cross-sysroots.sh makes (<TESSERA_SYSROOT_ROOT>/<triple>/usr/{include,lib/<triple>}: Debian's -dev packages
+# of the target, or for ppc64 Debian's sources built), Debian's cross sysroot /usr/<triple> (libc), then the
+# host's own paths, where multiarch packages (liblz4-dev:arm64 in /usr/lib/<triple>) are found through
+# CMAKE_LIBRARY_ARCHITECTURE. src/codecs/libraries.cmake link-checks what it finds. Programs come from the host.
+# The root is a cache variable (from the environment at the first configure): try_compile and later
+# re-configures see the same one.
+if(NOT DEFINED TESSERA_SYSROOT_ROOT)
+  if(DEFINED ENV{TESSERA_SYSROOT_ROOT})
+    set(TESSERA_SYSROOT_ROOT "$ENV{TESSERA_SYSROOT_ROOT}")
+  else()
+    set(TESSERA_SYSROOT_ROOT /opt/tessera-sysroots)
+  endif()
+endif()
+set(TESSERA_SYSROOT_ROOT "${TESSERA_SYSROOT_ROOT}" CACHE PATH
+    "Where ci/cross-sysroots.sh put the targets' codec libraries (one sysroot per GNU triple)")
+set(CMAKE_FIND_ROOT_PATH "")
+if(EXISTS ${TESSERA_SYSROOT_ROOT}/${TESSERA_CROSS_TRIPLE}/usr)
+  list(APPEND CMAKE_FIND_ROOT_PATH ${TESSERA_SYSROOT_ROOT}/${TESSERA_CROSS_TRIPLE})
+endif()
 if(EXISTS /usr/${TESSERA_CROSS_TRIPLE})
-  set(CMAKE_FIND_ROOT_PATH /usr/${TESSERA_CROSS_TRIPLE})
+  list(APPEND CMAKE_FIND_ROOT_PATH /usr/${TESSERA_CROSS_TRIPLE})
   set(_tessera_qemu_sysroot -L /usr/${TESSERA_CROSS_TRIPLE})
 endif()
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)

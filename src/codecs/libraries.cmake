@@ -8,9 +8,15 @@ target_sources(tessera_core PRIVATE
   ${_codecs}/zstd_codec.cpp)
 
 find_package(PkgConfig QUIET)
+include(CheckCSourceCompiles)
 
-# tessera_find_codec(NAME HEADER LIBNAMES PKGNAME): sets TESSERA_<NAME>_INCLUDE_DIR / TESSERA_<NAME>_LIBRARY.
-function(tessera_find_codec name header libnames pkgname)
+# tessera_find_codec(NAME HEADER LIBNAMES PKGNAME PROBE): sets TESSERA_<NAME>_INCLUDE_DIR / TESSERA_<NAME>_LIBRARY
+# and TESSERA_<NAME>_FOUND. Found means: header and library exist AND a small program calling the library
+# (PROBE, C source) links for this target, with this target's flags. On the Linux cross targets the links are
+# static, so an archive of the wrong architecture, or a shared object where only an archive will do, is not
+# found instead of failing the build later. Cross builds find the libraries in the sysroots of
+# ci/cross-sysroots.sh through CMAKE_FIND_ROOT_PATH (toolchains/linux-cross.cmake).
+function(tessera_find_codec name header libnames pkgname probe)
   set(_hints_inc "")
   set(_hints_lib "")
   if(PKG_CONFIG_FOUND AND NOT CMAKE_CROSSCOMPILING)
@@ -18,13 +24,33 @@ function(tessera_find_codec name header libnames pkgname)
     set(_hints_inc ${_tessera_pc_${name}_INCLUDE_DIRS})
     set(_hints_lib ${_tessera_pc_${name}_LIBRARY_DIRS})
   endif()
-  find_path(TESSERA_${name}_INCLUDE_DIR ${header} HINTS ${_hints_inc})
   find_library(TESSERA_${name}_LIBRARY NAMES ${libnames} HINTS ${_hints_lib})
-  if(TESSERA_${name}_INCLUDE_DIR AND TESSERA_${name}_LIBRARY)
-    set(TESSERA_${name}_FOUND ON CACHE INTERNAL "the ${name} library exists for this target")
-  else()
-    set(TESSERA_${name}_FOUND OFF CACHE INTERNAL "the ${name} library exists for this target")
+  # The headers of that library first: <prefix>/include beside <prefix>/lib[/<triple>]/lib<name>.a.
+  if(TESSERA_${name}_LIBRARY)
+    get_filename_component(_libdir "${TESSERA_${name}_LIBRARY}" DIRECTORY)
+    list(APPEND _hints_inc "${_libdir}/../include" "${_libdir}/../../include")
   endif()
+  find_path(TESSERA_${name}_INCLUDE_DIR ${header} HINTS ${_hints_inc})
+  set(_found OFF)
+  if(TESSERA_${name}_INCLUDE_DIR AND TESSERA_${name}_LIBRARY)
+    # The link check is cached; it runs again when what it checked changes.
+    set(_checked "${TESSERA_${name}_INCLUDE_DIR}|${TESSERA_${name}_LIBRARY}|${CMAKE_C_COMPILER}|${CMAKE_C_FLAGS}|${CMAKE_EXE_LINKER_FLAGS}")
+    if(NOT "${_checked}" STREQUAL "${_TESSERA_${name}_LINK_CHECKED}")
+      unset(TESSERA_${name}_LINKS CACHE)
+    endif()
+    set(CMAKE_REQUIRED_INCLUDES ${TESSERA_${name}_INCLUDE_DIR})
+    set(CMAKE_REQUIRED_LIBRARIES ${TESSERA_${name}_LIBRARY})
+    set(CMAKE_REQUIRED_QUIET ON)
+    check_c_source_compiles("${probe}" TESSERA_${name}_LINKS)
+    set(_TESSERA_${name}_LINK_CHECKED "${_checked}" CACHE INTERNAL "what TESSERA_${name}_LINKS was checked with")
+    if(TESSERA_${name}_LINKS)
+      set(_found ON)
+    else()
+      message(STATUS "tessera: ${TESSERA_${name}_LIBRARY} does not link into a program of this target: ${name} off"
+                     " (CMakeFiles/CMakeError.log or --debug-trycompile says why)")
+    endif()
+  endif()
+  set(TESSERA_${name}_FOUND ${_found} CACHE INTERNAL "the ${name} library exists for this target")
 endfunction()
 
 if(TESSERA_BAREMETAL)
@@ -33,12 +59,30 @@ if(TESSERA_BAREMETAL)
 endif()
 
 foreach(_codec LZ4 ZLIB ZSTD)
-  if(_codec STREQUAL "LZ4")
-    tessera_find_codec(LZ4 lz4.h lz4 liblz4)
-  elseif(_codec STREQUAL "ZLIB")
-    tessera_find_codec(ZLIB zlib.h "z;zlib" zlib)
+  # The default this option had at the previous configure (older caches: it was TESSERA_<X>_FOUND).
+  if(DEFINED _TESSERA_WITH_${_codec}_DEFAULT)
+    set(_previous_default ${_TESSERA_WITH_${_codec}_DEFAULT})
+  elseif(DEFINED TESSERA_${_codec}_FOUND AND NOT DEFINED _tessera_codec_default)
+    set(_previous_default ${TESSERA_${_codec}_FOUND})
   else()
-    tessera_find_codec(ZSTD zstd.h zstd libzstd)
+    unset(_previous_default)
+  endif()
+  if(_codec STREQUAL "LZ4")
+    tessera_find_codec(LZ4 lz4.h lz4 liblz4 [[
+#include <lz4.h>
+#include <lz4hc.h>
+int main(void) { return LZ4_versionNumber() == 0 || LZ4_compressBound(1) == 0 || LZ4_sizeofStateHC() == 0; }
+]])
+  elseif(_codec STREQUAL "ZLIB")
+    tessera_find_codec(ZLIB zlib.h "z;zlib" zlib [[
+#include <zlib.h>
+int main(void) { return zlibVersion()[0] == 0 || compressBound(1) == 0; }
+]])
+  else()
+    tessera_find_codec(ZSTD zstd.h zstd libzstd [[
+#include <zstd.h>
+int main(void) { return ZSTD_versionNumber() == 0 || ZSTD_compressBound(1) == 0; }
+]])
   endif()
   if(DEFINED _tessera_codec_default)
     set(_default ${_tessera_codec_default})
@@ -46,13 +90,24 @@ foreach(_codec LZ4 ZLIB ZSTD)
     set(_default ${TESSERA_${_codec}_FOUND})
   endif()
   option(TESSERA_WITH_${_codec} "Build with the ${_codec} codec library" ${_default})
+  # An option that followed its default follows it on: a library that appears later (ci/cross-sysroots.sh run
+  # after the first configure) or goes away switches the codec in an existing build folder. A value the user
+  # set against the default stays.
+  if(DEFINED _previous_default AND NOT _default STREQUAL _previous_default
+     AND TESSERA_WITH_${_codec} STREQUAL _previous_default)
+    set(TESSERA_WITH_${_codec} ${_default} CACHE BOOL "Build with the ${_codec} codec library" FORCE)
+  endif()
+  set(_TESSERA_WITH_${_codec}_DEFAULT ${_default} CACHE INTERNAL "the default of TESSERA_WITH_${_codec}")
   if(TESSERA_WITH_${_codec})
     if(NOT TESSERA_${_codec}_FOUND)
-      message(FATAL_ERROR "TESSERA_WITH_${_codec} is ON but the ${_codec} library was not found for this target")
+      message(FATAL_ERROR "TESSERA_WITH_${_codec} is ON but the ${_codec} library was not found for this target"
+                          " (cross targets: ci/cross-sysroots.sh makes it)")
     endif()
     target_include_directories(tessera_core SYSTEM PRIVATE ${TESSERA_${_codec}_INCLUDE_DIR})
     target_link_libraries(tessera_core PUBLIC ${TESSERA_${_codec}_LIBRARY})
     target_compile_definitions(tessera_core PUBLIC TESSERA_HAVE_${_codec}=1)
+    message(STATUS "tessera: codec ${_codec}: ON (${TESSERA_${_codec}_LIBRARY})")
+  else()
+    message(STATUS "tessera: codec ${_codec}: OFF")
   endif()
-  message(STATUS "tessera: codec ${_codec}: ${TESSERA_WITH_${_codec}}")
 endforeach()

@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# The codec libraries (LZ4, Zstd, Zlib) of the Linux cross targets, as static archives and headers in one
+# sysroot per target: ${TESSERA_SYSROOT_ROOT:-/opt/tessera-sysroots}/<triple>/usr/{include,lib/<triple>}.
+# toolchains/linux-cross.cmake searches there, src/codecs/libraries.cmake finds the libraries.
+#   aarch64, armhf, ppc64le  Debian's own -dev packages of the target architecture (liblz4-dev, libzstd-dev,
+#                            zlib1g-dev), fetched with `apt-get download` and unpacked with `dpkg-deb -x`
+#   ppc64 (big-endian)       Debian has no packages for it: the same versions are built from Debian's source
+#                            packages (`apt-get source`, Debian's patches applied) with powerpc64-linux-gnu-gcc
+# Nothing is installed into the host's dpkg: apt runs with a private state (sources, lists, cache, an empty
+# status) under the root's .apt/, so no foreign architecture is added and the host's packages can't conflict
+# with a target's (multiarch zlib1g-dev:<arch> wants the host's exact zlib1g version; a foreign libc6 beside
+# the host's is what the static links avoid anyway). Only the -dev packages are taken: they hold the .a files.
+#
+# Idempotent: a sysroot whose stamp (.tessera-sysroot) names the current recipe is left alone, and then
+# nothing is downloaded. A sysroot is built in a staging folder and renamed into place, so a failed run leaves
+# nothing half made. Needs the packages of ci/install-deps.sh (cross compilers, make, dpkg-dev, patch).
+#
+# Usage: ci/cross-sysroots.sh [--check] [target...]   (targets: aarch64 armhf ppc64le ppc64; default all)
+#   --check: only report which sysroots are missing, exit 1 if any is.
+# Environment: TESSERA_SYSROOT_ROOT, TESSERA_DEBIAN_MIRROR (default http://deb.debian.org/debian; the
+#   suites <codename> and <codename>-updates, whose point releases carry the fixes), TESSERA_JOBS (default 2).
+set -euo pipefail
+
+root=${TESSERA_SYSROOT_ROOT:-/opt/tessera-sysroots}
+mirror=${TESSERA_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+jobs=${TESSERA_JOBS:-2}
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+# Changing what goes into a sysroot: bump this, and every sysroot is made again on the next run.
+recipe="tessera-sysroot recipe 1: liblz4-dev libzstd-dev zlib1g-dev"
+dev_packages=(liblz4-dev libzstd-dev zlib1g-dev)
+source_packages=(lz4 libzstd zlib)
+
+check_only=false
+if [[ ${1:-} == --check ]]; then
+  check_only=true
+  shift
+fi
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+  targets=(aarch64 armhf ppc64le ppc64)
+fi
+
+# target -> "<Debian architecture or 'source'> <GNU triple>"
+target_info() {
+  case $1 in
+    aarch64) echo "arm64 aarch64-linux-gnu" ;;
+    armhf) echo "armhf arm-linux-gnueabihf" ;;
+    ppc64le) echo "ppc64el powerpc64le-linux-gnu" ;;
+    ppc64) echo "source powerpc64-linux-gnu" ;;
+    *) return 1 ;;
+  esac
+}
+
+ready() { # sysroot
+  [[ -f $1/.tessera-sysroot && $(head -n 1 "$1/.tessera-sysroot") == "$recipe" ]]
+}
+
+missing=()
+for target in "${targets[@]}"; do
+  if ! info=$(target_info "$target"); then
+    echo "cross-sysroots: unknown target '$target' (known: aarch64 armhf ppc64le ppc64)" >&2
+    exit 2
+  fi
+  read -r _ triple <<<"$info"
+  ready "$root/$triple" || missing+=("$target")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "cross-sysroots: the sysroots of ${targets[*]} are ready in $root"
+  exit 0
+fi
+echo "cross-sysroots: missing in $root: ${missing[*]}"
+if $check_only; then
+  exit 1
+fi
+
+mkdir -p "$root"
+if [[ ! -w $root ]]; then
+  echo "cross-sysroots: $root is not writable: run as root or set TESSERA_SYSROOT_ROOT" >&2
+  exit 1
+fi
+# One run at a time per root (two CI jobs on one machine would otherwise build the same sysroot twice).
+exec 9>"$root/.lock"
+flock 9
+
+# The private apt: Debian's archive for the target architectures (binary) and the sources.
+apt_dir=$root/.apt
+mkdir -p "$apt_dir"/{etc/parts,etc/preferences.d,lists/partial,cache/archives/partial,debs,src}
+: >"$apt_dir/status"
+# shellcheck disable=SC1091  # the machine's own file
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+if [[ -z $codename ]]; then
+  echo "cross-sysroots: no VERSION_CODENAME in /etc/os-release (not Debian?)" >&2
+  exit 1
+fi
+archs=()
+need_sources=false
+for target in "${missing[@]}"; do
+  read -r arch _ <<<"$(target_info "$target")"
+  if [[ $arch == source ]]; then
+    need_sources=true
+  else
+    archs+=("$arch")
+  fi
+done
+{
+  if ((${#archs[@]})); then
+    arch_list=$(IFS=,; echo "${archs[*]}")
+    echo "deb [arch=$arch_list signed-by=$keyring] $mirror $codename main"
+    echo "deb [arch=$arch_list signed-by=$keyring] $mirror $codename-updates main"
+  fi
+  if $need_sources; then
+    echo "deb-src [signed-by=$keyring] $mirror $codename main"
+    echo "deb-src [signed-by=$keyring] $mirror $codename-updates main"
+  fi
+} >"$apt_dir/etc/sources.list"
+apt_opts=(
+  -q -o "Dir::Etc::SourceList=$apt_dir/etc/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/etc/parts"
+  -o "Dir::Etc::Preferences=$apt_dir/etc/preferences" -o "Dir::Etc::PreferencesParts=$apt_dir/etc/preferences.d"
+  -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::State::status=$apt_dir/status" -o "Dir::Cache=$apt_dir/cache"
+  -o APT::Sandbox::User=root
+)
+for arch in "${archs[@]}"; do
+  apt_opts+=(-o "APT::Architectures::=$arch")
+done
+private_apt() {
+  apt-get "${apt_opts[@]}" "$@"
+}
+echo "cross-sysroots: reading Debian's package lists ($codename: ${archs[*]:-}$($need_sources && echo ' sources'))"
+# One retry: a mirror being synced answers with files of the wrong size for a moment.
+private_apt update >"$apt_dir/update.log" 2>&1 || { sleep 10 && private_apt update >"$apt_dir/update.log" 2>&1; } || {
+  cat "$apt_dir/update.log" >&2
+  echo "cross-sysroots: apt-get update (private lists) failed" >&2
+  exit 1
+}
+
+# Leaves only what the build needs: headers and static archives (no docs, no dangling .so links).
+trim() { # staging
+  rm -rf "${1:?}/usr/share"
+  find "$1" -xtype l -delete
+}
+
+# Debian's -dev packages of one architecture, unpacked.
+make_from_packages() { # arch triple staging
+  local arch=$1 triple=$2 staging=$3 package file
+  local debs=()
+  for package in "${dev_packages[@]}"; do
+    # The candidate's file name: apt-get download writes <name>_<version without epoch>_<arch>.deb.
+    rm -f "$apt_dir/debs/${package}_"*"_$arch.deb"
+  done
+  (cd "$apt_dir/debs" && private_apt download "${dev_packages[@]/%/:$arch}") >"$apt_dir/download-$arch.log" 2>&1 || {
+    cat "$apt_dir/download-$arch.log" >&2
+    return 1
+  }
+  for package in "${dev_packages[@]}"; do
+    file=$(compgen -G "$apt_dir/debs/${package}_*_$arch.deb" | head -n 1) || true
+    if [[ -z $file ]]; then
+      echo "cross-sysroots: $package:$arch was not downloaded" >&2
+      return 1
+    fi
+    dpkg-deb -x "$file" "$staging"
+    # shellcheck disable=SC2016  # dpkg-deb's own ${Field} syntax
+    debs+=("$(dpkg-deb --show --showformat='${Package}:${Architecture} ${Version}' "$file")")
+    echo "  $arch: $(basename "$file")"
+  done
+  trim "$staging"
+  printf '%s\n' "${debs[@]}" >"$staging/.packages"
+  rm -f "$apt_dir/debs/"*"_$arch.deb"
+}
+
+# Debian's source packages, patched by dpkg-source and built for the target with its cross compiler.
+make_from_sources() { # triple staging log
+  local triple=$1 staging=$2 log=$3 package dir
+  local cc=$triple-gcc ar=$triple-ar ranlib=$triple-ranlib cflags="-O2"
+  if ! command -v "$cc" >/dev/null; then
+    echo "cross-sysroots: $cc not found (run ci/install-deps.sh)" >&2
+    return 1
+  fi
+  local work=$apt_dir/src/build-$triple
+  rm -rf "$work" && mkdir -p "$work"
+  (cd "$apt_dir/src" && rm -f ./*.dsc ./*.tar.* ./*.asc && private_apt source --download-only "${source_packages[@]}") \
+    >>"$log" 2>&1 || return 1
+  for package in "${source_packages[@]}"; do
+    dir=$(compgen -G "$apt_dir/src/${package}_*.dsc" | head -n 1) || true
+    [[ -n $dir ]] || { echo "cross-sysroots: source package $package was not downloaded" >&2; return 1; }
+    # The files' hashes were checked by apt against the signed release files; dpkg-source applies the patches.
+    (cd "$work" && dpkg-source -x "$dir" "$package") >>"$log" 2>&1 || return 1
+    echo "  source: $(basename "$dir" .dsc)"
+    echo "$(basename "$dir" .dsc) (built from source)" >>"$staging/.packages.tmp"
+  done
+  local inc=$staging/usr/include lib=$staging/usr/lib/$triple
+  mkdir -p "$inc" "$lib"
+  make -C "$work/lz4/lib" -j "$jobs" liblz4.a CC="$cc" AR="$ar" CFLAGS="$cflags" >>"$log" 2>&1 || return 1
+  cp "$work"/lz4/lib/{lz4.h,lz4hc.h,lz4frame.h,lz4frame_static.h} "$inc/"
+  cp "$work/lz4/lib/liblz4.a" "$lib/"
+  # The static libzstd is single-threaded (no pthread needed), like Debian's libzstd.a.
+  make -C "$work/libzstd/lib" -j "$jobs" libzstd.a CC="$cc" AR="$ar" CFLAGS="$cflags" >>"$log" 2>&1 || return 1
+  cp "$work"/libzstd/lib/{zstd.h,zdict.h,zstd_errors.h} "$inc/"
+  cp "$work/libzstd/lib/libzstd.a" "$lib/"
+  (cd "$work/zlib" && CHOST=$triple CC=$cc AR=$ar RANLIB=$ranlib CFLAGS=$cflags ./configure --static &&
+    make -j "$jobs" libz.a) >>"$log" 2>&1 || return 1
+  cp "$work"/zlib/{zlib.h,zconf.h} "$inc/"
+  cp "$work/zlib/libz.a" "$lib/"
+  mv "$staging/.packages.tmp" "$staging/.packages"
+  rm -rf "$work" "$apt_dir/src/"*.dsc "$apt_dir/src/"*.tar.* "$apt_dir/src/"*.asc
+}
+
+failed=()
+for target in "${missing[@]}"; do
+  read -r arch triple <<<"$(target_info "$target")"
+  sysroot=$root/$triple
+  staging=$root/.staging-$triple
+  log=$apt_dir/build-$triple.log
+  rm -rf "$staging" && mkdir -p "$staging" && : >"$log"
+  start=$SECONDS
+  if [[ $arch == source ]]; then
+    echo "cross-sysroots: $target ($triple): building Debian's source packages"
+    make_from_sources "$triple" "$staging" "$log" && ok=true || ok=false
+  else
+    echo "cross-sysroots: $target ($triple): Debian's $arch packages"
+    make_from_packages "$arch" "$triple" "$staging" && ok=true || ok=false
+  fi
+  for archive in liblz4.a libzstd.a libz.a; do
+    if $ok && [[ ! -f $staging/usr/lib/$triple/$archive ]]; then
+      echo "cross-sysroots: no $archive" >&2
+      ok=false
+    fi
+  done
+  if ! $ok; then
+    tail -n 40 "$log" >&2 || true
+    echo "cross-sysroots: $target FAILED (log: $log)" >&2
+    rm -rf "$staging"
+    failed+=("$target")
+    continue
+  fi
+  { echo "$recipe"; cat "$staging/.packages"; } >"$staging/.tessera-sysroot"
+  rm -f "$staging/.packages"
+  rm -rf "$sysroot"
+  mv "$staging" "$sysroot"
+  echo "cross-sysroots: $target ready in $sysroot ($((SECONDS - start)) s)"
+done
+
+# The package lists are only needed while something is made (they go stale anyway): don't keep 80 MB of them.
+rm -rf "$apt_dir/lists" "$apt_dir/cache"
+
+if ((${#failed[@]})); then
+  echo "cross-sysroots: could not make: ${failed[*]}" >&2
+  exit 1
+fi
+echo "cross-sysroots: made ${#missing[@]} sysroot(s) in $root"
