@@ -65,6 +65,7 @@ start_all=$SECONDS
 
 for target in "${targets[@]}"; do
   dir=$build_root/$target
+  [[ $target == host ]] && dir=$build_root/host-asan  # the `host` preset (no sanitizers) keeps build/host
   start=$SECONDS
   echo
   echo "================================================================ $target ($dir)"

@@ -1,0 +1,152 @@
+# How other projects take Tessera in (included by the root CMakeLists.txt once the core and the ports exist):
+#   installed   `cmake --install` puts the public headers (include/tessera/*.hpp, include/tessera/port/*.hpp of
+#               the ports built), the static libraries, a CMake package (find_package(tessera) gives tessera::core
+#               and tessera::<port> for each port built) and, for targets with an OS, pkg-config files (tessera.pc,
+#               tessera-<port>.pc). The package is relocatable; tests/consumer/ builds programs against it.
+#   subproject  add_subdirectory() or FetchContent of the source tree: the same names, as ALIAS targets; tests and
+#               examples are off unless Tessera is the top-level project, and so are these install rules
+#               (TESSERA_INSTALL).
+
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+option(TESSERA_INSTALL "Generate the install rules (headers, static libraries, CMake package, pkg-config files)"
+       ${PROJECT_IS_TOP_LEVEL})
+
+set(_tessera_pkg_ports "")
+foreach(_port memory flash posix)
+  if(TARGET tessera_${_port})
+    list(APPEND _tessera_pkg_ports ${_port})
+  endif()
+endforeach()
+
+# Exported names: tessera::core, tessera::memory, tessera::flash, tessera::posix (the ALIAS names of the build).
+set_target_properties(tessera_core PROPERTIES EXPORT_NAME core)
+foreach(_port IN LISTS _tessera_pkg_ports)
+  set_target_properties(tessera_${_port} PROPERTIES EXPORT_NAME ${_port})
+endforeach()
+
+# A sanitized build's libraries call the sanitizers' run time: every program linking them needs it too (the
+# project's own programs get it from add_link_options; users' programs from here, installed or subproject).
+if(TESSERA_SANITIZE)
+  target_link_options(tessera_core INTERFACE -fsanitize=address,undefined)
+endif()
+
+if(NOT TESSERA_INSTALL)
+  return()
+endif()
+
+set(_tessera_pkg_cmakedir ${CMAKE_INSTALL_LIBDIR}/cmake/tessera)
+set(_tessera_pkg_targets tessera_core)
+foreach(_port IN LISTS _tessera_pkg_ports)
+  list(APPEND _tessera_pkg_targets tessera_${_port})
+endforeach()
+
+install(TARGETS ${_tessera_pkg_targets} EXPORT tesseraTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.hpp")
+foreach(_port IN LISTS _tessera_pkg_ports)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/port/${_port}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+    FILES_MATCHING PATTERN "*.hpp")
+endforeach()
+install(EXPORT tesseraTargets NAMESPACE tessera:: DESTINATION ${_tessera_pkg_cmakedir})
+
+# The codec libraries the core links (src/codecs/libraries.cmake): by the paths found for this target. The
+# package config checks they still exist; the pkg-config file names their pkg-config modules where they have one.
+set(_tessera_pkg_codecs "")
+set(_tessera_pkg_codec_files "")
+foreach(_codec LZ4 ZLIB ZSTD)
+  if(TESSERA_WITH_${_codec})
+    list(APPEND _tessera_pkg_codecs ${_codec})
+    if(IS_ABSOLUTE "${TESSERA_${_codec}_LIBRARY}")
+      list(APPEND _tessera_pkg_codec_files "${TESSERA_${_codec}_LIBRARY}")
+    endif()
+  endif()
+endforeach()
+
+string(REPLACE ";" ", " _tessera_pkg_ports_text "${_tessera_pkg_ports}")
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/tesseraConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/package/tesseraConfig.cmake
+  INSTALL_DESTINATION ${_tessera_pkg_cmakedir})
+# 0.x: a new minor version may change the API. The version file also rejects a 32-bit build for a 64-bit
+# program and the other way round (CMAKE_SIZEOF_VOID_P).
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/package/tesseraConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/package/tesseraConfig.cmake ${PROJECT_BINARY_DIR}/package/tesseraConfigVersion.cmake
+  DESTINATION ${_tessera_pkg_cmakedir})
+
+# pkg-config files, for targets with an OS: tessera (the core) and tessera-<port> (requires tessera).
+if(NOT TESSERA_BAREMETAL)
+  set(_tessera_pc_dir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+    # Absolute install directories: no relocation.
+    set(_tessera_pc_prefix "${CMAKE_INSTALL_PREFIX}")
+    set(_tessera_pc_libdir "${CMAKE_INSTALL_FULL_LIBDIR}")
+    set(_tessera_pc_includedir "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
+  else()
+    # The prefix relative to the .pc file (pkg-config's ${pcfiledir}): the tree can move after installing.
+    file(RELATIVE_PATH _up "/root/${_tessera_pc_dir}" "/root")
+    string(REGEX REPLACE "/$" "" _up "${_up}")
+    set(_tessera_pc_prefix "\${pcfiledir}/${_up}")
+    set(_tessera_pc_libdir "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+    set(_tessera_pc_includedir "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+  endif()
+
+  find_package(PkgConfig QUIET)
+  set(_tessera_pc_module_LZ4 liblz4)
+  set(_tessera_pc_module_ZLIB zlib)
+  set(_tessera_pc_module_ZSTD libzstd)
+  set(_tessera_pc_core_requires "")
+  set(_tessera_pc_core_libs "-ltessera_core")
+  foreach(_codec IN LISTS _tessera_pkg_codecs)
+    set(_module ${_tessera_pc_module_${_codec}})
+    if(PKG_CONFIG_FOUND AND NOT CMAKE_CROSSCOMPILING)
+      pkg_check_modules(_tessera_pcmod_${_codec} QUIET ${_module})
+    endif()
+    if(_tessera_pcmod_${_codec}_FOUND)
+      list(APPEND _tessera_pc_core_requires ${_module})
+    else()
+      string(APPEND _tessera_pc_core_libs " ${TESSERA_${_codec}_LIBRARY}")
+    endif()
+  endforeach()
+  string(REPLACE ";" " " _tessera_pc_core_requires "${_tessera_pc_core_requires}")
+  # The core's public compile definitions (TESSERA_HAVE_<CODEC>=1), as the CMake targets carry them.
+  set(_tessera_pc_core_cflags "")
+  get_target_property(_defs tessera_core INTERFACE_COMPILE_DEFINITIONS)
+  if(_defs)
+    foreach(_def IN LISTS _defs)
+      if(NOT _def MATCHES "\\$<")
+        string(APPEND _tessera_pc_core_cflags " -D${_def}")
+      endif()
+    endforeach()
+  endif()
+  if(TESSERA_SANITIZE)
+    string(APPEND _tessera_pc_core_libs " -fsanitize=address,undefined")
+  endif()
+
+  # _tessera_pc_write(<file name> <Name> <Description> <Requires> <Libs> <Cflags>)
+  function(_tessera_pc_write file _tessera_pc_name _tessera_pc_description _tessera_pc_requires _tessera_pc_libs
+           _tessera_pc_cflags)
+    configure_file(${PROJECT_SOURCE_DIR}/cmake/tessera.pc.in ${PROJECT_BINARY_DIR}/package/${file} @ONLY)
+    install(FILES ${PROJECT_BINARY_DIR}/package/${file} DESTINATION ${_tessera_pc_dir})
+  endfunction()
+  _tessera_pc_write(tessera.pc tessera "${PROJECT_DESCRIPTION}" "${_tessera_pc_core_requires}"
+                    "${_tessera_pc_core_libs}" "${_tessera_pc_core_cflags}")
+  if("posix" IN_LIST _tessera_pkg_ports)
+    find_package(Threads REQUIRED)  # CMAKE_THREAD_LIBS_INIT: -pthread, -lpthread or nothing (in libc)
+  endif()
+  set(_tessera_pc_port_libs_posix "-ltessera_posix ${CMAKE_THREAD_LIBS_INIT}")
+  set(_tessera_pc_port_libs_memory "-ltessera_memory")
+  set(_tessera_pc_port_libs_flash "-ltessera_flash")
+  set(_tessera_pc_port_what_posix "files, directories, malloc and a thread pool")
+  set(_tessera_pc_port_what_memory "storages in RAM")
+  set(_tessera_pc_port_what_flash "raw NOR flash")
+  foreach(_port IN LISTS _tessera_pkg_ports)
+    string(STRIP "${_tessera_pc_port_libs_${_port}}" _libs)
+    _tessera_pc_write(tessera-${_port}.pc tessera-${_port} "Tessera's ${_port} port: ${_tessera_pc_port_what_${_port}}"
+                      tessera "${_libs}" "")
+  endforeach()
+endif()
