@@ -1,0 +1,315 @@
+/**
+ * @file tessera.h
+ * @brief Tessera's C API (C99): B2ND arrays on any storage, a thin layer over the C++ API (tessera/array.hpp).
+ *
+ * Conventions:
+ *  - Every fallible call returns a ::tessera_status: code 0 (::TESSERA_OK) on success, else a stable
+ *    ::tessera_errc number and a static message (never freed, valid for the program's life). No global state:
+ *    nothing is remembered between calls.
+ *  - The library never allocates except through the ::tessera_allocator the caller passes (the array handle
+ *    itself comes from it too), and never does I/O except through the ::tessera_storage the caller passes. With
+ *    an arena allocator over a static buffer and ::tessera_buffer_storage over another, nothing touches a heap.
+ *  - An array handle serves one call at a time.
+ *  - Buffers of items are in C order; sizes are in bytes and checked (::TESSERA_ERR_BUFFER_TOO_SMALL).
+ */
+#ifndef TESSERA_TESSERA_H
+#define TESSERA_TESSERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The largest number of dimensions of an array (must match the library's build). */
+#ifndef TESSERA_MAX_DIMS
+#define TESSERA_MAX_DIMS 8
+#endif
+
+/** Pipeline slots of the filters (the Blosc2 chunk format's six). */
+#define TESSERA_MAX_FILTERS 6
+/** The most fixed metalayers an array may have besides "b2nd". */
+#define TESSERA_MAX_METALAYERS 15
+
+/** Version of this API. */
+#define TESSERA_VERSION_MAJOR 0
+#define TESSERA_VERSION_MINOR 1
+#define TESSERA_VERSION_PATCH 0
+
+/* ---- Errors --------------------------------------------------------------------------------------------- */
+
+/** Error codes: stable numbers (the same as tessera::errc), never renumbered. */
+typedef enum tessera_errc {
+  TESSERA_OK = 0,                       /**< success */
+  TESSERA_ERR_INVALID_ARGUMENT = 1,     /**< the caller passed something the API does not accept */
+  TESSERA_ERR_OUT_OF_MEMORY = 2,        /**< the allocator refused a request */
+  TESSERA_ERR_BUFFER_TOO_SMALL = 3,     /**< a caller buffer cannot hold the output */
+  TESSERA_ERR_TRUNCATED = 4,            /**< the input ends before the structure it announces */
+  TESSERA_ERR_MALFORMED = 5,            /**< the input is not the structure it claims to be */
+  TESSERA_ERR_UNSUPPORTED = 6,          /**< valid input this build or version does not handle */
+  TESSERA_ERR_OUT_OF_RANGE = 7,         /**< an index, slice or coordinate outside the array */
+  TESSERA_ERR_OVERFLOW = 8,             /**< a size or product does not fit its integer type */
+  TESSERA_ERR_IO = 9,                   /**< a storage callback failed */
+  TESSERA_ERR_NO_SPACE = 10,            /**< the storage is full */
+  TESSERA_ERR_CODEC_UNAVAILABLE = 11,   /**< the data needs a codec this build does not include */
+  TESSERA_ERR_CORRUPT = 12              /**< a checksum, offset or size inside stored data is inconsistent */
+} tessera_errc;
+
+/** The outcome of a call: a ::tessera_errc code and a static message saying what went wrong ("" when ok). */
+typedef struct tessera_status {
+  int32_t code;         /**< ::TESSERA_OK or a ::tessera_errc value */
+  const char* message;  /**< static storage, never NULL */
+} tessera_status;
+
+/** The short name of an error code ("ok", "truncated", ...; "unknown" outside the enum). Never NULL. */
+const char* tessera_errc_name(int32_t code);
+
+/* ---- Allocator ------------------------------------------------------------------------------------------- */
+
+/** Where every byte the library uses comes from (the C mirror of tessera::allocator, the same callbacks). */
+typedef struct tessera_allocator {
+  /** Returns a block of size bytes aligned to alignment (a power of two), or NULL when it cannot. */
+  void* (*allocate)(void* context, size_t size, size_t alignment);
+  /** Frees a block; receives exactly the size and alignment it was allocated with. Never called with NULL. */
+  void (*deallocate)(void* context, void* block, size_t size, size_t alignment);
+  /** Passed to both callbacks. */
+  void* context;
+} tessera_allocator;
+
+/* ---- Storage --------------------------------------------------------------------------------------------- */
+
+/**
+ * The bytes a frame lives in (the C mirror of tessera::storage): a struct of callbacks and a context, e.g. a
+ * file, a flash partition or a RAM buffer (::tessera_buffer_storage). Callbacks return a ::tessera_status;
+ * their message must be static.
+ */
+typedef struct tessera_storage {
+  /** Reads exactly size bytes at offset into dst; ::TESSERA_ERR_TRUNCATED when the range passes the end. */
+  tessera_status (*read)(void* context, uint64_t offset, uint8_t* dst, size_t size);
+  /** Writes size bytes at offset, growing the storage; ::TESSERA_ERR_NO_SPACE when full. NULL: read-only. */
+  tessera_status (*write)(void* context, uint64_t offset, const uint8_t* src, size_t size);
+  /** Stores the current size in bytes in *out. */
+  tessera_status (*size)(void* context, uint64_t* out);
+  /** Cuts (or extends with zeros) the storage to size bytes. NULL when it cannot. */
+  tessera_status (*truncate)(void* context, uint64_t size);
+  /** Makes every write so far durable. NULL when writes are durable anyway. */
+  tessera_status (*sync)(void* context);
+  /**
+   * Optional (may be NULL): the storage's bytes when it already is memory (frames are then read in place);
+   * stores their number in *size. Returns NULL when it cannot. Valid until the next write or truncate.
+   */
+  const uint8_t* (*view)(void* context, size_t* size);
+  /** Passed to every callback; must outlive the arrays using the storage. */
+  void* context;
+} tessera_storage;
+
+/**
+ * A caller's fixed buffer as a storage (no heap): capacity bytes at data, of which the first size are the
+ * content. Writes past the capacity fail with ::TESSERA_ERR_NO_SPACE (nothing written).
+ */
+typedef struct tessera_buffer {
+  uint8_t* data;    /**< the caller's memory */
+  size_t capacity;  /**< bytes at data */
+  size_t size;      /**< bytes of content (grows as frames are written; the serialized array's length) */
+} tessera_buffer;
+
+/** Initializes b over capacity bytes at data holding size bytes of content (0 for a new array). */
+void tessera_buffer_init(tessera_buffer* b, void* data, size_t capacity, size_t size);
+
+/** The storage over b (its context is b: b must outlive the storage's users). Has a view. */
+tessera_storage tessera_buffer_storage(tessera_buffer* b);
+
+/* ---- Parameters ------------------------------------------------------------------------------------------ */
+
+/** Codecs (the Blosc2 API numbers). */
+typedef enum tessera_codec {
+  TESSERA_CODEC_BLOSCLZ = 0,
+  TESSERA_CODEC_LZ4 = 1,
+  TESSERA_CODEC_LZ4HC = 2,
+  TESSERA_CODEC_ZLIB = 4,
+  TESSERA_CODEC_ZSTD = 5
+} tessera_codec;
+
+/** Filters (the Blosc2 filter ids). */
+typedef enum tessera_filter {
+  TESSERA_FILTER_NONE = 0,
+  TESSERA_FILTER_SHUFFLE = 1,
+  TESSERA_FILTER_BITSHUFFLE = 2,
+  TESSERA_FILTER_DELTA = 3,
+  TESSERA_FILTER_TRUNC_PREC = 4,
+  TESSERA_FILTER_BYTEDELTA = 35,
+  TESSERA_FILTER_INT_TRUNC = 36
+} tessera_filter;
+
+/** A fixed metalayer: a name (NUL-terminated, 1..31 bytes) and its content (msgpack by convention). */
+typedef struct tessera_metalayer {
+  const char* name;     /**< NUL-terminated */
+  const void* content;  /**< size bytes */
+  size_t size;          /**< fixed for the array's life */
+} tessera_metalayer;
+
+/** The parameters of a new array. Start from ::tessera_array_params_init, then set what differs. */
+typedef struct tessera_array_params {
+  int32_t ndim;                              /**< 0..TESSERA_MAX_DIMS; 0 is a scalar (one item) */
+  int64_t shape[TESSERA_MAX_DIMS];           /**< items per dimension */
+  int32_t chunkshape[TESSERA_MAX_DIMS];      /**< all zero (over ndim): chosen automatically */
+  int32_t blockshape[TESSERA_MAX_DIMS];      /**< all zero (over ndim): chosen automatically */
+  const char* dtype;     /**< NumPy dtype string ("<f8"), NUL-terminated; NULL: "|u1" or "|V<itemsize>" */
+  int32_t itemsize;      /**< bytes per item (1..255); 0: from the dtype */
+  int32_t codec;         /**< a ::tessera_codec (default BloscLZ) */
+  int32_t clevel;        /**< 0..9 (default 5) */
+  uint8_t filters[TESSERA_MAX_FILTERS];       /**< ::tessera_filter ids (default: shuffle in the last slot) */
+  uint8_t filters_meta[TESSERA_MAX_FILTERS];  /**< each filter's meta byte */
+  int32_t splitmode;     /**< 1 always, 2 never, 3 automatic, 4 forward compatible (default) */
+  const tessera_metalayer* metalayers;  /**< fixed metalayers besides "b2nd" (NULL when none) */
+  uint32_t nmetalayers;                 /**< at most TESSERA_MAX_METALAYERS */
+  uint64_t base_offset;  /**< where the frame starts in the storage (default 0) */
+  /**
+   * Nonzero (default): the crash-safe write order (each commit appends, then rewrites the header). Zero: the
+   * reference's in-place layout, the compact choice for RAM buffers.
+   */
+  int32_t durable;
+} tessera_array_params;
+
+/** Sets p to the defaults (the reference's: BloscLZ, level 5, shuffle; ndim 0, automatic shapes, durable). */
+void tessera_array_params_init(tessera_array_params* p);
+
+/** How the items of a new array start. */
+typedef enum tessera_fill_kind {
+  TESSERA_FILL_ZEROS = 0,   /**< zeros (index entries only, no chunk bytes) */
+  TESSERA_FILL_UNINIT = 1,  /**< unspecified (index entries only) */
+  TESSERA_FILL_NANS = 2,    /**< NaNs (itemsize 4 or 8) */
+  TESSERA_FILL_VALUE = 3,   /**< every item is the itemsize bytes at data */
+  TESSERA_FILL_BUFFER = 4   /**< the C-order items of the whole array at data (size: prod(shape) * itemsize) */
+} tessera_fill_kind;
+
+/** The initial contents of a new array. */
+typedef struct tessera_fill {
+  int32_t kind;      /**< a ::tessera_fill_kind */
+  const void* data;  /**< VALUE: one item; BUFFER: the items; else unused */
+  size_t size;       /**< bytes at data */
+} tessera_fill;
+
+/** Options of ::tessera_array_open. Start from ::tessera_open_options_init. */
+typedef struct tessera_open_options {
+  uint64_t base_offset;  /**< where the frame starts in the storage (default 0) */
+  int32_t writable;      /**< nonzero: allow writes (the storage needs write); default 0 */
+  int32_t durable;       /**< as in ::tessera_array_params (default nonzero) */
+} tessera_open_options;
+
+/** Sets o to the defaults (offset 0, read-only, durable). */
+void tessera_open_options_init(tessera_open_options* o);
+
+/* ---- The array ------------------------------------------------------------------------------------------- */
+
+/** An open array (opaque). Allocated from the allocator given at create or open; freed by close. */
+typedef struct tessera_array tessera_array;
+
+/** What an array is. */
+typedef struct tessera_array_info {
+  int32_t ndim;                          /**< number of dimensions */
+  int64_t shape[TESSERA_MAX_DIMS];       /**< items per dimension */
+  int32_t chunkshape[TESSERA_MAX_DIMS];  /**< items per chunk per dimension */
+  int32_t blockshape[TESSERA_MAX_DIMS];  /**< items per block per dimension */
+  int32_t itemsize;                      /**< bytes per item */
+  int64_t nitems;                        /**< prod(shape) */
+  int64_t nbytes;                        /**< prod(shape) * itemsize */
+  int64_t nchunks;                       /**< chunks in the array */
+  const char* dtype;                     /**< the dtype string (not NUL-terminated: see dtype_len); the array's */
+  size_t dtype_len;                      /**< bytes at dtype */
+} tessera_array_info;
+
+/**
+ * Creates an array in storage (a new contiguous frame at params->base_offset) and commits it; *out receives the
+ * handle (allocated from alloc). The storage struct is copied; its context and alloc's context must outlive
+ * the array. fill may be NULL (zeros). Errors: INVALID_ARGUMENT (parameters, a VALUE fill that is not one
+ * item), BUFFER_TOO_SMALL (a BUFFER fill smaller than the array), UNSUPPORTED (itemsize > 255), OVERFLOW,
+ * OUT_OF_MEMORY, NO_SPACE and the storage's.
+ */
+tessera_status tessera_array_create(tessera_array** out, const tessera_storage* storage,
+                                    const tessera_allocator* alloc, const tessera_array_params* params,
+                                    const tessera_fill* fill);
+
+/**
+ * Opens the array whose frame is at options->base_offset of storage (options may be NULL: the defaults,
+ * read-only). Errors: TRUNCATED, MALFORMED, CORRUPT, UNSUPPORTED, OUT_OF_MEMORY, and the storage's.
+ */
+tessera_status tessera_array_open(tessera_array** out, const tessera_storage* storage,
+                                  const tessera_allocator* alloc, const tessera_open_options* options);
+
+/** Closes the array and frees its handle (NULL is a no-op); uncommitted changes are dropped. */
+tessera_status tessera_array_close(tessera_array* a);
+
+/** Nonzero (the default): commit the frame after each successful writing call. Zero: group them. */
+void tessera_array_set_auto_commit(tessera_array* a, int32_t on);
+
+/** Commits pending changes (only needed with auto-commit off). */
+tessera_status tessera_array_commit(tessera_array* a);
+
+/** Fills *out with what the array is. */
+tessera_status tessera_array_info_get(const tessera_array* a, tessera_array_info* out);
+
+/* ---- Reading and writing --------------------------------------------------------------------------------- */
+
+/** The whole array into out (size bytes, at least nbytes), C order. */
+tessera_status tessera_array_read(tessera_array* a, void* out, size_t size);
+
+/**
+ * The slice [start, stop) into out (C order over stop - start; size bytes). start and stop have ndim entries
+ * (may be NULL for ndim 0). Errors: OUT_OF_RANGE (bounds), BUFFER_TOO_SMALL, decoding errors.
+ */
+tessera_status tessera_array_slice_get(tessera_array* a, const int64_t* start, const int64_t* stop, void* out,
+                                       size_t size);
+
+/**
+ * Writes src (C order over stop - start; size bytes, at least that many) into the slice [start, stop). Needs
+ * a writable array. Errors: OUT_OF_RANGE, BUFFER_TOO_SMALL (src smaller than the slice), INVALID_ARGUMENT
+ * (read-only array), encoding and storage errors.
+ */
+tessera_status tessera_array_slice_set(tessera_array* a, const int64_t* start, const int64_t* stop,
+                                       const void* src, size_t size);
+
+/**
+ * Appends count items along axis (src: C order, the array's shape with count along axis; size bytes):
+ * appending along axis 0 of an array chunked along it adds whole chunks. Needs a writable array.
+ * Errors: BUFFER_TOO_SMALL (src smaller than the items), INVALID_ARGUMENT (axis, read-only array).
+ */
+tessera_status tessera_array_append(tessera_array* a, int32_t axis, int64_t count, const void* src, size_t size);
+
+/** Grows or shrinks dimensions at their ends (new items are zero). new_shape has ndim entries. */
+tessera_status tessera_array_resize(tessera_array* a, const int64_t* new_shape);
+
+/* ---- Metalayers ------------------------------------------------------------------------------------------ */
+
+/**
+ * Fixed metalayer name: *content receives a view of its bytes (valid until the next change of the array) and
+ * *size their number. Errors: OUT_OF_RANGE (no such metalayer), INVALID_ARGUMENT (bad name).
+ */
+tessera_status tessera_array_meta_get(const tessera_array* a, const char* name, const void** content,
+                                      size_t* size);
+
+/** Replaces fixed metalayer name's content with size bytes (its size is fixed: the same size). */
+tessera_status tessera_array_meta_set(tessera_array* a, const char* name, const void* content, size_t size);
+
+/** The decoded size of variable-length metalayer name into *size. Errors: OUT_OF_RANGE (no such metalayer). */
+tessera_status tessera_array_vlmeta_size(const tessera_array* a, const char* name, size_t* size);
+
+/**
+ * Decodes variable-length metalayer name into out (size bytes); *written (may be NULL) receives its length.
+ * Errors: BUFFER_TOO_SMALL, OUT_OF_RANGE (no such metalayer).
+ */
+tessera_status tessera_array_vlmeta_get(tessera_array* a, const char* name, void* out, size_t size,
+                                        size_t* written);
+
+/** Adds or replaces variable-length metalayer name (any size). Needs a writable array. */
+tessera_status tessera_array_vlmeta_set(tessera_array* a, const char* name, const void* content, size_t size);
+
+/** Deletes variable-length metalayer name. Needs a writable array. */
+tessera_status tessera_array_vlmeta_delete(tessera_array* a, const char* name);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* TESSERA_TESSERA_H */
