@@ -1,0 +1,249 @@
+// Helper of the `tessera` tool's tests (not the tool itself): makes inputs and expected outputs independently of
+// the tool's code paths, and damages files on purpose.
+//   testaid gen OUT DTYPE NITEMS SEED           deterministic items (smooth plus noise; floats hold small
+//                                               integers, so trunc:20 keeps them exact)
+//   testaid slice RAW ITEMSIZE SHAPE SLICE OUT  the C-order slice (start:stop per dimension) of a C-order file
+//   testaid corrupt FILE                        in a cframe file, flips a bit of the high byte of the length of
+//                                               a block's first stream (so it points far past the chunk: any
+//                                               decoder must notice); prints "chunk C block B", or "none"
+//                                               when no chunk has block streams (all special or verbatim)
+//   testaid truncate SRC DST NBYTES             the first NBYTES bytes of SRC into DST
+//   testaid writehex DST HEX                    a file holding the bytes spelled in HEX (two digits a byte)
+//   testaid blockdiff GOT RAW ITEMSIZE SHAPE CHUNKS BLOCKS
+//                                               succeeds when GOT and RAW differ in exactly one block, not a
+//                                               block 0 (the reference's delta quirk; see test_array_golden.cpp)
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "tessera/chunk.hpp"
+#include "tessera/frame.hpp"
+#include "tessera/port/posix_allocator.hpp"
+#include "tessera/port/posix_file.hpp"
+
+namespace {
+
+int die(const std::string& msg) {
+  std::fprintf(stderr, "testaid: %s\n", msg.c_str());
+  return 1;
+}
+
+bool read_file(const std::string& path, std::vector<uint8_t>& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return true;
+}
+bool write_file(const std::string& path, const uint8_t* p, size_t n) {
+  std::ofstream o(path, std::ios::binary | std::ios::trunc);
+  o.write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(n));
+  return static_cast<bool>(o);
+}
+
+std::vector<int64_t> parse_list(const std::string& s) {
+  std::vector<int64_t> v;
+  if (s.empty()) return v;
+  size_t pos = 0;
+  for (;;) {
+    size_t c = s.find(',', pos);
+    v.push_back(std::strtoll(s.substr(pos, c - pos).c_str(), nullptr, 10));
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return v;
+}
+
+void store_le(uint8_t* p, uint64_t v, int size, bool big_endian) {
+  for (int i = 0; i < size; ++i) p[big_endian ? size - 1 - i : i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+int gen(const std::string& out, const std::string& dtype, int64_t nitems, uint64_t seed) {
+  const bool be = dtype[0] == '>';
+  const char kind = dtype[1];
+  const int size = std::atoi(dtype.c_str() + 2);
+  std::vector<uint8_t> buf(static_cast<size_t>(nitems) * static_cast<size_t>(size));
+  uint64_t s = seed;
+  for (int64_t i = 0; i < nitems; ++i) {
+    s += 0x9E3779B97F4A7C15ull;  // splitmix64
+    uint64_t z = s;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const int64_t smooth = (i % 1000) * 7 + (i / 1000) % 13;
+    const int64_t v = smooth + static_cast<int64_t>(z % 5) - 2;  // small integers, a little noise
+    uint8_t* p = buf.data() + i * size;
+    if (kind == 'f' && size == 4) {
+      float f = static_cast<float>(v) * 0.5f;
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      store_le(p, b, 4, be);
+    } else if (kind == 'f' && size == 8) {
+      double f = static_cast<double>(v) * 0.25;
+      uint64_t b;
+      std::memcpy(&b, &f, 8);
+      store_le(p, b, 8, be);
+    } else if (kind == 'c') {  // complex: (v, -v/2) as two floats or doubles
+      const int half = size / 2;
+      for (int part = 0; part < 2; ++part) {
+        const double x = part == 0 ? static_cast<double>(v) : -static_cast<double>(v) / 2;
+        if (half == 4) {
+          float f = static_cast<float>(x);
+          uint32_t b;
+          std::memcpy(&b, &f, 4);
+          store_le(p + part * 4, b, 4, be);
+        } else {
+          uint64_t b;
+          std::memcpy(&b, &x, 8);
+          store_le(p + part * 8, b, 8, be);
+        }
+      }
+    } else if (kind == 'b') {
+      p[0] = static_cast<uint8_t>((v / 3) & 1);
+    } else {
+      store_le(p, static_cast<uint64_t>(v), size, be);
+    }
+  }
+  return write_file(out, buf.data(), buf.size()) ? 0 : die("cannot write " + out);
+}
+
+int slice(const std::string& raw_path, int64_t itemsize, const std::string& shape_s, const std::string& slice_s,
+          const std::string& out) {
+  std::vector<uint8_t> raw;
+  if (!read_file(raw_path, raw)) return die("cannot read " + raw_path);
+  std::vector<int64_t> shape = parse_list(shape_s);
+  const size_t nd = shape.size();
+  std::vector<int64_t> start(nd, 0), stop(shape);
+  size_t pos = 0;
+  for (size_t d = 0; d < nd && !slice_s.empty(); ++d) {
+    size_t c = slice_s.find(',', pos);
+    std::string part = slice_s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    size_t colon = part.find(':');
+    if (colon == std::string::npos) return die("bad slice part " + part);
+    if (colon > 0) start[d] = std::strtoll(part.substr(0, colon).c_str(), nullptr, 10);
+    if (colon + 1 < part.size()) stop[d] = std::strtoll(part.substr(colon + 1).c_str(), nullptr, 10);
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  int64_t total = 1;
+  for (size_t d = 0; d < nd; ++d) total *= shape[d];
+  if (static_cast<int64_t>(raw.size()) != total * itemsize) return die("raw size disagrees with the shape");
+  std::vector<uint8_t> res;
+  int64_t count = 1;
+  for (size_t d = 0; d < nd; ++d) count *= stop[d] - start[d];
+  std::vector<int64_t> idx(nd, 0);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t rest = k, off = 0, stride = 1;
+    for (size_t d = nd; d-- > 0;) {
+      const int64_t ext = stop[d] - start[d];
+      const int64_t c = rest % ext;
+      rest /= ext;
+      off += (start[d] + c) * stride;
+      stride *= shape[d];
+    }
+    res.insert(res.end(), raw.begin() + off * itemsize, raw.begin() + (off + 1) * itemsize);
+  }
+  return write_file(out, res.data(), res.size()) ? 0 : die("cannot write " + out);
+}
+
+int corrupt(const std::string& path) {
+  using namespace tessera;
+  std::vector<uint8_t> all;
+  if (!read_file(path, all)) return die("cannot read " + path);
+  auto f = posix_file_open(path.c_str(), posix_open::read);
+  if (!f.ok()) return die("cannot open " + path);
+  const storage st = posix_file_storage(*f);
+  frame fr;
+  if (!frame_open(fr, st, posix_allocator()).ok()) return die("not a frame: " + path);
+  const frame_info info = *frame_info_get(fr);
+  // Chunks 1, 2, ... then 0; in each, block 2 (or the last when fewer): the first with a block stream.
+  for (int64_t k = 1; k <= info.nchunks; ++k) {
+    const int64_t nchunk = k % info.nchunks;
+    auto ref = frame_chunk_locate(fr, nchunk);
+    if (!ref.ok() || ref->special != chunk_special::none) continue;
+    const uint64_t chunk_at = info.header_len + static_cast<uint64_t>(ref->offset);
+    if (chunk_at + 32 > all.size()) continue;
+    auto h = chunk_header_read(bytes_view(all.data() + chunk_at, all.size() - chunk_at));
+    if (!h.ok() || h->memcpyed || h->special != chunk_special::none || h->nblocks == 0) continue;
+    const uint32_t nblock = h->nblocks > 2 ? 2 : h->nblocks - 1;
+    const uint64_t bs_at = chunk_at + h->header_size + 4ull * nblock;
+    const uint32_t bstart = all[bs_at] | (all[bs_at + 1] << 8) | (all[bs_at + 2] << 16) |
+                            (static_cast<uint32_t>(all[bs_at + 3]) << 24);
+    const uint64_t pos = chunk_at + bstart + 3;  // high byte of the stream's int32 length
+    if (pos >= all.size()) return die("stream start past the file");
+    all[pos] ^= 0x40;
+    (void)frame_close(fr);
+    (void)posix_file_close(*f);
+    if (!write_file(path, all.data(), all.size())) return die("cannot write " + path);
+    std::printf("chunk %lld block %u\n", static_cast<long long>(nchunk), nblock);
+    return 0;
+  }
+  (void)frame_close(fr);
+  (void)posix_file_close(*f);
+  std::printf("none\n");  // every chunk is special or stored verbatim: no stream to damage
+  return 0;
+}
+
+int blockdiff(const std::string& got_p, const std::string& raw_p, int64_t itemsize, const std::string& shape_s,
+              const std::string& chunks_s, const std::string& blocks_s) {
+  std::vector<uint8_t> got, raw;
+  if (!read_file(got_p, got) || !read_file(raw_p, raw)) return die("cannot read the inputs");
+  if (got.size() != raw.size()) return die("sizes differ");
+  auto shape = parse_list(shape_s), cs = parse_list(chunks_s), bs = parse_list(blocks_s);
+  const size_t nd = shape.size();
+  int64_t qc = -1, qb = -1, ndiff = 0;
+  const int64_t n = static_cast<int64_t>(got.size()) / itemsize;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::memcmp(got.data() + i * itemsize, raw.data() + i * itemsize, static_cast<size_t>(itemsize)) == 0) continue;
+    ++ndiff;
+    int64_t rest = i, nchunk = 0, nblock = 0, cstride = 1, bstride = 1;
+    for (size_t d = nd; d-- > 0;) {
+      const int64_t c = rest % shape[d];
+      rest /= shape[d];
+      const int64_t chunk_grid = (shape[d] + cs[d] - 1) / cs[d];
+      const int64_t block_grid = (cs[d] + bs[d] - 1) / bs[d];
+      nchunk += (c / cs[d]) * cstride;
+      nblock += ((c % cs[d]) / bs[d]) * bstride;
+      cstride *= chunk_grid;
+      bstride *= block_grid;
+    }
+    if (qc < 0) {
+      qc = nchunk;
+      qb = nblock;
+    }
+    if (nchunk != qc || nblock != qb) return die("differences in more than one block");
+  }
+  if (ndiff == 0) return die("no difference: the known quirk is gone from the .raw?");
+  if (qb == 0) return die("the difference is in a block 0");
+  std::printf("%lld items differ, all in chunk %lld block %lld (the reference's delta quirk)\n",
+              static_cast<long long>(ndiff), static_cast<long long>(qc), static_cast<long long>(qb));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string cmd = argc > 1 ? argv[1] : "";
+  if (cmd == "gen" && argc == 6) return gen(argv[2], argv[3], std::atoll(argv[4]), std::strtoull(argv[5], nullptr, 10));
+  if (cmd == "slice" && argc == 7) return slice(argv[2], std::atoll(argv[3]), argv[4], argv[5], argv[6]);
+  if (cmd == "corrupt" && argc == 3) return corrupt(argv[2]);
+  if (cmd == "truncate" && argc == 5) {
+    std::vector<uint8_t> all;
+    if (!read_file(argv[2], all)) return die("cannot read the source");
+    const size_t n = static_cast<size_t>(std::atoll(argv[4]));
+    return write_file(argv[3], all.data(), n < all.size() ? n : all.size()) ? 0 : die("cannot write");
+  }
+  if (cmd == "writehex" && argc == 4) {
+    const std::string hex = argv[3];
+    std::vector<uint8_t> bytes;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2)
+      bytes.push_back(static_cast<uint8_t>(std::strtoul(hex.substr(i, 2).c_str(), nullptr, 16)));
+    return write_file(argv[2], bytes.data(), bytes.size()) ? 0 : die("cannot write");
+  }
+  if (cmd == "blockdiff" && argc == 8) return blockdiff(argv[2], argv[3], std::atoll(argv[4]), argv[5], argv[6], argv[7]);
+  return die("bad arguments (see the comment at the top of testaid.cpp)");
+}

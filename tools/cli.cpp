@@ -1,0 +1,136 @@
+#include "cli.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "tessera/port/posix_allocator.hpp"
+
+namespace tessera::cli {
+
+int fail(int code, const char* cmd, const char* fmt, ...) noexcept {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  // One line: a newline inside (from a file name) would break the promise.
+  for (char* p = line; *p; ++p)
+    if (*p == '\n' || *p == '\r') *p = ' ';
+  if (cmd != nullptr && cmd[0] != '\0') std::fprintf(stderr, "tessera: %s: %s\n", cmd, line);
+  else std::fprintf(stderr, "tessera: %s\n", line);
+  return code;
+}
+
+int fail_error(const char* cmd, const char* what, const error& e) noexcept {
+  return fail(kExitFailure, cmd, "%s: %s (%s)", what, e.message, errc_name(e.code));
+}
+
+bool parse_int(const char* text, int64_t lo, int64_t hi, int64_t& out) noexcept {
+  if (text == nullptr || text[0] == '\0') return false;
+  // strtoll accepts leading spaces and a '+': the tool does not.
+  if (!(text[0] == '-' || (text[0] >= '0' && text[0] <= '9'))) return false;
+  if (text[0] == '-' && !(text[1] >= '0' && text[1] <= '9')) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0') return false;
+  if (v < lo || v > hi) return false;
+  out = static_cast<int64_t>(v);
+  return true;
+}
+
+bool parse_int_list(const char* text, int64_t lo, int64_t hi, int max, int64_t* out, int& n, char* what,
+                    size_t what_size) noexcept {
+  n = 0;
+  if (text[0] == '\0') return true;
+  const char* p = text;
+  for (;;) {
+    const char* comma = std::strchr(p, ',');
+    const size_t len = comma ? static_cast<size_t>(comma - p) : std::strlen(p);
+    if (n == max) {
+      std::snprintf(what, what_size, "more than %d values", max);
+      return false;
+    }
+    char item[32];
+    int64_t v = 0;
+    if (len == 0 || len >= sizeof item) {
+      std::snprintf(what, what_size, "value %d: '%.*s' is not a number", n, static_cast<int>(len < 40 ? len : 40), p);
+      return false;
+    }
+    std::memcpy(item, p, len);
+    item[len] = '\0';
+    if (!parse_int(item, lo, hi, v)) {
+      std::snprintf(what, what_size, "value %d: '%s' is not a number in [%lld, %lld]", n, item,
+                    static_cast<long long>(lo), static_cast<long long>(hi));
+      return false;
+    }
+    out[n++] = v;
+    if (!comma) return true;
+    p = comma + 1;
+  }
+}
+
+bool option_take(int argc, char** argv, int& i, const char* name, const char*& value) noexcept {
+  const char* arg = argv[i];
+  const size_t len = std::strlen(name);
+  if (std::strncmp(arg, name, len) != 0) return false;
+  if (arg[len] == '=') {
+    value = arg + len + 1;
+    return true;
+  }
+  if (arg[len] != '\0') return false;
+  if (i + 1 < argc) {
+    value = argv[i + 1];
+    ++i;
+  } else {
+    value = nullptr;
+  }
+  return true;
+}
+
+opened_array::~opened_array() {
+  (void)array_close(a);
+  if (file.fd >= 0) (void)posix_file_close(file);
+  if (dir.fd >= 0) (void)posix_directory_close(dir);
+}
+
+int array_open_path(const char* cmd, const char* path, opened_array& o, const executor& exec) noexcept {
+  struct stat sb;
+  if (::stat(path, &sb) != 0) return fail(kExitFailure, cmd, "%s: %s", path, std::strerror(errno));
+  array_open_options options;
+  options.exec = exec;
+  if (S_ISDIR(sb.st_mode)) {
+    o.sparse = true;
+    auto d = posix_directory_open(path, false);
+    if (!d.ok()) return fail_error(cmd, path, d.err());
+    o.dir = *d;
+    o.sd = posix_directory_interface(o.dir);
+    if (auto e = array_open_sparse(o.a, o.sd, tool_allocator(), options); !e.ok()) return fail_error(cmd, path, e);
+    return 0;
+  }
+  auto f = posix_file_open(path, posix_open::read);
+  if (!f.ok()) return fail_error(cmd, path, f.err());
+  o.file = *f;
+  o.st = posix_file_storage(o.file);
+  if (auto e = array_open(o.a, o.st, tool_allocator(), options); !e.ok()) return fail_error(cmd, path, e);
+  return 0;
+}
+
+bool host_little_endian() noexcept {
+  const uint16_t one = 1;
+  uint8_t b = 0;
+  std::memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+const allocator& tool_allocator() noexcept {
+  static const allocator a = posix_allocator();
+  return a;
+}
+
+}  // namespace tessera::cli

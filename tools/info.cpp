@@ -1,0 +1,113 @@
+// tessera info FILE: what the array is and how it is stored.
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "cli.hpp"
+
+namespace tessera::cli {
+
+namespace {
+
+constexpr const char* kCmd = "info";
+
+void print_dims(const char* label, int ndim, const int64_t* v) {
+  std::printf("%s", label);
+  for (int d = 0; d < ndim; ++d) std::printf("%s%" PRId64, d ? "," : "", v[d]);
+  if (ndim == 0) std::printf("(scalar)");
+}
+
+const char* split_name(uint8_t mode) {
+  switch (mode) {
+    case 1: return "always";
+    case 2: return "never";
+    case 3: return "auto";
+    case 4: return "forward-compat";
+    default: return "unknown";
+  }
+}
+
+void print_filters(const frame_info& fi) {
+  std::printf("filters: ");
+  bool any = false;
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    const uint8_t f = fi.filters[i];
+    const uint8_t m = fi.filters_meta[i];
+    if (f == 0) continue;
+    std::printf("%s", any ? "," : "");
+    any = true;
+    switch (static_cast<filter_id>(f)) {
+      case filter_id::shuffle: std::printf("shuffle"); break;
+      case filter_id::bitshuffle: std::printf("bitshuffle"); break;
+      case filter_id::delta: std::printf("delta"); break;
+      case filter_id::trunc_prec: std::printf("trunc:%d", static_cast<int8_t>(m)); break;
+      case filter_id::bytedelta: std::printf("bytedelta"); break;
+      case filter_id::int_trunc: std::printf("int_trunc:%d", static_cast<int8_t>(m)); break;
+      default: std::printf("filter%u(meta %u)", f, m); break;
+    }
+  }
+  std::printf("%s\n", any ? "" : "none");
+}
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) noexcept {
+  if (argc != 1) return fail(kExitUsage, kCmd, "expects one FILE, got %d arguments", argc);
+  const char* path = argv[0];
+  opened_array o;
+  if (int rc = array_open_path(kCmd, path, o, executor_serial()); rc != 0) return rc;
+  const array_layout& l = array_layout_get(o.a);
+  const frame& f = array_frame(o.a);
+  const frame_info* fi = frame_info_get(f);
+  if (fi == nullptr) return fail(kExitFailure, kCmd, "%s: the frame is not open", path);
+  const span<const char> dt = array_dtype(o.a);
+
+  std::printf("file: %s (%s frame)\n", path, o.sparse ? "sparse" : "contiguous");
+  std::printf("ndim: %d\n", l.ndim);
+  print_dims("shape: ", l.ndim, l.shape);
+  std::printf("\n");
+  print_dims("chunks: ", l.ndim, l.chunkshape);
+  std::printf(" (%" PRId64 " chunks)\n", l.nchunks);
+  print_dims("blocks: ", l.ndim, l.blockshape);
+  std::printf(" (%" PRId64 " per chunk)\n", l.blocks_per_chunk);
+  std::printf("dtype: %.*s\n", static_cast<int>(dt.size()), dt.data());
+  std::printf("typesize: %d\n", array_itemsize(o.a));
+  if (fi->compcode <= 5 && fi->compcode != 3)
+    std::printf("codec: %s\n", codec_name(static_cast<codec>(fi->compcode)));
+  else
+    std::printf("codec: %u (user codec %u)\n", fi->compcode, fi->udcodec);
+  std::printf("clevel: %u\n", fi->clevel);
+  print_filters(*fi);
+  std::printf("split: %s\n", split_name(fi->splitmode));
+  std::printf("items: %" PRId64 "\n", l.nitems);
+  std::printf("nbytes: %" PRId64 " (chunks, padding included; array: %" PRId64 ")\n", fi->nbytes, array_nbytes(o.a));
+  std::printf("cbytes: %" PRId64 "\n", fi->cbytes);
+  if (fi->cbytes > 0)
+    std::printf("ratio: %.3f\n", static_cast<double>(fi->nbytes) / static_cast<double>(fi->cbytes));
+  else
+    std::printf("ratio: - (no stored chunk bytes)\n");
+  std::printf("frame: %" PRIu64 " bytes, format version %u\n", fi->frame_len, fi->version);
+
+  std::printf("metalayers:");
+  for (uint32_t i = 0; i < fi->nmetalayers; ++i) {
+    auto name = frame_meta_name(f, i);
+    if (!name.ok()) return fail_error(kCmd, path, name.err());
+    auto content = frame_meta_find(f, *name);
+    std::printf("%s %.*s", i ? "," : "", static_cast<int>(name->size()), name->data());
+    if (content.ok()) std::printf(" (%zu bytes)", content->size());
+  }
+  std::printf("%s\n", fi->nmetalayers ? "" : " none");
+  std::printf("vlmetalayers:");
+  for (uint32_t i = 0; i < fi->nvlmetalayers; ++i) {
+    auto name = frame_vlmeta_name(f, i);
+    if (!name.ok()) return fail_error(kCmd, path, name.err());
+    auto n = frame_vlmeta_nbytes(f, *name);
+    std::printf("%s %.*s", i ? "," : "", static_cast<int>(name->size()), name->data());
+    if (n.ok()) std::printf(" (%zu bytes)", *n);
+  }
+  std::printf("%s\n", fi->nvlmetalayers ? "" : " none");
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) return fail(kExitFailure, kCmd, "writing the output failed");
+  return 0;
+}
+
+}  // namespace tessera::cli
