@@ -1,4 +1,5 @@
 // Reading: slices (only the chunks and blocks they touch), single items, orthogonal selections.
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -117,6 +118,97 @@ status block_fetch(array& a, int64_t nchunk, int64_t nblock, read_scratch& s, co
   return ok_status();
 }
 
+// Copying the slice's part of a whole decoded chunk out, block by block (each block's rows are read in order
+// from a block that stays in cache), with the blocks split over the executor's workers: their destinations are
+// disjoint. The copy of a whole chunk costs about as much as decoding it, so it is worth the workers.
+struct chunk_copy_job {
+  const array_layout* l = nullptr;
+  int64_t itemsize = 0;
+  const uint8_t* chunk = nullptr;        // the decoded chunk (block after block, each C order)
+  bytes_mut out;
+  const int64_t* out_shape = nullptr;
+  int64_t start[kMaxDims] = {};          // the region: start in chunk coordinates
+  int64_t stop[kMaxDims] = {};           //   its end
+  int64_t dst[kMaxDims] = {};            //   where its start goes in the output
+  int64_t first[kMaxDims] = {};          // the touched blocks: first block coordinates and count per dimension
+  int64_t span[kMaxDims] = {};
+  int64_t nblocks = 0;
+  int64_t blocks_per_task = 0;
+  std::atomic<bool> failed{false};
+};
+
+void chunk_copy_blocks(chunk_copy_job& j, int64_t b0, int64_t b1) noexcept {
+  const array_layout& l = *j.l;
+  const int n = l.ndim;
+  const int64_t block_nbytes = l.block_nitems * j.itemsize;
+  for (int64_t t = b0; t < b1; ++t) {
+    int64_t r = t;
+    int64_t nblock = 0;
+    int64_t src_start[kMaxDims] = {};
+    int64_t dst[kMaxDims] = {};
+    int64_t shape[kMaxDims] = {};
+    for (int d = n - 1; d >= 0; --d) {
+      const int64_t bc = j.first[d] + r % j.span[d];
+      r /= j.span[d];
+      nblock += bc * l.block_strides[d];
+      const int64_t lo = bc * l.blockshape[d] > j.start[d] ? bc * l.blockshape[d] : j.start[d];
+      const int64_t hi = (bc + 1) * l.blockshape[d] < j.stop[d] ? (bc + 1) * l.blockshape[d] : j.stop[d];
+      src_start[d] = lo - bc * l.blockshape[d];
+      dst[d] = j.dst[d] + (lo - j.start[d]);
+      shape[d] = hi - lo;
+    }
+    const status s = nd_copy_region(n, j.itemsize, bytes_view(j.chunk + nblock * block_nbytes, static_cast<size_t>(block_nbytes)),
+                                    l.blockshape, src_start, j.out, j.out_shape, dst, shape);
+    if (!s.ok()) j.failed.store(true, std::memory_order_relaxed);
+  }
+}
+
+void chunk_copy_task(void* context, size_t index, uint32_t) noexcept {
+  auto& j = *static_cast<chunk_copy_job*>(context);
+  const int64_t b0 = static_cast<int64_t>(index) * j.blocks_per_task;
+  const int64_t b1 = b0 + j.blocks_per_task < j.nblocks ? b0 + j.blocks_per_task : j.nblocks;
+  chunk_copy_blocks(j, b0, b1);
+}
+
+// ndim >= 1; `chunk` holds the decoded chunk c.nchunk.
+status chunk_copy_out(array& a, const uint8_t* chunk, const slice_chunk& c, bytes_mut out, const int64_t* out_shape,
+                      const int64_t* dst0) noexcept {
+  const array_layout& l = array_access::layout(a);
+  chunk_copy_job j;
+  j.l = &l;
+  j.itemsize = array_access::itemsize(a);
+  j.chunk = chunk;
+  j.out = out;
+  j.out_shape = out_shape;
+  j.nblocks = 1;
+  int64_t nitems = 1;
+  for (int d = 0; d < l.ndim; ++d) {
+    j.start[d] = c.region_start[d];
+    j.stop[d] = c.region_start[d] + c.region_shape[d];
+    j.dst[d] = dst0[d];
+    if (c.region_shape[d] == 0) return ok_status();
+    j.first[d] = j.start[d] / l.blockshape[d];
+    j.span[d] = (j.stop[d] - 1) / l.blockshape[d] - j.first[d] + 1;
+    j.nblocks *= j.span[d];
+    nitems *= c.region_shape[d];
+  }
+  const executor& e = array_access::exec(a);
+  // Parallel only when each task has enough to copy to pay for a wake-up (~64 KiB).
+  int64_t ntasks = e.workers > 1 && e.run != nullptr ? static_cast<int64_t>(e.workers) * 4 : 1;
+  if (ntasks > nitems * j.itemsize / 65536) ntasks = nitems * j.itemsize / 65536;
+  if (ntasks > j.nblocks) ntasks = j.nblocks;
+  if (ntasks <= 1) {
+    chunk_copy_blocks(j, 0, j.nblocks);
+  } else {
+    j.blocks_per_task = (j.nblocks + ntasks - 1) / ntasks;
+    ntasks = (j.nblocks + j.blocks_per_task - 1) / j.blocks_per_task;
+    executor_run(e, static_cast<size_t>(ntasks), chunk_copy_task, &j);
+  }
+  if (j.failed.load(std::memory_order_relaxed))
+    return make_error(errc::corrupt, "array: a block's copy region disagrees with the geometry");
+  return ok_status();
+}
+
 }  // namespace
 
 namespace detail {
@@ -174,7 +266,13 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
       slice_block_iterator count(plan, c);
       while (count.next()) ++needed;
     }
-    if (needed * 4 > l.blocks_per_chunk) TESSERA_TRY(chunk_decode_whole(a, c.nchunk, s));
+    if (needed * 4 > l.blocks_per_chunk) {
+      TESSERA_TRY(chunk_decode_whole(a, c.nchunk, s));
+      if (l.ndim > 0) {
+        TESSERA_TRY(chunk_copy_out(a, s.chunk.data(), c, out, out_shape, dst0));
+        continue;
+      }
+    }
     slice_block_iterator blocks(plan, c);
     while (blocks.next()) {
       const slice_block& b = blocks.block();

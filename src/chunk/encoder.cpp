@@ -34,6 +34,17 @@ constexpr size_t kScratchBlocks = 3;
 constexpr int64_t kUnlimited = INT64_MAX / 4;
 constexpr uint8_t kVersionLz = 1;  // every codec's format version (BLOSC_*_VERSION_FORMAT)
 
+// Output slots per worker: a parallel round encodes this many blocks per worker before they are appended in
+// order. One block per worker made every round end in a wait for its slowest block (a tenth of two threads'
+// time went to waiting on a 4 MiB chunk of 16 blocks); four claim dynamically and end far fewer rounds.
+constexpr size_t kSlotsPerWorker = 4;
+constexpr size_t kMaxSlots = 64;  // blocks per round at most (the round's sizes live on the stack)
+
+size_t slot_count(size_t workers) noexcept {
+  const size_t n = workers * kSlotsPerWorker;
+  return n < kMaxSlots ? n : kMaxSlots;
+}
+
 // A block's encoded size is at most its bytes plus, per stream, a csize and a run token.
 size_t slot_size(size_t blocksize) noexcept { return blocksize + 5 * 255 + 16; }
 
@@ -83,9 +94,28 @@ int codec_level_of(codec c, int clevel) noexcept {
 }
 
 // True when every byte of [p, end) equals the first (also for an empty range, as the reference's run test).
+// Eight words at a time: the top byte streams of typed data often run for kilobytes before they differ, and a
+// byte loop there cost several percent of a fast codec's time.
 bool bytes_run(const uint8_t* p, const uint8_t* end) noexcept {
   if (p == end) return true;
   const uint8_t x = *p;
+  const uint64_t pattern = uint64_t{x} * 0x0101010101010101u;
+  while (end - p >= 64) {
+    uint64_t diff = 0;
+    for (int k = 0; k < 8; ++k) {
+      uint64_t w;
+      std::memcpy(&w, p + 8 * k, 8);
+      diff |= w ^ pattern;
+    }
+    if (diff != 0) return false;
+    p += 64;
+  }
+  while (end - p >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if (w != pattern) return false;
+    p += 8;
+  }
   while (p < end && *p == x) ++p;
   return p == end;
 }
@@ -278,8 +308,12 @@ status params_check(const chunk_encode_params& params) noexcept {
 // ---- The encoder object ------------------------------------------------------------------------------------
 
 struct chunk_encoder_access {
+  // Blocks go through output slots only when a second worker can take some: with one worker (a pool of one
+  // thread) the slots would only add a copy of every block.
+  static bool parallel(const chunk_encoder& e) noexcept { return e.options_.exec.run != nullptr && e.nworkers_ > 1; }
+
   static size_t slots_bytes(const chunk_encoder& e, size_t blocksize) noexcept {
-    return e.options_.exec.run == nullptr ? 0 : e.nworkers_ * slot_size(blocksize);
+    return parallel(e) ? slot_count(e.nworkers_) * slot_size(blocksize) : 0;
   }
 
   static void buffers_free(chunk_encoder& e) noexcept {
@@ -317,7 +351,7 @@ struct chunk_encoder_access {
     if (blocksize <= e.scratch_blocksize_) return ok_status();
     if (e.options_.fixed_scratch && !at_init)
       return make_error(errc::buffer_too_small, "chunk_encode: blocks larger than the encoder's fixed scratch");
-    if (blocksize > (SIZE_MAX - 4096) / (kScratchBlocks * (e.nworkers_ + 1)))
+    if (blocksize > (SIZE_MAX - 4096) / (kScratchBlocks * (e.nworkers_ + 1) + kMaxSlots))
       return make_error(errc::overflow, "chunk_encode: block scratch overflows");
     buffers_free(e);
     for (uint32_t i = 0; i < e.nworkers_; ++i) {
@@ -421,7 +455,7 @@ struct chunk_encoder_access {
   static result<int64_t> blocks_encode(chunk_encoder& e, const encode_plan& p, uint8_t* out, int64_t ntbytes,
                                        int64_t destsize) noexcept {
     uint8_t* const bstarts = out + kChunkHeaderExtendedSize;
-    if (e.options_.exec.run == nullptr || p.nblocks <= 1) {
+    if (!parallel(e) || p.nblocks <= 1) {
       for (size_t j = 0; j < p.nblocks; ++j) {
         chunk_store_i32(bstarts + 4 * j, static_cast<int32_t>(ntbytes));
         auto n = block_encode(p, e.workers_[0], j, out + ntbytes, ntbytes, destsize);
@@ -431,9 +465,8 @@ struct chunk_encoder_access {
       }
       return ntbytes;
     }
-    const size_t nslots = e.nworkers_;
-    int64_t sizes[64];
-    const size_t round = nslots < 64 ? nslots : 64;
+    int64_t sizes[kMaxSlots];
+    const size_t round = slot_count(e.nworkers_);
     const size_t sbytes = slot_size(e.scratch_blocksize_);
     for (size_t first = 0; first < p.nblocks; first += round) {
       const size_t count = p.nblocks - first < round ? p.nblocks - first : round;
@@ -581,7 +614,7 @@ size_t chunk_encoder_estimate(const chunk_encoder_options& options) noexcept {
       break;
   }
   total += n * (kScratchBlocks * options.max_blocksize + slack + detail::kBlosclzWorkspaceMax + slack + state);
-  if (options.exec.run != nullptr) total += n * slot_size(options.max_blocksize) + slack;
+  if (options.exec.run != nullptr && n > 1) total += slot_count(n) * slot_size(options.max_blocksize) + slack;
   return total;
 }
 
