@@ -47,12 +47,16 @@ install(TARGETS ${_tessera_pkg_targets} EXPORT tesseraTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.hpp")
+  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 foreach(_port IN LISTS _tessera_pkg_ports)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/port/${_port}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-    FILES_MATCHING PATTERN "*.hpp")
+    FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 endforeach()
 install(EXPORT tesseraTargets NAMESPACE tessera:: DESTINATION ${_tessera_pkg_cmakedir})
+# The command-line tool (tools/), where it is built.
+if(TARGET tessera)
+  install(TARGETS tessera RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 
 # The codec libraries the core links (src/codecs/libraries.cmake): by the paths found for this target. The
 # package config checks they still exist; the pkg-config file names their pkg-config modules where they have one.
