@@ -2,7 +2,8 @@
 // 100^3, blocks 25^3 (and a second file with blocks equal to chunks, to show what the block level buys), LZ4
 // level 5 with shuffle, smooth data (sin(i/97)*1000 + i*0.01 over the flat index). Times: a plane through the
 // middle along each axis, a 10^3 cube inside one block and one straddling 8 chunks, one element, the whole
-// array; with 1 and 2 threads. Then the memory an open plus one element read takes (allocator high water).
+// array; with 1 and 2 threads. First, the memory an open plus one element read takes (allocator high water),
+// serial and with a 2-worker executor (the decoder keeps scratch per worker).
 //   tessera_bench_array [--benchmark_filter=...] [--benchmark_min_time=...] [--benchmark_repetitions=...]
 // The files are created once in $TMPDIR (default /tmp) as tessera_bench_array_b25.b2nd and ..._b100.b2nd and
 // reused while their size matches; delete them to recreate.
@@ -188,27 +189,32 @@ void tracking_deallocate(void* ctx, void* p, size_t size, size_t align) noexcept
 }
 
 void memory_report() {
-  for (int32_t block : {25, kChunk}) {
-    const std::string path = file_path(block);
-    struct stat st {};
-    (void)::stat(path.c_str(), &st);
-    tracking t;
-    const allocator alloc{tracking_allocate, tracking_deallocate, &t};
-    auto file = posix_file_open(path.c_str(), posix_open::read);
-    if (!file.ok()) die("open", file.err());
-    array a;
-    status s = array_open(a, posix_file_storage(*file), alloc);
-    if (!s.ok()) die("array_open", s);
-    const size_t after_open = t.high;
-    const int64_t coords[3] = {kN / 2, kN / 2, kN / 2};
-    float v = 0;
-    s = array_element_read(a, coords, bytes_mut(reinterpret_cast<uint8_t*>(&v), 4));
-    if (!s.ok()) die("array_element_read", s);
-    std::printf("memory: file %s (%.1f MB): open high water %zu bytes, open + one element read %zu bytes (%.3f MiB)\n",
-                path.c_str(), static_cast<double>(st.st_size) / 1e6, after_open, t.high,
-                static_cast<double>(t.high) / (1024.0 * 1024.0));
-    (void)array_close(a);
-    (void)posix_file_close(*file);
+  for (int threads : {1, 2}) {
+    for (int32_t block : {25, kChunk}) {
+      const std::string path = file_path(block);
+      struct stat st {};
+      (void)::stat(path.c_str(), &st);
+      tracking t;
+      const allocator alloc{tracking_allocate, tracking_deallocate, &t};
+      auto file = posix_file_open(path.c_str(), posix_open::read);
+      if (!file.ok()) die("open", file.err());
+      array a;
+      array_open_options opt;
+      opt.exec = threads == 2 ? thread_pool_executor(g_pool2) : executor_serial();
+      status s = array_open(a, posix_file_storage(*file), alloc, opt);
+      if (!s.ok()) die("array_open", s);
+      const size_t after_open = t.high;
+      const int64_t coords[3] = {kN / 2, kN / 2, kN / 2};
+      float v = 0;
+      s = array_element_read(a, coords, bytes_mut(reinterpret_cast<uint8_t*>(&v), 4));
+      if (!s.ok()) die("array_element_read", s);
+      std::printf("memory, %d thread(s): file %s (%.1f MB): open high water %zu bytes, open + one element read "
+                  "%zu bytes (%.3f MiB)\n",
+                  threads, path.c_str(), static_cast<double>(st.st_size) / 1e6, after_open, t.high,
+                  static_cast<double>(t.high) / (1024.0 * 1024.0));
+      (void)array_close(a);
+      (void)posix_file_close(*file);
+    }
   }
 }
 

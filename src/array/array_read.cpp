@@ -120,7 +120,8 @@ status block_fetch(array& a, int64_t nchunk, int64_t nblock, read_scratch& s, co
 
 // Copying the slice's part of a whole decoded chunk out, block by block (each block's rows are read in order
 // from a block that stays in cache), with the blocks split over the executor's workers: their destinations are
-// disjoint. The copy of a whole chunk costs about as much as decoding it, so it is worth the workers.
+// disjoint. The copy of a whole chunk costs about as much as decoding it, so it is worth the workers. When there
+// are fewer blocks than tasks (big blocks), each block is also cut into slabs along the first dimension.
 struct chunk_copy_job {
   const array_layout* l = nullptr;
   int64_t itemsize = 0;
@@ -133,16 +134,19 @@ struct chunk_copy_job {
   int64_t first[kMaxDims] = {};          // the touched blocks: first block coordinates and count per dimension
   int64_t span[kMaxDims] = {};
   int64_t nblocks = 0;
-  int64_t blocks_per_task = 0;
+  int64_t parts = 1;                     // slabs per block
+  int64_t nunits = 0;                    // nblocks * parts
+  int64_t units_per_task = 0;
   std::atomic<bool> failed{false};
 };
 
-void chunk_copy_blocks(chunk_copy_job& j, int64_t b0, int64_t b1) noexcept {
+void chunk_copy_units(chunk_copy_job& j, int64_t u0, int64_t u1) noexcept {
   const array_layout& l = *j.l;
   const int n = l.ndim;
   const int64_t block_nbytes = l.block_nitems * j.itemsize;
-  for (int64_t t = b0; t < b1; ++t) {
-    int64_t r = t;
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t part = u % j.parts;
+    int64_t r = u / j.parts;
     int64_t nblock = 0;
     int64_t src_start[kMaxDims] = {};
     int64_t dst[kMaxDims] = {};
@@ -157,17 +161,25 @@ void chunk_copy_blocks(chunk_copy_job& j, int64_t b0, int64_t b1) noexcept {
       dst[d] = j.dst[d] + (lo - j.start[d]);
       shape[d] = hi - lo;
     }
-    const status s = nd_copy_region(n, j.itemsize, bytes_view(j.chunk + nblock * block_nbytes, static_cast<size_t>(block_nbytes)),
-                                    l.blockshape, src_start, j.out, j.out_shape, dst, shape);
+    if (j.parts > 1) {  // this unit's slab [p0, p1) of the block's rows along dimension 0
+      const int64_t p0 = shape[0] * part / j.parts;
+      const int64_t p1 = shape[0] * (part + 1) / j.parts;
+      if (p1 == p0) continue;
+      src_start[0] += p0;
+      dst[0] += p0;
+      shape[0] = p1 - p0;
+    }
+    const bytes_view block(j.chunk + nblock * block_nbytes, static_cast<size_t>(block_nbytes));
+    const status s = nd_copy_region(n, j.itemsize, block, l.blockshape, src_start, j.out, j.out_shape, dst, shape);
     if (!s.ok()) j.failed.store(true, std::memory_order_relaxed);
   }
 }
 
 void chunk_copy_task(void* context, size_t index, uint32_t) noexcept {
   auto& j = *static_cast<chunk_copy_job*>(context);
-  const int64_t b0 = static_cast<int64_t>(index) * j.blocks_per_task;
-  const int64_t b1 = b0 + j.blocks_per_task < j.nblocks ? b0 + j.blocks_per_task : j.nblocks;
-  chunk_copy_blocks(j, b0, b1);
+  const int64_t u0 = static_cast<int64_t>(index) * j.units_per_task;
+  const int64_t u1 = u0 + j.units_per_task < j.nunits ? u0 + j.units_per_task : j.nunits;
+  chunk_copy_units(j, u0, u1);
 }
 
 // ndim >= 1; `chunk` holds the decoded chunk c.nchunk.
@@ -196,12 +208,14 @@ status chunk_copy_out(array& a, const uint8_t* chunk, const slice_chunk& c, byte
   // Parallel only when each task has enough to copy to pay for a wake-up (~64 KiB).
   int64_t ntasks = e.workers > 1 && e.run != nullptr ? static_cast<int64_t>(e.workers) * 4 : 1;
   if (ntasks > nitems * j.itemsize / 65536) ntasks = nitems * j.itemsize / 65536;
-  if (ntasks > j.nblocks) ntasks = j.nblocks;
   if (ntasks <= 1) {
-    chunk_copy_blocks(j, 0, j.nblocks);
+    j.nunits = j.nblocks;
+    chunk_copy_units(j, 0, j.nunits);
   } else {
-    j.blocks_per_task = (j.nblocks + ntasks - 1) / ntasks;
-    ntasks = (j.nblocks + j.blocks_per_task - 1) / j.blocks_per_task;
+    if (j.nblocks < ntasks) j.parts = (ntasks + j.nblocks - 1) / j.nblocks;
+    j.nunits = j.nblocks * j.parts;
+    j.units_per_task = (j.nunits + ntasks - 1) / ntasks;
+    ntasks = (j.nunits + j.units_per_task - 1) / j.units_per_task;
     executor_run(e, static_cast<size_t>(ntasks), chunk_copy_task, &j);
   }
   if (j.failed.load(std::memory_order_relaxed))
