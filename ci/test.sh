@@ -77,6 +77,12 @@ for target in "${targets[@]}"; do
   fi
   notes=""
   extra_failed=0
+  if [[ $target == cortex-m4 ]]; then
+    # The host build (run first) has the tessera tool: examples check the M4's frame images with it.
+    host_tool=$build_root/host-asan/tools/tessera
+    [[ -x $host_tool ]] || host_tool=""   # empty: the check is skipped, and a stale cached value is cleared
+    args+=" -DTESSERA_HOST_TOOL=$host_tool"
+  fi
 
   # shellcheck disable=SC2086  # args holds separate words
   if ! cmake -S "$repo" -B "$dir" "${common[@]}" $args; then

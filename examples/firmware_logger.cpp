@@ -1,0 +1,174 @@
+// A data logger as firmware writes one: a 3-axis sensor (int16 x, y, z) is sampled into a 2-D B2ND array of
+// shape (N, 3) on raw NOR flash. Samples collect in a RAM buffer of one chunk (256 rows); each full chunk is
+// packed (array_chunk_pack: the exact chunk the reference would write) and appended to the flash frame, where a
+// power cut no longer loses it. When the session ends, the partial last chunk is packed (the packer pads it) and
+// the frame is finalized: the flash region then holds a plain Blosc2 cframe, opened here as an array to read a
+// slice back, and written out as a file (over semihosting on the Cortex-M4) that c-blosc2, python-blosc2 and
+// `tessera info` open.
+//
+// The array's shape is part of the frame's "b2nd" metalayer, fixed when the flash frame is created: the logger
+// declares its session length (kSamples) up front.
+//
+// No heap: every byte comes from an arena over a static buffer. The device is the simulated NOR of the tests;
+// on a board, fill a flash_device with the driver's read/prog/erase/sync callbacks instead.
+// Usage: firmware_logger [-o OUT]   (default OUT: firmware_log.b2nd in the working directory). An option, not a
+// bare argument: on the Cortex-M4 under QEMU, picolibc's semihosting argv holds the ELF's path first.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "tessera/array.hpp"
+#include "tessera/port/flash_frame.hpp"
+#include "tessera/port/flash_sim.hpp"
+
+using namespace tessera;
+
+namespace {
+
+constexpr int64_t kSamples = 2000;  // the session: 7 full chunks and a partial one of 208 rows
+constexpr int32_t kAxes = 3;
+constexpr int32_t kChunkRows = 256;
+constexpr int32_t kBlockRows = 64;
+
+alignas(64) uint8_t g_arena[512 * 1024];
+int16_t g_chunk_items[kChunkRows * kAxes];  // the chunk being filled, C order (row = one sample)
+array_frame_setup g_setup;                  // large: static, not on a small firmware stack
+uint8_t g_image[64 * 1024];                 // the finalized frame, copied out of flash for the file
+
+int fail(const char* what, const error& e) {
+  std::printf("firmware_logger: %s: %s (%s)\n", what, e.message, errc_name(e.code));
+  return 1;
+}
+
+// The synthetic sensor, an accelerometer in 1/4096 g: gravity on z, a vibration on each axis (scaled sines of
+// different periods) and a small deterministic noise (a 32-bit LCG, so the same samples come back for the check).
+struct sensor {
+  uint32_t noise = 12345;
+};
+
+int16_t sensor_axis(sensor& s, int64_t t, int axis) {
+  static constexpr float kPeriod[kAxes] = {97.0f, 251.0f, 613.0f};
+  static constexpr float kAmplitude[kAxes] = {300.0f, 180.0f, 120.0f};
+  static constexpr int kOffset[kAxes] = {0, 0, 4096};
+  s.noise = s.noise * 1664525u + 1013904223u;
+  const int noise = static_cast<int>((s.noise >> 16) % 9) - 4;  // -4..4
+  const float phase = 6.2831853f * static_cast<float>(t % 100000) / kPeriod[axis];
+  return static_cast<int16_t>(kOffset[axis] + static_cast<int>(kAmplitude[axis] * std::sin(phase)) + noise);
+}
+
+void sensor_sample(sensor& s, int64_t t, int16_t* xyz) {
+  for (int axis = 0; axis < kAxes; ++axis) xyz[axis] = sensor_axis(s, t, axis);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* out_path = "firmware_log.b2nd";
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "-o") == 0) out_path = argv[i + 1];
+  arena heap;
+  arena_init(heap, g_arena, sizeof g_arena);
+  const allocator alloc = arena_allocator(heap);
+
+  flash_sim_config sc;  // 16 sectors of 4 KiB, byte-programmable NOR
+  sc.sector_count = 16;
+  flash_sim sim;
+  if (auto e = flash_sim_init(sim, sc, alloc); !e.ok()) return fail("flash", e);
+  flash_sim_fill_random(sim, 7);  // a used part: what was there before must not leak into the array
+  flash_log_config lc;
+  lc.device = flash_sim_device(sim);
+
+  array_params p;
+  p.ndim = 2;
+  p.shape[0] = kSamples;
+  p.shape[1] = kAxes;
+  p.chunkshape[0] = kChunkRows;
+  p.chunkshape[1] = kAxes;
+  p.blockshape[0] = kBlockRows;
+  p.blockshape[1] = kAxes;
+  p.dtype = span<const char>("<i2", 3);
+  p.compressor = codec::blosclz;  // always built, also on the Cortex-M4
+  if (auto e = array_frame_setup_make(g_setup, p); !e.ok()) return fail("setup", e);
+
+  flash_frame ff;
+  if (auto e = flash_frame_create(ff, lc, alloc, g_setup.frame); !e.ok()) return fail("create", e);
+  array_chunk_packer packer;
+  if (auto e = array_chunk_packer_init(packer, g_setup, alloc); !e.ok()) return fail("packer", e);
+
+  // Acquisition: one sample per tick; a chunk goes to flash as soon as it is full (or the session ends).
+  sensor s;
+  int64_t nchunk = 0;
+  int32_t rows = 0;
+  for (int64_t t = 0; t < kSamples; ++t) {
+    sensor_sample(s, t, g_chunk_items + rows * kAxes);
+    if (++rows < kChunkRows && t + 1 < kSamples) continue;
+    auto chunk = array_chunk_pack(packer, nchunk, bytes_view(reinterpret_cast<const uint8_t*>(g_chunk_items),
+                                                             static_cast<size_t>(rows) * kAxes * sizeof(int16_t)));
+    if (!chunk.ok()) return fail("pack", chunk.err());
+    if (auto e = flash_frame_append(ff, *chunk); !e.ok()) return fail("append", e);
+    ++nchunk;
+    rows = 0;
+  }
+  if (auto e = flash_frame_finalize(ff); !e.ok()) return fail("finalize", e);
+  std::printf("logged %lld samples in %lld chunks; frame of %llu bytes (raw %lld bytes); arena high water %u bytes\n",
+              static_cast<long long>(kSamples), static_cast<long long>(nchunk),
+              static_cast<unsigned long long>(ff.frame_len),
+              static_cast<long long>(kSamples * kAxes * static_cast<int64_t>(sizeof(int16_t))),
+              static_cast<unsigned>(heap.high_water));
+
+  // The finalized flash region is an ordinary array: open it and read rows [1534, 1540) (across a chunk
+  // boundary) and the last rows (in the padded chunk).
+  const storage st = flash_frame_storage(ff);
+  array a;
+  if (auto e = array_open(a, st, alloc); !e.ok()) return fail("array_open", e);
+  const array_layout& l = array_layout_get(a);
+  const span<const char> dt = array_dtype(a);
+  std::printf("array: shape (%lld, %lld), dtype %.*s\n", static_cast<long long>(l.shape[0]),
+              static_cast<long long>(l.shape[1]), static_cast<int>(dt.size()), dt.data());
+  int wrong = l.ndim != 2 || l.shape[0] != kSamples || l.shape[1] != kAxes;
+  const int64_t starts[2] = {1534, kSamples - 3};
+  for (const int64_t first : starts) {
+    constexpr int64_t kRows = 6;
+    const int64_t n = first + kRows <= kSamples ? kRows : kSamples - first;
+    const int64_t start[2] = {first, 0}, stop[2] = {first + n, kAxes};
+    int16_t slice[kRows * kAxes];
+    if (auto e = array_slice_read(a, start, stop, bytes_mut(reinterpret_cast<uint8_t*>(slice), sizeof slice)); !e.ok())
+      return fail("slice", e);
+    // The expected samples: the sensor again from the start (its noise is a sequence).
+    sensor again;
+    int16_t want[kAxes];
+    for (int64_t t = 0; t < first; ++t) sensor_sample(again, t, want);
+    std::printf("rows [%lld:%lld, 0:3]:\n", static_cast<long long>(first), static_cast<long long>(first + n));
+    for (int64_t r = 0; r < n; ++r) {
+      sensor_sample(again, first + r, want);
+      std::printf("  %6d %6d %6d\n", slice[r * kAxes], slice[r * kAxes + 1], slice[r * kAxes + 2]);
+      for (int axis = 0; axis < kAxes; ++axis) wrong += slice[r * kAxes + axis] != want[axis];
+    }
+  }
+  (void)array_close(a);
+
+  // The image: the frame's bytes, out of flash, into a host file.
+  if (ff.frame_len > sizeof g_image) {
+    std::printf("firmware_logger: the frame (%llu bytes) is larger than the image buffer\n",
+                static_cast<unsigned long long>(ff.frame_len));
+    return 1;
+  }
+  const size_t image_len = static_cast<size_t>(ff.frame_len);
+  if (auto e = storage_read(st, 0, bytes_mut(g_image, image_len)); !e.ok()) return fail("read frame", e);
+  std::FILE* f = std::fopen(out_path, "wb");
+  if (f == nullptr) {
+    std::printf("firmware_logger: cannot create %s\n", out_path);
+    return 1;
+  }
+  const bool written = std::fwrite(g_image, 1, image_len, f) == image_len;
+  if (std::fclose(f) != 0 || !written) {
+    std::printf("firmware_logger: writing %s failed\n", out_path);
+    return 1;
+  }
+  std::printf("wrote %s (%u bytes)\n", out_path, static_cast<unsigned>(image_len));
+  flash_frame_close(ff);
+  flash_sim_release(sim);
+  if (wrong != 0) std::printf("firmware_logger: %d values differ from the samples logged\n", wrong);
+  return wrong == 0 ? 0 : 1;
+}
