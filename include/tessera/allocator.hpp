@@ -11,14 +11,14 @@
 namespace tessera {
 
 struct allocator {
-  // Returns nullptr when it cannot (or will not) satisfy the request. alignment is a power of two.
+  /// Returns nullptr when it cannot (or will not) satisfy the request. alignment is a power of two.
   void* (*allocate)(void* context, size_t size, size_t alignment) = nullptr;
-  // Receives exactly the size and alignment the block was allocated with. Never called with nullptr.
+  /// Receives exactly the size and alignment the block was allocated with. Never called with nullptr.
   void (*deallocate)(void* context, void* block, size_t size, size_t alignment) = nullptr;
   void* context = nullptr;
 };
 
-// An allocator that refuses every request: for code paths that must not allocate.
+/// An allocator that refuses every request: for code paths that must not allocate.
 [[nodiscard]] allocator allocator_refusing() noexcept;
 
 [[nodiscard]] inline void* allocator_allocate(const allocator& a, size_t size, size_t alignment) noexcept {
@@ -30,8 +30,8 @@ inline void allocator_deallocate(const allocator& a, void* block, size_t size, s
   if (block != nullptr && a.deallocate != nullptr) a.deallocate(a.context, block, size, alignment);
 }
 
-// A bump allocator over a caller's buffer: zero-heap use ("estimate the size, then init in the caller's buffer").
-// Freeing the most recent block gives its bytes back; other frees are no-ops until arena_reset.
+/// A bump allocator over a caller's buffer: zero-heap use ("estimate the size, then init in the caller's buffer").
+/// Freeing the most recent block gives its bytes back; other frees are no-ops until arena_reset.
 struct arena {
   uint8_t* base = nullptr;
   size_t capacity = 0;
@@ -43,7 +43,7 @@ void arena_init(arena& a, void* buffer, size_t capacity) noexcept;
 void arena_reset(arena& a) noexcept;
 [[nodiscard]] allocator arena_allocator(arena& a) noexcept;
 
-// Owns `count` elements of trivially-copyable T from an allocator; frees them when it goes out of scope.
+/// Owns `count` elements of trivially-copyable T from an allocator; frees them when it goes out of scope.
 template <class T>
 class owned_array {
  public:
@@ -65,7 +65,7 @@ class owned_array {
   }
   ~owned_array() { reset(); }
 
-  // Allocates `count` elements (uninitialized). A request of zero elements succeeds with no storage.
+  /// Allocates `count` elements (uninitialized). A request of zero elements succeeds with no storage.
   [[nodiscard]] status allocate(const allocator& a, size_t count) noexcept {
     reset();
     if (count == 0) return ok_status();

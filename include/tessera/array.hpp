@@ -46,24 +46,24 @@ namespace tessera {
 
 inline constexpr char kB2ndMetaName[] = "b2nd";
 inline constexpr int32_t kArrayMaxItemsize = 255;
-inline constexpr size_t kArrayMaxDtypeLen = 255;  // bytes of a dtype string this API writes
+inline constexpr size_t kArrayMaxDtypeLen = 255;  ///< bytes of a dtype string this API writes
 
 // ---- Parameters --------------------------------------------------------------------------------------------
 
 struct array_params {
-  int ndim = 0;                          // 0..kMaxDims; 0 is a scalar (one item)
+  int ndim = 0;                          ///< 0..kMaxDims; 0 is a scalar (one item)
   int64_t shape[kMaxDims] = {};
-  // All zeros (over ndim): chosen automatically (tessera/array_partition.hpp). Otherwise used as given.
+  /// All zeros (over ndim): chosen automatically (tessera/array_partition.hpp). Otherwise used as given.
   int32_t chunkshape[kMaxDims] = {};
   int32_t blockshape[kMaxDims] = {};
-  array_partition_hints partition{};     // for the automatic shapes
+  array_partition_hints partition{};     ///< for the automatic shapes
 
-  // NumPy dtype string ("<f8"); empty: "|u1" for itemsize 1, else "|V<itemsize>". An unknown dtype string is
-  // kept verbatim (it then needs itemsize).
+  /// NumPy dtype string ("<f8"); empty: "|u1" for itemsize 1, else "|V<itemsize>". An unknown dtype string is
+  /// kept verbatim (it then needs itemsize).
   span<const char> dtype{};
-  int32_t itemsize = 0;                  // 0: from the dtype. Else must agree with a known dtype.
+  int32_t itemsize = 0;                  ///< 0: from the dtype. Else must agree with a known dtype.
 
-  // Compression (the reference's defaults: BloscLZ, level 5, shuffle).
+  /// Compression (the reference's defaults: BloscLZ, level 5, shuffle).
   codec compressor = codec::blosclz;
   int clevel = 5;
   uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, static_cast<uint8_t>(filter_id::shuffle)};
@@ -71,20 +71,20 @@ struct array_params {
   split_mode split = split_mode::forward_compat;
   uint8_t compcode_meta = 0;
 
-  // Decoding and encoding run on this executor (exec.workers is stored as the frame's nthreads).
+  /// Decoding and encoding run on this executor (exec.workers is stored as the frame's nthreads).
   executor exec = executor_serial();
 
-  // Fixed metalayers besides "b2nd" (at most kFrameMaxMetalayers - 1). Their sizes are fixed for ever.
+  /// Fixed metalayers besides "b2nd" (at most kFrameMaxMetalayers - 1). Their sizes are fixed for ever.
   const frame_metalayer_init* metalayers = nullptr;
   uint32_t nmetalayers = 0;
 };
 
-// Where a new array goes: a contiguous frame at options.base_offset of `st`, or a sparse frame in `dir`
-// (exactly one of the two). The storage or directory must outlive the array.
+/// Where a new array goes: a contiguous frame at options.base_offset of `st`, or a sparse frame in `dir`
+/// (exactly one of the two). The storage or directory must outlive the array.
 struct array_target {
   const storage* st = nullptr;
   const storage_directory* dir = nullptr;
-  frame_open_options options{};  // `writable` is implied
+  frame_open_options options{};  ///< `writable` is implied
 };
 [[nodiscard]] inline array_target array_target_contiguous(const storage& st, bool durable = true) noexcept {
   array_target t;
@@ -98,13 +98,13 @@ struct array_target {
   return t;
 }
 
-// The initial contents of a new array. zeros, nans and uninit write special index entries only (no chunk
-// bytes); full writes one repeated-value chunk (32 + itemsize bytes) per chunk, padding included; buffer
-// takes the C-order items of the whole array (prod(shape) * itemsize bytes).
+/// The initial contents of a new array. zeros, nans and uninit write special index entries only (no chunk
+/// bytes); full writes one repeated-value chunk (32 + itemsize bytes) per chunk, padding included; buffer
+/// takes the C-order items of the whole array (prod(shape) * itemsize bytes).
 enum class array_fill_kind : uint8_t { uninit, zeros, nans, full, buffer };
 struct array_fill {
   array_fill_kind kind = array_fill_kind::zeros;
-  bytes_view bytes{};  // full: one item; buffer: the items
+  bytes_view bytes{};  ///< full: one item; buffer: the items
 };
 [[nodiscard]] inline array_fill array_fill_zeros() noexcept { return array_fill{array_fill_kind::zeros, {}}; }
 [[nodiscard]] inline array_fill array_fill_uninit() noexcept { return array_fill{array_fill_kind::uninit, {}}; }
@@ -127,8 +127,8 @@ namespace detail {
 struct array_access;
 }
 
-// An open array: its frame, geometry, codec state. Not copyable; movable. Memory from the allocator given at
-// create/open. One call at a time.
+/// An open array: its frame, geometry, codec state. Not copyable; movable. Memory from the allocator given at
+/// create/open. One call at a time.
 class array {
  public:
   array() noexcept = default;
@@ -138,7 +138,7 @@ class array {
   array& operator=(array&&) noexcept = default;
   ~array() = default;
 
-  bool auto_commit = true;  // commit the frame after each successful mutating call
+  bool auto_commit = true;  ///< commit the frame after each successful mutating call
 
  private:
   friend struct detail::array_access;
@@ -160,69 +160,69 @@ class array {
 
 // ---- Creating, opening, closing ----------------------------------------------------------------------------
 
-// Creates an array at `target` and commits it. Errors: invalid_argument (parameters, a fill of the wrong size,
-// nans for an itemsize other than 4 or 8), unsupported (itemsize > 255), overflow (a chunk beyond the format's
-// limit), and those of the frame and the storage.
+/// Creates an array at `target` and commits it. Errors: invalid_argument (parameters, a fill of the wrong size,
+/// nans for an itemsize other than 4 or 8), unsupported (itemsize > 255), overflow (a chunk beyond the format's
+/// limit), and those of the frame and the storage.
 [[nodiscard]] status array_create(array& a, const array_target& target, const allocator& alloc,
                                   const array_params& params, const array_fill& fill) noexcept;
 
-// Opens the array in a contiguous frame (at options.frame.base_offset of st) or a sparse one. The frame must
-// hold a "b2nd" (or legacy "caterva") metalayer and the chunks its geometry needs. The itemsize is the frame's
-// typesize (files exist whose dtype string disagrees). Errors: malformed (no b2nd metalayer, chunks that
-// disagree with the geometry), and those of frame_open and b2nd_meta_decode.
+/// Opens the array in a contiguous frame (at options.frame.base_offset of st) or a sparse one. The frame must
+/// hold a "b2nd" (or legacy "caterva") metalayer and the chunks its geometry needs. The itemsize is the frame's
+/// typesize (files exist whose dtype string disagrees). Errors: malformed (no b2nd metalayer, chunks that
+/// disagree with the geometry), and those of frame_open and b2nd_meta_decode.
 [[nodiscard]] status array_open(array& a, const storage& st, const allocator& alloc,
                                 const array_open_options& options = array_open_options{}) noexcept;
 [[nodiscard]] status array_open_sparse(array& a, const storage_directory& dir, const allocator& alloc,
                                        const array_open_options& options = array_open_options{}) noexcept;
-// Takes over an open frame (e.g. one opened at an offset, or a finalized flash frame).
+/// Takes over an open frame (e.g. one opened at an offset, or a finalized flash frame).
 [[nodiscard]] status array_open_frame(array& a, frame&& f, bool writable, const allocator& alloc,
                                       const executor& exec = executor_serial()) noexcept;
 
-// Commits pending changes (only needed with auto_commit off).
+/// Commits pending changes (only needed with auto_commit off).
 [[nodiscard]] status array_commit(array& a) noexcept;
-// Closes the array; uncommitted changes are dropped.
+/// Closes the array; uncommitted changes are dropped.
 status array_close(array& a) noexcept;
 
 // ---- What it is --------------------------------------------------------------------------------------------
 
 [[nodiscard]] bool array_is_open(const array& a) noexcept;
-[[nodiscard]] const array_layout& array_layout_get(const array& a) noexcept;  // ndim, shape, chunk/block shapes
+[[nodiscard]] const array_layout& array_layout_get(const array& a) noexcept;  ///< ndim, shape, chunk/block shapes
 [[nodiscard]] int32_t array_itemsize(const array& a) noexcept;
-[[nodiscard]] int64_t array_nbytes(const array& a) noexcept;               // prod(shape) * itemsize
+[[nodiscard]] int64_t array_nbytes(const array& a) noexcept;               ///< prod(shape) * itemsize
 [[nodiscard]] span<const char> array_dtype(const array& a) noexcept;
 [[nodiscard]] frame& array_frame(array& a) noexcept;
-// The parameters of this array (shape, chunk and block shapes, dtype, compression, executor; no extra
-// metalayers): a start for array_copy and friends. The dtype views the array's own copy.
+/// The parameters of this array (shape, chunk and block shapes, dtype, compression, executor; no extra
+/// metalayers): a start for array_copy and friends. The dtype views the array's own copy.
 [[nodiscard]] array_params array_params_get(const array& a) noexcept;
 
 // ---- Reading -----------------------------------------------------------------------------------------------
 
-// The whole array into `out` (at least array_nbytes), C order.
+/// The whole array into `out` (at least array_nbytes), C order.
 [[nodiscard]] status array_read(array& a, bytes_mut out) noexcept;
-// The slice [start, stop) into `out` (C order, shape stop - start). Pointers may be null for ndim 0.
-// Errors: out_of_range (bad bounds), buffer_too_small, and decoding errors.
+/// The slice [start, stop) into `out` (C order, shape stop - start). Pointers may be null for ndim 0.
+/// Errors: out_of_range (bad bounds), buffer_too_small, and decoding errors.
 [[nodiscard]] status array_slice_read(array& a, const int64_t* start, const int64_t* stop, bytes_mut out) noexcept;
-// One item at `coords` into out (itemsize bytes).
+/// One item at `coords` into out (itemsize bytes).
 [[nodiscard]] status array_element_read(array& a, const int64_t* coords, bytes_mut out) noexcept;
-// An orthogonal selection: for each dimension d, counts[d] indices (any order, repeats allowed) in
-// indices[d]; `out` receives the items at every combination, C order over (counts[0], ..., counts[ndim-1]).
-// Each touched block is decoded once. Scratch: one block plus 16 bytes per index.
+/// An orthogonal selection: for each dimension d, counts[d] indices (any order, repeats allowed) in
+/// indices[d]; `out` receives the items at every combination, C order over (counts[0], ..., counts[ndim-1]).
+/// Each touched block is decoded once. Scratch: one block plus 16 bytes per index.
 [[nodiscard]] status array_orthogonal_read(array& a, const int64_t* const* indices, const int64_t* counts,
                                            bytes_mut out) noexcept;
 
 // ---- Writing -----------------------------------------------------------------------------------------------
 
-// Writes `src` (C order, shape stop - start) into the slice [start, stop). Needs the array writable.
+/// Writes `src` (C order, shape stop - start) into the slice [start, stop). Needs the array writable.
 [[nodiscard]] status array_slice_write(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept;
 [[nodiscard]] status array_element_write(array& a, const int64_t* coords, bytes_view item) noexcept;
 
 // ---- Metalayers --------------------------------------------------------------------------------------------
 
-// Fixed metalayers: content by name (a view valid until the next change), and an update with content of the
-// same size. "b2nd" belongs to the array: updating it is invalid_argument.
+/// Fixed metalayers: content by name (a view valid until the next change), and an update with content of the
+/// same size. "b2nd" belongs to the array: updating it is invalid_argument.
 [[nodiscard]] result<bytes_view> array_meta_find(const array& a, span<const char> name) noexcept;
 [[nodiscard]] status array_meta_update(array& a, span<const char> name, bytes_view content) noexcept;
-// Variable-length metalayers: decoded size, decode into out, set (adds or replaces), delete.
+/// Variable-length metalayers: decoded size, decode into out, set (adds or replaces), delete.
 [[nodiscard]] result<size_t> array_vlmeta_nbytes(const array& a, span<const char> name) noexcept;
 [[nodiscard]] result<size_t> array_vlmeta_read(array& a, span<const char> name, bytes_mut out) noexcept;
 [[nodiscard]] status array_vlmeta_write(array& a, span<const char> name, bytes_view content) noexcept;
@@ -230,17 +230,17 @@ status array_close(array& a) noexcept;
 
 // ---- Changing the shape in place ---------------------------------------------------------------------------
 
-// Grows or shrinks any dimensions at their ends. Items that appear are zero (padding they come from is cleared
-// first); items that go are dropped. Chunks wholly outside the new shape are deleted, new ones are zero index
-// entries; only kept edge chunks that grow are rewritten.
+/// Grows or shrinks any dimensions at their ends. Items that appear are zero (padding they come from is cleared
+/// first); items that go are dropped. Chunks wholly outside the new shape are deleted, new ones are zero index
+/// entries; only kept edge chunks that grow are rewritten.
 [[nodiscard]] status array_resize(array& a, const int64_t* new_shape) noexcept;
-// Inserts `src` (C order; the array's shape with `count` items along axis) before position `pos` of axis.
-// At the end (pos == shape[axis]) any count works. Elsewhere pos and count must be multiples of the chunk
-// extent along axis (whole chunks move: the reference's rule): else invalid_argument.
+/// Inserts `src` (C order; the array's shape with `count` items along axis) before position `pos` of axis.
+/// At the end (pos == shape[axis]) any count works. Elsewhere pos and count must be multiples of the chunk
+/// extent along axis (whole chunks move: the reference's rule): else invalid_argument.
 [[nodiscard]] status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view src) noexcept;
-// array_insert at the end.
+/// array_insert at the end.
 [[nodiscard]] status array_append(array& a, int axis, int64_t count, bytes_view src) noexcept;
-// Deletes items [pos, pos + count) along axis. At the end any count works; elsewhere as array_insert.
+/// Deletes items [pos, pos + count) along axis. At the end any count works; elsewhere as array_insert.
 [[nodiscard]] status array_delete(array& a, int axis, int64_t pos, int64_t count) noexcept;
 
 // ---- New arrays from arrays --------------------------------------------------------------------------------
@@ -249,34 +249,34 @@ status array_close(array& a) noexcept;
 // and extra metalayers; its ndim, shape, dtype and itemsize are ignored (they come from the operation).
 // Chunk and block shapes must have the new array's ndim (or be all zero: automatic).
 
-// The slice [start, stop) of src as a new array. Scratch: a few chunks.
+/// The slice [start, stop) of src as a new array. Scratch: a few chunks.
 [[nodiscard]] status array_slice_copy(array& dst, const array_target& target, const allocator& alloc, array& src,
                                       const int64_t* start, const int64_t* stop,
                                       const array_params* params = nullptr) noexcept;
-// The whole of src, e.g. with other chunk and block shapes (rechunking) or compression.
+/// The whole of src, e.g. with other chunk and block shapes (rechunking) or compression.
 [[nodiscard]] status array_copy(array& dst, const array_target& target, const allocator& alloc, array& src,
                                 const array_params* params = nullptr) noexcept;
-// src1 then src2 along axis (their other extents, itemsizes and dtypes must agree).
+/// src1 then src2 along axis (their other extents, itemsizes and dtypes must agree).
 [[nodiscard]] status array_concatenate(array& dst, const array_target& target, const allocator& alloc, array& src1,
                                        array& src2, int axis, const array_params* params = nullptr) noexcept;
-// src without its dimensions of extent 1 (all of them when `axes` is null, else those with axes[d] true:
-// they must have extent 1). When each removed dimension has chunk and block extent 1 the stored chunks are
-// the same and are copied as they are; otherwise the array is re-chunked (chunk and block shapes minus the
-// removed dimensions).
+/// src without its dimensions of extent 1 (all of them when `axes` is null, else those with axes[d] true:
+/// they must have extent 1). When each removed dimension has chunk and block extent 1 the stored chunks are
+/// the same and are copied as they are; otherwise the array is re-chunked (chunk and block shapes minus the
+/// removed dimensions).
 [[nodiscard]] status array_squeeze(array& dst, const array_target& target, const allocator& alloc, array& src,
                                    const bool* axes = nullptr) noexcept;
-// src with new dimensions of extent 1 (chunk and block extent 1): the result has new_ndim dimensions, those
-// with axes[d] true are the new ones. The stored chunks do not change and are copied as they are.
+/// src with new dimensions of extent 1 (chunk and block extent 1): the result has new_ndim dimensions, those
+/// with axes[d] true are the new ones. The stored chunks do not change and are copied as they are.
 [[nodiscard]] status array_expand_dims(array& dst, const array_target& target, const allocator& alloc, array& src,
                                        const bool* axes, int new_ndim) noexcept;
-// A copy of the frame's contents elsewhere (e.g. an in-memory array saved to a file): chunks as they are
-// (compressed bytes, special entries), all metalayers and vlmetalayers.
+/// A copy of the frame's contents elsewhere (e.g. an in-memory array saved to a file): chunks as they are
+/// (compressed bytes, special entries), all metalayers and vlmetalayers.
 [[nodiscard]] status array_save(array& dst, const array_target& target, const allocator& alloc, array& src) noexcept;
 
 // ---- Writing chunk by chunk (flash) ------------------------------------------------------------------------
 
-// The frame parameters of a new array (for flash_frame_create or frame_create): holds the "b2nd" metalayer
-// and the list of metalayers that params.metalayers points at. Not movable (frame.metalayers points inside).
+/// The frame parameters of a new array (for flash_frame_create or frame_create): holds the "b2nd" metalayer
+/// and the list of metalayers that params.metalayers points at. Not movable (frame.metalayers points inside).
 struct array_frame_setup {
   array_frame_setup() noexcept = default;
   array_frame_setup(const array_frame_setup&) = delete;
@@ -286,13 +286,13 @@ struct array_frame_setup {
   array_layout layout{};
   int32_t itemsize = 0;
   chunk_encode_params encode{};
-  uint8_t meta_bytes[32 + 19 * kMaxDims + kArrayMaxDtypeLen] = {};  // the encoded "b2nd" metalayer
+  uint8_t meta_bytes[32 + 19 * kMaxDims + kArrayMaxDtypeLen] = {};  ///< the encoded "b2nd" metalayer
   frame_metalayer_init metalayers[kFrameMaxMetalayers] = {};
 };
-// Validates params (with automatic shapes) and fills setup. Errors as array_create's.
+/// Validates params (with automatic shapes) and fills setup. Errors as array_create's.
 [[nodiscard]] status array_frame_setup_make(array_frame_setup& setup, const array_params& params) noexcept;
 
-// Encodes chunks of an array described by a setup, in any order, into the packer's buffer.
+/// Encodes chunks of an array described by a setup, in any order, into the packer's buffer.
 class array_chunk_packer {
  public:
   array_chunk_packer() noexcept = default;
@@ -305,15 +305,15 @@ class array_chunk_packer {
   int32_t itemsize_ = 0;
   chunk_encode_params encode_{};
   chunk_encoder encoder_;
-  owned_array<uint8_t> chunk_;   // the padded chunk
-  owned_array<uint8_t> out_;     // the encoded chunk
+  owned_array<uint8_t> chunk_;   ///< the padded chunk
+  owned_array<uint8_t> out_;     ///< the encoded chunk
 };
-// Scratch: two chunks plus the encoder's (from alloc).
+/// Scratch: two chunks plus the encoder's (from alloc).
 [[nodiscard]] status array_chunk_packer_init(array_chunk_packer& p, const array_frame_setup& setup,
                                              const allocator& alloc,
                                              const executor& exec = executor_serial()) noexcept;
-// Chunk nchunk from its items in C order (shape: the chunk's extent, chunkshape cut at the array's edge);
-// padding is zero. Returns the encoded chunk (a view of the packer's buffer, valid until the next call).
+/// Chunk nchunk from its items in C order (shape: the chunk's extent, chunkshape cut at the array's edge);
+/// padding is zero. Returns the encoded chunk (a view of the packer's buffer, valid until the next call).
 [[nodiscard]] result<bytes_view> array_chunk_pack(array_chunk_packer& p, int64_t nchunk, bytes_view items) noexcept;
 
 }  // namespace tessera

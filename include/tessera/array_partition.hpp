@@ -31,22 +31,22 @@
 namespace tessera {
 
 struct array_partition_hints {
-  int64_t block_bytes = 32 * 1024;          // the target block size
-  int64_t min_block_bytes = 0;              // e.g. L2 / 4 on x86-64 or L1 elsewhere (0: none)
-  int64_t l2_bytes = 0;                     // the L2 cache size (0: unknown)
-  int64_t l3_bytes = 0;                     // the L3 cache size (0: unknown)
-  int64_t min_chunk_bytes = 4 * 1024 * 1024;  // the smallest automatic chunk
+  int64_t block_bytes = 32 * 1024;          ///< the target block size
+  int64_t min_block_bytes = 0;              ///< e.g. L2 / 4 on x86-64 or L1 elsewhere (0: none)
+  int64_t l2_bytes = 0;                     ///< the L2 cache size (0: unknown)
+  int64_t l3_bytes = 0;                     ///< the L3 cache size (0: unknown)
+  int64_t min_chunk_bytes = 4 * 1024 * 1024;  ///< the smallest automatic chunk
 };
 
-// Fills chunkshape (when chunks_given is false) and blockshape (when blocks_given is false) for an array of
-// `shape` and itemsize bytes per item, by the rule above. Errors: invalid_argument (ndim outside 0..kMaxDims,
-// negative extents, itemsize < 1, a given shape with a 0 where the extent is not 0, a block larger than its
-// chunk), overflow (a block of more than the format's maximum block size).
+/// Fills chunkshape (when chunks_given is false) and blockshape (when blocks_given is false) for an array of
+/// `shape` and itemsize bytes per item, by the rule above. Errors: invalid_argument (ndim outside 0..kMaxDims,
+/// negative extents, itemsize < 1, a given shape with a 0 where the extent is not 0, a block larger than its
+/// chunk), overflow (a block of more than the format's maximum block size).
 [[nodiscard]] status array_partition_compute(int ndim, const int64_t* shape, int64_t itemsize, int32_t* chunkshape,
                                              bool chunks_given, int32_t* blockshape, bool blocks_given,
                                              const array_partition_hints& hints = array_partition_hints{}) noexcept;
 
-// python-blosc2's nearest_divisor(a, b, strict) (Cython version), exposed for tests.
+/// python-blosc2's nearest_divisor(a, b, strict) (Cython version), exposed for tests.
 [[nodiscard]] int64_t array_partition_nearest_divisor(int64_t a, int64_t b, bool strict) noexcept;
 
 }  // namespace tessera

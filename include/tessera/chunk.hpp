@@ -13,92 +13,92 @@
 
 namespace tessera {
 
-inline constexpr size_t kChunkHeaderMinSize = 16;       // the Blosc1 header
-inline constexpr size_t kChunkHeaderExtendedSize = 32;  // the Blosc2 extended header
+inline constexpr size_t kChunkHeaderMinSize = 16;       ///< the Blosc1 header
+inline constexpr size_t kChunkHeaderExtendedSize = 32;  ///< the Blosc2 extended header
 inline constexpr size_t kChunkMaxOverhead = kChunkHeaderExtendedSize;
 inline constexpr int kChunkMaxFilters = 6;
-inline constexpr int32_t kChunkMaxBlocksize = 536866816;  // the reference's BLOSC2_MAXBLOCKSIZE
-inline constexpr int32_t kChunkMaxDictSize = 32 * 1024;   // BLOSC2_MAXDICTSIZE
+inline constexpr int32_t kChunkMaxBlocksize = 536866816;  ///< the reference's BLOSC2_MAXBLOCKSIZE
+inline constexpr int32_t kChunkMaxDictSize = 32 * 1024;   ///< BLOSC2_MAXDICTSIZE
 
-// Chunk format versions (header byte 0).
+/// Chunk format versions (header byte 0).
 inline constexpr uint8_t kChunkVersionBlosc1 = 2;
 inline constexpr uint8_t kChunkVersionAlpha = 3;
 inline constexpr uint8_t kChunkVersionStable = 5;
 inline constexpr uint8_t kChunkVersionVlBlocks = 6;
 
-// Header `flags` bits.
+/// Header `flags` bits.
 inline constexpr uint8_t kChunkFlagShuffle = 0x01;
 inline constexpr uint8_t kChunkFlagMemcpyed = 0x02;
 inline constexpr uint8_t kChunkFlagBitshuffle = 0x04;
 inline constexpr uint8_t kChunkFlagDelta = 0x08;
 inline constexpr uint8_t kChunkFlagNoSplit = 0x10;
-// blosc2_flags bits.
+/// blosc2_flags bits.
 inline constexpr uint8_t kChunkBlosc2Dict = 0x01;
 inline constexpr uint8_t kChunkBlosc2BigEndian = 0x02;
 inline constexpr uint8_t kChunkBlosc2Lazy = 0x08;
 inline constexpr uint8_t kChunkBlosc2Instrumented = 0x80;
-// blosc2_flags2 bits.
+/// blosc2_flags2 bits.
 inline constexpr uint8_t kChunkBlosc2VlBlocks = 0x01;
 
-// The codec numbers of the Blosc2 API (compcode), as the frame header and users name them.
+/// The codec numbers of the Blosc2 API (compcode), as the frame header and users name them.
 enum class codec : uint8_t { blosclz = 0, lz4 = 1, lz4hc = 2, zlib = 4, zstd = 5 };
-// The codec *format* stored in flags bits 5..7 (lz4 and lz4hc share one format).
+/// The codec *format* stored in flags bits 5..7 (lz4 and lz4hc share one format).
 enum class codec_format : uint8_t { blosclz = 0, lz4 = 1, snappy = 2, zlib = 3, zstd = 4, user = 6, schunk = 7 };
 
 [[nodiscard]] const char* codec_name(codec c) noexcept;
-// Whether this build can decompress (and compress) data of this codec.
+/// Whether this build can decompress (and compress) data of this codec.
 [[nodiscard]] bool codec_available(codec c) noexcept;
 
-// Filter ids of the pipeline slots.
+/// Filter ids of the pipeline slots.
 enum class filter_id : uint8_t {
   none = 0,
-  shuffle = 1,      // meta: bytes per element to shuffle (0: the chunk's typesize)
+  shuffle = 1,      ///< meta: bytes per element to shuffle (0: the chunk's typesize)
   bitshuffle = 2,
-  delta = 3,        // against the chunk's first block
-  trunc_prec = 4,   // meta: mantissa bits to keep (lossy; nothing to undo)
-  bytedelta = 35,   // meta: typesize (0: the chunk's typesize)
-  int_trunc = 36,   // meta: bits to keep (lossy; nothing to undo)
+  delta = 3,        ///< against the chunk's first block
+  trunc_prec = 4,   ///< meta: mantissa bits to keep (lossy; nothing to undo)
+  bytedelta = 35,   ///< meta: typesize (0: the chunk's typesize)
+  int_trunc = 36,   ///< meta: bits to keep (lossy; nothing to undo)
 };
 
-// Special-value chunks: the whole chunk is one value and has no blocks section.
+/// Special-value chunks: the whole chunk is one value and has no blocks section.
 enum class chunk_special : uint8_t { none = 0, zeros = 1, nan = 2, value = 3, uninit = 4 };
 
-// A validated chunk header. Derived fields say how to walk the chunk.
+/// A validated chunk header. Derived fields say how to walk the chunk.
 struct chunk_header {
   uint8_t version = 0;
   uint8_t versionlz = 0;
   uint8_t flags = 0;
   uint8_t typesize = 0;
   int32_t nbytes = 0;
-  int32_t blocksize = 0;  // as stored, clamped to nbytes for regular chunks; for VL-block chunks the block count
+  int32_t blocksize = 0;  ///< as stored, clamped to nbytes for regular chunks; for VL-block chunks the block count
   int32_t cbytes = 0;
-  uint8_t filters[kChunkMaxFilters] = {};       // for Blosc1 headers: derived from flags as the reference does
+  uint8_t filters[kChunkMaxFilters] = {};       ///< for Blosc1 headers: derived from flags as the reference does
   uint8_t filters_meta[kChunkMaxFilters] = {};
   uint8_t udcodec = 0;
   uint8_t compcode_meta = 0;
   uint8_t blosc2_flags = 0;
   uint8_t blosc2_flags2 = 0;
 
-  // Derived.
-  bool extended = false;       // 32-byte header
-  bool memcpyed = false;       // blocks stored verbatim after the header, no bstarts
-  bool split = false;          // full blocks hold `typesize` streams (flags bit 4 clear)
-  bool dict = false;           // a dictionary follows bstarts
-  bool lazy = false;           // blocks live elsewhere (in the frame); header, bstarts and a trailer are here
-  bool vlblocks = false;       // variable-length blocks
+  /// Derived.
+  bool extended = false;       ///< 32-byte header
+  bool memcpyed = false;       ///< blocks stored verbatim after the header, no bstarts
+  bool split = false;          ///< full blocks hold `typesize` streams (flags bit 4 clear)
+  bool dict = false;           ///< a dictionary follows bstarts
+  bool lazy = false;           ///< blocks live elsewhere (in the frame); header, bstarts and a trailer are here
+  bool vlblocks = false;       ///< variable-length blocks
   chunk_special special = chunk_special::none;
   codec_format format = codec_format::blosclz;
-  uint32_t header_size = 0;    // 16 or 32
+  uint32_t header_size = 0;    ///< 16 or 32
   uint32_t nblocks = 0;
-  int32_t leftover = 0;        // bytes of a shorter last block (regular chunks), else 0
-  int32_t value_size = 0;      // special value chunks: bytes of the repeated value (cbytes - 32)
+  int32_t leftover = 0;        ///< bytes of a shorter last block (regular chunks), else 0
+  int32_t value_size = 0;      ///< special value chunks: bytes of the repeated value (cbytes - 32)
 };
 
-// Reads and validates the header at the start of `chunk`. Needs only the header bytes (16 or 32), so a frame
-// can learn a chunk's cbytes before reading the rest. Errors: truncated, malformed, unsupported.
+/// Reads and validates the header at the start of `chunk`. Needs only the header bytes (16 or 32), so a frame
+/// can learn a chunk's cbytes before reading the rest. Errors: truncated, malformed, unsupported.
 [[nodiscard]] result<chunk_header> chunk_header_read(bytes_view chunk) noexcept;
 
-// Where block `nblock` lands in the decoded chunk. For VL-block chunks it reads the block's bstart entry.
+/// Where block `nblock` lands in the decoded chunk. For VL-block chunks it reads the block's bstart entry.
 struct chunk_block_extent {
   size_t offset = 0;
   size_t size = 0;
@@ -106,11 +106,11 @@ struct chunk_block_extent {
 [[nodiscard]] result<chunk_block_extent> chunk_block_extent_get(const chunk_header& header, bytes_view chunk,
                                                                 size_t nblock) noexcept;
 
-// The lazy-chunk trailer: where the chunk lives in its frame and the compressed size of every block.
+/// The lazy-chunk trailer: where the chunk lives in its frame and the compressed size of every block.
 struct chunk_lazy_trailer {
   int32_t nchunk = 0;
   int64_t offset = 0;
-  bytes_view block_csizes;  // nblocks little-endian int32
+  bytes_view block_csizes;  ///< nblocks little-endian int32
 };
 [[nodiscard]] result<chunk_lazy_trailer> chunk_lazy_trailer_read(const chunk_header& header,
                                                                  bytes_view chunk) noexcept;
@@ -118,15 +118,15 @@ struct chunk_lazy_trailer {
 // ---- Decoding ----------------------------------------------------------------------------------------------
 
 struct chunk_decoder_options {
-  // Scratch is sized at init for blocks up to this size; larger blocks grow it from the allocator unless
-  // fixed_scratch is set (then they fail with buffer_too_small).
+  /// Scratch is sized at init for blocks up to this size; larger blocks grow it from the allocator unless
+  /// fixed_scratch is set (then they fail with buffer_too_small).
   size_t max_blocksize = 256 * 1024;
   bool fixed_scratch = false;
-  executor exec = executor_serial();  // exec.workers sets the number of per-worker scratch sets
+  executor exec = executor_serial();  ///< exec.workers sets the number of per-worker scratch sets
 };
 
-// The decoder's state: per-worker scratch and codec contexts, all from the allocator. Not copyable; movable.
-// One decoder serves one call at a time.
+/// The decoder's state: per-worker scratch and codec contexts, all from the allocator. Not copyable; movable.
+/// One decoder serves one call at a time.
 class chunk_decoder {
  public:
   chunk_decoder() noexcept = default;
@@ -136,7 +136,7 @@ class chunk_decoder {
   chunk_decoder& operator=(chunk_decoder&& o) noexcept;
   ~chunk_decoder();
 
-  struct worker;  // internal
+  struct worker;  ///< internal
 
  private:
   friend struct chunk_decoder_access;
@@ -144,74 +144,74 @@ class chunk_decoder {
   chunk_decoder_options options_{};
   worker* workers_ = nullptr;
   uint32_t nworkers_ = 0;
-  size_t scratch_blocksize_ = 0;  // the block size every worker's scratch can hold
-  uint8_t* block0_ = nullptr;     // block 0 decoded for delta when decoding a single later block
+  size_t scratch_blocksize_ = 0;  ///< the block size every worker's scratch can hold
+  uint8_t* block0_ = nullptr;     ///< block 0 decoded for delta when decoding a single later block
   size_t block0_size_ = 0;
 };
 
-// Bytes an arena needs to init a decoder with these options (scratch for max_blocksize; codec contexts that are
-// created on first use are included for the codecs of this build).
+/// Bytes an arena needs to init a decoder with these options (scratch for max_blocksize; codec contexts that are
+/// created on first use are included for the codecs of this build).
 [[nodiscard]] size_t chunk_decoder_estimate(const chunk_decoder_options& options) noexcept;
 [[nodiscard]] status chunk_decoder_init(chunk_decoder& d, const allocator& alloc,
                                         const chunk_decoder_options& options = chunk_decoder_options{}) noexcept;
-// Frees everything (also done by the destructor).
+/// Frees everything (also done by the destructor).
 void chunk_decoder_release(chunk_decoder& d) noexcept;
 
-// Decodes the whole chunk into out[0, nbytes) and returns nbytes. out may be larger; bytes past nbytes are not
-// touched. Errors: buffer_too_small (out shorter than nbytes), truncated/malformed/corrupt (bad chunk),
-// codec_unavailable (a codec this build lacks), unsupported (lazy chunks, unknown filters), out_of_memory.
+/// Decodes the whole chunk into out[0, nbytes) and returns nbytes. out may be larger; bytes past nbytes are not
+/// touched. Errors: buffer_too_small (out shorter than nbytes), truncated/malformed/corrupt (bad chunk),
+/// codec_unavailable (a codec this build lacks), unsupported (lazy chunks, unknown filters), out_of_memory.
 [[nodiscard]] result<size_t> chunk_decode(chunk_decoder& d, bytes_view chunk, bytes_mut out) noexcept;
 
-// Decodes block `nblock` alone into out[0, block size) and returns the block size. Only block 0 is decoded in
-// addition when the delta filter needs it. Errors as chunk_decode, plus out_of_range for nblock.
+/// Decodes block `nblock` alone into out[0, block size) and returns the block size. Only block 0 is decoded in
+/// addition when the delta filter needs it. Errors as chunk_decode, plus out_of_range for nblock.
 [[nodiscard]] result<size_t> chunk_decode_block(chunk_decoder& d, bytes_view chunk, size_t nblock,
                                                 bytes_mut out) noexcept;
 
 // ---- Encoding ----------------------------------------------------------------------------------------------
 
-// How blocks are split into one stream per byte of the element (the reference's BLOSC_*_SPLIT).
-// automatic and forward_compat behave the same (as in the reference 3.3.x): split for BloscLZ, LZ4, and Zstd
-// at clevel <= 5, when a shuffle filter is in the pipeline, typesize <= 16 and blocksize / typesize >= 32.
+/// How blocks are split into one stream per byte of the element (the reference's BLOSC_*_SPLIT).
+/// automatic and forward_compat behave the same (as in the reference 3.3.x): split for BloscLZ, LZ4, and Zstd
+/// at clevel <= 5, when a shuffle filter is in the pipeline, typesize <= 16 and blocksize / typesize >= 32.
 enum class split_mode : uint8_t { always = 1, never = 2, automatic = 3, forward_compat = 4 };
 
 inline constexpr int kChunkMaxClevel = 9;
 
 struct chunk_encode_params {
-  uint8_t typesize = 1;                 // 1..255
-  int clevel = 5;                       // 0..9; 0 stores the data verbatim (a memcpyed chunk)
+  uint8_t typesize = 1;                 ///< 1..255
+  int clevel = 5;                       ///< 0..9; 0 stores the data verbatim (a memcpyed chunk)
   codec compressor = codec::blosclz;
-  uint8_t compcode_meta = 0;            // stored in the header as is
-  // The pipeline, applied in slot order on compression (the reference's default: shuffle in the last slot).
+  uint8_t compcode_meta = 0;            ///< stored in the header as is
+  /// The pipeline, applied in slot order on compression (the reference's default: shuffle in the last slot).
   uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, static_cast<uint8_t>(filter_id::shuffle)};
   uint8_t filters_meta[kChunkMaxFilters] = {};
   split_mode split = split_mode::forward_compat;
-  int32_t blocksize = 0;                // 0: automatic (as the reference chooses); else rounded down to whole
+  int32_t blocksize = 0;                ///< 0: automatic (as the reference chooses); else rounded down to whole
                                         // elements and clamped to nbytes
 };
 
-// The block size the encoder uses for `nbytes` bytes with these parameters (the reference's stune choice when
-// params.blocksize is 0). Errors: invalid_argument for bad parameters.
+/// The block size the encoder uses for `nbytes` bytes with these parameters (the reference's stune choice when
+/// params.blocksize is 0). Errors: invalid_argument for bad parameters.
 [[nodiscard]] result<int32_t> chunk_blocksize_compute(const chunk_encode_params& params, size_t nbytes) noexcept;
 
-// Whether blocks of `blocksize` bytes are split into typesize streams with these parameters.
+/// Whether blocks of `blocksize` bytes are split into typesize streams with these parameters.
 [[nodiscard]] bool chunk_split_decide(const chunk_encode_params& params, int32_t blocksize) noexcept;
 
-// The largest chunk the encoder writes for nbytes of data: every chunk fits in nbytes + kChunkMaxOverhead.
+/// The largest chunk the encoder writes for nbytes of data: every chunk fits in nbytes + kChunkMaxOverhead.
 [[nodiscard]] constexpr size_t chunk_encode_bound(size_t nbytes) noexcept { return nbytes + kChunkMaxOverhead; }
 
 struct chunk_encoder_options {
-  // Scratch is sized at init for blocks up to this size; larger blocks grow it from the allocator unless
-  // fixed_scratch is set (then they fail with buffer_too_small).
+  /// Scratch is sized at init for blocks up to this size; larger blocks grow it from the allocator unless
+  /// fixed_scratch is set (then they fail with buffer_too_small).
   size_t max_blocksize = 256 * 1024;
   bool fixed_scratch = false;
-  executor exec = executor_serial();  // exec.workers sets the number of per-worker scratch sets
-  // For chunk_encoder_estimate only: the codec and level whose compression state to count.
+  executor exec = executor_serial();  ///< exec.workers sets the number of per-worker scratch sets
+  /// For chunk_encoder_estimate only: the codec and level whose compression state to count.
   codec estimate_codec = codec::blosclz;
   int estimate_clevel = kChunkMaxClevel;
 };
 
-// The encoder's state: per-worker scratch, BloscLZ workspaces and codec contexts, and (with a parallel
-// executor) per-task output slots, all from the allocator. Not copyable; movable. One call at a time.
+/// The encoder's state: per-worker scratch, BloscLZ workspaces and codec contexts, and (with a parallel
+/// executor) per-task output slots, all from the allocator. Not copyable; movable. One call at a time.
 class chunk_encoder {
  public:
   chunk_encoder() noexcept = default;
@@ -221,7 +221,7 @@ class chunk_encoder {
   chunk_encoder& operator=(chunk_encoder&& o) noexcept;
   ~chunk_encoder();
 
-  struct worker;  // internal
+  struct worker;  ///< internal
 
  private:
   friend struct chunk_encoder_access;
@@ -229,30 +229,30 @@ class chunk_encoder {
   chunk_encoder_options options_{};
   worker* workers_ = nullptr;
   uint32_t nworkers_ = 0;
-  size_t scratch_blocksize_ = 0;  // the block size every worker's scratch (and every slot) can hold
-  uint8_t* slots_ = nullptr;      // nworkers_ output slots for parallel rounds (nullptr when serial)
+  size_t scratch_blocksize_ = 0;  ///< the block size every worker's scratch (and every slot) can hold
+  uint8_t* slots_ = nullptr;      ///< nworkers_ output slots for parallel rounds (nullptr when serial)
 };
 
-// Bytes an arena needs to init an encoder with these options (scratch for max_blocksize, the compression
-// state of options.estimate_codec at estimate_clevel).
+/// Bytes an arena needs to init an encoder with these options (scratch for max_blocksize, the compression
+/// state of options.estimate_codec at estimate_clevel).
 [[nodiscard]] size_t chunk_encoder_estimate(const chunk_encoder_options& options) noexcept;
 [[nodiscard]] status chunk_encoder_init(chunk_encoder& e, const allocator& alloc,
                                         const chunk_encoder_options& options = chunk_encoder_options{}) noexcept;
 void chunk_encoder_release(chunk_encoder& e) noexcept;
 
-// Encodes src (at most INT32_MAX - 32 bytes) into one chunk in out and returns its size (cbytes). The chunk
-// is the one the reference (c-blosc2 3.3.x, blosc2_compress_ctx with one thread) writes for the same
-// parameters and an output buffer of out.size() bytes: block order, the split rule, raw streams when a codec
-// does not gain, runs, the all-zeros special chunk, the memcpyed fallback. It does not depend on the executor.
-// Errors: invalid_argument (parameters), buffer_too_small (out cannot hold the chunk; out.size() >=
-// chunk_encode_bound(src.size()) always suffices), codec_unavailable, out_of_memory.
+/// Encodes src (at most INT32_MAX - 32 bytes) into one chunk in out and returns its size (cbytes). The chunk
+/// is the one the reference (c-blosc2 3.3.x, blosc2_compress_ctx with one thread) writes for the same
+/// parameters and an output buffer of out.size() bytes: block order, the split rule, raw streams when a codec
+/// does not gain, runs, the all-zeros special chunk, the memcpyed fallback. It does not depend on the executor.
+/// Errors: invalid_argument (parameters), buffer_too_small (out cannot hold the chunk; out.size() >=
+/// chunk_encode_bound(src.size()) always suffices), codec_unavailable, out_of_memory.
 [[nodiscard]] result<size_t> chunk_encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
                                           bytes_mut out) noexcept;
 
-// Writes a special-value chunk of nbytes bytes (no blocks): zeros, nan (typesize 4 or 8), uninit, or value
-// (`value` holds typesize bytes, repeated). As the reference's blosc2_chunk_zeros/nans/uninit/repeatval: the
-// header names no filters nor codec; the blocksize is the automatic one for params. Returns 32 (+ typesize for
-// value). Errors: invalid_argument (nbytes not a multiple of typesize, wrong value size), buffer_too_small.
+/// Writes a special-value chunk of nbytes bytes (no blocks): zeros, nan (typesize 4 or 8), uninit, or value
+/// (`value` holds typesize bytes, repeated). As the reference's blosc2_chunk_zeros/nans/uninit/repeatval: the
+/// header names no filters nor codec; the blocksize is the automatic one for params. Returns 32 (+ typesize for
+/// value). Errors: invalid_argument (nbytes not a multiple of typesize, wrong value size), buffer_too_small.
 [[nodiscard]] result<size_t> chunk_encode_special(const chunk_encode_params& params, chunk_special kind,
                                                   size_t nbytes, bytes_view value, bytes_mut out) noexcept;
 

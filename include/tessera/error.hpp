@@ -8,29 +8,29 @@
 
 namespace tessera {
 
-// Numeric values are part of the API (they cross the C API and appear in tools' output): never renumber.
+/// Numeric values are part of the API (they cross the C API and appear in tools' output): never renumber.
 enum class errc : int32_t {
   ok = 0,
-  invalid_argument = 1,   // the caller passed something the API does not accept
-  out_of_memory = 2,      // the allocator refused a request
-  buffer_too_small = 3,   // a caller buffer cannot hold the output
-  truncated = 4,          // the input ends before the structure it announces
-  malformed = 5,          // the input is not the structure it claims to be
-  unsupported = 6,        // valid input that this build or version does not handle
-  out_of_range = 7,       // an index, slice or coordinate outside the array
-  overflow = 8,           // a size or product does not fit the integer type that holds it
-  io = 9,                 // a storage callback failed
-  no_space = 10,          // the storage is full
-  codec_unavailable = 11, // the data needs a codec this build does not include
-  corrupt = 12,           // a checksum, offset or size inside stored data is inconsistent
+  invalid_argument = 1,   ///< the caller passed something the API does not accept
+  out_of_memory = 2,      ///< the allocator refused a request
+  buffer_too_small = 3,   ///< a caller buffer cannot hold the output
+  truncated = 4,          ///< the input ends before the structure it announces
+  malformed = 5,          ///< the input is not the structure it claims to be
+  unsupported = 6,        ///< valid input that this build or version does not handle
+  out_of_range = 7,       ///< an index, slice or coordinate outside the array
+  overflow = 8,           ///< a size or product does not fit the integer type that holds it
+  io = 9,                 ///< a storage callback failed
+  no_space = 10,          ///< the storage is full
+  codec_unavailable = 11, ///< the data needs a codec this build does not include
+  corrupt = 12,           ///< a checksum, offset or size inside stored data is inconsistent
 };
 
-// The short name of a code, e.g. "truncated"; "unknown" for values outside the enum.
+/// The short name of a code, e.g. "truncated"; "unknown" for values outside the enum.
 [[nodiscard]] const char* errc_name(errc code) noexcept;
 
 struct [[nodiscard]] error {
   errc code = errc::ok;
-  const char* message = "";  // static storage; says what and, where it can, where
+  const char* message = "";  ///< static storage; says what and, where it can, where
 
   constexpr error() noexcept = default;
   constexpr error(errc c, const char* m) noexcept : code(c), message(m) {}
@@ -38,23 +38,23 @@ struct [[nodiscard]] error {
   constexpr explicit operator bool() const noexcept { return code != errc::ok; }  // true when it is an error
 };
 
-// A status is an error that is usually ok: `if (auto e = f(); e) return e;`
+/// A status is an error that is usually ok: `if (auto e = f(); e) return e;`
 using status = error;
 
 inline constexpr status ok_status() noexcept { return status{}; }
 inline constexpr error make_error(errc code, const char* message) noexcept { return error{code, message}; }
 
-// A value or an error. No exceptions: check ok() before value().
+/// A value or an error. No exceptions: check ok() before value().
 template <class T>
 class [[nodiscard]] result {
  public:
-  result(const T& v) noexcept(std::is_nothrow_copy_constructible_v<T>) : has_value_(true) {  // NOLINT
+  result(const T& v) noexcept(std::is_nothrow_copy_constructible_v<T>) : has_value_(true) {  ///< NOLINT
     new (&storage_.value) T(v);
   }
-  result(T&& v) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(true) {  // NOLINT
+  result(T&& v) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(true) {  ///< NOLINT
     new (&storage_.value) T(std::move(v));
   }
-  result(error e) noexcept : has_value_(false) {  // NOLINT: an error converts implicitly, like a return value
+  result(error e) noexcept : has_value_(false) {  ///< NOLINT: an error converts implicitly, like a return value
     storage_.err = e;
   }
   result(const result& o) : has_value_(o.has_value_) {

@@ -7,23 +7,23 @@
 
 namespace tessera {
 
-// A task: `index` is the task number in [0, ntasks); `worker` in [0, executor.workers) names the worker running
-// it, so the task can use that worker's scratch without locks. Tasks must not throw (nothing in the core does)
-// and report failures through their context.
+/// A task: `index` is the task number in [0, ntasks); `worker` in [0, executor.workers) names the worker running
+/// it, so the task can use that worker's scratch without locks. Tasks must not throw (nothing in the core does)
+/// and report failures through their context.
 using executor_task = void (*)(void* task_context, size_t index, uint32_t worker) noexcept;
 
 struct executor {
-  // Runs task(task_context, i, w) once for every i in [0, ntasks) and returns when all have finished. No two
-  // tasks run at the same time with the same worker index; w < workers. nullptr means serial.
+  /// Runs task(task_context, i, w) once for every i in [0, ntasks) and returns when all have finished. No two
+  /// tasks run at the same time with the same worker index; w < workers. nullptr means serial.
   void (*run)(void* executor_context, size_t ntasks, executor_task task, void* task_context) noexcept = nullptr;
   void* context = nullptr;
-  uint32_t workers = 1;  // the number of distinct worker indices run may use (>= 1)
+  uint32_t workers = 1;  ///< the number of distinct worker indices run may use (>= 1)
 };
 
-// The serial executor: every task in the calling thread, in index order, as worker 0.
+/// The serial executor: every task in the calling thread, in index order, as worker 0.
 [[nodiscard]] executor executor_serial() noexcept;
 
-// Runs `ntasks` tasks with `e` (serially when e.run is nullptr).
+/// Runs `ntasks` tasks with `e` (serially when e.run is nullptr).
 void executor_run(const executor& e, size_t ntasks, executor_task task, void* task_context) noexcept;
 
 }  // namespace tessera

@@ -40,8 +40,8 @@
 
 namespace tessera {
 
-inline constexpr uint32_t kFrameHeaderMinLen = 87;   // the fixed part of the header, before the metalayers
-inline constexpr uint32_t kFrameTrailerMinLen = 25;  // a trailer without vlmetalayers ends in these
+inline constexpr uint32_t kFrameHeaderMinLen = 87;   ///< the fixed part of the header, before the metalayers
+inline constexpr uint32_t kFrameTrailerMinLen = 25;  ///< a trailer without vlmetalayers ends in these
 inline constexpr uint32_t kFrameMaxMetalayers = 16;
 inline constexpr uint32_t kFrameMaxVlmetalayers = 8 * 1024;
 inline constexpr uint32_t kFrameMetalayerNameMax = 31;
@@ -50,25 +50,25 @@ inline constexpr char kSparseIndexTempName[] = "chunks.b2frame.tmp";
 
 enum class frame_kind : uint8_t { contiguous = 0, sparse = 1 };
 
-// The header's fields (and what follows from them).
+/// The header's fields (and what follows from them).
 struct frame_info {
   frame_kind kind = frame_kind::contiguous;
-  uint8_t version = 0;          // general_flags bits 0..3: 2 (regular), 3 (variable chunks or VL blocks)
-  bool variable_chunks = false; // general_flags bit 6
-  bool vl_blocks = false;       // general_flags bit 7
+  uint8_t version = 0;          ///< general_flags bits 0..3: 2 (regular), 3 (variable chunks or VL blocks)
+  bool variable_chunks = false; ///< general_flags bit 6
+  bool vl_blocks = false;       ///< general_flags bit 7
   uint32_t header_len = 0;
   uint64_t frame_len = 0;
-  int64_t nbytes = 0;           // uncompressed bytes of all chunks
-  int64_t cbytes = 0;           // contiguous: length of the chunks section (dead bytes included); sparse: sum of chunk sizes
+  int64_t nbytes = 0;           ///< uncompressed bytes of all chunks
+  int64_t cbytes = 0;           ///< contiguous: length of the chunks section (dead bytes included); sparse: sum of chunk sizes
   int32_t typesize = 0;
   int32_t blocksize = 0;
-  int32_t chunksize = 0;        // 0: chunks of different sizes
+  int32_t chunksize = 0;        ///< 0: chunks of different sizes
   int16_t nthreads_comp = 1;
   int16_t nthreads_decomp = 1;
   bool has_vlmetalayers = false;
-  uint8_t compcode = 0;         // the API codec number (blosclz 0, lz4 1, lz4hc 2, zlib 4, zstd 5), or udcodec
+  uint8_t compcode = 0;         ///< the API codec number (blosclz 0, lz4 1, lz4hc 2, zlib 4, zstd 5), or udcodec
   uint8_t clevel = 0;
-  uint8_t splitmode = 0;        // the API's BLOSC_*_SPLIT (1..4)
+  uint8_t splitmode = 0;        ///< the API's BLOSC_*_SPLIT (1..4)
   bool use_dict = false;
   uint8_t filters[kChunkMaxFilters] = {};
   uint8_t filters_meta[kChunkMaxFilters] = {};
@@ -85,7 +85,7 @@ struct frame_state;
 struct frame_access;
 }  // namespace detail
 
-// An open frame. Not copyable; movable. All memory from the allocator given at open/create.
+/// An open frame. Not copyable; movable. All memory from the allocator given at open/create.
 class frame {
  public:
   frame() noexcept = default;
@@ -101,129 +101,129 @@ class frame {
 };
 
 struct frame_open_options {
-  uint64_t base_offset = 0;  // contiguous frames: where the frame starts inside the storage
-  bool writable = false;     // allow the write operations (the storage needs write)
-  bool durable = true;       // the crash-safe write order above (off: the reference's in-place layout)
-  // Contiguous frames: cut the storage at the frame's end after a commit (when the storage can truncate).
+  uint64_t base_offset = 0;  ///< contiguous frames: where the frame starts inside the storage
+  bool writable = false;     ///< allow the write operations (the storage needs write)
+  bool durable = true;       ///< the crash-safe write order above (off: the reference's in-place layout)
+  /// Contiguous frames: cut the storage at the frame's end after a commit (when the storage can truncate).
   bool truncate_tail = true;
-  // Writable frames compress their index chunk and vlmetalayers as the reference does (see "Encoding a
-  // frame's parts" below). With null, the frame inits its own encoder from its allocator when it first needs
-  // one (chunk_encoder_estimate(frame_encoder_options()) bytes, kept until close). Else this one is used (it
-  // must outlive the frame and serve one call at a time).
+  /// Writable frames compress their index chunk and vlmetalayers as the reference does (see "Encoding a
+  /// frame's parts" below). With null, the frame inits its own encoder from its allocator when it first needs
+  /// one (chunk_encoder_estimate(frame_encoder_options()) bytes, kept until close). Else this one is used (it
+  /// must outlive the frame and serve one call at a time).
   chunk_encoder* encoder = nullptr;
 };
 
 // ---- Opening -----------------------------------------------------------------------------------------------
 
-// Opens the contiguous frame at options.base_offset of `st`: reads the header, the index and the trailer.
-// The storage (and its context) must outlive the frame. Errors: truncated, malformed, corrupt, unsupported,
-// io (from the storage), out_of_memory.
+/// Opens the contiguous frame at options.base_offset of `st`: reads the header, the index and the trailer.
+/// The storage (and its context) must outlive the frame. Errors: truncated, malformed, corrupt, unsupported,
+/// io (from the storage), out_of_memory.
 [[nodiscard]] status frame_open(frame& f, const storage& st, const allocator& alloc,
                                 const frame_open_options& options = frame_open_options{}) noexcept;
-// Opens the sparse frame in `dir` (which must outlive the frame).
+/// Opens the sparse frame in `dir` (which must outlive the frame).
 [[nodiscard]] status frame_open_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
                                        const frame_open_options& options = frame_open_options{}) noexcept;
-// Closes the frame; changes not committed are dropped. Returns the error of closing a sparse frame's entries.
+/// Closes the frame; changes not committed are dropped. Returns the error of closing a sparse frame's entries.
 status frame_close(frame& f) noexcept;
 
 // ---- Reading -----------------------------------------------------------------------------------------------
 
-// The header's fields, as of the last change (committed or not). Null when f is not open.
+/// The header's fields, as of the last change (committed or not). Null when f is not open.
 [[nodiscard]] const frame_info* frame_info_get(const frame& f) noexcept;
 
-// Fixed metalayers (in the header): name of metalayer i, and content by name (a view valid until the next
-// change of that metalayer). Names compare exactly.
+/// Fixed metalayers (in the header): name of metalayer i, and content by name (a view valid until the next
+/// change of that metalayer). Names compare exactly.
 [[nodiscard]] result<span<const char>> frame_meta_name(const frame& f, uint32_t i) noexcept;
 [[nodiscard]] result<bytes_view> frame_meta_find(const frame& f, span<const char> name) noexcept;
-// Variable-length metalayers (in the trailer). Each is stored as a Blosc2 chunk; _raw returns that chunk,
-// _nbytes its decoded size, _decode decodes it into out.
+/// Variable-length metalayers (in the trailer). Each is stored as a Blosc2 chunk; _raw returns that chunk,
+/// _nbytes its decoded size, _decode decodes it into out.
 [[nodiscard]] result<span<const char>> frame_vlmeta_name(const frame& f, uint32_t i) noexcept;
 [[nodiscard]] result<bytes_view> frame_vlmeta_raw(const frame& f, span<const char> name) noexcept;
 [[nodiscard]] result<size_t> frame_vlmeta_nbytes(const frame& f, span<const char> name) noexcept;
 [[nodiscard]] result<size_t> frame_vlmeta_decode(const frame& f, chunk_decoder& d, span<const char> name,
                                                  bytes_mut out) noexcept;
 
-// What the index says of chunk nchunk. Reads the chunk's header from the storage for stored chunks.
+/// What the index says of chunk nchunk. Reads the chunk's header from the storage for stored chunks.
 struct frame_chunk_ref {
-  chunk_special special = chunk_special::none;  // zeros, nan or uninit: given by the index, nothing stored
+  chunk_special special = chunk_special::none;  ///< zeros, nan or uninit: given by the index, nothing stored
   int32_t nbytes = 0;
-  int32_t cbytes = 0;    // of the stored chunk (0 for special index entries)
-  int64_t offset = 0;    // contiguous: in the chunks section; sparse: the chunk entry's number
+  int32_t cbytes = 0;    ///< of the stored chunk (0 for special index entries)
+  int64_t offset = 0;    ///< contiguous: in the chunks section; sparse: the chunk entry's number
 };
 [[nodiscard]] result<frame_chunk_ref> frame_chunk_locate(frame& f, int64_t nchunk) noexcept;
 
-// The compressed chunk nchunk: a view into the storage when it has one (valid until the next write), else
-// read into `buffer` (allocated from the frame's allocator). For special index entries, a 32-byte special-value
-// chunk is built in `buffer`.
+/// The compressed chunk nchunk: a view into the storage when it has one (valid until the next write), else
+/// read into `buffer` (allocated from the frame's allocator). For special index entries, a 32-byte special-value
+/// chunk is built in `buffer`.
 [[nodiscard]] result<bytes_view> frame_chunk_read(frame& f, int64_t nchunk, owned_array<uint8_t>& buffer) noexcept;
 
-// Decodes chunk nchunk into out (at least its nbytes) and returns nbytes.
+/// Decodes chunk nchunk into out (at least its nbytes) and returns nbytes.
 [[nodiscard]] result<size_t> frame_chunk_decode(frame& f, chunk_decoder& d, int64_t nchunk, bytes_mut out) noexcept;
 
-// Decodes block nblock of chunk nchunk into out and returns its size. Reads only the chunk's header, its block
-// starts (and dictionary) and that block's streams (block 0's too under the delta filter); with a storage view,
-// reads nothing. Variable-length-block chunks are read whole.
+/// Decodes block nblock of chunk nchunk into out and returns its size. Reads only the chunk's header, its block
+/// starts (and dictionary) and that block's streams (block 0's too under the delta filter); with a storage view,
+/// reads nothing. Variable-length-block chunks are read whole.
 [[nodiscard]] result<size_t> frame_block_decode(frame& f, chunk_decoder& d, int64_t nchunk, size_t nblock,
                                                 bytes_mut out) noexcept;
 
 // ---- Creating and writing ----------------------------------------------------------------------------------
 
 struct frame_metalayer_init {
-  span<const char> name;  // 1..31 bytes
-  bytes_view content;     // msgpack, by convention
+  span<const char> name;  ///< 1..31 bytes
+  bytes_view content;     ///< msgpack, by convention
 };
 
 struct frame_create_params {
   int32_t typesize = 1;
   int32_t blocksize = 0;
-  int32_t chunksize = -1;  // -1: set by the first chunk (the reference's fresh super-chunk); b2nd sets it
-  uint8_t compcode = 0;    // API codec number
+  int32_t chunksize = -1;  ///< -1: set by the first chunk (the reference's fresh super-chunk); b2nd sets it
+  uint8_t compcode = 0;    ///< API codec number
   uint8_t clevel = 5;
-  uint8_t splitmode = 4;   // BLOSC_FORWARD_COMPAT_SPLIT
+  uint8_t splitmode = 4;   ///< BLOSC_FORWARD_COMPAT_SPLIT
   bool use_dict = false;
   uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, 1};
   uint8_t filters_meta[kChunkMaxFilters] = {};
   uint8_t compcode_meta = 0;
   int16_t nthreads_comp = 1;
   int16_t nthreads_decomp = 1;
-  const frame_metalayer_init* metalayers = nullptr;  // fixed once the frame exists (contents can change in place)
+  const frame_metalayer_init* metalayers = nullptr;  ///< fixed once the frame exists (contents can change in place)
   uint32_t nmetalayers = 0;
-  int64_t expected_nchunks = 0;  // reserve the in-memory index up front (one allocation; handy with arenas)
+  int64_t expected_nchunks = 0;  ///< reserve the in-memory index up front (one allocation; handy with arenas)
 };
 
-// Writes an empty frame (header and trailer) at options.base_offset of `st` and opens it for writing.
+/// Writes an empty frame (header and trailer) at options.base_offset of `st` and opens it for writing.
 [[nodiscard]] status frame_create(frame& f, const storage& st, const allocator& alloc, const frame_create_params& p,
                                   const frame_open_options& options = frame_open_options{}) noexcept;
-// The same in a directory: writes `chunks.b2frame`.
+/// The same in a directory: writes `chunks.b2frame`.
 [[nodiscard]] status frame_create_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
                                          const frame_create_params& p,
                                          const frame_open_options& options = frame_open_options{}) noexcept;
 
-// Chunk changes (visible to the reading calls at once; durable at frame_commit). `chunk` is a complete Blosc2
-// chunk (its header's cbytes bytes). Special-value chunks of zeros, NaNs or uninitialized values go into the
-// index only. The reference's rules hold: a frame does not mix VL-block and regular chunks; chunksize becomes 0
-// when chunk sizes start to differ; a frame with chunks of different sizes cannot hold special index entries
-// (the reference could not read them: errc::unsupported); empty chunks are refused (the reference would lose
-// them).
+/// Chunk changes (visible to the reading calls at once; durable at frame_commit). `chunk` is a complete Blosc2
+/// chunk (its header's cbytes bytes). Special-value chunks of zeros, NaNs or uninitialized values go into the
+/// index only. The reference's rules hold: a frame does not mix VL-block and regular chunks; chunksize becomes 0
+/// when chunk sizes start to differ; a frame with chunks of different sizes cannot hold special index entries
+/// (the reference could not read them: errc::unsupported); empty chunks are refused (the reference would lose
+/// them).
 [[nodiscard]] status frame_chunk_append(frame& f, bytes_view chunk) noexcept;
 [[nodiscard]] status frame_chunk_insert(frame& f, int64_t nchunk, bytes_view chunk) noexcept;
 [[nodiscard]] status frame_chunk_update(frame& f, int64_t nchunk, bytes_view chunk) noexcept;
 [[nodiscard]] status frame_chunk_delete(frame& f, int64_t nchunk) noexcept;
 
-// Replaces the content of fixed metalayer `name` with one of the same size.
+/// Replaces the content of fixed metalayer `name` with one of the same size.
 [[nodiscard]] status frame_meta_update(frame& f, span<const char> name, bytes_view content) noexcept;
-// Adds or replaces variable-length metalayer `name`; content is stored as the Blosc2 chunk frame_vlmeta_encode
-// makes (the reference's blosc2_vlmeta_add with default cparams). _chunk takes an already made chunk, checked
-// to be one.
+/// Adds or replaces variable-length metalayer `name`; content is stored as the Blosc2 chunk frame_vlmeta_encode
+/// makes (the reference's blosc2_vlmeta_add with default cparams). _chunk takes an already made chunk, checked
+/// to be one.
 [[nodiscard]] status frame_vlmeta_set(frame& f, span<const char> name, bytes_view content) noexcept;
 [[nodiscard]] status frame_vlmeta_set_chunk(frame& f, span<const char> name, bytes_view chunk) noexcept;
 [[nodiscard]] status frame_vlmeta_delete(frame& f, span<const char> name) noexcept;
 
-// Makes every change since the last commit durable, in the order described at the top of this file. On error
-// the committed frame is the previous one (or, when the header write itself failed, possibly either) and the
-// in-memory state is unchanged: retry, or close and reopen.
+/// Makes every change since the last commit durable, in the order described at the top of this file. On error
+/// the committed frame is the previous one (or, when the header write itself failed, possibly either) and the
+/// in-memory state is unchanged: retry, or close and reopen.
 [[nodiscard]] status frame_commit(frame& f) noexcept;
-// Whether there are uncommitted changes.
+/// Whether there are uncommitted changes.
 [[nodiscard]] bool frame_dirty(const frame& f) noexcept;
 
 // ---- Encoding a frame's parts --------------------------------------------------------------------------------
@@ -231,56 +231,56 @@ struct frame_create_params {
 // flash). None allocates. A contiguous frame is: header, chunks section (cbytes bytes), index chunk, trailer;
 // frame_len is the sum. Sizes are checked against out: errc::buffer_too_small when it is shorter.
 
-// The fields of a header that change as the frame does (the rest comes from the frame_create_params).
+/// The fields of a header that change as the frame does (the rest comes from the frame_create_params).
 struct frame_header_fields {
   frame_kind kind = frame_kind::contiguous;
   uint64_t frame_len = 0;
-  int64_t nbytes = 0;              // uncompressed bytes of all chunks
-  int64_t cbytes = 0;              // contiguous: the chunks section's length; sparse: the chunks' total size
-  int32_t chunksize = -1;          // every chunk's nbytes; -1: no chunk yet (a fresh super-chunk); 0: chunks of
-                                   // different sizes (sets the variable-chunks flag and format version 3)
-  bool vl_blocks = false;          // the chunks have variable-length blocks (format version 3)
+  int64_t nbytes = 0;              ///< uncompressed bytes of all chunks
+  int64_t cbytes = 0;              ///< contiguous: the chunks section's length; sparse: the chunks' total size
+  int32_t chunksize = -1;          ///< every chunk's nbytes; -1: no chunk yet (a fresh super-chunk); 0: chunks of
+                                   /// different sizes (sets the variable-chunks flag and format version 3)
+  bool vl_blocks = false;          ///< the chunks have variable-length blocks (format version 3)
   bool has_vlmetalayers = false;
 };
 
-// The header's length for these params (fixed part and metalayers). Errors: invalid_argument (params),
-// overflow (metalayers too large).
+/// The header's length for these params (fixed part and metalayers). Errors: invalid_argument (params),
+/// overflow (metalayers too large).
 [[nodiscard]] result<uint32_t> frame_header_size(const frame_create_params& p) noexcept;
-// Writes the header (frame_header_size bytes) and returns its length.
+/// Writes the header (frame_header_size bytes) and returns its length.
 [[nodiscard]] result<size_t> frame_header_encode(const frame_create_params& p, const frame_header_fields& fields,
                                                  bytes_mut out) noexcept;
 
-// The index chunk: one little-endian int64 per chunk (its offset in the chunks section, the sparse entry
-// number, or a special value), as a Blosc2 chunk the reference's way: BloscLZ, clevel 5, typesize 8, shuffle,
-// never split, 16 KiB blocks (stored verbatim when that does not gain). A frame without chunks has no index.
+/// The index chunk: one little-endian int64 per chunk (its offset in the chunks section, the sparse entry
+/// number, or a special value), as a Blosc2 chunk the reference's way: BloscLZ, clevel 5, typesize 8, shuffle,
+/// never split, 16 KiB blocks (stored verbatim when that does not gain). A frame without chunks has no index.
 inline constexpr int32_t kFrameIndexBlocksize = 16 * 1024;
-// The largest index chunk for nchunks entries (the stored form): nchunks * 8 + 32. Errors: overflow.
+/// The largest index chunk for nchunks entries (the stored form): nchunks * 8 + 32. Errors: overflow.
 [[nodiscard]] result<uint32_t> frame_index_bound(int64_t nchunks) noexcept;
-// The index value of a special chunk kind (zeros, nan, uninit).
+/// The index value of a special chunk kind (zeros, nan, uninit).
 [[nodiscard]] int64_t frame_index_special(chunk_special kind) noexcept;
-// Encodes the index chunk for `entries_le` (nchunks * 8 bytes, little-endian int64) into out and returns its
-// size. With encoder null the chunk is the stored form (what the reference writes when compression does not
-// gain; any reader opens it) and needs no encoder memory. Errors: invalid_argument (not whole int64s, no
-// entries), buffer_too_small, and the encoder's.
+/// Encodes the index chunk for `entries_le` (nchunks * 8 bytes, little-endian int64) into out and returns its
+/// size. With encoder null the chunk is the stored form (what the reference writes when compression does not
+/// gain; any reader opens it) and needs no encoder memory. Errors: invalid_argument (not whole int64s, no
+/// entries), buffer_too_small, and the encoder's.
 [[nodiscard]] result<size_t> frame_index_encode(chunk_encoder* encoder, bytes_view entries_le, bytes_mut out) noexcept;
 
-// A variable-length metalayer as the trailer holds it: its name (1..31 bytes) and its content as a chunk.
+/// A variable-length metalayer as the trailer holds it: its name (1..31 bytes) and its content as a chunk.
 struct frame_vlmetalayer {
   span<const char> name;
   bytes_view chunk;
 };
-// Encodes vlmetalayer content as the reference's blosc2_vlmeta_add does with default cparams (BloscLZ,
-// clevel 5, typesize 8, shuffle, automatic split and block size). out needs chunk_encode_bound(content.size()).
+/// Encodes vlmetalayer content as the reference's blosc2_vlmeta_add does with default cparams (BloscLZ,
+/// clevel 5, typesize 8, shuffle, automatic split and block size). out needs chunk_encode_bound(content.size()).
 [[nodiscard]] result<size_t> frame_vlmeta_encode(chunk_encoder& encoder, bytes_view content, bytes_mut out) noexcept;
-// The trailer's length for these vlmetalayers (names distinct), and the trailer's bytes.
+/// The trailer's length for these vlmetalayers (names distinct), and the trailer's bytes.
 [[nodiscard]] result<uint32_t> frame_trailer_size(span<const frame_vlmetalayer> vlmetas) noexcept;
 [[nodiscard]] result<size_t> frame_trailer_encode(span<const frame_vlmetalayer> vlmetas, bytes_mut out) noexcept;
 
-// Options for an encoder that serves a frame's index and vlmetalayers (scratch for the index's blocks; bigger
-// vlmetalayer blocks grow it).
+/// Options for an encoder that serves a frame's index and vlmetalayers (scratch for the index's blocks; bigger
+/// vlmetalayer blocks grow it).
 [[nodiscard]] chunk_encoder_options frame_encoder_options() noexcept;
 
-// Helpers for sparse frames: the entry name of chunk number `id` ("%08X.chunk"), into out (at least 15 bytes).
+/// Helpers for sparse frames: the entry name of chunk number `id` ("%08X.chunk"), into out (at least 15 bytes).
 [[nodiscard]] status frame_sparse_chunk_name(int64_t id, char* out, size_t out_size) noexcept;
 
 }  // namespace tessera

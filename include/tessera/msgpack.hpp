@@ -14,13 +14,13 @@
 
 namespace tessera {
 
-// What the next object is, from its first byte alone.
+/// What the next object is, from its first byte alone.
 enum class msgpack_type : uint8_t {
-  none = 0,   // the input is exhausted, or the reader holds an error
-  invalid,    // the reserved marker 0xc1
+  none = 0,   ///< the input is exhausted, or the reader holds an error
+  invalid,    ///< the reserved marker 0xc1
   nil,
   boolean,
-  integer,    // every int encoding: positive/negative fixint, int8..int64, uint8..uint64
+  integer,    ///< every int encoding: positive/negative fixint, int8..int64, uint8..uint64
   float32,
   float64,
   str,
@@ -30,7 +30,7 @@ enum class msgpack_type : uint8_t {
   ext,
 };
 
-// Deeper structures than this are refused by msgpack_reader::skip (errc::unsupported).
+/// Deeper structures than this are refused by msgpack_reader::skip (errc::unsupported).
 inline constexpr int kMsgpackMaxDepth = 32;
 
 struct msgpack_ext {
@@ -46,15 +46,15 @@ class msgpack_reader {
   [[nodiscard]] size_t remaining() const noexcept { return in_.size() - pos_; }
   [[nodiscard]] bool ok() const noexcept { return err_.ok(); }
   [[nodiscard]] error err() const noexcept { return err_; }
-  // Records an error found by the caller (e.g. a value out of the range the format allows); the first one sticks.
+  /// Records an error found by the caller (e.g. a value out of the range the format allows); the first one sticks.
   void fail(errc code, const char* message) noexcept;
 
-  // The type of the next object; none at the end of the input or after an error. Consumes nothing.
+  /// The type of the next object; none at the end of the input or after an error. Consumes nothing.
   [[nodiscard]] msgpack_type peek_type() const noexcept;
-  // The next byte (the marker of the next object), or -1 at the end of the input or after an error.
+  /// The next byte (the marker of the next object), or -1 at the end of the input or after an error.
   [[nodiscard]] int peek_marker() const noexcept;
 
-  // Integers in any encoding. A value outside the requested type gives errc::overflow.
+  /// Integers in any encoding. A value outside the requested type gives errc::overflow.
   int64_t read_int() noexcept;
   uint64_t read_uint() noexcept;
   int32_t read_int32() noexcept;
@@ -62,33 +62,33 @@ class msgpack_reader {
 
   void read_nil() noexcept;
   bool read_bool() noexcept;
-  float read_float32() noexcept;    // float32 only
-  double read_float64() noexcept;   // float32 or float64
+  float read_float32() noexcept;    ///< float32 only
+  double read_float64() noexcept;   ///< float32 or float64
 
-  // Headers: the number of elements (a map counts its pairs).
+  /// Headers: the number of elements (a map counts its pairs).
   uint32_t read_array() noexcept;
   uint32_t read_map() noexcept;
 
-  // Views into the input: no copy. Any str encoding (fixstr, str8/16/32); any bin encoding (bin8/16/32).
+  /// Views into the input: no copy. Any str encoding (fixstr, str8/16/32); any bin encoding (bin8/16/32).
   span<const char> read_str() noexcept;
   bytes_view read_bin() noexcept;
-  // fixext 1/2/4/8/16 or ext8/16/32.
+  /// fixext 1/2/4/8/16 or ext8/16/32.
   msgpack_ext read_ext() noexcept;
-  // The next n raw bytes, whatever they are.
+  /// The next n raw bytes, whatever they are.
   bytes_view read_raw(size_t n) noexcept;
 
-  // Skips one complete object (arrays and maps with all their contents), iteratively. Nesting deeper than
-  // max_depth gives errc::unsupported.
+  /// Skips one complete object (arrays and maps with all their contents), iteratively. Nesting deeper than
+  /// max_depth gives errc::unsupported.
   void skip(int max_depth = kMsgpackMaxDepth) noexcept;
 
  private:
-  const uint8_t* take(size_t n) noexcept;  // nullptr (and a sticky error) when fewer than n bytes remain
+  const uint8_t* take(size_t n) noexcept;  ///< nullptr (and a sticky error) when fewer than n bytes remain
   bool read_be(size_t n, uint64_t* value) noexcept;
-  // An integer of any encoding: its two's-complement bits, and whether it is negative.
+  /// An integer of any encoding: its two's-complement bits, and whether it is negative.
   bool read_integer(uint64_t* bits, bool* negative) noexcept;
-  // The length of a str or bin (its marker already consumed), checked against the bytes left.
+  /// The length of a str or bin (its marker already consumed), checked against the bytes left.
   bool read_payload_length(size_t width, uint64_t* len) noexcept;
-  // The header of any object: scalars are consumed whole, containers report their number of children.
+  /// The header of any object: scalars are consumed whole, containers report their number of children.
   bool skip_header(uint64_t* children) noexcept;
 
   bytes_view in_;
@@ -98,23 +98,23 @@ class msgpack_reader {
 
 class msgpack_writer {
  public:
-  // Counting mode: writes nothing, only adds up the bytes (estimate, then write into a buffer of that size).
+  /// Counting mode: writes nothing, only adds up the bytes (estimate, then write into a buffer of that size).
   msgpack_writer() noexcept = default;
-  // Writes into out; a buffer whose data() is nullptr means counting mode. An object that does not fit is not
-  // written at all and gives errc::buffer_too_small.
+  /// Writes into out; a buffer whose data() is nullptr means counting mode. An object that does not fit is not
+  /// written at all and gives errc::buffer_too_small.
   explicit msgpack_writer(bytes_mut out) noexcept : out_(out) {}
 
   [[nodiscard]] bool counting() const noexcept { return out_.data() == nullptr; }
-  // The bytes written (or counted) so far.
+  /// The bytes written (or counted) so far.
   [[nodiscard]] size_t position() const noexcept { return pos_; }
   [[nodiscard]] bool ok() const noexcept { return err_.ok(); }
   [[nodiscard]] error err() const noexcept { return err_; }
   void fail(errc code, const char* message) noexcept;
 
-  // The smallest encoding of the value.
+  /// The smallest encoding of the value.
   void write_nil() noexcept;
   void write_bool(bool value) noexcept;
-  void write_int(int64_t value) noexcept;    // non-negative values use the unsigned forms, as msgpack advises
+  void write_int(int64_t value) noexcept;    ///< non-negative values use the unsigned forms, as msgpack advises
   void write_uint(uint64_t value) noexcept;
   void write_float32(float value) noexcept;
   void write_float64(double value) noexcept;
@@ -122,37 +122,37 @@ class msgpack_writer {
   void write_map(uint32_t pairs) noexcept;
   void write_str(span<const char> text) noexcept;
   void write_bin(bytes_view data) noexcept;
-  void write_ext(int8_t type, bytes_view data) noexcept;  // fixext when the size allows, else ext8/16/32
+  void write_ext(int8_t type, bytes_view data) noexcept;  ///< fixext when the size allows, else ext8/16/32
 
-  // Fixed encodings, for formats that pin them (B2ND: d3 shape, d2 chunk and block shapes, db dtype).
-  void write_fixint(int8_t value) noexcept;  // -32..127 only, else errc::invalid_argument
-  void write_int8(int8_t value) noexcept;    // d0
-  void write_int16(int16_t value) noexcept;  // d1
-  void write_int32(int32_t value) noexcept;  // d2
-  void write_int64(int64_t value) noexcept;  // d3
-  void write_uint8(uint8_t value) noexcept;  // cc
-  void write_uint16(uint16_t value) noexcept;  // cd
-  void write_uint32(uint32_t value) noexcept;  // ce
-  void write_uint64(uint64_t value) noexcept;  // cf
-  void write_fixarray(uint32_t count) noexcept;  // count <= 15, else errc::invalid_argument
+  /// Fixed encodings, for formats that pin them (B2ND: d3 shape, d2 chunk and block shapes, db dtype).
+  void write_fixint(int8_t value) noexcept;  ///< -32..127 only, else errc::invalid_argument
+  void write_int8(int8_t value) noexcept;    ///< d0
+  void write_int16(int16_t value) noexcept;  ///< d1
+  void write_int32(int32_t value) noexcept;  ///< d2
+  void write_int64(int64_t value) noexcept;  ///< d3
+  void write_uint8(uint8_t value) noexcept;  ///< cc
+  void write_uint16(uint16_t value) noexcept;  ///< cd
+  void write_uint32(uint32_t value) noexcept;  ///< ce
+  void write_uint64(uint64_t value) noexcept;  ///< cf
+  void write_fixarray(uint32_t count) noexcept;  ///< count <= 15, else errc::invalid_argument
   void write_array16(uint16_t count) noexcept;
   void write_array32(uint32_t count) noexcept;
-  void write_fixmap(uint32_t pairs) noexcept;  // pairs <= 15, else errc::invalid_argument
+  void write_fixmap(uint32_t pairs) noexcept;  ///< pairs <= 15, else errc::invalid_argument
   void write_map16(uint16_t pairs) noexcept;
   void write_map32(uint32_t pairs) noexcept;
-  // String and bin forms whose length does not fit give errc::invalid_argument.
-  void write_fixstr(span<const char> text) noexcept;  // up to 31 bytes
+  /// String and bin forms whose length does not fit give errc::invalid_argument.
+  void write_fixstr(span<const char> text) noexcept;  ///< up to 31 bytes
   void write_str8(span<const char> text) noexcept;
   void write_str16(span<const char> text) noexcept;
   void write_str32(span<const char> text) noexcept;
   void write_bin8(bytes_view data) noexcept;
   void write_bin16(bytes_view data) noexcept;
   void write_bin32(bytes_view data) noexcept;
-  // Raw bytes, e.g. a payload written after a header.
+  /// Raw bytes, e.g. a payload written after a header.
   void write_raw(bytes_view data) noexcept;
 
  private:
-  // Writes a marker followed by `width` big-endian bytes of value, then body_len bytes of body, all or nothing.
+  /// Writes a marker followed by `width` big-endian bytes of value, then body_len bytes of body, all or nothing.
   void emit(uint8_t marker, uint64_t value, size_t width, const void* body, size_t body_len) noexcept;
 
   bytes_mut out_;

@@ -9,18 +9,18 @@
 
 namespace tessera {
 
-// Numeric values are stable; they order the levels within one architecture family.
+/// Numeric values are stable; they order the levels within one architecture family.
 enum class simd_level : uint8_t { scalar = 0, sse2 = 1, avx2 = 2, neon = 3, altivec = 4 };
 
 [[nodiscard]] const char* simd_level_name(simd_level level) noexcept;
 
-// One instruction set's kernels. Every kernel accepts any typesize >= 1 and any size in bytes, and gives
-// exactly the reference's bytes:
-// - shuffle: byte j of element i goes to dst[j * n + i], n = size / typesize; the size % typesize trailing
-//   bytes are copied unchanged.
-// - bitshuffle: bit-transposes the first n8 = (n - n % 8) elements (bit b of byte j of element i goes to bit
-//   plane j * 8 + b, as the bitshuffle library does); the bytes past n8 elements are copied unchanged.
-// scratch holds `size` bytes the bit kernels may use; src, dst and scratch do not overlap.
+/// One instruction set's kernels. Every kernel accepts any typesize >= 1 and any size in bytes, and gives
+/// exactly the reference's bytes:
+/// - shuffle: byte j of element i goes to dst[j * n + i], n = size / typesize; the size % typesize trailing
+///   bytes are copied unchanged.
+/// - bitshuffle: bit-transposes the first n8 = (n - n % 8) elements (bit b of byte j of element i goes to bit
+///   plane j * 8 + b, as the bitshuffle library does); the bytes past n8 elements are copied unchanged.
+/// scratch holds `size` bytes the bit kernels may use; src, dst and scratch do not overlap.
 struct shuffle_kernels {
   simd_level level;
   void (*shuffle)(size_t typesize, size_t size, const uint8_t* src, uint8_t* dst) noexcept;
@@ -29,16 +29,16 @@ struct shuffle_kernels {
   void (*bitunshuffle)(size_t typesize, size_t size, const uint8_t* src, uint8_t* dst, uint8_t* scratch) noexcept;
 };
 
-// The kernels of one level, or nullptr when this build does not include it or this CPU cannot run it.
+/// The kernels of one level, or nullptr when this build does not include it or this CPU cannot run it.
 [[nodiscard]] const shuffle_kernels* shuffle_kernels_for(simd_level level) noexcept;
 
-// The kernels in use: the best level the CPU supports (detected once), capped by simd_level_force.
+/// The kernels in use: the best level the CPU supports (detected once), capped by simd_level_force.
 [[nodiscard]] const shuffle_kernels& shuffle_kernels_active() noexcept;
 
-// Caps dispatch at `level` (tests and benchmarks force lower levels with it). Fails with unsupported when the
-// level is not available here. Call it while no filter runs on another thread.
+/// Caps dispatch at `level` (tests and benchmarks force lower levels with it). Fails with unsupported when the
+/// level is not available here. Call it while no filter runs on another thread.
 [[nodiscard]] status simd_level_force(simd_level level) noexcept;
-// Removes the cap.
+/// Removes the cap.
 void simd_level_unforce() noexcept;
 
 inline void shuffle(size_t typesize, size_t size, const uint8_t* src, uint8_t* dst) noexcept {

@@ -14,7 +14,7 @@ class span {
   constexpr span(T* data, size_t size) noexcept : data_(data), size_(size) {}
   template <size_t N>
   constexpr span(T (&array)[N]) noexcept : data_(array), size_(N) {}  // NOLINT: arrays convert implicitly
-  // span<T> converts to span<const T>.
+  /// span<T> converts to span<const T>.
   template <class U, class = std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>>>
   constexpr span(span<U> other) noexcept : data_(other.data()), size_(other.size()) {}  // NOLINT
 
@@ -25,7 +25,7 @@ class span {
   [[nodiscard]] constexpr T* begin() const noexcept { return data_; }
   [[nodiscard]] constexpr T* end() const noexcept { return data_ + size_; }
 
-  // Elements [offset, offset + count), clamped to the view so it never reaches past the end.
+  /// Elements [offset, offset + count), clamped to the view so it never reaches past the end.
   [[nodiscard]] constexpr span subspan(size_t offset, size_t count = SIZE_MAX) const noexcept {
     if (offset > size_) offset = size_;
     size_t rest = size_ - offset;

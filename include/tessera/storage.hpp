@@ -11,24 +11,24 @@
 namespace tessera {
 
 struct storage {
-  // Reads exactly dst.size() bytes at offset. errc::truncated when the range reaches past the end.
+  /// Reads exactly dst.size() bytes at offset. errc::truncated when the range reaches past the end.
   status (*read)(void* context, uint64_t offset, bytes_mut dst) noexcept = nullptr;
-  // Writes src at offset, growing the storage when it reaches past the end. errc::no_space when it is full.
-  // nullptr for read-only storage.
+  /// Writes src at offset, growing the storage when it reaches past the end. errc::no_space when it is full.
+  /// nullptr for read-only storage.
   status (*write)(void* context, uint64_t offset, bytes_view src) noexcept = nullptr;
-  // The current size in bytes.
+  /// The current size in bytes.
   status (*size)(void* context, uint64_t* out) noexcept = nullptr;
-  // Cuts (or extends with zeros) the storage to `size` bytes. nullptr when the storage cannot.
+  /// Cuts (or extends with zeros) the storage to `size` bytes. nullptr when the storage cannot.
   status (*truncate)(void* context, uint64_t size) noexcept = nullptr;
-  // Makes every write so far durable (fsync, flash program completion). nullptr means writes are durable.
+  /// Makes every write so far durable (fsync, flash program completion). nullptr means writes are durable.
   status (*sync)(void* context) noexcept = nullptr;
-  // Optional: the storage's bytes, when it already is memory, so frames are read in place without copies.
-  // Returns an empty view when it cannot; the view stays valid until the next write or truncate.
+  /// Optional: the storage's bytes, when it already is memory, so frames are read in place without copies.
+  /// Returns an empty view when it cannot; the view stays valid until the next write or truncate.
   bytes_view (*view)(void* context) noexcept = nullptr;
   void* context = nullptr;
 };
 
-// Checked calls: a missing callback is errc::unsupported, never a null call.
+/// Checked calls: a missing callback is errc::unsupported, never a null call.
 [[nodiscard]] status storage_read(const storage& s, uint64_t offset, bytes_mut dst) noexcept;
 [[nodiscard]] status storage_write(const storage& s, uint64_t offset, bytes_view src) noexcept;
 [[nodiscard]] result<uint64_t> storage_size(const storage& s) noexcept;

@@ -11,30 +11,30 @@
 namespace tessera {
 
 enum class storage_open : uint8_t {
-  read,        // an existing entry, read-only (its write/truncate may be nullptr)
-  read_write,  // an existing entry
-  replace,     // read-write; created when missing, emptied when present
+  read,        ///< an existing entry, read-only (its write/truncate may be nullptr)
+  read_write,  ///< an existing entry
+  replace,     ///< read-write; created when missing, emptied when present
 };
 
-// Entry names are short relative names without separators ("chunks.b2frame", "0000001F.chunk",
-// "chunks.b2frame.tmp"): at most kStorageNameMax bytes, NUL-terminated.
+/// Entry names are short relative names without separators ("chunks.b2frame", "0000001F.chunk",
+/// "chunks.b2frame.tmp"): at most kStorageNameMax bytes, NUL-terminated.
 inline constexpr uint32_t kStorageNameMax = 31;
 
 struct storage_directory {
-  // Opens entry `name` into *out. A missing entry with mode read or read_write is errc::io. An entry created by
-  // `replace` must be durable (its directory entry too) once its storage's sync returns.
+  /// Opens entry `name` into *out. A missing entry with mode read or read_write is errc::io. An entry created by
+  /// `replace` must be durable (its directory entry too) once its storage's sync returns.
   status (*open)(void* context, const char* name, storage_open mode, storage* out) noexcept = nullptr;
-  // Releases a storage returned by open (no sync). Called exactly once per successful open.
+  /// Releases a storage returned by open (no sync). Called exactly once per successful open.
   status (*close)(void* context, storage* s) noexcept = nullptr;
-  // Removes entry `name`; errc::io when it is missing. Durable when it returns.
+  /// Removes entry `name`; errc::io when it is missing. Durable when it returns.
   status (*remove)(void* context, const char* name) noexcept = nullptr;
-  // Atomically replaces entry `to` with entry `from` (POSIX rename). Durable when it returns: after a crash the
-  // directory holds either the old `to` or the new one, never neither.
+  /// Atomically replaces entry `to` with entry `from` (POSIX rename). Durable when it returns: after a crash the
+  /// directory holds either the old `to` or the new one, never neither.
   status (*rename)(void* context, const char* from, const char* to) noexcept = nullptr;
   void* context = nullptr;
 };
 
-// Checked calls: a missing callback is errc::unsupported.
+/// Checked calls: a missing callback is errc::unsupported.
 [[nodiscard]] status storage_directory_open(const storage_directory& d, const char* name, storage_open mode,
                                             storage* out) noexcept;
 [[nodiscard]] status storage_directory_close(const storage_directory& d, storage* s) noexcept;

@@ -14,25 +14,25 @@
 
 namespace tessera {
 
-// A caller's buffer of `capacity` bytes, of which the first `size` are the storage's content. Writes past the
-// capacity fail with errc::no_space (nothing written); truncate extends with zeros up to the capacity.
+/// A caller's buffer of `capacity` bytes, of which the first `size` are the storage's content. Writes past the
+/// capacity fail with errc::no_space (nothing written); truncate extends with zeros up to the capacity.
 struct fixed_buffer {
   uint8_t* data = nullptr;
   size_t capacity = 0;
   size_t size = 0;
 };
 void fixed_buffer_init(fixed_buffer& b, void* data, size_t capacity, size_t size = 0) noexcept;
-// The storage over b (its context is &b: b must outlive it). Has a view.
+/// The storage over b (its context is &b: b must outlive it). Has a view.
 [[nodiscard]] storage fixed_buffer_storage(fixed_buffer& b) noexcept;
 
-// Read-only bytes (e.g. a frame received in a message), read in place.
+/// Read-only bytes (e.g. a frame received in a message), read in place.
 struct const_buffer {
   const uint8_t* data = nullptr;
   size_t size = 0;
 };
 [[nodiscard]] storage const_buffer_storage(const_buffer& b) noexcept;
 
-// A buffer that grows through an allocator (geometrically) up to max_size. Not copyable; movable.
+/// A buffer that grows through an allocator (geometrically) up to max_size. Not copyable; movable.
 class growable_buffer {
  public:
   growable_buffer() noexcept = default;
@@ -55,14 +55,14 @@ class growable_buffer {
 };
 
 void growable_buffer_init(growable_buffer& b, const allocator& alloc, size_t max_size = SIZE_MAX) noexcept;
-// Makes room for `capacity` bytes up front (one allocation).
+/// Makes room for `capacity` bytes up front (one allocation).
 [[nodiscard]] status growable_buffer_reserve(growable_buffer& b, size_t capacity) noexcept;
-// Frees the memory; the buffer is empty again.
+/// Frees the memory; the buffer is empty again.
 void growable_buffer_release(growable_buffer& b) noexcept;
-// The storage over b (context &b). Has a view (valid until the next write or truncate).
+/// The storage over b (context &b). Has a view (valid until the next write or truncate).
 [[nodiscard]] storage growable_buffer_storage(growable_buffer& b) noexcept;
 
-// A directory of up to `max_entries` named growable buffers, all from one allocator. Not copyable.
+/// A directory of up to `max_entries` named growable buffers, all from one allocator. Not copyable.
 struct memory_directory_entry;
 class memory_directory {
  public:
@@ -82,12 +82,12 @@ class memory_directory {
 [[nodiscard]] status memory_directory_init(memory_directory& d, const allocator& alloc, uint32_t max_entries,
                                            size_t max_entry_size = SIZE_MAX) noexcept;
 void memory_directory_release(memory_directory& d) noexcept;
-// The directory interface over d (context &d).
+/// The directory interface over d (context &d).
 [[nodiscard]] storage_directory memory_directory_interface(memory_directory& d) noexcept;
-// Entry `name`'s bytes (empty view when missing), and the number of entries.
+/// Entry `name`'s bytes (empty view when missing), and the number of entries.
 [[nodiscard]] bytes_view memory_directory_find(const memory_directory& d, const char* name) noexcept;
 [[nodiscard]] uint32_t memory_directory_count(const memory_directory& d) noexcept;
-// Entry i's name (nullptr past the end or for a free slot), in slot order.
+/// Entry i's name (nullptr past the end or for a free slot), in slot order.
 [[nodiscard]] const char* memory_directory_name(const memory_directory& d, uint32_t slot) noexcept;
 [[nodiscard]] uint32_t memory_directory_slots(const memory_directory& d) noexcept;
 

@@ -5,8 +5,8 @@
 
 namespace tessera {
 
-// Honors any power-of-two alignment (returns nullptr for a zero size, an alignment that is not a power of two,
-// or when the system is out of memory). Stateless: the context is nullptr.
+/// Honors any power-of-two alignment (returns nullptr for a zero size, an alignment that is not a power of two,
+/// or when the system is out of memory). Stateless: the context is nullptr.
 [[nodiscard]] allocator posix_allocator() noexcept;
 
 }  // namespace tessera

@@ -8,23 +8,23 @@
 
 namespace tessera {
 
-// An open directory. A plain handle: copying it does not duplicate the descriptor; close it once.
+/// An open directory. A plain handle: copying it does not duplicate the descriptor; close it once.
 struct posix_directory {
   int fd = -1;
 };
 
-// Opens the directory `path`. With `create`, missing directories along the path are made first (mkdir -p, each
-// new one made durable in its parent). Errors: io (missing without create, not a directory, permissions),
-// no_space, invalid_argument (empty path).
+/// Opens the directory `path`. With `create`, missing directories along the path are made first (mkdir -p, each
+/// new one made durable in its parent). Errors: io (missing without create, not a directory, permissions),
+/// no_space, invalid_argument (empty path).
 [[nodiscard]] result<posix_directory> posix_directory_open(const char* path, bool create) noexcept;
 
-// Closes the directory's descriptor (fd becomes -1); a closed directory is a no-op. Storages opened from it
-// stay valid until they are closed themselves.
+/// Closes the directory's descriptor (fd becomes -1); a closed directory is a no-op. Storages opened from it
+/// stay valid until they are closed themselves.
 [[nodiscard]] status posix_directory_close(posix_directory& d) noexcept;
 
-// The storage_directory over d. Its context is the descriptor itself (valid until posix_directory_close,
-// wherever d lives). Entry names: 1..kStorageNameMax bytes, no '/', not "." or ".." (else invalid_argument).
-// Storages it opens are posix_file storages; its close callback closes their descriptors.
+/// The storage_directory over d. Its context is the descriptor itself (valid until posix_directory_close,
+/// wherever d lives). Entry names: 1..kStorageNameMax bytes, no '/', not "." or ".." (else invalid_argument).
+/// Storages it opens are posix_file storages; its close callback closes their descriptors.
 [[nodiscard]] storage_directory posix_directory_interface(const posix_directory& d) noexcept;
 
 }  // namespace tessera

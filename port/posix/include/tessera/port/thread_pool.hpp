@@ -16,8 +16,8 @@ struct thread_pool_state;
 
 inline constexpr uint32_t kThreadPoolMaxWorkers = 1024;
 
-// Owns the threads; releases them on destruction. Movable, not copyable. Executors obtained from a pool stay
-// valid until the pool is released (moving the pool keeps them valid).
+/// Owns the threads; releases them on destruction. Movable, not copyable. Executors obtained from a pool stay
+/// valid until the pool is released (moving the pool keeps them valid).
 class thread_pool {
  public:
   thread_pool() noexcept = default;
@@ -32,23 +32,23 @@ class thread_pool {
   detail::thread_pool_state* state_ = nullptr;
 };
 
-// Starts workers - 1 threads (workers in [1, kThreadPoolMaxWorkers]; 1 starts none and runs serially).
-// Errors: invalid_argument, out_of_memory (no memory or no resources for a thread), io (another pthread failure).
-// A pool already initialized is released first.
+/// Starts workers - 1 threads (workers in [1, kThreadPoolMaxWorkers]; 1 starts none and runs serially).
+/// Errors: invalid_argument, out_of_memory (no memory or no resources for a thread), io (another pthread failure).
+/// A pool already initialized is released first.
 [[nodiscard]] status thread_pool_init(thread_pool& p, uint32_t workers) noexcept;
 
-// Stops and joins the threads. Must not be called while a run is in progress. A no-op on an empty pool.
+/// Stops and joins the threads. Must not be called while a run is in progress. A no-op on an empty pool.
 void thread_pool_release(thread_pool& p) noexcept;
 
-// The pool as an executor (workers = the pool's workers). Serial when the pool is not initialized.
-// run() may be called from any thread; while one run is in progress, a concurrent or nested run (a task running
-// another job on the same pool) executes its tasks serially in its own thread as worker 0, so it never waits.
+/// The pool as an executor (workers = the pool's workers). Serial when the pool is not initialized.
+/// run() may be called from any thread; while one run is in progress, a concurrent or nested run (a task running
+/// another job on the same pool) executes its tasks serially in its own thread as worker 0, so it never waits.
 [[nodiscard]] executor thread_pool_executor(const thread_pool& p) noexcept;
 
-// The pool's worker count (threads + the caller); 0 when not initialized.
+/// The pool's worker count (threads + the caller); 0 when not initialized.
 [[nodiscard]] uint32_t thread_pool_workers(const thread_pool& p) noexcept;
 
-// The number of online processors (at least 1): a sensible default for `workers`.
+/// The number of online processors (at least 1): a sensible default for `workers`.
 [[nodiscard]] uint32_t cpu_count() noexcept;
 
 }  // namespace tessera
