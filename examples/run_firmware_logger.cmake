@@ -3,7 +3,9 @@
 # it wrote starts as a Blosc2 cframe, then, when a tool is given, that `tessera info` reads the expected shape and
 # dtype from it.
 # Inputs: LOGGER, EMU (emulator command, words separated by '|'; may be empty), OUT (the image's path),
-# SHAPE ("2000,3"), DTYPE ("<i2"), optional TOOL and TOOL_EMU (the tool's emulator, same form as EMU).
+# SHAPE ("N,3"), DTYPE ("<i2"), optional TOOL and TOOL_EMU (the tool's emulator, same form as EMU).
+# The logger's array grows until a sensor event ends, so its row count is known only from its output ("logged N
+# samples"): SHAPE's first extent is a placeholder that this script replaces with that count.
 cmake_minimum_required(VERSION 3.20)
 string(REPLACE "|" ";" emu "${EMU}")
 string(REPLACE "|" ";" tool_emu "${TOOL_EMU}")
@@ -14,6 +16,11 @@ message("${out}${err}")
 if(NOT rc STREQUAL "0")
   message(FATAL_ERROR "firmware_logger failed (exit ${rc})")
 endif()
+if(NOT out MATCHES "logged ([0-9]+) samples")
+  message(FATAL_ERROR "firmware_logger did not say how many samples it logged")
+endif()
+set(rows ${CMAKE_MATCH_1})
+string(REGEX REPLACE "^[^,]+" "${rows}" SHAPE "${SHAPE}")
 
 if(NOT EXISTS "${OUT}")
   message(FATAL_ERROR "firmware_logger did not write ${OUT}")

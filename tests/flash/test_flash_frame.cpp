@@ -1,7 +1,8 @@
 // Writing a B2ND array (a cframe with the b2nd metalayer) to simulated NOR flash: the finalized region is a
 // cframe the frame reader opens and decodes to the data written; a power cut at every program and erase of
 // create + appends + finalize loses no acknowledged chunk, and the array can always be finished afterwards;
-// a full region says no_space and still finalizes; every sector is erased once.
+// a full region says no_space and still finalizes; every sector is erased once; a metalayer updated before
+// finalize (a growing array's shape) is what finalize writes, and mount still takes the params of create.
 #include <cstdio>
 #include <cstring>
 
@@ -243,6 +244,131 @@ TESSERA_TEST(flash_frame, empty_array_and_wrong_params) {
   check_frame(t, ff, 0, counting.get());
   flash_frame_close(ff);
   flash_sim_release(sim);
+  CHECK(!counting.leaked());
+}
+
+namespace {
+
+// The frame's b2nd metalayer, read through the frame reader from the finalized region.
+void check_meta(test::context& t, flash_frame& ff, bytes_view want, const allocator& alloc) {
+  REQUIRE(ff.finalized);
+  frame f;
+  REQUIRE_OK(frame_open(f, flash_frame_storage(ff), alloc));
+  static const char name[] = "b2nd";
+  result<bytes_view> meta = frame_meta_find(f, span<const char>(name, 4));
+  CHECK_OK(meta);
+  if (meta.ok()) CHECK(meta->size() == want.size() && std::memcmp(meta->data(), want.data(), want.size()) == 0);
+  CHECK_OK(frame_close(f));
+}
+
+}  // namespace
+
+// A growing array: the b2nd shape given at create is replaced before finalize (same size). The update is
+// in memory only: a mount (after a reset) takes the params of create and the update is made again.
+TESSERA_TEST(flash_frame, meta_update_before_finalize_is_what_finalize_writes) {
+  fixture_build(t);
+  test::counting_allocator counting;
+  static const char b2nd[] = "b2nd";
+  const span<const char> name(b2nd, 4);
+  const uint8_t original0 = g_fx.meta[0];
+  for (int gi = 0; gi < kGeometries; ++gi) {
+    flash_sim sim;
+    REQUIRE_OK(flash_sim_init(sim, geometry(gi), counting.get()));
+    flash_sim_fill_random(sim, 11);
+    // The final shape: 4 chunks, the last one partial. Same encoded size (int64 shape fields).
+    result<b2nd_meta> created = b2nd_meta_decode(bytes_view(g_fx.meta, g_fx.meta_size));
+    REQUIRE_OK(created);
+    b2nd_meta m = *created;
+    const int64_t final_rows = 4 * int64_t{kChunkElems} - 7 - gi;
+    m.shape[0] = final_rows;
+    static uint8_t grown[128];
+    result<size_t> gs = b2nd_meta_encode(m, bytes_mut(grown, sizeof grown));
+    REQUIRE_OK(gs);
+    REQUIRE_EQ(*gs, g_fx.meta_size);
+    const bytes_view grown_view(grown, *gs);
+
+    flash_frame ff;
+    REQUIRE_OK(flash_frame_create(ff, region(sim), counting.get(), g_fx.params));
+    for (uint32_t c = 0; c < 3; ++c) REQUIRE_OK(flash_frame_append(ff, bytes_view(g_fx.chunks[c], g_fx.chunk_size[c])));
+    // Refused: another size (shorter or longer), an unknown name.
+    CHECK_ERR(flash_frame_meta_update(ff, name, bytes_view(grown, *gs - 1)), errc::invalid_argument);
+    CHECK_ERR(flash_frame_meta_update(ff, name, bytes_view(grown, *gs + 1)), errc::invalid_argument);
+    CHECK_ERR(flash_frame_meta_update(ff, span<const char>(b2nd, 3), grown_view), errc::invalid_argument);
+    CHECK_ERR(flash_frame_meta_update(ff, span<const char>("b2ne", 4), grown_view), errc::invalid_argument);
+    CHECK_ERR(flash_frame_meta_update(ff, span<const char>(), grown_view), errc::invalid_argument);
+    REQUIRE_OK(flash_frame_meta_update(ff, name, grown_view));
+    CHECK_EQ(g_fx.meta[0], original0);  // the caller's params are not written
+    CHECK(std::memcmp(ff.params.metalayers[0].content.data(), grown, *gs) == 0);
+
+    // A reset before finalize: mount with the params of create works (the tag ignores metalayer contents),
+    // the chunks are there, the update is gone.
+    flash_frame_close(ff);
+    // Params of another geometry are still refused: another metalayer size or name, another clevel.
+    frame_metalayer_init changed = g_fx.layer;
+    changed.content = bytes_view(g_fx.meta, g_fx.meta_size - 1);
+    frame_create_params op = g_fx.params;
+    op.metalayers = &changed;
+    CHECK_ERR(flash_frame_mount(ff, region(sim), counting.get(), op), errc::invalid_argument);
+    changed = g_fx.layer;
+    changed.name = span<const char>("b2ne", 4);
+    CHECK_ERR(flash_frame_mount(ff, region(sim), counting.get(), op), errc::invalid_argument);
+    op = g_fx.params;
+    op.clevel = 9;
+    CHECK_ERR(flash_frame_mount(ff, region(sim), counting.get(), op), errc::invalid_argument);
+    REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+    CHECK(!ff.finalized);
+    CHECK_EQ(ff.nchunks, 3);
+    CHECK(std::memcmp(ff.params.metalayers[0].content.data(), g_fx.meta, g_fx.meta_size) == 0);
+
+    REQUIRE_OK(flash_frame_append(ff, bytes_view(g_fx.chunks[3], g_fx.chunk_size[3])));
+    REQUIRE_OK(flash_frame_meta_update(ff, name, grown_view));
+    REQUIRE_OK(flash_frame_finalize(ff));
+    CHECK_ERR(flash_frame_meta_update(ff, name, bytes_view(g_fx.meta, g_fx.meta_size)), errc::invalid_argument);
+    check_meta(t, ff, grown_view, counting.get());
+    // The frame reader sees the final shape and the chunks.
+    {
+      frame f;
+      REQUIRE_OK(frame_open(f, flash_frame_storage(ff), counting.get()));
+      result<bytes_view> meta = frame_meta_find(f, name);
+      REQUIRE_OK(meta);
+      result<b2nd_meta> got = b2nd_meta_decode(*meta);
+      REQUIRE_OK(got);
+      CHECK_EQ(got->shape[0], final_rows);
+      CHECK_EQ(got->chunkshape[0], kChunkElems);
+      const frame_info* info = frame_info_get(f);
+      REQUIRE(info != nullptr);
+      CHECK_EQ(info->nchunks, 4);
+      chunk_decoder d;
+      REQUIRE_OK(chunk_decoder_init(d, counting.get()));
+      static uint8_t out[kChunkBytes];
+      for (uint32_t c = 0; c < 4; ++c) {
+        result<size_t> n = frame_chunk_decode(f, d, c, bytes_mut(out, sizeof out));
+        CHECK_OK(n);
+        if (n.ok()) CHECK(*n == static_cast<size_t>(kChunkBytes) && std::memcmp(out, g_fx.data[c], kChunkBytes) == 0);
+      }
+      chunk_decoder_release(d);
+      CHECK_OK(frame_close(f));
+    }
+    // After a reset the finalized array mounts with the params of create and keeps what finalize wrote.
+    flash_frame_close(ff);
+    REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+    CHECK(ff.finalized);
+    check_meta(t, ff, grown_view, counting.get());
+    CHECK_ERR(flash_frame_meta_update(ff, name, grown_view), errc::invalid_argument);
+    flash_frame_close(ff);
+    CHECK_ERR(flash_frame_meta_update(ff, name, grown_view), errc::invalid_argument);  // closed
+
+    // Updated, then reset and finalized without updating again: the content of create.
+    REQUIRE_OK(flash_frame_create(ff, region(sim), counting.get(), g_fx.params));
+    REQUIRE_OK(flash_frame_append(ff, bytes_view(g_fx.chunks[0], g_fx.chunk_size[0])));
+    REQUIRE_OK(flash_frame_meta_update(ff, name, grown_view));
+    flash_frame_close(ff);
+    REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+    REQUIRE_OK(flash_frame_finalize(ff));
+    check_meta(t, ff, bytes_view(g_fx.meta, g_fx.meta_size), counting.get());
+    flash_frame_close(ff);
+    flash_sim_release(sim);
+  }
   CHECK(!counting.leaked());
 }
 

@@ -45,7 +45,8 @@ status templates_build(flash_frame& ff, const frame_create_params& params) noexc
     std::memcpy(at, m.name.data(), m.name.size());
     ff.metas[i].name = span<const char>(reinterpret_cast<const char*>(at), m.name.size());
     at += m.name.size();
-    if (!m.content.empty()) std::memcpy(at, m.content.data(), m.content.size());
+    // Zeros first: the tag below must not depend on contents (flash_frame_meta_update changes them).
+    if (!m.content.empty()) std::memset(at, 0, m.content.size());
     ff.metas[i].content = bytes_view(at, m.content.size());
     at += m.content.size();
   }
@@ -57,13 +58,17 @@ status templates_build(flash_frame& ff, const frame_create_params& params) noexc
   TESSERA_TRY(ff.trailer.allocate(ff.alloc, ff.trailer_len));
   result<size_t> t = frame_trailer_encode(span<const frame_vlmetalayer>(), bytes_mut(ff.trailer.data(), ff.trailer.size()));
   if (!t.ok()) return t.err();
+  // The tag telling arrays of different params apart: the CRC of the empty array's header and trailer with the
+  // metalayer contents zeroed (names, sizes and every other param still count).
+  TESSERA_TRY(header_encode(ff, 0, uint64_t{ff.header_len} + ff.trailer_len, 0));
+  ff.tag = flash_crc32_update(flash_crc32_update(0, bytes_view(ff.header.data(), ff.header.size())),
+                              bytes_view(ff.trailer.data(), ff.trailer.size()));
+  for (uint32_t i = 0; i < params.nmetalayers; ++i) {
+    const bytes_view c = params.metalayers[i].content;
+    uint8_t* dst = ff.meta_bytes.data() + (ff.metas[i].content.data() - ff.meta_bytes.data());
+    if (!c.empty()) std::memcpy(dst, c.data(), c.size());
+  }
   return header_encode(ff, 0, uint64_t{ff.header_len} + ff.trailer_len, 0);
-}
-
-// A tag telling arrays of different params apart: the templates' CRC.
-uint32_t templates_tag(const flash_frame& ff) noexcept {
-  return flash_crc32_update(flash_crc32_update(0, bytes_view(ff.header.data(), ff.header.size())),
-                            bytes_view(ff.trailer.data(), ff.trailer.size()));
 }
 
 status open_prepare(flash_frame& ff, const flash_log_config& config, const allocator& alloc,
@@ -130,7 +135,7 @@ result<size_t> index_build(flash_frame& ff, uint32_t base, owned_array<uint8_t>&
 status flash_frame_create(flash_frame& ff, const flash_log_config& config, const allocator& alloc,
                           const frame_create_params& params) noexcept {
   TESSERA_TRY(open_prepare(ff, config, alloc, params));
-  TESSERA_TRY(flash_log_format(ff.log, config, alloc, kHeaderSlots * ff.slot_stride, templates_tag(ff)));
+  TESSERA_TRY(flash_log_format(ff.log, config, alloc, kHeaderSlots * ff.slot_stride, ff.tag));
   return ok_status();
 }
 
@@ -138,7 +143,7 @@ status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const 
                          const frame_create_params& params) noexcept {
   TESSERA_TRY(open_prepare(ff, config, alloc, params));
   TESSERA_TRY(flash_log_mount(ff.log, config, alloc));
-  if (ff.log.user_tag != templates_tag(ff) || ff.log.front_reserve != kHeaderSlots * ff.slot_stride)
+  if (ff.log.user_tag != ff.tag || ff.log.front_reserve != kHeaderSlots * ff.slot_stride)
     return make_error(errc::invalid_argument, "flash frame: the array on flash was created with other params");
   flash_log_cursor cursor;
   flash_blob b;
@@ -186,6 +191,7 @@ void flash_frame_close(flash_frame& ff) noexcept {
   ff.trailer.reset();
   ff.meta_bytes.reset();
   ff.params = frame_create_params{};
+  ff.tag = 0;
   ff.nchunks = 0;
   ff.has_tail = false;
   ff.finalized = false;
@@ -258,6 +264,23 @@ status flash_frame_finalize(flash_frame& ff) noexcept {
   ff.frame_len = frame_len;
   ff.finalized = true;
   return ok_status();
+}
+
+status flash_frame_meta_update(flash_frame& ff, span<const char> name, bytes_view content) noexcept {
+  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, "flash frame: not open");
+  if (ff.finalized) return make_error(errc::invalid_argument, "flash frame: finalized, metalayers are written");
+  for (uint32_t i = 0; i < ff.params.nmetalayers; ++i) {
+    frame_metalayer_init& m = ff.metas[i];
+    if (m.name.size() != name.size() || (!name.empty() && std::memcmp(m.name.data(), name.data(), name.size()) != 0))
+      continue;
+    if (content.size() != m.content.size())
+      return make_error(errc::invalid_argument, "flash frame: a metalayer update must keep the content's size");
+    // The content lives in meta_bytes (templates_build): write it there.
+    uint8_t* dst = ff.meta_bytes.data() + (m.content.data() - ff.meta_bytes.data());
+    if (!content.empty()) std::memmove(dst, content.data(), content.size());
+    return ok_status();
+  }
+  return make_error(errc::invalid_argument, "flash frame: no metalayer of that name");
 }
 
 result<size_t> flash_frame_chunk_read(flash_frame& ff, int64_t nchunk, bytes_mut out) noexcept {

@@ -18,6 +18,10 @@
 //   this API but no cframe.
 // - The records that make all this safe live at the region's end, outside the frame: frame_len says where
 //   the frame ends, and the reference ignores bytes after it in a file.
+// - Fixed metalayers (the b2nd one's shape) are written with the header, at finalize: flash_frame_meta_update
+//   changes their content until then (same size), so an array can grow while it is logged and get its final
+//   shape at the end. Mount takes the params of create (the content is not part of the array's identity on
+//   flash); a mounted array finalizes with those contents unless updated again.
 // - Room: an append fails with errc::no_space when the chunk would not leave room for the index and trailer of
 //   one more finalize; what was appended stays, and finalize still fits.
 #pragma once
@@ -41,51 +45,59 @@ struct flash_frame {
 
   flash_log log;
   allocator alloc{};
-  // A copy of the params; its metalayers point into metas and meta_bytes (so the caller's need not outlive
-  // create or mount).
+  /// A copy of the params; its metalayers point into metas and meta_bytes (so the caller's need not outlive
+  /// create or mount).
   frame_create_params params{};
   frame_metalayer_init metas[kFrameMaxMetalayers] = {};
   owned_array<uint8_t> meta_bytes;
-  owned_array<uint8_t> header;   // the header buffer: the empty array's header, encoded again at finalize
-  owned_array<uint8_t> trailer;  // the trailer (no vlmetalayers: it does not depend on the chunks)
+  owned_array<uint8_t> header;   ///< the header buffer: the empty array's header, encoded again at finalize
+  owned_array<uint8_t> trailer;  ///< the trailer (no vlmetalayers: it does not depend on the chunks)
   uint32_t header_len = 0;
   uint32_t trailer_len = 0;
-  uint32_t slot_stride = 0;      // header_len rounded up to prog_size: where header slot #1 starts
-  int32_t chunksize = 0;         // every chunk's nbytes
+  uint32_t slot_stride = 0;      ///< header_len rounded up to prog_size: where header slot #1 starts
+  uint32_t tag = 0;              ///< the log's user tag: the params' CRC with metalayer contents zeroed
+  int32_t chunksize = 0;         ///< every chunk's nbytes
 
   int64_t nchunks = 0;
-  bool has_tail = false;         // the last blob is an index+trailer (for header slot tail.aux)
+  bool has_tail = false;         ///< the last blob is an index+trailer (for header slot tail.aux)
   flash_blob tail{};
   bool finalized = false;
-  uint32_t frame_start = 0;      // region offset of the finalized frame
+  uint32_t frame_start = 0;      ///< region offset of the finalized frame
   uint64_t frame_len = 0;
 };
 
-// Erases the region and starts an empty array with these frame params (chunksize must be set: every chunk of a
-// B2ND array has the same nbytes). The params (and their metalayers) are needed again to mount.
+/// Erases the region and starts an empty array with these frame params (chunksize must be set: every chunk of a
+/// B2ND array has the same nbytes). The params (and their metalayers) are needed again to mount.
 [[nodiscard]] status flash_frame_create(flash_frame& ff, const flash_log_config& config, const allocator& alloc,
                                         const frame_create_params& params) noexcept;
-// Re-opens the array after a reset or a power cut (see flash_log.hpp's recovery): every chunk whose append had
-// returned is there; finalized or not, as the flash says. Errors: errc::malformed (no array in the region),
-// errc::invalid_argument (the array was created with other params or geometry), errc::io.
+/// Re-opens the array after a reset or a power cut (see flash_log.hpp's recovery): every chunk whose append had
+/// returned is there; finalized or not, as the flash says. Errors: errc::malformed (no array in the region),
+/// errc::invalid_argument (the array was created with other params or geometry), errc::io.
 [[nodiscard]] status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const allocator& alloc,
                                        const frame_create_params& params) noexcept;
 void flash_frame_close(flash_frame& ff) noexcept;
 
-// Appends one complete Blosc2 chunk (its header's cbytes bytes, nbytes == chunksize, not VL-block) and syncs:
-// once it returns, a power cut does not lose it. errc::no_space when the region is full (see above),
-// errc::invalid_argument when finalized or for a chunk that does not fit the array.
+/// Appends one complete Blosc2 chunk (its header's cbytes bytes, nbytes == chunksize, not VL-block) and syncs:
+/// once it returns, a power cut does not lose it. errc::no_space when the region is full (see above),
+/// errc::invalid_argument when finalized or for a chunk that does not fit the array.
 [[nodiscard]] status flash_frame_append(flash_frame& ff, bytes_view chunk) noexcept;
-// Writes the index, the trailer and the header (last). Idempotent once it succeeded. The index chunk is the
-// stored form (frame_index_encode without an encoder: no codec memory on the device; the reference writes
-// that form itself when compression does not gain). Needs 16 bytes of allocator memory per chunk while it
-// runs (the index).
+/// Writes the index, the trailer and the header (last). Idempotent once it succeeded. The index chunk is the
+/// stored form (frame_index_encode without an encoder: no codec memory on the device; the reference writes
+/// that form itself when compression does not gain). Needs 16 bytes of allocator memory per chunk while it
+/// runs (the index).
 [[nodiscard]] status flash_frame_finalize(flash_frame& ff) noexcept;
 
-// Chunk nchunk's compressed bytes into out (at least its size); returns the size. Works finalized or not.
+/// Replaces the content of the fixed metalayer `name` (one of the params') with `content`, of the same size (the
+/// header keeps its length; like the reference's blosc2_meta_update, which also refuses larger content; shorter
+/// content is refused here too). Only what finalize writes changes: nothing goes to flash, so after a reset the
+/// array mounts with the params of create and the update must be made again before finalize. Errors:
+/// errc::invalid_argument (not open, already finalized, no metalayer of that name, another size).
+[[nodiscard]] status flash_frame_meta_update(flash_frame& ff, span<const char> name, bytes_view content) noexcept;
+
+/// Chunk nchunk's compressed bytes into out (at least its size); returns the size. Works finalized or not.
 [[nodiscard]] result<size_t> flash_frame_chunk_read(flash_frame& ff, int64_t nchunk, bytes_mut out) noexcept;
-// Once finalized: a read-only storage of exactly the frame's bytes (frame_open it with base_offset 0), valid
-// while ff is open. Before: a storage with no callbacks.
+/// Once finalized: a read-only storage of exactly the frame's bytes (frame_open it with base_offset 0), valid
+/// while ff is open. Before: a storage with no callbacks.
 [[nodiscard]] storage flash_frame_storage(flash_frame& ff) noexcept;
 
 }  // namespace tessera
