@@ -243,6 +243,10 @@ struct frame_header_fields {
   bool has_vlmetalayers = false;
 };
 
+/// The parameters that create a frame like `info`'s (codec, filters, sizes, threads); no metalayers: set
+/// metalayers/nmetalayers from frame_meta_name/frame_meta_find when they are wanted too.
+[[nodiscard]] frame_create_params frame_create_params_from(const frame_info& info) noexcept;
+
 /// The header's length for these params (fixed part and metalayers). Errors: invalid_argument (params),
 /// overflow (metalayers too large).
 [[nodiscard]] result<uint32_t> frame_header_size(const frame_create_params& p) noexcept;

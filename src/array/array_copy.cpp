@@ -143,21 +143,7 @@ status raw_copy(array& dst, const array_target& target, const allocator& alloc, 
     if (!content.ok()) return content.err();
     metas[nmetas++] = frame_metalayer_init{*name, *content};
   }
-  frame_create_params p;
-  p.typesize = info->typesize;
-  p.blocksize = info->blocksize;
-  p.chunksize = info->chunksize;
-  p.compcode = info->compcode;
-  p.clevel = info->clevel;
-  p.splitmode = info->splitmode;
-  p.use_dict = info->use_dict;
-  for (int i = 0; i < kChunkMaxFilters; ++i) {
-    p.filters[i] = info->filters[i];
-    p.filters_meta[i] = info->filters_meta[i];
-  }
-  p.compcode_meta = info->compcode_meta;
-  p.nthreads_comp = info->nthreads_comp;
-  p.nthreads_decomp = info->nthreads_decomp;
+  frame_create_params p = frame_create_params_from(*info);
   p.metalayers = metas;
   p.nmetalayers = nmetas;
   p.expected_nchunks = info->nchunks;

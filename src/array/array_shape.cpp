@@ -180,6 +180,36 @@ status array_resize(array& a, const int64_t* new_shape) noexcept {
   return detail::array_finish(a);
 }
 
+namespace {
+
+// Inserts or removes whole chunk slabs along `axis` inside the array (the reference's rule: position and count
+// on chunk boundaries), moving the stored chunks to the grid of new_shape.
+status chunks_shift(array& a, const array_layout& old_l, const int64_t* new_shape, int axis, int64_t pos,
+                    int64_t count, map_kind kind) noexcept {
+  const int64_t c = old_l.chunkshape[axis];
+  if (pos % c != 0 || count % c != 0)
+    return make_error(errc::invalid_argument,
+                      kind == map_kind::insert
+                          ? "array_insert: inside the array, position and count must be multiples of the chunk extent"
+                          : "array_delete: inside the array, position and count must be multiples of the chunk extent");
+  int32_t cs[kMaxDims] = {};
+  int32_t bs[kMaxDims] = {};
+  for (int d = 0; d < old_l.ndim; ++d) {
+    cs[d] = static_cast<int32_t>(old_l.chunkshape[d]);
+    bs[d] = static_cast<int32_t>(old_l.blockshape[d]);
+  }
+  array_layout new_l;
+  TESSERA_TRY(layout_init(new_l, old_l.ndim, new_shape, cs, bs));
+  grid_map m;
+  m.kind = kind;
+  m.axis = axis;
+  m.p = pos / c;
+  m.k = count / c;
+  return grid_edit(a, new_l, m);
+}
+
+}  // namespace
+
 status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view src) noexcept {
   TESSERA_TRY(detail::array_check_writable(a));
   TESSERA_TRY(check_axis(a, axis));
@@ -206,24 +236,7 @@ status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view s
   if (pos == old_l.shape[axis]) {
     TESSERA_TRY(resize_nocommit(a, new_shape));
   } else {
-    const int64_t c = old_l.chunkshape[axis];
-    if (pos % c != 0 || count % c != 0)
-      return make_error(errc::invalid_argument,
-                        "array_insert: inside the array, position and count must be multiples of the chunk extent");
-    int32_t cs[kMaxDims] = {};
-    int32_t bs[kMaxDims] = {};
-    for (int d = 0; d < old_l.ndim; ++d) {
-      cs[d] = static_cast<int32_t>(old_l.chunkshape[d]);
-      bs[d] = static_cast<int32_t>(old_l.blockshape[d]);
-    }
-    array_layout new_l;
-    TESSERA_TRY(layout_init(new_l, old_l.ndim, new_shape, cs, bs));
-    grid_map m;
-    m.kind = map_kind::insert;
-    m.axis = axis;
-    m.p = pos / c;
-    m.k = count / c;
-    TESSERA_TRY(grid_edit(a, new_l, m));
+    TESSERA_TRY(chunks_shift(a, old_l, new_shape, axis, pos, count, map_kind::insert));
   }
   TESSERA_TRY(detail::array_slice_write_nocommit(a, start, stop, src));
   return detail::array_finish(a);
@@ -248,24 +261,7 @@ status array_delete(array& a, int axis, int64_t pos, int64_t count) noexcept {
   if (pos + count == old_l.shape[axis]) {
     TESSERA_TRY(resize_nocommit(a, new_shape));
   } else {
-    const int64_t c = old_l.chunkshape[axis];
-    if (pos % c != 0 || count % c != 0)
-      return make_error(errc::invalid_argument,
-                        "array_delete: inside the array, position and count must be multiples of the chunk extent");
-    int32_t cs[kMaxDims] = {};
-    int32_t bs[kMaxDims] = {};
-    for (int d = 0; d < old_l.ndim; ++d) {
-      cs[d] = static_cast<int32_t>(old_l.chunkshape[d]);
-      bs[d] = static_cast<int32_t>(old_l.blockshape[d]);
-    }
-    array_layout new_l;
-    TESSERA_TRY(layout_init(new_l, old_l.ndim, new_shape, cs, bs));
-    grid_map m;
-    m.kind = map_kind::remove;
-    m.axis = axis;
-    m.p = pos / c;
-    m.k = count / c;
-    TESSERA_TRY(grid_edit(a, new_l, m));
+    TESSERA_TRY(chunks_shift(a, old_l, new_shape, axis, pos, count, map_kind::remove));
   }
   return detail::array_finish(a);
 }

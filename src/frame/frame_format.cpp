@@ -514,6 +514,25 @@ int64_t index_special_value(chunk_special kind) noexcept {
 
 namespace tessera {
 
+frame_create_params frame_create_params_from(const frame_info& i) noexcept {
+  frame_create_params p;
+  p.typesize = i.typesize;
+  p.blocksize = i.blocksize;
+  p.chunksize = i.chunksize;
+  p.compcode = i.compcode;
+  p.clevel = i.clevel;
+  p.splitmode = i.splitmode;
+  p.use_dict = i.use_dict;
+  for (int k = 0; k < kChunkMaxFilters; ++k) {
+    p.filters[k] = i.filters[k];
+    p.filters_meta[k] = i.filters_meta[k];
+  }
+  p.compcode_meta = i.compcode_meta;
+  p.nthreads_comp = i.nthreads_comp;
+  p.nthreads_decomp = i.nthreads_decomp;
+  return p;
+}
+
 result<uint32_t> frame_header_size(const frame_create_params& p) noexcept {
   uint64_t idx = 0;
   return detail::header_size_of(p, &idx);

@@ -151,20 +151,7 @@ bool open_cframe(tessera::test::context& t, const std::string& path, opened& o, 
 int reencode_parts(tessera::test::context& t, opened& o, const std::string& name, bool expect, bool expect_index) {
   const frame_info* info = frame_info_get(o.f);
   if (info == nullptr) return 0;
-  frame_create_params p;
-  p.typesize = info->typesize;
-  p.blocksize = info->blocksize;
-  p.compcode = info->compcode;
-  p.clevel = info->clevel;
-  p.splitmode = info->splitmode;
-  p.use_dict = info->use_dict;
-  for (int i = 0; i < kChunkMaxFilters; ++i) {
-    p.filters[i] = info->filters[i];
-    p.filters_meta[i] = info->filters_meta[i];
-  }
-  p.compcode_meta = info->compcode_meta;
-  p.nthreads_comp = info->nthreads_comp;
-  p.nthreads_decomp = info->nthreads_decomp;
+  frame_create_params p = frame_create_params_from(*info);
   std::vector<frame_metalayer_init> metas(info->nmetalayers);
   for (uint32_t i = 0; i < info->nmetalayers; ++i) {
     auto n = frame_meta_name(o.f, i);
