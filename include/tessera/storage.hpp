@@ -26,6 +26,9 @@ struct storage {
   /// Returns an empty view when it cannot; the view stays valid until the next write or truncate.
   bytes_view (*view)(void* context) noexcept = nullptr;
   void* context = nullptr;
+  /// Whether read may be called from several threads at once (pread on a file): the blocks of a slice are then
+  /// read by the executor's workers while others decode. false: every call comes from the calling thread.
+  bool concurrent_reads = false;
 };
 
 /// Checked calls: a missing callback is errc::unsupported, never a null call.

@@ -244,6 +244,7 @@ storage posix_file_storage(const posix_file& f) noexcept {
   s.read = file_read;
   s.size = file_size;
   s.sync = file_sync;
+  s.concurrent_reads = true;  // pread has no shared file position
   if (f.writable) {
     s.write = file_write;
     s.truncate = file_truncate;
