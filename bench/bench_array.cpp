@@ -20,6 +20,7 @@
 #include "tessera/array.hpp"
 #include "tessera/port/posix_allocator.hpp"
 #include "tessera/port/posix_file.hpp"
+#include "tessera/port/posix_mapping.hpp"
 #include "tessera/port/thread_pool.hpp"
 
 namespace {
@@ -87,23 +88,37 @@ void file_ensure(int32_t block, const executor& exec) {
   }
 }
 
-// One open array per (block shape, threads), kept for the whole run.
+// How the file is read: pread into buffers (posix_file, as the reference's default backend does) or in place
+// from a read-only memory map (posix_mapping).
+enum io : int { io_pread = 0, io_mmap = 1 };
+
+// One open array per (block shape, threads, io), kept for the whole run.
 struct opened {
   posix_file file;
+  posix_mapping mapping;
   array a;
 };
 thread_pool g_pool2;
-opened g_open[2][2];  // [block 25, block 100][1 thread, 2 threads]
+opened g_open[2][2][2];  // [block 25, block 100][1 thread, 2 threads][pread, mmap]
 
-array& array_get(int32_t block, int threads) {
-  opened& o = g_open[block == kChunk ? 1 : 0][threads - 1];
+array& array_get(int32_t block, int threads, io how = io_pread) {
+  opened& o = g_open[block == kChunk ? 1 : 0][threads - 1][how];
   if (!array_is_open(o.a)) {
-    auto file = posix_file_open(file_path(block).c_str(), posix_open::read);
-    if (!file.ok()) die("open", file.err());
-    o.file = *file;
+    storage st;
+    if (how == io_mmap) {
+      auto m = posix_mapping_open(file_path(block).c_str());
+      if (!m.ok()) die("map", m.err());
+      o.mapping = *m;
+      st = posix_mapping_storage(o.mapping);
+    } else {
+      auto file = posix_file_open(file_path(block).c_str(), posix_open::read);
+      if (!file.ok()) die("open", file.err());
+      o.file = *file;
+      st = posix_file_storage(o.file);
+    }
     array_open_options opt;
     opt.exec = threads == 2 ? thread_pool_executor(g_pool2) : executor_serial();
-    const status s = array_open(o.a, posix_file_storage(o.file), posix_allocator(), opt);
+    const status s = array_open(o.a, st, posix_allocator(), opt);
     if (!s.ok()) die("array_open", s);
   }
   return o.a;
@@ -115,9 +130,9 @@ std::vector<uint8_t>& out_buffer() {
 }
 
 // A slice [start, start + extent).
-void bench_slice(benchmark::State& state, int32_t block, int threads, std::vector<int64_t> start,
+void bench_slice(benchmark::State& state, int32_t block, int threads, io how, std::vector<int64_t> start,
                  std::vector<int64_t> extent) {
-  array& a = array_get(block, threads);
+  array& a = array_get(block, threads, how);
   int64_t stop[3];
   int64_t n = 4;
   for (int i = 0; i < 3; ++i) {
@@ -137,8 +152,8 @@ void bench_slice(benchmark::State& state, int32_t block, int threads, std::vecto
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * n);
 }
 
-void bench_element(benchmark::State& state, int threads) {
-  array& a = array_get(25, threads);
+void bench_element(benchmark::State& state, int threads, io how) {
+  array& a = array_get(25, threads, how);
   const int64_t coords[3] = {kN / 2, kN / 2, kN / 2};
   float v = 0;
   for (auto _ : state) {
@@ -151,8 +166,8 @@ void bench_element(benchmark::State& state, int threads) {
   }
 }
 
-void bench_whole(benchmark::State& state, int32_t block, int threads) {
-  array& a = array_get(block, threads);
+void bench_whole(benchmark::State& state, int32_t block, int threads, io how) {
+  array& a = array_get(block, threads, how);
   std::vector<uint8_t>& out = out_buffer();
   for (auto _ : state) {
     const status s = array_read(a, bytes_mut(out.data(), out.size()));
@@ -230,40 +245,50 @@ int main(int argc, char** argv) {
   memory_report();
 
   const int64_t m = kN / 2;
-  for (int threads : {1, 2}) {
-    const std::string th = "/threads:" + std::to_string(threads);
-    for (int32_t block : {25, kChunk}) {
-      const std::string b = "/b" + std::to_string(block);
-      benchmark::RegisterBenchmark(("plane_x" + b + th).c_str(), bench_slice, block, threads,
-                                   std::vector<int64_t>{m, 0, 0}, std::vector<int64_t>{1, kN, kN})
+  for (io how : {io_pread, io_mmap}) {
+    const std::string via = how == io_mmap ? "/mmap" : "";
+    for (int threads : {1, 2}) {
+      const std::string th = via + "/threads:" + std::to_string(threads);
+      for (int32_t block : {25, kChunk}) {
+        if (how == io_mmap && block == kChunk) continue;  // the block level's gain is shown with pread
+        const std::string b = "/b" + std::to_string(block);
+        benchmark::RegisterBenchmark(("plane_x" + b + th).c_str(), bench_slice, block, threads, how,
+                                     std::vector<int64_t>{m, 0, 0}, std::vector<int64_t>{1, kN, kN})
+            ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("plane_y" + b + th).c_str(), bench_slice, block, threads, how,
+                                     std::vector<int64_t>{0, m, 0}, std::vector<int64_t>{kN, 1, kN})
+            ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("plane_z" + b + th).c_str(), bench_slice, block, threads, how,
+                                     std::vector<int64_t>{0, 0, m}, std::vector<int64_t>{kN, kN, 1})
+            ->Unit(benchmark::kMillisecond);
+      }
+      benchmark::RegisterBenchmark(("cube10_in_block/b25" + th).c_str(), bench_slice, 25, threads, how,
+                                   std::vector<int64_t>{105, 105, 105}, std::vector<int64_t>{10, 10, 10})
           ->Unit(benchmark::kMillisecond);
-      benchmark::RegisterBenchmark(("plane_y" + b + th).c_str(), bench_slice, block, threads,
-                                   std::vector<int64_t>{0, m, 0}, std::vector<int64_t>{kN, 1, kN})
+      benchmark::RegisterBenchmark(("cube10_8chunks/b25" + th).c_str(), bench_slice, 25, threads, how,
+                                   std::vector<int64_t>{m - 5, m - 5, m - 5}, std::vector<int64_t>{10, 10, 10})
           ->Unit(benchmark::kMillisecond);
-      benchmark::RegisterBenchmark(("plane_z" + b + th).c_str(), bench_slice, block, threads,
-                                   std::vector<int64_t>{0, 0, m}, std::vector<int64_t>{kN, kN, 1})
+      benchmark::RegisterBenchmark(("element/b25" + th).c_str(), bench_element, threads, how)
           ->Unit(benchmark::kMillisecond);
+      for (int32_t block : {25, kChunk}) {
+        if (how == io_mmap && block == kChunk) continue;
+        benchmark::RegisterBenchmark(("whole/b" + std::to_string(block) + th).c_str(), bench_whole, block, threads,
+                                     how)
+            ->Unit(benchmark::kMillisecond);
+      }
     }
-    benchmark::RegisterBenchmark(("cube10_in_block/b25" + th).c_str(), bench_slice, 25, threads,
-                                 std::vector<int64_t>{105, 105, 105}, std::vector<int64_t>{10, 10, 10})
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("cube10_8chunks/b25" + th).c_str(), bench_slice, 25, threads,
-                                 std::vector<int64_t>{m - 5, m - 5, m - 5}, std::vector<int64_t>{10, 10, 10})
-        ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("element/b25" + th).c_str(), bench_element, threads)->Unit(benchmark::kMillisecond);
-    for (int32_t block : {25, kChunk})
-      benchmark::RegisterBenchmark(("whole/b" + std::to_string(block) + th).c_str(), bench_whole, block, threads)
-          ->Unit(benchmark::kMillisecond);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  for (auto& row : g_open)
-    for (opened& o : row) {
-      (void)array_close(o.a);
-      (void)posix_file_close(o.file);
-    }
+  for (auto& by_block : g_open)
+    for (auto& by_threads : by_block)
+      for (opened& o : by_threads) {
+        (void)array_close(o.a);
+        (void)posix_file_close(o.file);
+        (void)posix_mapping_close(o.mapping);
+      }
   thread_pool_release(g_pool2);
   return 0;
 }

@@ -167,6 +167,22 @@ void chunk_decoder_release(chunk_decoder& d) noexcept;
 [[nodiscard]] result<size_t> chunk_decode_block(chunk_decoder& d, bytes_view chunk, size_t nblock,
                                                 bytes_mut out) noexcept;
 
+/// A set of blocks to decode and where each goes. `block(context, i)` names the i-th block (i < count);
+/// `consume(context, i, decoded, worker)` receives it: `decoded` is valid only during the call (the worker's
+/// scratch). consume runs on the executor's workers: calls for different i may run at the same time, never two
+/// with the same worker. A failed consume stops the remaining blocks and is returned.
+struct chunk_block_request {
+  size_t count = 0;
+  size_t (*block)(void* context, size_t i) noexcept = nullptr;
+  status (*consume)(void* context, size_t i, bytes_view decoded, uint32_t worker) noexcept = nullptr;
+  void* context = nullptr;
+};
+
+/// Decodes the requested blocks of a chunk over the decoder's executor, each into a worker's scratch, and hands
+/// them to request.consume (a slice read copies its part straight out, so blocks stay in cache and no chunk-sized
+/// buffer is needed). Errors as chunk_decode_block; the order in which blocks fail is not defined.
+[[nodiscard]] status chunk_decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept;
+
 // ---- Encoding ----------------------------------------------------------------------------------------------
 
 /// How blocks are split into one stream per byte of the element (the reference's BLOSC_*_SPLIT).

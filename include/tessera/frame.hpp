@@ -166,6 +166,13 @@ struct frame_chunk_ref {
 [[nodiscard]] result<size_t> frame_block_decode(frame& f, chunk_decoder& d, int64_t nchunk, size_t nblock,
                                                 bytes_mut out) noexcept;
 
+/// Decodes the requested blocks of chunk nchunk over the decoder's executor (chunk_decode_blocks). With a storage
+/// view nothing is read; else the chunk's header, block starts (and dictionary) and the requested blocks' streams
+/// (block 0's too under the delta filter) are read, adjacent blocks in one read, into the frame's scratch (at most
+/// the chunk's compressed size). Variable-length-block, memcpyed and small chunks are read whole.
+[[nodiscard]] status frame_blocks_decode(frame& f, chunk_decoder& d, int64_t nchunk,
+                                         const chunk_block_request& request) noexcept;
+
 // ---- Creating and writing ----------------------------------------------------------------------------------
 
 struct frame_metalayer_init {

@@ -118,14 +118,12 @@ status block_fetch(array& a, int64_t nchunk, int64_t nblock, read_scratch& s, co
   return ok_status();
 }
 
-// Copying the slice's part of a whole decoded chunk out, block by block (each block's rows are read in order
-// from a block that stays in cache), with the blocks split over the executor's workers: their destinations are
-// disjoint. The copy of a whole chunk costs about as much as decoding it, so it is worth the workers. When there
-// are fewer blocks than tasks (big blocks), each block is also cut into slabs along the first dimension.
+// The blocks of one chunk that a slice touches (a sub-grid of its block grid, numbered in C order) and the part
+// of each that goes to the output. Blocks' destinations are disjoint, so they are copied in parallel.
 struct chunk_copy_job {
   const array_layout* l = nullptr;
   int64_t itemsize = 0;
-  const uint8_t* chunk = nullptr;        // the decoded chunk (block after block, each C order)
+  const uint8_t* chunk = nullptr;        // a whole decoded chunk (block after block), when copying from one
   bytes_mut out;
   const int64_t* out_shape = nullptr;
   int64_t start[kMaxDims] = {};          // the region: start in chunk coordinates
@@ -134,33 +132,82 @@ struct chunk_copy_job {
   int64_t first[kMaxDims] = {};          // the touched blocks: first block coordinates and count per dimension
   int64_t span[kMaxDims] = {};
   int64_t nblocks = 0;
-  int64_t parts = 1;                     // slabs per block
+  int64_t parts = 1;                     // slabs per block (whole-chunk copies)
   int64_t nunits = 0;                    // nblocks * parts
   int64_t units_per_task = 0;
   std::atomic<bool> failed{false};
+  std::atomic<bool> other_blocks{false}; // a decoded block is not the array's block size
 };
 
+// Touched block number r (< nblocks): its index in the chunk, and the part of it to copy.
+int64_t touched_block(const chunk_copy_job& j, int64_t r, int64_t* src_start, int64_t* dst, int64_t* shape) noexcept {
+  const array_layout& l = *j.l;
+  int64_t nblock = 0;
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    const int64_t bc = j.first[d] + r % j.span[d];
+    r /= j.span[d];
+    nblock += bc * l.block_strides[d];
+    const int64_t lo = bc * l.blockshape[d] > j.start[d] ? bc * l.blockshape[d] : j.start[d];
+    const int64_t hi = (bc + 1) * l.blockshape[d] < j.stop[d] ? (bc + 1) * l.blockshape[d] : j.stop[d];
+    src_start[d] = lo - bc * l.blockshape[d];
+    dst[d] = j.dst[d] + (lo - j.start[d]);
+    shape[d] = hi - lo;
+  }
+  return nblock;
+}
+
+// Sets up the job for chunk c's region (ndim >= 1); false when the region is empty.
+bool chunk_copy_init(chunk_copy_job& j, array& a, const slice_chunk& c, bytes_mut out, const int64_t* out_shape,
+                     const int64_t* dst0) noexcept {
+  const array_layout& l = array_access::layout(a);
+  j.l = &l;
+  j.itemsize = array_access::itemsize(a);
+  j.out = out;
+  j.out_shape = out_shape;
+  j.nblocks = 1;
+  for (int d = 0; d < l.ndim; ++d) {
+    j.start[d] = c.region_start[d];
+    j.stop[d] = c.region_start[d] + c.region_shape[d];
+    j.dst[d] = dst0[d];
+    if (c.region_shape[d] == 0) return false;
+    j.first[d] = j.start[d] / l.blockshape[d];
+    j.span[d] = (j.stop[d] - 1) / l.blockshape[d] - j.first[d] + 1;
+    j.nblocks *= j.span[d];
+  }
+  return true;
+}
+
+// The request of frame_blocks_decode: each touched block, decoded by a worker, copied out from its scratch.
+size_t touched_block_number(void* context, size_t i) noexcept {
+  const auto& j = *static_cast<const chunk_copy_job*>(context);
+  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
+  return static_cast<size_t>(touched_block(j, static_cast<int64_t>(i), src_start, dst, shape));
+}
+
+status touched_block_consume(void* context, size_t i, bytes_view decoded, uint32_t) noexcept {
+  auto& j = *static_cast<chunk_copy_job*>(context);
+  const array_layout& l = *j.l;
+  if (static_cast<int64_t>(decoded.size()) != l.block_nitems * j.itemsize) {
+    j.other_blocks.store(true, std::memory_order_relaxed);
+    return make_error(errc::corrupt, "array: a chunk's blocks are not the array's blocks");
+  }
+  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
+  (void)touched_block(j, static_cast<int64_t>(i), src_start, dst, shape);
+  return nd_copy_region(l.ndim, j.itemsize, decoded, l.blockshape, src_start, j.out, j.out_shape, dst, shape);
+}
+
+// Copying the slice's part of a whole decoded chunk out (a chunk written with other blocks than the array's),
+// block by block, split over the executor's workers. With fewer blocks than tasks (big blocks), each block is
+// also cut into slabs along the first dimension.
 void chunk_copy_units(chunk_copy_job& j, int64_t u0, int64_t u1) noexcept {
   const array_layout& l = *j.l;
-  const int n = l.ndim;
   const int64_t block_nbytes = l.block_nitems * j.itemsize;
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t part = u % j.parts;
-    int64_t r = u / j.parts;
-    int64_t nblock = 0;
     int64_t src_start[kMaxDims] = {};
     int64_t dst[kMaxDims] = {};
     int64_t shape[kMaxDims] = {};
-    for (int d = n - 1; d >= 0; --d) {
-      const int64_t bc = j.first[d] + r % j.span[d];
-      r /= j.span[d];
-      nblock += bc * l.block_strides[d];
-      const int64_t lo = bc * l.blockshape[d] > j.start[d] ? bc * l.blockshape[d] : j.start[d];
-      const int64_t hi = (bc + 1) * l.blockshape[d] < j.stop[d] ? (bc + 1) * l.blockshape[d] : j.stop[d];
-      src_start[d] = lo - bc * l.blockshape[d];
-      dst[d] = j.dst[d] + (lo - j.start[d]);
-      shape[d] = hi - lo;
-    }
+    const int64_t nblock = touched_block(j, u / j.parts, src_start, dst, shape);
     if (j.parts > 1) {  // this unit's slab [p0, p1) of the block's rows along dimension 0
       const int64_t p0 = shape[0] * part / j.parts;
       const int64_t p1 = shape[0] * (part + 1) / j.parts;
@@ -170,7 +217,7 @@ void chunk_copy_units(chunk_copy_job& j, int64_t u0, int64_t u1) noexcept {
       shape[0] = p1 - p0;
     }
     const bytes_view block(j.chunk + nblock * block_nbytes, static_cast<size_t>(block_nbytes));
-    const status s = nd_copy_region(n, j.itemsize, block, l.blockshape, src_start, j.out, j.out_shape, dst, shape);
+    const status s = nd_copy_region(l.ndim, j.itemsize, block, l.blockshape, src_start, j.out, j.out_shape, dst, shape);
     if (!s.ok()) j.failed.store(true, std::memory_order_relaxed);
   }
 }
@@ -182,28 +229,10 @@ void chunk_copy_task(void* context, size_t index, uint32_t) noexcept {
   chunk_copy_units(j, u0, u1);
 }
 
-// ndim >= 1; `chunk` holds the decoded chunk c.nchunk.
-status chunk_copy_out(array& a, const uint8_t* chunk, const slice_chunk& c, bytes_mut out, const int64_t* out_shape,
-                      const int64_t* dst0) noexcept {
-  const array_layout& l = array_access::layout(a);
-  chunk_copy_job j;
-  j.l = &l;
-  j.itemsize = array_access::itemsize(a);
-  j.chunk = chunk;
-  j.out = out;
-  j.out_shape = out_shape;
-  j.nblocks = 1;
+// j is set up (chunk_copy_init) and j.chunk holds the decoded chunk.
+status chunk_copy_out(array& a, chunk_copy_job& j) noexcept {
   int64_t nitems = 1;
-  for (int d = 0; d < l.ndim; ++d) {
-    j.start[d] = c.region_start[d];
-    j.stop[d] = c.region_start[d] + c.region_shape[d];
-    j.dst[d] = dst0[d];
-    if (c.region_shape[d] == 0) return ok_status();
-    j.first[d] = j.start[d] / l.blockshape[d];
-    j.span[d] = (j.stop[d] - 1) / l.blockshape[d] - j.first[d] + 1;
-    j.nblocks *= j.span[d];
-    nitems *= c.region_shape[d];
-  }
+  for (int d = 0; d < j.l->ndim; ++d) nitems *= j.stop[d] - j.start[d];
   const executor& e = array_access::exec(a);
   // Parallel only when each task has enough to copy to pay for a wake-up (~64 KiB).
   int64_t ntasks = e.workers > 1 && e.run != nullptr ? static_cast<int64_t>(e.workers) * 4 : 1;
@@ -274,29 +303,27 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
         return make_error(errc::corrupt, "array: a chunk's size disagrees with the geometry");
       continue;
     }
-    // Most of the chunk's blocks needed: decode the chunk whole (in parallel); else block by block.
-    int64_t needed = 0;
-    {
-      slice_block_iterator count(plan, c);
-      while (count.next()) ++needed;
-    }
-    if (needed * 4 > l.blocks_per_chunk) {
-      TESSERA_TRY(chunk_decode_whole(a, c.nchunk, s));
-      if (l.ndim > 0) {
-        TESSERA_TRY(chunk_copy_out(a, s.chunk.data(), c, out, out_shape, dst0));
-        continue;
-      }
-    }
-    slice_block_iterator blocks(plan, c);
-    while (blocks.next()) {
-      const slice_block& b = blocks.block();
+    if (l.ndim == 0) {
       const uint8_t* block = nullptr;
-      TESSERA_TRY(block_fetch(a, c.nchunk, b.nblock, s, &block));
-      int64_t dst[kMaxDims] = {};
-      for (int i = 0; i < l.ndim; ++i) dst[i] = out_start[i] + b.slice_start[i];
-      TESSERA_TRY(nd_copy_region(l.ndim, itemsize, bytes_view(block, static_cast<size_t>(sz.block_nbytes)),
-                                 l.blockshape, b.region_start, out, out_shape, dst, b.region_shape));
+      TESSERA_TRY(block_fetch(a, c.nchunk, 0, s, &block));
+      std::memcpy(out.data(), block, static_cast<size_t>(itemsize));
+      continue;
     }
+    // The touched blocks, decoded over the executor's workers, each copied out from the worker's scratch.
+    chunk_copy_job j;
+    if (!chunk_copy_init(j, a, c, out, out_shape, dst0)) continue;
+    chunk_block_request r;
+    r.count = static_cast<size_t>(j.nblocks);
+    r.block = touched_block_number;
+    r.consume = touched_block_consume;
+    r.context = &j;
+    const status st = frame_blocks_decode(f, array_access::decoder(a), c.nchunk, r);
+    if (st.ok()) continue;
+    if (!j.other_blocks.load(std::memory_order_relaxed)) return st;
+    // The chunk was written with other blocks than the array's: decode it whole and copy from it.
+    TESSERA_TRY(chunk_decode_whole(a, c.nchunk, s));
+    j.chunk = s.chunk.data();
+    TESSERA_TRY(chunk_copy_out(a, j));
   }
   return ok_status();
 }

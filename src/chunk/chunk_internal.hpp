@@ -54,4 +54,12 @@ struct vl_block {
 [[nodiscard]] result<uint32_t> vl_blocks_scan(const chunk_header& h, const chunk_layout& l, size_t offsets_of,
                                               uint64_t* offset_out) noexcept;
 
+// For callers that run their own tasks on a decoder's workers (a frame reading and decoding the blocks of a
+// slice in parallel): the executor, scratch sized beforehand (not thread-safe), then one block of a regular
+// chunk (no delta: it needs block 0) decoded by worker `worker` into that worker's scratch.
+[[nodiscard]] const executor& chunk_decoder_executor(const chunk_decoder& d) noexcept;
+[[nodiscard]] status chunk_decoder_reserve(chunk_decoder& d, size_t blocksize) noexcept;
+[[nodiscard]] status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
+                                           bytes_view* decoded) noexcept;
+
 }  // namespace tessera::detail

@@ -15,7 +15,7 @@ using detail::chunk_layout;
 using detail::chunk_load_i32;
 
 struct chunk_decoder::worker {
-  uint8_t* scratch = nullptr;  // 3 blocks: stream output, filter output, bit-shuffle scratch
+  uint8_t* scratch = nullptr;  // 4 blocks: stream output, filter output, bit-shuffle scratch, a decoded block
   detail::codec_context codecs;
   status err;
 };
@@ -23,7 +23,8 @@ struct chunk_decoder::worker {
 namespace {
 
 constexpr size_t kScratchAlign = 64;
-constexpr size_t kScratchBlocks = 3;
+constexpr size_t kScratchBlocks = 4;
+constexpr size_t kScratchDecoded = 3;  // the block chunk_decode_blocks hands to its consumer
 
 // ---- Per-block work ----------------------------------------------------------------------------------------
 
@@ -443,6 +444,140 @@ struct chunk_decoder_access {
     TESSERA_TRY(block_decode(h, l, nblock, e.size, out.data(), dref, w));
     return e.size;
   }
+
+  static const executor& exec(const chunk_decoder& d) noexcept { return d.options_.exec; }
+
+  // ---- Requested blocks, each decoded into a worker's scratch and consumed there ----
+
+  struct blocks_job {
+    const chunk_header* h = nullptr;
+    const chunk_layout* l = nullptr;
+    const chunk_block_request* request = nullptr;
+    const uint8_t* dref = nullptr;  // block 0 decoded, for delta
+    chunk_decoder::worker* workers = nullptr;
+    uint32_t nworkers = 0;
+    size_t scratch_blocksize = 0;
+    std::atomic<bool> failed{false};
+    std::atomic<bool> bad_worker{false};
+  };
+
+  static status block_one(blocks_job& j, chunk_decoder::worker& w, size_t nblock, bytes_view* out) noexcept {
+    const chunk_header& h = *j.h;
+    const chunk_layout& l = *j.l;
+    auto er = chunk_block_extent_get(h, l.chunk, nblock);
+    if (!er.ok()) return er.err();
+    const chunk_block_extent e = *er;
+    if (h.memcpyed) {  // in place: chunk_layout_get checked the chunk holds its cbytes
+      if (h.header_size + e.offset + e.size > l.chunk.size())
+        return make_error(errc::truncated, "chunk: memcpyed block past cbytes");
+      *out = bytes_view(l.chunk.data() + h.header_size + e.offset, e.size);
+      return ok_status();
+    }
+    if (e.size > j.scratch_blocksize) return make_error(errc::corrupt, "chunk: block larger than the chunk's blocksize");
+    uint8_t* dst = w.scratch + kScratchDecoded * j.scratch_blocksize;
+    if (h.special != chunk_special::none) {
+      TESSERA_TRY(special_fill(h, l.chunk, dst, e.offset, e.size));
+    } else {
+      TESSERA_TRY(block_decode(h, l, nblock, e.size, dst, nblock > 0 ? j.dref : nullptr, w));
+    }
+    *out = bytes_view(dst, e.size);
+    return ok_status();
+  }
+
+  static void blocks_task(void* context, size_t index, uint32_t worker) noexcept {
+    auto& j = *static_cast<blocks_job*>(context);
+    if (worker >= j.nworkers) {
+      j.bad_worker.store(true, std::memory_order_relaxed);
+      j.failed.store(true, std::memory_order_relaxed);
+      return;
+    }
+    if (j.failed.load(std::memory_order_relaxed)) return;
+    chunk_decoder::worker& w = j.workers[worker];
+    const chunk_block_request& r = *j.request;
+    bytes_view decoded;
+    status s = block_one(j, w, r.block(r.context, index), &decoded);
+    if (s.ok()) s = r.consume(r.context, index, decoded, worker);
+    if (!s.ok()) {
+      if (w.err.ok()) w.err = s;
+      j.failed.store(true, std::memory_order_relaxed);
+    }
+  }
+
+  static status block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
+                                bytes_view* decoded) noexcept {
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
+    if (worker >= d.nworkers_)
+      return make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers");
+    auto hr = chunk_header_read(chunk);
+    if (!hr.ok()) return hr.err();
+    const chunk_header& h = *hr;
+    if (h.special != chunk_special::none || h.memcpyed || h.vlblocks || (nblock > 0 && chunk_has_delta(h)) ||
+        (h.blosc2_flags & kChunkBlosc2Instrumented))
+      return make_error(errc::invalid_argument, "chunk: not a regular chunk whose blocks decode alone");
+    auto lr = detail::chunk_layout_get(h, chunk);
+    if (!lr.ok()) return lr.err();
+    auto er = chunk_block_extent_get(h, lr->chunk, nblock);
+    if (!er.ok()) return er.err();
+    if (er->size > d.scratch_blocksize_) return make_error(errc::buffer_too_small, "chunk: decoder scratch not reserved for the block");
+    chunk_decoder::worker& w = d.workers_[worker];
+    uint8_t* dst = w.scratch + kScratchDecoded * d.scratch_blocksize_;
+    TESSERA_TRY(block_decode(h, *lr, nblock, er->size, dst, nullptr, w));
+    *decoded = bytes_view(dst, er->size);
+    return ok_status();
+  }
+
+  static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
+    if (r.count > 0 && (r.block == nullptr || r.consume == nullptr))
+      return make_error(errc::invalid_argument, "chunk_decode_blocks: request without block or consume");
+    auto hr = chunk_header_read(chunk);
+    if (!hr.ok()) return hr.err();
+    const chunk_header& h = *hr;
+    if (h.blosc2_flags & kChunkBlosc2Instrumented)
+      return make_error(errc::unsupported, "chunk: instrumented chunks hold codec statistics, not data");
+    auto lr = detail::chunk_layout_get(h, chunk);
+    if (!lr.ok()) return lr.err();
+    if (r.count == 0) return ok_status();
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
+    const chunk_layout& l = *lr;
+    blocks_job j;
+    j.h = &h;
+    j.l = &l;
+    j.request = &r;
+    j.workers = d.workers_;
+    j.nworkers = d.nworkers_;
+    if (!h.memcpyed) {
+      size_t largest = static_cast<size_t>(h.blocksize);
+      if (h.vlblocks && h.special == chunk_special::none) {
+        if (chunk_has_delta(h)) return make_error(errc::unsupported, "chunk: delta over variable-length blocks");
+        auto scan = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
+        if (!scan.ok()) return scan.err();
+        largest = *scan;
+      }
+      TESSERA_TRY(scratch_ensure(d, largest));
+      j.scratch_blocksize = d.scratch_blocksize_;
+      if (h.special == chunk_special::none && !h.vlblocks && chunk_has_delta(h) && h.nblocks > 1) {
+        bool later = false;
+        for (size_t i = 0; i < r.count && !later; ++i) later = r.block(r.context, i) > 0;
+        if (later) {
+          const size_t bs = static_cast<size_t>(h.blocksize);
+          auto b0 = block0_ensure(d, bs);
+          if (!b0.ok()) return b0.err();
+          TESSERA_TRY(block_decode(h, l, 0, bs, *b0, nullptr, d.workers_[0]));
+          j.dref = *b0;
+        }
+      }
+    }
+    for (uint32_t i = 0; i < d.nworkers_; ++i) d.workers_[i].err = ok_status();
+    if (r.count == 1 || d.nworkers_ == 1 || d.options_.exec.run == nullptr) {
+      for (size_t i = 0; i < r.count && !j.failed.load(std::memory_order_relaxed); ++i) blocks_task(&j, i, 0);
+    } else {
+      executor_run(d.options_.exec, r.count, blocks_task, &j);
+    }
+    if (j.bad_worker.load(std::memory_order_relaxed))
+      return make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers");
+    for (uint32_t i = 0; i < d.nworkers_; ++i) TESSERA_TRY(d.workers_[i].err);
+    return ok_status();
+  }
 };
 
 chunk_decoder::chunk_decoder(chunk_decoder&& o) noexcept { chunk_decoder_access::move(*this, o); }
@@ -479,5 +614,24 @@ result<size_t> chunk_decode(chunk_decoder& d, bytes_view chunk, bytes_mut out) n
 result<size_t> chunk_decode_block(chunk_decoder& d, bytes_view chunk, size_t nblock, bytes_mut out) noexcept {
   return chunk_decoder_access::decode_block(d, chunk, nblock, out);
 }
+
+status chunk_decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
+  return chunk_decoder_access::decode_blocks(d, chunk, request);
+}
+
+namespace detail {
+
+const executor& chunk_decoder_executor(const chunk_decoder& d) noexcept { return chunk_decoder_access::exec(d); }
+
+status chunk_decoder_reserve(chunk_decoder& d, size_t blocksize) noexcept {
+  return chunk_decoder_access::scratch_ensure(d, blocksize);
+}
+
+status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
+                             bytes_view* decoded) noexcept {
+  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, decoded);
+}
+
+}  // namespace detail
 
 }  // namespace tessera

@@ -73,6 +73,9 @@ inline uint64_t le_load64(const uint8_t* p) noexcept {
 inline void le_store32(uint8_t* p, uint32_t v) noexcept {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
+inline uint32_t le_load32(const uint8_t* p) noexcept {
+  return p[0] | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
 
 // A metalayer entry: name and content inside an owned byte block.
 struct frame_meta_entry {
@@ -132,6 +135,8 @@ struct frame_state {
   bool dirty = false;
   uint8_t* scratch = nullptr;   // grow-only buffer for reads
   size_t scratch_cap = 0;
+  uint8_t* worker_scratch = nullptr;  // grow-only: one block's compressed bytes per decoder worker
+  size_t worker_scratch_cap = 0;
 
   // The encoder of the index and vlmetalayers: options.encoder, or this one, inited on first need.
   chunk_encoder own_encoder;

@@ -1,6 +1,8 @@
 // Opening frames and reading them lazily: header, index and trailer at open; chunks and blocks on demand.
+#include <atomic>
 #include <cstring>
 
+#include "chunk/chunk_internal.hpp"
 #include "frame/frame_internal.hpp"
 
 namespace tessera {
@@ -199,8 +201,102 @@ status chunk_index_check(const frame_state* s, int64_t nchunk) noexcept {
   return ok_status();
 }
 
-// Decodes block nblock of the stored chunk at src reading only what it needs.
-result<size_t> block_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src, size_t nblock, bytes_mut out) noexcept {
+// Where each block's streams are in a stored chunk: from its start to the next larger start (or cbytes). Starts
+// in increasing order (every writer's) make that the next entry; any other order costs a scan per block.
+struct block_extent {
+  uint64_t start, end;
+};
+struct stored_starts {
+  const uint8_t* p = nullptr;  // the chunk's bstarts as stored
+  size_t n = 0;
+  uint64_t data_start = 0;
+  uint64_t cbytes = 0;
+  bool ascending = true;
+
+  void init(const uint8_t* starts, size_t nblocks, uint64_t data, uint64_t size) noexcept {
+    p = starts;
+    n = nblocks;
+    data_start = data;
+    cbytes = size;
+    ascending = true;
+    for (size_t k = 0; k + 1 < n && ascending; ++k) ascending = at(k) < at(k + 1);
+  }
+  int32_t at(size_t j) const noexcept { return as_signed32(le_load32(p + 4 * j)); }
+  status extent_of(size_t j, block_extent* e) const noexcept {
+    if (j >= n) return make_error(errc::out_of_range, "chunk: block index past the chunk's blocks");
+    const int32_t st = at(j);
+    if (st < 0 || static_cast<uint64_t>(st) < data_start || static_cast<uint64_t>(st) >= cbytes)
+      return make_error(errc::corrupt, "chunk: block start out of bounds");
+    uint64_t end = cbytes;
+    if (ascending) {
+      if (j + 1 < n) end = static_cast<uint64_t>(at(j + 1));
+    } else {
+      for (size_t k = 0; k < n; ++k) {
+        const int32_t o = at(k);
+        if (o > st && static_cast<uint64_t>(o) < end) end = static_cast<uint64_t>(o);
+      }
+    }
+    e->start = static_cast<uint64_t>(st);
+    e->end = end;
+    return ok_status();
+  }
+};
+
+// Reading and decoding blocks in parallel (storages with concurrent reads): each worker builds a one-block
+// chunk in its own buffer (the stored header, bstarts and dictionary, then the block's streams read from the
+// storage), decodes it into its scratch and hands it on. No block waits for the others' reads.
+struct parallel_blocks {
+  chunk_decoder* d = nullptr;
+  const chunk_source* src = nullptr;
+  const chunk_block_request* request = nullptr;
+  const stored_starts* starts = nullptr;
+  const uint8_t* prefix = nullptr;  // header, bstarts, dictionary: data_start bytes
+  uint32_t header_size = 0;
+  uint8_t* buffers = nullptr;       // one per worker, buffer_size bytes each
+  size_t buffer_size = 0;
+  uint32_t nworkers = 0;
+  std::atomic<bool> failed{false};
+  std::atomic<bool> claimed{false};
+  status first_error;
+
+  void fail(const status& e) noexcept {
+    if (!claimed.exchange(true, std::memory_order_acq_rel)) first_error = e;
+    failed.store(true, std::memory_order_release);
+  }
+
+  static void task(void* context, size_t i, uint32_t worker) noexcept {
+    auto& j = *static_cast<parallel_blocks*>(context);
+    if (j.failed.load(std::memory_order_acquire)) return;
+    if (worker >= j.nworkers) {
+      j.fail(make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers"));
+      return;
+    }
+    const chunk_block_request& r = *j.request;
+    const size_t nblock = r.block(r.context, i);
+    block_extent e{};
+    status st = j.starts->extent_of(nblock, &e);
+    const uint64_t data_start = j.starts->data_start;
+    const uint64_t size = data_start + (e.end - e.start);
+    if (st.ok() && size > j.buffer_size) st = make_error(errc::corrupt, "chunk: block streams larger than measured");
+    if (st.ok()) {
+      uint8_t* m = j.buffers + static_cast<size_t>(worker) * j.buffer_size;
+      std::memcpy(m, j.prefix, static_cast<size_t>(data_start));
+      le_store32(m + 12, static_cast<uint32_t>(size));
+      le_store32(m + j.header_size + 4 * nblock, static_cast<uint32_t>(data_start));
+      st = storage_read(j.src->st, j.src->pos + e.start,
+                        bytes_mut(m + data_start, static_cast<size_t>(e.end - e.start)));
+      bytes_view decoded;
+      if (st.ok()) st = chunk_block_decode_on(*j.d, worker, bytes_view(m, static_cast<size_t>(size)), nblock, &decoded);
+      if (st.ok()) st = r.consume(r.context, i, decoded, worker);
+    }
+    if (!st.ok()) j.fail(st);
+  }
+};
+
+// The requested blocks of the stored chunk at src: a sparse copy of the chunk (header, bstarts, dictionary and
+// the requested blocks' streams, bstarts pointing at the copies) built in the state's scratch, then decoded.
+status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src,
+                          const chunk_block_request& r) noexcept {
   uint8_t hb[kChunkHeaderExtendedSize];
   auto hr = source_header(s, src, hb);
   if (!hr.ok()) return hr.err();
@@ -208,89 +304,135 @@ result<size_t> block_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_s
   const uint64_t cbytes = static_cast<uint64_t>(h.cbytes);
   const bytes_view v = storage_view(src.st);
   if (!v.empty() && src.pos <= v.size() && cbytes <= v.size() - src.pos)
-    return chunk_decode_block(d, bytes_view(v.data() + src.pos, static_cast<size_t>(cbytes)), nblock, out);
-  if (h.special != chunk_special::none || h.vlblocks || h.lazy || h.nbytes == 0 || cbytes <= 256) {
+    return chunk_decode_blocks(d, bytes_view(v.data() + src.pos, static_cast<size_t>(cbytes)), r);
+  auto whole = [&]() -> status {
     auto all = source_bytes(s, src, 0, static_cast<size_t>(cbytes), 0);
     if (!all.ok()) return all.err();
-    return chunk_decode_block(d, bytes_view(*all, static_cast<size_t>(cbytes)), nblock, out);
+    return chunk_decode_blocks(d, bytes_view(*all, static_cast<size_t>(cbytes)), r);
+  };
+  if (h.special != chunk_special::none || h.vlblocks || h.lazy || h.nbytes == 0 || cbytes <= 256 || r.count == 0)
+    return whole();
+  if (h.memcpyed) {  // blocks stored as they are: read each into scratch and hand it over, in this thread
+    if (r.block == nullptr || r.consume == nullptr)
+      return make_error(errc::invalid_argument, "chunk_decode_blocks: request without block or consume");
+    TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, static_cast<size_t>(h.blocksize)));
+    for (size_t i = 0; i < r.count; ++i) {
+      auto e = chunk_block_extent_get(h, bytes_view(), r.block(r.context, i));
+      if (!e.ok()) return e.err();
+      const uint64_t at = h.header_size + uint64_t{e->offset};
+      if (at + e->size > cbytes) return make_error(errc::corrupt, "chunk: memcpyed block past cbytes");
+      TESSERA_TRY(storage_read(src.st, src.pos + at, bytes_mut(s.scratch, e->size)));
+      TESSERA_TRY(r.consume(r.context, i, bytes_view(s.scratch, e->size), 0));
+    }
+    return ok_status();
   }
-  if (nblock >= h.nblocks) return make_error(errc::out_of_range, "chunk: block index past the chunk's blocks");
-  const size_t bs = static_cast<size_t>(h.blocksize);
-  const size_t bsize = (nblock + 1 == h.nblocks && h.leftover > 0) ? static_cast<size_t>(h.leftover) : bs;
-  if (out.size() < bsize) return make_error(errc::buffer_too_small, "chunk: output shorter than the block");
-  if (h.memcpyed) {
-    const uint64_t at = h.header_size + uint64_t{nblock} * bs;
-    if (at + bsize > cbytes) return make_error(errc::corrupt, "chunk: memcpyed block past cbytes");
-    TESSERA_TRY(storage_read(src.st, src.pos + at, bytes_mut(out.data(), bsize)));
-    return bsize;
-  }
-  // Header, bstarts and dictionary.
   const uint64_t bstarts_end = h.header_size + uint64_t{4} * h.nblocks;
   if (bstarts_end > cbytes) return make_error(errc::truncated, "chunk: bstarts run past cbytes");
   uint64_t data_start = bstarts_end;
-  uint64_t dict_size = 0;
   if (h.dict) {
     uint8_t ds[4];
     if (bstarts_end + 4 > cbytes) return make_error(errc::truncated, "chunk: dictionary size past cbytes");
     TESSERA_TRY(storage_read(src.st, src.pos + bstarts_end, bytes_mut(ds, 4)));
-    const int32_t dsize = as_signed32(ds[0] | uint32_t{ds[1]} << 8 | uint32_t{ds[2]} << 16 | uint32_t{ds[3]} << 24);
+    const int32_t dsize = as_signed32(le_load32(ds));
     if (dsize <= 0 || dsize > kChunkMaxDictSize) return make_error(errc::malformed, "chunk: invalid dictionary size");
-    dict_size = 4 + static_cast<uint64_t>(dsize);
-    data_start += dict_size;
+    data_start += 4 + static_cast<uint64_t>(dsize);
     if (data_start > cbytes) return make_error(errc::truncated, "chunk: dictionary runs past cbytes");
   }
   auto pre = source_bytes(s, src, 0, static_cast<size_t>(data_start), 0);
   if (!pre.ok()) return pre.err();
-  const uint8_t* bst = *pre + h.header_size;
-  auto load = [&](size_t j) {
-    const uint8_t* p = bst + 4 * j;
-    return as_signed32(p[0] | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
-  };
-  // A block's streams run from its start to the next larger start (or cbytes).
-  struct extent {
-    uint64_t start, end;
-  };
-  auto extent_of = [&](size_t j, extent* e) -> status {
-    const int32_t st = load(j);
-    if (st < 0 || static_cast<uint64_t>(st) < data_start || static_cast<uint64_t>(st) >= cbytes)
-      return make_error(errc::corrupt, "chunk: block start out of bounds");
-    uint64_t end = cbytes;
-    for (size_t k = 0; k < h.nblocks; ++k) {
-      const int32_t o = load(k);
-      if (o > st && static_cast<uint64_t>(o) < end) end = static_cast<uint64_t>(o);
-    }
-    e->start = static_cast<uint64_t>(st);
-    e->end = end;
-    return ok_status();
-  };
+  stored_starts starts;
+  starts.init(*pre + h.header_size, h.nblocks, data_start, cbytes);
+  using extent = block_extent;
+  auto extent_of = [&](size_t j, extent* e) -> status { return starts.extent_of(j, e); };
   bool delta = false;
   for (uint8_t fid : h.filters)
     if (fid == static_cast<uint8_t>(filter_id::delta)) delta = true;
-  extent eb{}, e0{};
-  TESSERA_TRY(extent_of(nblock, &eb));
-  const bool need0 = delta && nblock > 0;
-  if (need0) TESSERA_TRY(extent_of(0, &e0));
-  // The mini chunk: header, bstarts (all pointing at the copied streams), dictionary, block 0, the block.
-  const uint64_t n0 = need0 ? e0.end - e0.start : 0;
-  const uint64_t nb = eb.end - eb.start;
-  const uint64_t mini = data_start + n0 + nb;
-  if (mini > INT32_MAX) return make_error(errc::overflow, "chunk: block too large");
-  // The prefix may live in scratch; the mini chunk is built after it.
-  const size_t pre_in_scratch = (*pre == s.scratch) ? static_cast<size_t>(data_start) : 0;
-  TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, pre_in_scratch + static_cast<size_t>(mini)));
-  const uint8_t* prefix = pre_in_scratch != 0 ? s.scratch : *pre;
-  uint8_t* m = s.scratch + pre_in_scratch;
-  std::memmove(m, prefix, static_cast<size_t>(data_start));
-  le_store32(m + 12, static_cast<uint32_t>(mini));
-  const uint64_t at0 = data_start;
-  const uint64_t atb = data_start + n0;
-  for (size_t j = 0; j < h.nblocks; ++j) le_store32(m + h.header_size + 4 * j, static_cast<uint32_t>(atb));
-  if (need0) {
-    le_store32(m + h.header_size, static_cast<uint32_t>(at0));
-    TESSERA_TRY(storage_read(src.st, src.pos + e0.start, bytes_mut(m + at0, static_cast<size_t>(n0))));
+  // Pass 1: the sparse chunk's size. Block 0 goes first when delta needs it and it is not requested.
+  bool has0 = false;
+  bool later = false;
+  uint64_t total = data_start;
+  uint64_t largest = 0;
+  for (size_t i = 0; i < r.count; ++i) {
+    const size_t j = r.block(r.context, i);
+    extent e{};
+    TESSERA_TRY(extent_of(j, &e));
+    has0 |= j == 0;
+    later |= j > 0;
+    total += e.end - e.start;
+    if (e.end - e.start > largest) largest = e.end - e.start;
+    if (total > cbytes) return whole();  // blocks asked for more than once: the chunk itself is smaller
   }
-  TESSERA_TRY(storage_read(src.st, src.pos + eb.start, bytes_mut(m + atb, static_cast<size_t>(nb))));
-  return chunk_decode_block(d, bytes_view(m, static_cast<size_t>(mini)), nblock, out);
+  const executor& ex = chunk_decoder_executor(d);
+  if (src.st.concurrent_reads && !delta && ex.run != nullptr && ex.workers > 1 && r.count > 1) {
+    // Buffers of all workers: at most `workers` times a block's compressed size and the chunk's prefix.
+    const size_t buffer_size = static_cast<size_t>((data_start + largest + 15) / 16 * 16);
+    if (buffer_size > SIZE_MAX / ex.workers) return make_error(errc::overflow, "chunk: block buffers overflow");
+    TESSERA_TRY(state_buffer_reserve(s, &s.worker_scratch, &s.worker_scratch_cap, buffer_size * ex.workers));
+    TESSERA_TRY(chunk_decoder_reserve(d, static_cast<size_t>(h.blocksize)));
+    parallel_blocks job;
+    job.d = &d;
+    job.src = &src;
+    job.request = &r;
+    job.starts = &starts;
+    job.prefix = *pre;
+    job.header_size = h.header_size;
+    job.buffers = s.worker_scratch;
+    job.buffer_size = buffer_size;
+    job.nworkers = ex.workers;
+    executor_run(ex, r.count, parallel_blocks::task, &job);
+    return job.failed.load(std::memory_order_acquire) ? job.first_error : ok_status();
+  }
+  const bool add0 = delta && later && !has0;
+  extent e0{};
+  if (add0) {
+    TESSERA_TRY(extent_of(0, &e0));
+    total += e0.end - e0.start;
+    if (total > cbytes) return whole();
+  }
+  if (total > INT32_MAX) return make_error(errc::overflow, "chunk: block too large");
+  // The sparse chunk at the scratch's start, the stored starts kept after it while the copies' starts are written.
+  const size_t starts_size = 4 * static_cast<size_t>(h.nblocks);
+  const bool pre_in_scratch = *pre == s.scratch;
+  TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, static_cast<size_t>(total) + starts_size));
+  uint8_t* m = s.scratch;
+  if (!pre_in_scratch) std::memcpy(m, *pre, static_cast<size_t>(data_start));
+  std::memcpy(m + total, m + h.header_size, starts_size);
+  starts.p = m + total;
+  // Pass 2: copy the streams (adjacent ones with one read) and point the starts at the copies. Starts of blocks
+  // not requested point at the first copy: never decoded, but in bounds.
+  for (size_t j = 0; j < h.nblocks; ++j) le_store32(m + h.header_size + 4 * j, static_cast<uint32_t>(data_start));
+  uint64_t at = data_start;
+  uint64_t run_src = 0, run_dst = 0, run_len = 0;
+  auto flush = [&]() -> status {
+    if (run_len == 0) return ok_status();
+    const status st = storage_read(src.st, src.pos + run_src, bytes_mut(m + run_dst, static_cast<size_t>(run_len)));
+    run_len = 0;
+    return st;
+  };
+  auto place = [&](size_t j, const extent& e) -> status {
+    const uint64_t n = e.end - e.start;
+    if (run_len > 0 && run_src + run_len == e.start && run_dst + run_len == at) {
+      run_len += n;
+    } else {
+      TESSERA_TRY(flush());
+      run_src = e.start;
+      run_dst = at;
+      run_len = n;
+    }
+    le_store32(m + h.header_size + 4 * j, static_cast<uint32_t>(at));
+    at += n;
+    return ok_status();
+  };
+  if (add0) TESSERA_TRY(place(0, e0));
+  for (size_t i = 0; i < r.count; ++i) {
+    const size_t j = r.block(r.context, i);
+    extent e{};
+    TESSERA_TRY(extent_of(j, &e));
+    TESSERA_TRY(place(j, e));
+  }
+  TESSERA_TRY(flush());
+  le_store32(m + 12, static_cast<uint32_t>(total));
+  return chunk_decode_blocks(d, bytes_view(m, static_cast<size_t>(total)), r);
 }
 
 }  // namespace
@@ -509,7 +651,39 @@ result<size_t> frame_chunk_decode(frame& f, chunk_decoder& d, int64_t nchunk, by
   return chunk_decode(d, *bytes, out);
 }
 
+namespace {
+
+// frame_block_decode's request: one block, copied out.
+struct block_copy {
+  size_t nblock = 0;
+  bytes_mut out;
+  size_t size = 0;
+  static size_t block(void* context, size_t) noexcept { return static_cast<block_copy*>(context)->nblock; }
+  static status consume(void* context, size_t, bytes_view decoded, uint32_t) noexcept {
+    auto& c = *static_cast<block_copy*>(context);
+    if (c.out.size() < decoded.size()) return make_error(errc::buffer_too_small, "chunk: output shorter than the block");
+    std::memcpy(c.out.data(), decoded.data(), decoded.size());
+    c.size = decoded.size();
+    return ok_status();
+  }
+};
+
+}  // namespace
+
 result<size_t> frame_block_decode(frame& f, chunk_decoder& d, int64_t nchunk, size_t nblock, bytes_mut out) noexcept {
+  block_copy c;
+  c.nblock = nblock;
+  c.out = out;
+  chunk_block_request r;
+  r.count = 1;
+  r.block = block_copy::block;
+  r.consume = block_copy::consume;
+  r.context = &c;
+  TESSERA_TRY(frame_blocks_decode(f, d, nchunk, r));
+  return c.size;
+}
+
+status frame_blocks_decode(frame& f, chunk_decoder& d, int64_t nchunk, const chunk_block_request& request) noexcept {
   frame_state* s = frame_access::get(f);
   if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
   auto ref = detail::chunk_locate(*s, nchunk);
@@ -517,15 +691,13 @@ result<size_t> frame_block_decode(frame& f, chunk_decoder& d, int64_t nchunk, si
   if (ref->special != chunk_special::none) {
     uint8_t sc[detail::kChunkStoredOverhead];
     detail::special_chunk_write(ref->special, ref->nbytes, s->info.typesize, s->info.blocksize, sc);
-    return chunk_decode_block(d, bytes_view(sc, sizeof sc), nblock, out);
+    return chunk_decode_blocks(d, bytes_view(sc, sizeof sc), request);
   }
   detail::sparse_entry entry;
   auto src = detail::chunk_source_get(*s, nchunk, entry);
   if (!src.ok()) return src.err();
-  auto r = detail::block_decode_lazy(*s, d, *src, nblock, out);
-  if (!r.ok()) return r.err();
-  TESSERA_TRY(entry.close());
-  return *r;
+  TESSERA_TRY(detail::blocks_decode_lazy(*s, d, *src, request));
+  return entry.close();
 }
 
 bool frame_dirty(const frame& f) noexcept {

@@ -33,6 +33,59 @@ executor scramble_executor() {
   return e;
 }
 
+// chunk_decode_blocks: every block once in reverse order, then every other block, each consumed block compared
+// with expected (the consumer runs on the decoder's executor: the scrambling one in some tests).
+struct blocks_check {
+  const chunk_header* h = nullptr;
+  bytes_view chunk;
+  const uint8_t* expected = nullptr;
+  size_t first = 0;  // requested: blocks first, first + step, ... (step 1: all, reversed)
+  size_t step = 1;
+  bool reverse = false;
+  size_t count = 0;
+  uint32_t seen[512] = {};
+  bool wrong = false;
+  static size_t block(void* c, size_t i) noexcept {
+    auto& b = *static_cast<blocks_check*>(c);
+    const size_t k = b.reverse ? b.count - 1 - i : i;
+    return b.first + k * b.step;
+  }
+  static status consume(void* c, size_t i, bytes_view decoded, uint32_t worker) noexcept {
+    auto& b = *static_cast<blocks_check*>(c);
+    const size_t nblock = block(c, i);
+    auto e = chunk_block_extent_get(*b.h, b.chunk, nblock);
+    if (!e.ok() || decoded.size() != e->size || std::memcmp(decoded.data(), b.expected + e->offset, e->size) != 0 ||
+        worker >= 3)
+      b.wrong = true;
+    if (nblock < 512) ++b.seen[nblock];
+    return ok_status();
+  }
+};
+
+void check_decodes_blocks(test::context& t, chunk_decoder& d, bytes_view chunk, const uint8_t* expected) {
+  auto h = chunk_header_read(chunk);
+  REQUIRE_OK(h);
+  for (size_t step : {size_t{1}, size_t{2}}) {
+    blocks_check b;
+    b.h = &*h;
+    b.chunk = chunk;
+    b.expected = expected;
+    b.step = step;
+    b.first = step == 2 && h->nblocks > 1 ? 1 : 0;
+    b.reverse = step == 1;
+    b.count = h->nblocks > b.first ? (h->nblocks - b.first + step - 1) / step : 0;
+    chunk_block_request r;
+    r.count = b.count;
+    r.block = blocks_check::block;
+    r.consume = blocks_check::consume;
+    r.context = &b;
+    REQUIRE_OK(chunk_decode_blocks(d, chunk, r));
+    CHECK(!b.wrong);
+    for (size_t k = 0; k < h->nblocks && k < 512; ++k)
+      CHECK_EQ(b.seen[k], (k >= b.first && (k - b.first) % step == 0) ? 1u : 0u);
+  }
+}
+
 // Decodes the chunk whole (with guard bytes) and block by block; compares with expected.
 void check_decodes(test::context& t, chunk_decoder& d, bytes_view chunk, const uint8_t* expected, size_t nbytes) {
   std::memset(g_out, 0xa5, sizeof g_out);
@@ -55,6 +108,7 @@ void check_decodes(test::context& t, chunk_decoder& d, bytes_view chunk, const u
     CHECK(std::memcmp(g_blk, expected + e->offset, e->size) == 0);
     CHECK_EQ(g_blk[e->size], 0x5a);
   }
+  check_decodes_blocks(t, d, chunk, expected);
 }
 
 void fill_data(test::rng& r, uint8_t* p, size_t n, int kind) {
@@ -202,6 +256,62 @@ TESSERA_TEST(chunk_decode, delta_later_block_alone) {
   CHECK_ERR(chunk_decode_block(d, bytes_view(g_chunk, csize), 1, bytes_mut(g_blk, 399)), errc::buffer_too_small);
 }
 
+namespace {
+// A request over a fixed list; consume fails from call `fail_at` on (counted over all calls).
+struct listed_blocks {
+  const size_t* list = nullptr;
+  size_t calls = 0;
+  size_t fail_at = SIZE_MAX;
+  static size_t block(void* c, size_t i) noexcept { return static_cast<listed_blocks*>(c)->list[i]; }
+  static status consume(void* c, size_t, bytes_view, uint32_t) noexcept {
+    auto& b = *static_cast<listed_blocks*>(c);
+    if (b.calls++ >= b.fail_at) return make_error(errc::no_space, "test: the consumer is full");
+    return ok_status();
+  }
+};
+}  // namespace
+
+TESSERA_TEST(chunk_decode, requested_blocks_errors) {
+  chunk_decoder d;
+  chunk_decoder_options o;
+  o.exec = scramble_executor();
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator(), o));
+  build_spec s;
+  s.typesize = 4;
+  s.blocksize = 400;
+  s.split = true;
+  s.filters[4] = 3;  // delta: later blocks need block 0, decoded once before the others
+  s.filters[5] = 1;
+  for (size_t i = 0; i < 2000; ++i) g_src[i] = static_cast<uint8_t>(i * 13 / 7);
+  const size_t csize = chunk_build(s, g_src, 2000, g_chunk, sizeof g_chunk, g_work);
+  REQUIRE(csize > 0);
+  const bytes_view c(g_chunk, csize);
+  const size_t list[] = {4, 2, 5, 1};
+  listed_blocks b;
+  b.list = list;
+  chunk_block_request r;
+  r.count = 2;
+  r.block = listed_blocks::block;
+  r.consume = listed_blocks::consume;
+  r.context = &b;
+  REQUIRE_OK(chunk_decode_blocks(d, c, r));
+  CHECK_EQ(b.calls, 2u);
+  r.count = 3;  // block 5 is past the chunk's 5 blocks
+  b.calls = 0;
+  CHECK_ERR(chunk_decode_blocks(d, c, r), errc::out_of_range);
+  // A failing consumer's error is returned; the blocks after it are not decoded (serial order here: reversed).
+  r.count = 2;
+  b.calls = 0;
+  b.fail_at = 0;
+  CHECK_ERR(chunk_decode_blocks(d, c, r), errc::no_space);
+  CHECK_EQ(b.calls, 1u);
+  r.consume = nullptr;
+  CHECK_ERR(chunk_decode_blocks(d, c, r), errc::invalid_argument);
+  r.count = 0;  // nothing asked: nothing called
+  CHECK_OK(chunk_decode_blocks(d, c, r));
+  CHECK_ERR(chunk_decode_blocks(d, bytes_view(g_chunk, csize - 1), r), errc::truncated);
+}
+
 TESSERA_TEST(chunk_decode, errors_are_reported) {
   chunk_decoder d;
   REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
@@ -302,6 +412,7 @@ TESSERA_TEST(chunk_decode, reference_made_chunks) {
           REQUIRE_OK(chunk_decode_block(d, c, b, bytes_mut(blk, e->size)));
           CHECK(std::memcmp(blk, out + e->offset, e->size) == 0);
         }
+        check_decodes_blocks(t, d, c, out);
         allocator_deallocate(a, blk, static_cast<size_t>(h->blocksize), 16);
       }
       allocator_deallocate(a, out, rc.nbytes + 16, 16);

@@ -41,6 +41,7 @@ struct wrapped_storage {
   fault_plan own;
   fault_plan* plan = &own;
   bool hide_view = true;
+  bool concurrent = false;  // claims concurrent reads (only ever run with serial test executors: counts are plain)
   uint64_t bytes_read = 0;
   uint64_t reads = 0;
 
@@ -85,6 +86,7 @@ struct wrapped_storage {
     s.sync = sy;
     s.view = vw;
     s.context = this;
+    s.concurrent_reads = concurrent;
     return s;
   }
 };

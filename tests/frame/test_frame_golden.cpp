@@ -43,11 +43,44 @@ bool load(const std::string& path, std::vector<uint8_t>& out) {
 
 span<const char> nm(const char* s) { return span<const char>(s, std::strlen(s)); }
 
+// Runs tasks in reverse order over 3 worker indices, in this thread.
+void reverse_run(void*, size_t ntasks, executor_task task, void* task_context) noexcept {
+  for (size_t i = ntasks; i-- > 0;) task(task_context, i, static_cast<uint32_t>(i % 3));
+}
+
+// frame_blocks_decode of every block, requested in reverse; each consumed block compared with the whole chunk.
+struct all_blocks {
+  const chunk_header* h = nullptr;
+  bytes_view chunk;
+  const std::vector<uint8_t>* expected = nullptr;
+  std::vector<int> seen;
+  bool wrong = false;
+  static size_t block(void* c, size_t i) noexcept {
+    auto& a = *static_cast<all_blocks*>(c);
+    return a.h->nblocks - 1 - i;
+  }
+  static status consume(void* c, size_t i, bytes_view decoded, uint32_t) noexcept {
+    auto& a = *static_cast<all_blocks*>(c);
+    const size_t nblock = block(c, i);
+    auto e = chunk_block_extent_get(*a.h, a.chunk, nblock);
+    if (!e.ok() || decoded.size() != e->size || e->offset + e->size > a.expected->size() ||
+        std::memcmp(decoded.data(), a.expected->data() + e->offset, e->size) != 0)
+      a.wrong = true;
+    ++a.seen[nblock];
+    return ok_status();
+  }
+};
+
 // Decodes every chunk of f into `chunks` (and checks each block alone against it).
 void decode_all(tessera::test::context& t, frame& f, frame& lazy, const std::string& name,
                 std::vector<std::vector<uint8_t>>& chunks) {
   chunk_decoder d;
   REQUIRE_OK(chunk_decoder_init(d, tessera::test::system_allocator()));
+  chunk_decoder d3;
+  chunk_decoder_options o3;
+  o3.exec.run = reverse_run;
+  o3.exec.workers = 3;
+  REQUIRE_OK(chunk_decoder_init(d3, tessera::test::system_allocator(), o3));
   const frame_info* info = frame_info_get(f);
   chunks.clear();
   for (int64_t i = 0; i < info->nchunks; ++i) {
@@ -73,6 +106,23 @@ void decode_all(tessera::test::context& t, frame& f, frame& lazy, const std::str
       if (!bn.ok()) return;
       GOLDEN_CHECK(offset + *bn <= out.size() && std::memcmp(blk.data(), out.data() + offset, *bn) == 0, name);
       offset += *bn;
+    }
+    // Every block in one request: serially (one sparse copy of the chunk), then over 3 workers (each worker
+    // reads its own block when the storage allows concurrent reads, as the lazy one claims).
+    for (chunk_decoder* dd : {&d, &d3}) {
+      all_blocks a;
+      a.h = &*h;
+      a.chunk = *bytes;
+      a.expected = &out;
+      a.seen.assign(h->nblocks, 0);
+      chunk_block_request r;
+      r.count = h->nblocks;
+      r.block = all_blocks::block;
+      r.consume = all_blocks::consume;
+      r.context = &a;
+      GOLDEN_CHECK(frame_blocks_decode(lazy, *dd, i, r).ok(), name);
+      GOLDEN_CHECK(!a.wrong, name);
+      for (int k : a.seen) GOLDEN_CHECK(k == 1, name);
     }
     chunks.push_back(std::move(out));
   }
@@ -137,6 +187,7 @@ bool open_cframe(tessera::test::context& t, const std::string& path, opened& o, 
   status s = frame_open(o.f, st, tessera::test::system_allocator());
   GOLDEN_CHECK(s.ok(), name);
   o.lazy.inner = st;
+  o.lazy.concurrent = true;
   status s2 = frame_open(o.g, o.lazy.get(), tessera::test::system_allocator());
   GOLDEN_CHECK(s2.ok(), name);
   return s.ok() && s2.ok();
