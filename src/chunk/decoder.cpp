@@ -177,6 +177,19 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
   return ok_status();
 }
 
+// The header and sections of a chunk whose data is to be decoded (instrumented chunks hold codec statistics).
+status chunk_open(bytes_view chunk, chunk_header* h, chunk_layout* l) noexcept {
+  auto hr = chunk_header_read(chunk);
+  if (!hr.ok()) return hr.err();
+  if (hr->blosc2_flags & kChunkBlosc2Instrumented)
+    return make_error(errc::unsupported, "chunk: instrumented chunks hold codec statistics, not data");
+  auto lr = detail::chunk_layout_get(*hr, chunk);
+  if (!lr.ok()) return lr.err();
+  *h = *hr;
+  *l = *lr;
+  return ok_status();
+}
+
 // Fills [offset, offset + size) of a special-value chunk's decoded bytes.
 status special_fill(const chunk_header& h, bytes_view chunk, uint8_t* dst, size_t offset, size_t size) noexcept {
   static constexpr uint8_t kNan32[4] = {0x00, 0x00, 0xc0, 0x7f};  // quiet NaN, little-endian
@@ -346,16 +359,11 @@ struct chunk_decoder_access {
   }
 
   static result<size_t> decode(chunk_decoder& d, bytes_view chunk, bytes_mut out) noexcept {
-    auto hr = chunk_header_read(chunk);
-    if (!hr.ok()) return hr.err();
-    const chunk_header& h = *hr;
-    if (h.blosc2_flags & kChunkBlosc2Instrumented)
-      return make_error(errc::unsupported, "chunk: instrumented chunks hold codec statistics, not data");
+    chunk_header h;
+    chunk_layout l;
+    TESSERA_TRY(chunk_open(chunk, &h, &l));
     const size_t nbytes = static_cast<size_t>(h.nbytes);
     if (out.size() < nbytes) return make_error(errc::buffer_too_small, "chunk: output shorter than nbytes");
-    auto lr = detail::chunk_layout_get(h, chunk);
-    if (!lr.ok()) return lr.err();
-    const chunk_layout& l = *lr;
     if (h.special != chunk_special::none) {
       TESSERA_TRY(special_fill(h, l.chunk, out.data(), 0, nbytes));
       return nbytes;
@@ -404,14 +412,9 @@ struct chunk_decoder_access {
   }
 
   static result<size_t> decode_block(chunk_decoder& d, bytes_view chunk, size_t nblock, bytes_mut out) noexcept {
-    auto hr = chunk_header_read(chunk);
-    if (!hr.ok()) return hr.err();
-    const chunk_header& h = *hr;
-    if (h.blosc2_flags & kChunkBlosc2Instrumented)
-      return make_error(errc::unsupported, "chunk: instrumented chunks hold codec statistics, not data");
-    auto lr = detail::chunk_layout_get(h, chunk);
-    if (!lr.ok()) return lr.err();
-    const chunk_layout& l = *lr;
+    chunk_header h;
+    chunk_layout l;
+    TESSERA_TRY(chunk_open(chunk, &h, &l));
     auto er = chunk_block_extent_get(h, l.chunk, nblock);
     if (!er.ok()) return er.err();
     const chunk_block_extent e = *er;
@@ -508,20 +511,17 @@ struct chunk_decoder_access {
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
     if (worker >= d.nworkers_)
       return make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers");
-    auto hr = chunk_header_read(chunk);
-    if (!hr.ok()) return hr.err();
-    const chunk_header& h = *hr;
-    if (h.special != chunk_special::none || h.memcpyed || h.vlblocks || (nblock > 0 && chunk_has_delta(h)) ||
-        (h.blosc2_flags & kChunkBlosc2Instrumented))
+    chunk_header h;
+    chunk_layout l;
+    TESSERA_TRY(chunk_open(chunk, &h, &l));
+    if (h.special != chunk_special::none || h.memcpyed || h.vlblocks || (nblock > 0 && chunk_has_delta(h)))
       return make_error(errc::invalid_argument, "chunk: not a regular chunk whose blocks decode alone");
-    auto lr = detail::chunk_layout_get(h, chunk);
-    if (!lr.ok()) return lr.err();
-    auto er = chunk_block_extent_get(h, lr->chunk, nblock);
+    auto er = chunk_block_extent_get(h, l.chunk, nblock);
     if (!er.ok()) return er.err();
     if (er->size > d.scratch_blocksize_) return make_error(errc::buffer_too_small, "chunk: decoder scratch not reserved for the block");
     chunk_decoder::worker& w = d.workers_[worker];
     uint8_t* dst = w.scratch + kScratchDecoded * d.scratch_blocksize_;
-    TESSERA_TRY(block_decode(h, *lr, nblock, er->size, dst, nullptr, w));
+    TESSERA_TRY(block_decode(h, l, nblock, er->size, dst, nullptr, w));
     *decoded = bytes_view(dst, er->size);
     return ok_status();
   }
@@ -529,16 +529,11 @@ struct chunk_decoder_access {
   static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
     if (r.count > 0 && (r.block == nullptr || r.consume == nullptr))
       return make_error(errc::invalid_argument, "chunk_decode_blocks: request without block or consume");
-    auto hr = chunk_header_read(chunk);
-    if (!hr.ok()) return hr.err();
-    const chunk_header& h = *hr;
-    if (h.blosc2_flags & kChunkBlosc2Instrumented)
-      return make_error(errc::unsupported, "chunk: instrumented chunks hold codec statistics, not data");
-    auto lr = detail::chunk_layout_get(h, chunk);
-    if (!lr.ok()) return lr.err();
+    chunk_header h;
+    chunk_layout l;
+    TESSERA_TRY(chunk_open(chunk, &h, &l));
     if (r.count == 0) return ok_status();
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
-    const chunk_layout& l = *lr;
     blocks_job j;
     j.h = &h;
     j.l = &l;
