@@ -1,0 +1,151 @@
+// Fuzzes reading a contiguous frame: frame_open, then per chunk frame_chunk_decode (whole) and
+// frame_blocks_decode (every block in one request, in reverse), on three storages over the same bytes: one with
+// a view (the chunk is read in place), one without (the requested blocks' streams go into one sparse copy), one
+// without a view that claims concurrent reads, decoded by a 3-worker executor (each worker reads its own block).
+// Invariants: no crash, no out-of-bounds access, no UB, nothing leaks; through the view, a chunk that decodes
+// whole also decodes block by block; every block handed over has its extent's size and equals its part of the
+// whole chunk; no block is handed over twice.
+#include <cstring>
+#include <vector>
+
+#include "tessera/chunk.hpp"
+#include "tessera/frame.hpp"
+
+#include "fuzz_common.hpp"
+
+using namespace tessera;
+
+namespace {
+
+constexpr int64_t kMaxChunks = 8;      // chunks tried per input
+constexpr size_t kMaxBlocks = 4096;    // blocks asked for per chunk
+
+// The input as a read-only storage, with or without a view.
+struct input_storage {
+  bytes_view bytes;
+  bool with_view = false;
+  bool concurrent = false;
+
+  static status read(void* c, uint64_t offset, bytes_mut dst) noexcept {
+    const auto& s = *static_cast<const input_storage*>(c);
+    if (offset > s.bytes.size() || dst.size() > s.bytes.size() - offset)
+      return make_error(errc::truncated, "fuzz: read past the input");
+    if (!dst.empty()) std::memcpy(dst.data(), s.bytes.data() + offset, dst.size());
+    return ok_status();
+  }
+  static status size(void* c, uint64_t* out) noexcept {
+    *out = static_cast<const input_storage*>(c)->bytes.size();
+    return ok_status();
+  }
+  static bytes_view view(void* c) noexcept {
+    const auto& s = *static_cast<const input_storage*>(c);
+    return s.with_view ? s.bytes : bytes_view{};
+  }
+  storage get() noexcept {
+    storage s;
+    s.read = read;
+    s.size = size;
+    s.view = view;
+    s.context = this;
+    s.concurrent_reads = concurrent;
+    return s;
+  }
+};
+
+// Tasks in reverse order over 3 worker indices, in this thread.
+void reverse_run(void*, size_t ntasks, executor_task task, void* task_context) noexcept {
+  for (size_t i = ntasks; i-- > 0;) task(task_context, i, static_cast<uint32_t>(i % 3));
+}
+
+struct all_blocks {
+  const chunk_header* h = nullptr;
+  bytes_view chunk;
+  const uint8_t* whole = nullptr;  // the whole chunk decoded, or null
+  size_t nbytes = 0;
+  std::vector<uint8_t> seen;
+  size_t count = 0;
+  static size_t block(void* c, size_t i) noexcept {
+    const auto& a = *static_cast<all_blocks*>(c);
+    return a.count - 1 - i;
+  }
+  static status consume(void* c, size_t i, bytes_view decoded, uint32_t worker) noexcept {
+    auto& a = *static_cast<all_blocks*>(c);
+    const size_t nblock = block(c, i);
+    FUZZ_CHECK(worker < 3);
+    FUZZ_CHECK(a.seen[nblock] == 0);
+    a.seen[nblock] = 1;
+    const auto e = chunk_block_extent_get(*a.h, a.chunk, nblock);
+    if (e.ok() && a.whole != nullptr) {
+      FUZZ_CHECK(decoded.size() == e->size && e->offset + e->size <= a.nbytes);
+      FUZZ_CHECK(std::memcmp(decoded.data(), a.whole + e->offset, e->size) == 0);
+    }
+    return ok_status();
+  }
+};
+
+// Returns whether every block was handed over.
+bool blocks_decode(frame& f, chunk_decoder& d, int64_t n, const chunk_header& h, bytes_view chunk,
+                   const uint8_t* whole, size_t nbytes) {
+  all_blocks a;
+  a.h = &h;
+  a.chunk = chunk;
+  a.whole = whole;
+  a.nbytes = nbytes;
+  a.count = h.nblocks < kMaxBlocks ? h.nblocks : kMaxBlocks;
+  a.seen.assign(a.count, 0);
+  chunk_block_request r;
+  r.count = a.count;
+  r.block = all_blocks::block;
+  r.consume = all_blocks::consume;
+  r.context = &a;
+  const status s = frame_blocks_decode(f, d, n, r);
+  if (!s.ok()) return false;
+  for (uint8_t k : a.seen) FUZZ_CHECK(k == 1);
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::params p(data, size);
+  fuzz::checked_allocator mem;
+  {
+    input_storage in_view{bytes_view(data, size), true, false};
+    input_storage in_lazy{bytes_view(data, size), false, false};
+    input_storage in_conc{bytes_view(data, size), false, true};
+    frame fv, fl, fc;
+    if (!frame_open(fv, in_view.get(), mem.get()).ok()) {
+      FUZZ_CHECK(!frame_open(fl, in_lazy.get(), mem.get()).ok());
+    } else if (frame_open(fl, in_lazy.get(), mem.get()).ok() && frame_open(fc, in_conc.get(), mem.get()).ok()) {
+      chunk_decoder serial, parallel;
+      chunk_decoder_options o;
+      o.max_blocksize = p.range(0, 2) * 4096;  // grown on demand
+      FUZZ_CHECK(chunk_decoder_init(serial, mem.get(), o).ok());
+      o.exec.run = reverse_run;
+      o.exec.workers = 3;
+      FUZZ_CHECK(chunk_decoder_init(parallel, mem.get(), o).ok());
+      const frame_info* info = frame_info_get(fv);
+      const int64_t nchunks = info->nchunks < kMaxChunks ? info->nchunks : kMaxChunks;
+      for (int64_t n = 0; n < nchunks; ++n) {
+        owned_array<uint8_t> buffer;
+        const auto bytes = frame_chunk_read(fv, n, buffer);
+        if (!bytes.ok()) continue;
+        const auto h = chunk_header_read(*bytes);
+        if (!h.ok()) continue;
+        const size_t nbytes = static_cast<size_t>(h->nbytes);
+        if (nbytes > fuzz::kMaxOutput) continue;
+        fuzz::guarded_buffer whole(nbytes);
+        const auto r = frame_chunk_decode(fv, serial, n, bytes_mut(whole.data(), whole.size()));
+        FUZZ_CHECK(whole.guards_intact());
+        const uint8_t* ref = r.ok() && *r == nbytes ? whole.data() : nullptr;
+        const bool via_view = blocks_decode(fv, parallel, n, *h, *bytes, ref, nbytes);
+        if (ref != nullptr && h->nblocks <= kMaxBlocks) FUZZ_CHECK(via_view);
+        (void)blocks_decode(fl, serial, n, *h, *bytes, ref, nbytes);
+        (void)blocks_decode(fl, parallel, n, *h, *bytes, ref, nbytes);
+        (void)blocks_decode(fc, parallel, n, *h, *bytes, ref, nbytes);
+      }
+    }
+  }
+  FUZZ_CHECK(mem.clean());
+  return 0;
+}
