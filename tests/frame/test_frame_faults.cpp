@@ -111,9 +111,33 @@ status build_s1(frame& f, const storage* st, const storage_directory* dir, const
   return frame_close(f);
 }
 
+// Every block of a chunk in one request, counted.
+struct counted_blocks {
+  size_t count = 0;
+  size_t consumed = 0;
+  static size_t block(void*, size_t i) noexcept { return i; }
+  static status consume(void* c, size_t, bytes_view, uint32_t) noexcept {
+    ++static_cast<counted_blocks*>(c)->consumed;
+    return ok_status();
+  }
+};
+
+// Runs tasks in reverse order over 3 worker indices, in this thread.
+void reverse_run(void*, size_t ntasks, executor_task task, void* task_context) noexcept {
+  for (size_t i = ntasks; i-- > 0;) task(task_context, i, static_cast<uint32_t>(i % 3));
+}
+
+// A decoder over 3 workers: block requests read each block by its worker when the storage reads concurrently.
+void decoder3_init(tessera::test::context& t, chunk_decoder& d) {
+  chunk_decoder_options o;
+  o.exec.run = reverse_run;
+  o.exec.workers = 3;
+  REQUIRE_OK(chunk_decoder_init(d, tessera::test::system_allocator(), o));
+}
+
 // The scenario, from opening to committing; `clear` deletes every chunk instead.
 status scenario(frame& f, const storage* st, const storage_directory* dir, const allocator& a, chunk_decoder& d,
-                bool clear, bool durable) {
+                chunk_decoder& d3, bool clear, bool durable) {
   frame_open_options o;
   o.writable = true;
   o.durable = durable;
@@ -124,6 +148,14 @@ status scenario(frame& f, const storage* st, const storage_directory* dir, const
     if (!n.ok()) return n.err();
     auto b = frame_block_decode(f, d, i, 2, bytes_mut(g.out, sizeof g.out));
     if (!b.ok()) return b.err();
+    counted_blocks c;
+    chunk_block_request r;
+    r.count = *n / kBlock;
+    r.block = counted_blocks::block;
+    r.consume = counted_blocks::consume;
+    r.context = &c;
+    TESSERA_TRY(frame_blocks_decode(f, d3, i, r));
+    if (c.consumed != r.count) return make_error(errc::corrupt, "test: a block was not handed over");
   }
   if (clear) {
     for (int i = 0; i < 3; ++i) TESSERA_TRY(frame_chunk_delete(f, 0));
@@ -149,12 +181,15 @@ void run_contiguous(tessera::test::context& t, fault kind, bool clear, bool dura
   const allocator a = ca.get();
   chunk_decoder d;
   REQUIRE_OK(chunk_decoder_init(d, tessera::test::system_allocator()));
+  chunk_decoder d3;
+  decoder3_init(t, d3);
   bool completed = false;
   for (uint64_t n = 1; n < 2000 && !completed; ++n) {
     growable_buffer buf;
     growable_buffer_init(buf, tessera::test::system_allocator());
     wrapped_storage w;
     w.inner = growable_buffer_storage(buf);
+    w.concurrent = true;  // the tasks run in this thread: the plain counters stay right
     const storage st = w.get();
     {
       frame f;
@@ -167,7 +202,7 @@ void run_contiguous(tessera::test::context& t, fault kind, bool clear, bool dura
       w.plan->fail_after = kind == fault::storage_crash;
     }
     frame f;
-    status s = scenario(f, &st, nullptr, a, d, clear, durable);
+    status s = scenario(f, &st, nullptr, a, d, d3, clear, durable);
     const bool injected = kind == fault::allocation ? ca.requests >= ca.fail_at : w.plan->failed;
     if (s.ok()) {
       completed = !injected;
@@ -200,6 +235,8 @@ void run_sparse(tessera::test::context& t, fault kind, bool clear) {
   const allocator a = ca.get();
   chunk_decoder d;
   REQUIRE_OK(chunk_decoder_init(d, tessera::test::system_allocator()));
+  chunk_decoder d3;
+  decoder3_init(t, d3);
   bool completed = false;
   for (uint64_t n = 1; n < 2000 && !completed; ++n) {
     memory_directory md;
@@ -218,7 +255,7 @@ void run_sparse(tessera::test::context& t, fault kind, bool clear) {
       w.plan.fail_after = kind == fault::storage_crash;
     }
     frame f;
-    status s = scenario(f, nullptr, &dir, a, d, clear, true);
+    status s = scenario(f, nullptr, &dir, a, d, d3, clear, true);
     const bool injected = kind == fault::allocation ? ca.requests >= ca.fail_at : w.plan.failed;
     if (s.ok()) completed = !injected;
     else CHECK(injected);
