@@ -171,11 +171,16 @@ void chunk_decoder_release(chunk_decoder& d) noexcept;
 /// `consume(context, i, decoded, worker)` receives it: `decoded` is valid only during the call (the worker's
 /// scratch). consume runs on the executor's workers: calls for different i may run at the same time, never two
 /// with the same worker. A failed consume stops the remaining blocks and is returned.
+///
+/// Optional `range(context, i, &begin, &end)`: consume reads only bytes [begin, end) of the i-th decoded block.
+/// The decoder may then decode less: streams only as far as that range needs (LZ4 and BloscLZ stop early) and,
+/// under a plain shuffle, only those elements; the other bytes of `decoded` are unspecified.
 struct chunk_block_request {
   size_t count = 0;
   size_t (*block)(void* context, size_t i) noexcept = nullptr;
   status (*consume)(void* context, size_t i, bytes_view decoded, uint32_t worker) noexcept = nullptr;
   void* context = nullptr;
+  void (*range)(void* context, size_t i, size_t* begin, size_t* end) noexcept = nullptr;
 };
 
 /// Decodes the requested blocks of a chunk over the decoder's executor, each into a worker's scratch, and hands

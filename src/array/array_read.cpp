@@ -184,6 +184,20 @@ size_t touched_block_number(void* context, size_t i) noexcept {
   return static_cast<size_t>(touched_block(j, static_cast<int64_t>(i), src_start, dst, shape));
 }
 
+// The bytes of the block its part spans: from its first item to one past its last.
+void touched_block_range(void* context, size_t i, size_t* begin, size_t* end) noexcept {
+  const auto& j = *static_cast<const chunk_copy_job*>(context);
+  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
+  (void)touched_block(j, static_cast<int64_t>(i), src_start, dst, shape);
+  int64_t first = 0, last = 0;
+  for (int d = 0; d < j.l->ndim; ++d) {
+    first += src_start[d] * j.l->block_item_strides[d];
+    last += (src_start[d] + shape[d] - 1) * j.l->block_item_strides[d];
+  }
+  *begin = static_cast<size_t>(first * j.itemsize);
+  *end = static_cast<size_t>((last + 1) * j.itemsize);
+}
+
 status touched_block_consume(void* context, size_t i, bytes_view decoded, uint32_t) noexcept {
   auto& j = *static_cast<chunk_copy_job*>(context);
   const array_layout& l = *j.l;
@@ -316,6 +330,7 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
     r.count = static_cast<size_t>(j.nblocks);
     r.block = touched_block_number;
     r.consume = touched_block_consume;
+    r.range = touched_block_range;
     r.context = &j;
     const status st = frame_blocks_decode(f, array_access::decoder(a), c.nchunk, r);
     if (st.ok()) continue;

@@ -28,16 +28,26 @@ constexpr size_t kScratchDecoded = 3;  // the block chunk_decode_blocks hands to
 
 // ---- Per-block work ----------------------------------------------------------------------------------------
 
+// Decodes a stream into out (exactly out.size() bytes), or only at least its first `want` bytes when the codec
+// can stop early (LZ4 without a dictionary, BloscLZ); the others decode it all.
 status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_view in, bytes_mut out,
-                         bytes_view dict) noexcept {
+                         bytes_view dict, size_t want) noexcept {
   switch (h.format) {
     case codec_format::blosclz: {
+      if (want < out.size()) {
+        auto n = detail::blosclz_decompress_prefix(in, out, want);
+        if (!n.ok()) return n.err();
+        if (*n < want || *n > out.size()) return make_error(errc::corrupt, "blosclz: stream decodes to a wrong size");
+        return ok_status();
+      }
       auto n = detail::blosclz_decompress(in, out);
       if (!n.ok()) return n.err();
       if (*n != out.size()) return make_error(errc::corrupt, "blosclz: stream decodes to a wrong size");
       return ok_status();
     }
-    case codec_format::lz4: return detail::lz4_decompress(in, out, dict);
+    case codec_format::lz4:
+      if (want < out.size() && dict.empty()) return detail::lz4_decompress_prefix(in, out, want);
+      return detail::lz4_decompress(in, out, dict);
     case codec_format::zlib: return detail::zlib_decompress(w.codecs, in, out);
     case codec_format::zstd: return detail::zstd_decompress(w.codecs, in, out, dict);
     case codec_format::snappy:
@@ -99,12 +109,59 @@ bool chunk_has_delta(const chunk_header& h) noexcept {
   return false;
 }
 
+// The bytes of a block a caller needs, [begin, end); all of it by default.
+struct block_need {
+  size_t begin = 0;
+  size_t end = SIZE_MAX;
+};
+
+// How much of each stream a block needs decoded when only part of it is wanted: possible when no filter mixes
+// bytes across the block (none, or a plain shuffle of whole elements: element k's bytes sit at k in each byte
+// plane). `prefix(s)` is what stream s must yield (0: skip it); [e0, e1) the elements to unshuffle.
+struct partial_plan {
+  bool on = false;
+  bool shuffle = false;
+  size_t e0 = 0, e1 = 0;  // shuffle: elements needed
+  size_t begin = 0, end = 0;
+  size_t prefix(size_t s, size_t nstreams, size_t stream_size, size_t typesize) const noexcept {
+    if (!on) return stream_size;
+    if (shuffle) {
+      // Split: stream s is byte plane s. One stream: the planes back to back, the last one's part ends it.
+      return nstreams > 1 ? e1 : (typesize - 1) * stream_size / typesize + e1;
+    }
+    const size_t lo = s * stream_size;
+    if (begin >= lo + stream_size || end <= lo) return 0;
+    return (end < lo + stream_size ? end : lo + stream_size) - lo;
+  }
+};
+
+partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan, size_t bsize,
+                               block_need need) noexcept {
+  partial_plan p;
+  if (need.end > bsize) need.end = bsize;
+  if (need.begin >= need.end || (need.begin == 0 && need.end == bsize) || h.vlblocks || plan.delta) return p;
+  if (plan.count == 0) {
+    p.on = true;
+  } else if (plan.count == 1 && static_cast<filter_id>(plan.ids[0]) == filter_id::shuffle &&
+             (plan.metas[0] == 0 || plan.metas[0] == h.typesize) && h.typesize > 1 && bsize % h.typesize == 0) {
+    p.on = true;
+    p.shuffle = true;
+    p.e0 = need.begin / h.typesize;
+    p.e1 = (need.end + h.typesize - 1) / h.typesize;
+  }
+  p.begin = need.begin;
+  p.end = need.end;
+  return p;
+}
+
 // Decodes block `nblock` (bsize bytes) into dst. dref is the decoded block 0 when nblock > 0 and the chunk uses
-// delta. scratch holds kScratchBlocks * bsize bytes when the plan is copying.
+// delta. scratch holds kScratchBlocks * bsize bytes when the plan is copying. With `need` narrower than the
+// block, only dst[need.begin, need.end) is sure to be decoded (streams are decoded only as far as it needs).
 status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock, size_t bsize, uint8_t* dst,
-                    const uint8_t* dref, chunk_decoder::worker& w) noexcept {
+                    const uint8_t* dref, chunk_decoder::worker& w, block_need need = block_need{}) noexcept {
   backward_plan plan;
   TESSERA_TRY(backward_plan_make(h, bsize, plan));
+  const partial_plan part = partial_plan_make(h, plan, bsize, need);
   uint8_t* const a = w.scratch;
   uint8_t* const b = plan.copying ? a + bsize : nullptr;
   uint8_t* const scratch = plan.copying ? a + 2 * bsize : nullptr;
@@ -119,7 +176,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     if (vb->size != bsize) return make_error(errc::corrupt, "chunk: VL block size changed");
     bytes_view in(c + vb->stream, static_cast<size_t>(vb->stream_size));
     if (in.size() == bsize) std::memcpy(cur, in.data(), bsize);
-    else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict));
+    else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict, bsize));
   } else {
     const int32_t start = chunk_load_i32(c + l.bstarts + 4 * nblock);
     if (start < 0 || static_cast<uint64_t>(start) < l.data_start || static_cast<uint64_t>(start) >= cbytes)
@@ -131,23 +188,24 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     uint64_t pos = static_cast<uint64_t>(start);
     for (size_t s = 0; s < nstreams; ++s) {
       uint8_t* o = cur + s * neblock;
+      const size_t want = part.prefix(s, nstreams, neblock, h.typesize);
       if (cbytes - pos < 4) return make_error(errc::truncated, "chunk: stream size past cbytes");
       const int32_t csize = chunk_load_i32(c + pos);
       pos += 4;
       if (csize == 0) {
-        std::memset(o, 0, neblock);  // a run of zeros
+        std::memset(o, 0, want);  // a run of zeros
       } else if (csize < 0) {
         if (cbytes - pos < 1) return make_error(errc::truncated, "chunk: stream token past cbytes");
         const uint8_t token = c[pos];
         pos += 1;
         if ((token & 0x1) == 0) return make_error(errc::unsupported, "chunk: unknown stream token");
         if (csize < -255) return make_error(errc::corrupt, "chunk: run-length value larger than a byte");
-        std::memset(o, static_cast<uint8_t>(-csize), neblock);
+        std::memset(o, static_cast<uint8_t>(-csize), want);
       } else {
         if (static_cast<uint64_t>(csize) > cbytes - pos) return make_error(errc::truncated, "chunk: stream past cbytes");
         bytes_view in(c + pos, static_cast<size_t>(csize));
-        if (in.size() == neblock) std::memcpy(o, in.data(), neblock);
-        else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(o, neblock), l.dict));
+        if (in.size() == neblock) std::memcpy(o, in.data(), want);
+        else if (want > 0) TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(o, neblock), l.dict, want));
         pos += static_cast<uint64_t>(csize);
       }
     }
@@ -167,7 +225,18 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     uint8_t* target = last_copying ? dst : (cur == a ? b : a);
     const size_t meta = plan.metas[k];
     switch (f) {
-      case filter_id::shuffle: unshuffle(meta != 0 ? meta : h.typesize, bsize, cur, target); break;
+      case filter_id::shuffle:
+        // A few needed elements: only those (element k's byte b is at b * nelems + k). Many: the whole SIMD
+        // unshuffle is faster, and the elements past the decoded prefixes come out as garbage nobody reads.
+        if (part.shuffle && (part.e1 - part.e0) * 4 <= bsize / h.typesize) {
+          const size_t ts = h.typesize;
+          const size_t ne = bsize / ts;
+          for (size_t e = part.e0; e < part.e1; ++e)
+            for (size_t byte = 0; byte < ts; ++byte) target[e * ts + byte] = cur[byte * ne + e];
+        } else {
+          unshuffle(meta != 0 ? meta : h.typesize, bsize, cur, target);
+        }
+        break;
       case filter_id::bitshuffle: bitunshuffle(h.typesize, bsize, cur, target, scratch); break;
       case filter_id::bytedelta: detail::bytedelta_decode(meta != 0 ? meta : h.typesize, cur, target, bsize); break;
       default: break;
@@ -464,7 +533,8 @@ struct chunk_decoder_access {
     std::atomic<bool> bad_worker{false};
   };
 
-  static status block_one(blocks_job& j, chunk_decoder::worker& w, size_t nblock, bytes_view* out) noexcept {
+  static status block_one(blocks_job& j, chunk_decoder::worker& w, size_t nblock, block_need need,
+                          bytes_view* out) noexcept {
     const chunk_header& h = *j.h;
     const chunk_layout& l = *j.l;
     auto er = chunk_block_extent_get(h, l.chunk, nblock);
@@ -481,7 +551,7 @@ struct chunk_decoder_access {
     if (h.special != chunk_special::none) {
       TESSERA_TRY(special_fill(h, l.chunk, dst, e.offset, e.size));
     } else {
-      TESSERA_TRY(block_decode(h, l, nblock, e.size, dst, nblock > 0 ? j.dref : nullptr, w));
+      TESSERA_TRY(block_decode(h, l, nblock, e.size, dst, nblock > 0 ? j.dref : nullptr, w, need));
     }
     *out = bytes_view(dst, e.size);
     return ok_status();
@@ -498,7 +568,9 @@ struct chunk_decoder_access {
     chunk_decoder::worker& w = j.workers[worker];
     const chunk_block_request& r = *j.request;
     bytes_view decoded;
-    status s = block_one(j, w, r.block(r.context, index), &decoded);
+    block_need need;
+    if (r.range != nullptr) r.range(r.context, index, &need.begin, &need.end);
+    status s = block_one(j, w, r.block(r.context, index), need, &decoded);
     if (s.ok()) s = r.consume(r.context, index, decoded, worker);
     if (!s.ok()) {
       if (w.err.ok()) w.err = s;
@@ -507,7 +579,7 @@ struct chunk_decoder_access {
   }
 
   static status block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
-                                bytes_view* decoded) noexcept {
+                                size_t begin, size_t end, bytes_view* decoded) noexcept {
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
     if (worker >= d.nworkers_)
       return make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers");
@@ -521,7 +593,10 @@ struct chunk_decoder_access {
     if (er->size > d.scratch_blocksize_) return make_error(errc::buffer_too_small, "chunk: decoder scratch not reserved for the block");
     chunk_decoder::worker& w = d.workers_[worker];
     uint8_t* dst = w.scratch + kScratchDecoded * d.scratch_blocksize_;
-    TESSERA_TRY(block_decode(h, l, nblock, er->size, dst, nullptr, w));
+    block_need need;
+    need.begin = begin;
+    need.end = end;
+    TESSERA_TRY(block_decode(h, l, nblock, er->size, dst, nullptr, w, need));
     *decoded = bytes_view(dst, er->size);
     return ok_status();
   }
@@ -622,9 +697,9 @@ status chunk_decoder_reserve(chunk_decoder& d, size_t blocksize) noexcept {
   return chunk_decoder_access::scratch_ensure(d, blocksize);
 }
 
-status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
-                             bytes_view* decoded) noexcept {
-  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, decoded);
+status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
+                             size_t end, bytes_view* decoded) noexcept {
+  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded);
 }
 
 }  // namespace detail

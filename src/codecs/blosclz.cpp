@@ -332,7 +332,10 @@ inline uint8_t* copy_match(uint8_t* op, size_t dist, size_t len, uint8_t* end) n
 
 }  // namespace
 
-result<size_t> blosclz_decompress(bytes_view in, bytes_mut out) noexcept {
+namespace {
+
+// Decodes until the stream ends, or (want < out.size()) until `want` bytes are out.
+result<size_t> decompress_until(bytes_view in, bytes_mut out, size_t want) noexcept {
   if (in.empty()) return make_error(errc::truncated, "blosclz_decompress: empty stream");
   const uint8_t* ip = in.data();
   const uint8_t* const ip_end = ip + in.size();
@@ -352,7 +355,7 @@ result<size_t> blosclz_decompress(bytes_view in, bytes_mut out) noexcept {
       else std::memcpy(op, ip, run);
       op += run;
       ip += run;
-      if (ip == ip_end) break;
+      if (ip == ip_end || static_cast<size_t>(op - op_start) >= want) break;
       ctrl = *ip++;
       continue;
     }
@@ -384,8 +387,19 @@ result<size_t> blosclz_decompress(bytes_view in, bytes_mut out) noexcept {
     if (ip == ip_end) return make_error(errc::truncated, "blosclz_decompress: stream ends with a match");
     ctrl = *ip++;
     op = copy_match(op, dist, len, op_end);
+    if (static_cast<size_t>(op - op_start) >= want) break;
   }
   return static_cast<size_t>(op - op_start);
+}
+
+}  // namespace
+
+result<size_t> blosclz_decompress(bytes_view in, bytes_mut out) noexcept {
+  return decompress_until(in, out, SIZE_MAX);
+}
+
+result<size_t> blosclz_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept {
+  return decompress_until(in, out, want < out.size() ? want : SIZE_MAX);
 }
 
 }  // namespace tessera::detail

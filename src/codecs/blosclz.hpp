@@ -49,4 +49,9 @@ inline constexpr size_t kBlosclzWorkspaceMax = (size_t{1} << 14) * sizeof(uint32
 // Bytes of out past the returned size may be overwritten (wide copies run ahead).
 [[nodiscard]] result<size_t> blosclz_decompress(bytes_view in, bytes_mut out) noexcept;
 
+// Decodes at least the first `want` bytes of a stream into `out` (a slice that needs only the start of a block)
+// and returns how many it wrote, >= want. The same checks as blosclz_decompress on what it decodes; want >=
+// out.size() is blosclz_decompress.
+[[nodiscard]] result<size_t> blosclz_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept;
+
 }  // namespace tessera::detail

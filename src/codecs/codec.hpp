@@ -44,6 +44,9 @@ void zstd_context_release(codec_context& c) noexcept;
 // Each decompressor succeeds only when the stream decodes to exactly out.size() bytes.
 // `dict` is empty when the chunk has no dictionary.
 [[nodiscard]] status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept;
+// At least the first `want` bytes of a stream that decodes to out.size() bytes (no dictionary); the rest of out is
+// unspecified. want >= out.size() is lz4_decompress.
+[[nodiscard]] status lz4_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept;
 [[nodiscard]] status zlib_decompress(codec_context& c, bytes_view in, bytes_mut out) noexcept;
 [[nodiscard]] status zstd_decompress(codec_context& c, bytes_view in, bytes_mut out, bytes_view dict) noexcept;
 

@@ -36,6 +36,17 @@ status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept {
   return ok_status();
 }
 
+status lz4_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept {
+  if (want >= out.size()) return lz4_decompress(in, out, bytes_view{});
+  if (in.size() > kIntMax || out.size() > kIntMax) return make_error(errc::malformed, "lz4: stream larger than 2 GiB");
+  const int n = LZ4_decompress_safe_partial(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()),
+                                            static_cast<int>(in.size()), static_cast<int>(want),
+                                            static_cast<int>(out.size()));
+  if (n < 0) return make_error(errc::corrupt, "lz4: invalid compressed stream");
+  if (static_cast<size_t>(n) < want) return make_error(errc::corrupt, "lz4: stream shorter than the block");
+  return ok_status();
+}
+
 result<size_t> lz4_compress(codec_context& c, bytes_view in, bytes_mut out, int acceleration) noexcept {
   if (in.size() > kIntMax) return make_error(errc::invalid_argument, "lz4: input larger than 2 GiB");
   if (c.lz4_state == nullptr) {
@@ -83,6 +94,9 @@ void lz4_context_release(codec_context& c) noexcept {
 bool lz4_available() noexcept { return false; }
 
 status lz4_decompress(bytes_view, bytes_mut, bytes_view) noexcept {
+  return make_error(errc::codec_unavailable, "the chunk needs the LZ4 codec, which this build does not include");
+}
+status lz4_decompress_prefix(bytes_view, bytes_mut, size_t) noexcept {
   return make_error(errc::codec_unavailable, "the chunk needs the LZ4 codec, which this build does not include");
 }
 result<size_t> lz4_compress(codec_context&, bytes_view, bytes_mut, int) noexcept {

@@ -286,7 +286,10 @@ struct parallel_blocks {
       st = storage_read(j.src->st, j.src->pos + e.start,
                         bytes_mut(m + data_start, static_cast<size_t>(e.end - e.start)));
       bytes_view decoded;
-      if (st.ok()) st = chunk_block_decode_on(*j.d, worker, bytes_view(m, static_cast<size_t>(size)), nblock, &decoded);
+      size_t begin = 0, end = SIZE_MAX;
+      if (r.range != nullptr) r.range(r.context, i, &begin, &end);
+      if (st.ok())
+        st = chunk_block_decode_on(*j.d, worker, bytes_view(m, static_cast<size_t>(size)), nblock, begin, end, &decoded);
       if (st.ok()) st = r.consume(r.context, i, decoded, worker);
     }
     if (!st.ok()) j.fail(st);

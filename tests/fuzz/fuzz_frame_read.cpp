@@ -2,9 +2,10 @@
 // frame_blocks_decode (every block in one request, in reverse), on three storages over the same bytes: one with
 // a view (the chunk is read in place), one without (the requested blocks' streams go into one sparse copy), one
 // without a view that claims concurrent reads, decoded by a 3-worker executor (each worker reads its own block).
+// Some requests say which bytes of each block they read (a random range), so the decoder may decode only part.
 // Invariants: no crash, no out-of-bounds access, no UB, nothing leaks; through the view, a chunk that decodes
-// whole also decodes block by block; every block handed over has its extent's size and equals its part of the
-// whole chunk; no block is handed over twice.
+// whole also decodes block by block; every block handed over has its extent's size and, in the range read,
+// equals its part of the whole chunk; no block is handed over twice.
 #include <cstring>
 #include <vector>
 
@@ -64,9 +65,24 @@ struct all_blocks {
   size_t nbytes = 0;
   std::vector<uint8_t> seen;
   size_t count = 0;
+  uint64_t salt = 0;  // nonzero: consume reads only a range of each block (the decoder may decode less)
   static size_t block(void* c, size_t i) noexcept {
     const auto& a = *static_cast<all_blocks*>(c);
     return a.count - 1 - i;
+  }
+  static void range_of(const all_blocks& a, size_t nblock, size_t size, size_t* begin, size_t* end) noexcept {
+    *begin = 0;
+    *end = size;
+    if (a.salt == 0 || size == 0) return;
+    const uint64_t x = (a.salt + nblock) * 0x9E3779B97F4A7C15ull;
+    *begin = static_cast<size_t>(x % size);
+    *end = *begin + 1 + static_cast<size_t>((x >> 32) % (size - *begin));
+  }
+  static void range(void* c, size_t i, size_t* begin, size_t* end) noexcept {
+    const auto& a = *static_cast<const all_blocks*>(c);
+    const size_t nblock = block(c, i);
+    const auto e = chunk_block_extent_get(*a.h, a.chunk, nblock);
+    range_of(a, nblock, e.ok() ? e->size : 0, begin, end);
   }
   static status consume(void* c, size_t i, bytes_view decoded, uint32_t worker) noexcept {
     auto& a = *static_cast<all_blocks*>(c);
@@ -77,7 +93,10 @@ struct all_blocks {
     const auto e = chunk_block_extent_get(*a.h, a.chunk, nblock);
     if (e.ok() && a.whole != nullptr) {
       FUZZ_CHECK(decoded.size() == e->size && e->offset + e->size <= a.nbytes);
-      FUZZ_CHECK(std::memcmp(decoded.data(), a.whole + e->offset, e->size) == 0);
+      size_t lo = 0, hi = e->size;
+      range_of(a, nblock, e->size, &lo, &hi);
+      FUZZ_CHECK(lo <= hi && hi <= e->size);
+      FUZZ_CHECK(std::memcmp(decoded.data() + lo, a.whole + e->offset + lo, hi - lo) == 0);
     }
     return ok_status();
   }
@@ -85,8 +104,9 @@ struct all_blocks {
 
 // Returns whether every block was handed over.
 bool blocks_decode(frame& f, chunk_decoder& d, int64_t n, const chunk_header& h, bytes_view chunk,
-                   const uint8_t* whole, size_t nbytes) {
+                   const uint8_t* whole, size_t nbytes, uint64_t salt) {
   all_blocks a;
+  a.salt = salt;
   a.h = &h;
   a.chunk = chunk;
   a.whole = whole;
@@ -98,6 +118,7 @@ bool blocks_decode(frame& f, chunk_decoder& d, int64_t n, const chunk_header& h,
   r.block = all_blocks::block;
   r.consume = all_blocks::consume;
   r.context = &a;
+  if (salt != 0) r.range = all_blocks::range;
   const status s = frame_blocks_decode(f, d, n, r);
   if (!s.ok()) return false;
   for (uint8_t k : a.seen) FUZZ_CHECK(k == 1);
@@ -138,11 +159,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const auto r = frame_chunk_decode(fv, serial, n, bytes_mut(whole.data(), whole.size()));
         FUZZ_CHECK(whole.guards_intact());
         const uint8_t* ref = r.ok() && *r == nbytes ? whole.data() : nullptr;
-        const bool via_view = blocks_decode(fv, parallel, n, *h, *bytes, ref, nbytes);
+        const bool via_view = blocks_decode(fv, parallel, n, *h, *bytes, ref, nbytes, 0);
         if (ref != nullptr && h->nblocks <= kMaxBlocks) FUZZ_CHECK(via_view);
-        (void)blocks_decode(fl, serial, n, *h, *bytes, ref, nbytes);
-        (void)blocks_decode(fl, parallel, n, *h, *bytes, ref, nbytes);
-        (void)blocks_decode(fc, parallel, n, *h, *bytes, ref, nbytes);
+        const uint64_t salt = p.next() | 1;
+        (void)blocks_decode(fv, serial, n, *h, *bytes, ref, nbytes, salt);
+        (void)blocks_decode(fl, serial, n, *h, *bytes, ref, nbytes, 0);
+        (void)blocks_decode(fl, parallel, n, *h, *bytes, ref, nbytes, salt);
+        (void)blocks_decode(fc, parallel, n, *h, *bytes, ref, nbytes, salt);
       }
     }
   }
