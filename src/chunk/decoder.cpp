@@ -540,7 +540,7 @@ struct chunk_decoder_access {
     auto er = chunk_block_extent_get(h, l.chunk, nblock);
     if (!er.ok()) return er.err();
     const chunk_block_extent e = *er;
-    if (h.memcpyed) {  // in place: chunk_layout_get checked the chunk holds its cbytes
+    if (h.memcpyed && h.special == chunk_special::none) {  // in place: the chunk holds its cbytes (layout)
       if (h.header_size + e.offset + e.size > l.chunk.size())
         return make_error(errc::truncated, "chunk: memcpyed block past cbytes");
       *out = bytes_view(l.chunk.data() + h.header_size + e.offset, e.size);
@@ -615,7 +615,7 @@ struct chunk_decoder_access {
     j.request = &r;
     j.workers = d.workers_;
     j.nworkers = d.nworkers_;
-    if (!h.memcpyed) {
+    if (!h.memcpyed || h.special != chunk_special::none) {  // special values win over the memcpyed flag
       size_t largest = static_cast<size_t>(h.blocksize);
       if (h.vlblocks && h.special == chunk_special::none) {
         if (chunk_has_delta(h)) return make_error(errc::unsupported, "chunk: delta over variable-length blocks");

@@ -158,14 +158,20 @@ TESSERA_TEST(chunk_decode, special_values) {
   };
   const kase cases[] = {{1, 4, 4000, 1000, 0}, {1, 3, 1001, 256, 0}, {2, 4, 4096, 1000, 0}, {2, 8, 8000, 1024, 0},
                         {3, 3, 3000, 1000, 3}, {3, 8, 800, 64, 8},    {4, 2, 2000, 512, 0},  {3, 1, 10, 4, 1}};
+  // Zeros, NaNs and uninitialized also with the memcpyed flag set over other bytes: the special value wins (as
+  // in the reference), whole or by blocks.
+  for (int memcpyed = 0; memcpyed < 2; ++memcpyed)
   for (const kase& k : cases) {
+    if (memcpyed != 0 && k.value_size != 0) continue;
     header_spec h;
     h.typesize = k.typesize;
     h.nbytes = k.nbytes;
     h.blocksize = k.blocksize;
-    h.cbytes = 32 + k.value_size;
+    h.cbytes = 32 + (memcpyed != 0 ? k.nbytes : k.value_size);
     h.blosc2_flags = static_cast<uint8_t>(k.special << 4);
+    if (memcpyed != 0) h.flags |= kChunkFlagMemcpyed;
     header_write(g_chunk, h);
+    if (memcpyed != 0) std::memset(g_chunk + 32, 0xee, static_cast<size_t>(k.nbytes));
     const uint8_t value[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
     std::memcpy(g_chunk + 32, value, k.value_size);
     static uint8_t expected[8192];
