@@ -151,6 +151,8 @@ partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan,
   }
   p.begin = need.begin;
   p.end = need.end;
+  // Stopping early pays only when it skips much: LZ4's partial decoder is slower than its full one.
+  if (p.on && (p.shuffle ? p.e1 * 4 > bsize / h.typesize * 3 : need.end * 4 > bsize * 3)) p.on = p.shuffle = false;
   return p;
 }
 
