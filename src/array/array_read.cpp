@@ -371,6 +371,16 @@ status array_element_read(array& a, const int64_t* coords, bytes_mut out) noexce
   if (static_cast<int64_t>(out.size()) < itemsize) return make_error(errc::buffer_too_small, "array_element_read: out");
   auto loc = layout_locate(l, coords);
   if (!loc.ok()) return loc.err();
+  if (l.ndim > 0) {  // a one-item slice: its block is decoded only as far as the item, and copied from scratch
+    int64_t stop[kMaxDims] = {};
+    int64_t one[kMaxDims] = {};
+    const int64_t zero[kMaxDims] = {};
+    for (int d = 0; d < l.ndim; ++d) {
+      stop[d] = coords[d] + 1;
+      one[d] = 1;
+    }
+    return detail::array_read_into(a, coords, stop, bytes_mut(out.data(), static_cast<size_t>(itemsize)), one, zero);
+  }
   auto ref = frame_chunk_locate(array_access::frm(a), loc->nchunk);
   if (!ref.ok()) return ref.err();
   if (ref->special != chunk_special::none) return detail::special_item(ref->special, static_cast<int32_t>(itemsize), out.data());
