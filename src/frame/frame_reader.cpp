@@ -316,8 +316,6 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   if (h.special != chunk_special::none || h.vlblocks || h.lazy || h.nbytes == 0 || cbytes <= 256 || r.count == 0)
     return whole();
   if (h.memcpyed) {  // blocks stored as they are: read each into scratch and hand it over, in this thread
-    if (r.block == nullptr || r.consume == nullptr)
-      return make_error(errc::invalid_argument, "chunk_decode_blocks: request without block or consume");
     TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, static_cast<size_t>(h.blocksize)));
     for (size_t i = 0; i < r.count; ++i) {
       auto e = chunk_block_extent_get(h, bytes_view(), r.block(r.context, i));
@@ -345,8 +343,6 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   if (!pre.ok()) return pre.err();
   stored_starts starts;
   starts.init(*pre + h.header_size, h.nblocks, data_start, cbytes);
-  using extent = block_extent;
-  auto extent_of = [&](size_t j, extent* e) -> status { return starts.extent_of(j, e); };
   bool delta = false;
   for (uint8_t fid : h.filters)
     if (fid == static_cast<uint8_t>(filter_id::delta)) delta = true;
@@ -357,8 +353,8 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   uint64_t largest = 0;
   for (size_t i = 0; i < r.count; ++i) {
     const size_t j = r.block(r.context, i);
-    extent e{};
-    TESSERA_TRY(extent_of(j, &e));
+    block_extent e{};
+    TESSERA_TRY(starts.extent_of(j, &e));
     has0 |= j == 0;
     later |= j > 0;
     total += e.end - e.start;
@@ -386,9 +382,9 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     return job.failed.load(std::memory_order_acquire) ? job.first_error : ok_status();
   }
   const bool add0 = delta && later && !has0;
-  extent e0{};
+  block_extent e0{};
   if (add0) {
-    TESSERA_TRY(extent_of(0, &e0));
+    TESSERA_TRY(starts.extent_of(0, &e0));
     total += e0.end - e0.start;
     if (total > cbytes) return whole();
   }
@@ -412,7 +408,7 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     run_len = 0;
     return st;
   };
-  auto place = [&](size_t j, const extent& e) -> status {
+  auto place = [&](size_t j, const block_extent& e) -> status {
     const uint64_t n = e.end - e.start;
     if (run_len > 0 && run_src + run_len == e.start && run_dst + run_len == at) {
       run_len += n;
@@ -429,8 +425,8 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   if (add0) TESSERA_TRY(place(0, e0));
   for (size_t i = 0; i < r.count; ++i) {
     const size_t j = r.block(r.context, i);
-    extent e{};
-    TESSERA_TRY(extent_of(j, &e));
+    block_extent e{};
+    TESSERA_TRY(starts.extent_of(j, &e));
     TESSERA_TRY(place(j, e));
   }
   TESSERA_TRY(flush());
@@ -689,6 +685,8 @@ result<size_t> frame_block_decode(frame& f, chunk_decoder& d, int64_t nchunk, si
 status frame_blocks_decode(frame& f, chunk_decoder& d, int64_t nchunk, const chunk_block_request& request) noexcept {
   frame_state* s = frame_access::get(f);
   if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (request.count > 0 && (request.block == nullptr || request.consume == nullptr))
+    return make_error(errc::invalid_argument, "frame_blocks_decode: request without block or consume");
   auto ref = detail::chunk_locate(*s, nchunk);
   if (!ref.ok()) return ref.err();
   if (ref->special != chunk_special::none) {

@@ -12,6 +12,7 @@
 
 #include "tessera/chunk.hpp"
 #include "tessera/frame.hpp"
+#include "tessera/port/memory_storage.hpp"
 
 #include "fuzz_common.hpp"
 
@@ -22,37 +23,14 @@ namespace {
 constexpr int64_t kMaxChunks = 8;      // chunks tried per input
 constexpr size_t kMaxBlocks = 4096;    // blocks asked for per chunk
 
-// The input as a read-only storage, with or without a view.
-struct input_storage {
-  bytes_view bytes;
-  bool with_view = false;
-  bool concurrent = false;
-
-  static status read(void* c, uint64_t offset, bytes_mut dst) noexcept {
-    const auto& s = *static_cast<const input_storage*>(c);
-    if (offset > s.bytes.size() || dst.size() > s.bytes.size() - offset)
-      return make_error(errc::truncated, "fuzz: read past the input");
-    if (!dst.empty()) std::memcpy(dst.data(), s.bytes.data() + offset, dst.size());
-    return ok_status();
-  }
-  static status size(void* c, uint64_t* out) noexcept {
-    *out = static_cast<const input_storage*>(c)->bytes.size();
-    return ok_status();
-  }
-  static bytes_view view(void* c) noexcept {
-    const auto& s = *static_cast<const input_storage*>(c);
-    return s.with_view ? s.bytes : bytes_view{};
-  }
-  storage get() noexcept {
-    storage s;
-    s.read = read;
-    s.size = size;
-    s.view = view;
-    s.context = this;
-    s.concurrent_reads = concurrent;
-    return s;
-  }
-};
+// The input as the memory port's read-only storage; without its view (read through read) and, on request,
+// claiming concurrent reads.
+storage input_storage(const_buffer& b, bool with_view, bool concurrent) noexcept {
+  storage s = const_buffer_storage(b);
+  if (!with_view) s.view = nullptr;
+  s.concurrent_reads = concurrent;
+  return s;
+}
 
 // Tasks in reverse order over 3 worker indices, in this thread.
 void reverse_run(void*, size_t ntasks, executor_task task, void* task_context) noexcept {
@@ -166,13 +144,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::params p(data, size);
   fuzz::checked_allocator mem;
   {
-    input_storage in_view{bytes_view(data, size), true, false};
-    input_storage in_lazy{bytes_view(data, size), false, false};
-    input_storage in_conc{bytes_view(data, size), false, true};
+    const_buffer input{data, size};
     frame fv, fl, fc;
-    if (!frame_open(fv, in_view.get(), mem.get()).ok()) {
-      FUZZ_CHECK(!frame_open(fl, in_lazy.get(), mem.get()).ok());
-    } else if (frame_open(fl, in_lazy.get(), mem.get()).ok() && frame_open(fc, in_conc.get(), mem.get()).ok()) {
+    if (!frame_open(fv, input_storage(input, true, false), mem.get()).ok()) {
+      FUZZ_CHECK(!frame_open(fl, input_storage(input, false, false), mem.get()).ok());
+    } else if (frame_open(fl, input_storage(input, false, false), mem.get()).ok() && frame_open(fc, input_storage(input, false, true), mem.get()).ok()) {
       chunk_decoder serial, parallel;
       chunk_decoder_options o;
       o.max_blocksize = p.range(0, 2) * 4096;  // grown on demand
