@@ -280,7 +280,10 @@ status memory_directory_init(memory_directory& d, const allocator& alloc, uint32
                              size_t max_entry_size) noexcept {
   memory_directory_release(d);
   if (max_entries == 0) return make_error(errc::invalid_argument, "memory directory: no entries");
-  if (max_entries > SIZE_MAX / sizeof(memory_directory_entry)) return make_error(errc::overflow, "memory directory: too many entries");
+  // Divided by the count, not the entry size: on 64-bit targets a 32-bit count can never overflow, and clang
+  // rejects a comparison it knows is always false.
+  if (sizeof(memory_directory_entry) > SIZE_MAX / max_entries)
+    return make_error(errc::overflow, "memory directory: too many entries");
   void* p = allocator_allocate(alloc, sizeof(memory_directory_entry) * max_entries, alignof(memory_directory_entry));
   if (p == nullptr) return make_error(errc::out_of_memory, "memory directory: allocator refused the entry table");
   auto* e = static_cast<memory_directory_entry*>(p);
