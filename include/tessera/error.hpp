@@ -23,6 +23,7 @@ enum class errc : int32_t {
   no_space = 10,          ///< the storage is full
   codec_unavailable = 11, ///< the data needs a codec this build does not include
   corrupt = 12,           ///< a checksum, offset or size inside stored data is inconsistent
+  resource_limit = 13,    ///< the input asks for more memory than the call's budget (max_alloc) allows
 };
 
 /// The short name of a code, e.g. "truncated"; "unknown" for values outside the enum.

@@ -100,8 +100,16 @@ class frame {
   detail::frame_state* s_ = nullptr;
 };
 
+/// The default memory budget of one call (frame_open_options::max_alloc): sizes read from a file are claims,
+/// and no claim may make a call allocate more than this at once.
+inline constexpr uint64_t kDefaultMaxAlloc = sizeof(void*) >= 8 ? uint64_t{1} << 30 : uint64_t{64} << 20;
+
 struct frame_open_options {
   uint64_t base_offset = 0;  ///< contiguous frames: where the frame starts inside the storage
+  /// The largest buffer a call on this frame allocates on the strength of what the file says (a header, a
+  /// trailer, a chunk, an index); more fails with errc::resource_limit naming the field. Opening never costs
+  /// memory in proportion to the number of chunks: the index is read a block at a time.
+  uint64_t max_alloc = kDefaultMaxAlloc;
   bool writable = false;     ///< allow the write operations (the storage needs write)
   bool durable = true;       ///< the crash-safe write order above (off: the reference's in-place layout)
   /// Contiguous frames: cut the storage at the frame's end after a commit (when the storage can truncate).
@@ -123,6 +131,8 @@ struct frame_open_options {
 /// Opens the sparse frame in `dir` (which must outlive the frame).
 [[nodiscard]] status frame_open_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
                                        const frame_open_options& options = frame_open_options{}) noexcept;
+/// The options.max_alloc the frame was opened or created with (kDefaultMaxAlloc when it is not open).
+[[nodiscard]] uint64_t frame_max_alloc(const frame& f) noexcept;
 /// Closes the frame; changes not committed are dropped. Returns the error of closing a sparse frame's entries.
 status frame_close(frame& f) noexcept;
 
@@ -148,6 +158,7 @@ struct frame_chunk_ref {
   chunk_special special = chunk_special::none;  ///< zeros, nan or uninit: given by the index, nothing stored
   int32_t nbytes = 0;
   int32_t cbytes = 0;    ///< of the stored chunk (0 for special index entries)
+  int32_t blocksize = 0; ///< of the stored chunk, as its header says (0 for special index entries)
   int64_t offset = 0;    ///< contiguous: in the chunks section; sparse: the chunk entry's number
 };
 [[nodiscard]] result<frame_chunk_ref> frame_chunk_locate(frame& f, int64_t nchunk) noexcept;

@@ -53,7 +53,8 @@ typedef enum tessera_errc {
   TESSERA_ERR_IO = 9,                   /**< a storage callback failed */
   TESSERA_ERR_NO_SPACE = 10,            /**< the storage is full */
   TESSERA_ERR_CODEC_UNAVAILABLE = 11,   /**< the data needs a codec this build does not include */
-  TESSERA_ERR_CORRUPT = 12              /**< a checksum, offset or size inside stored data is inconsistent */
+  TESSERA_ERR_CORRUPT = 12,             /**< a checksum, offset or size inside stored data is inconsistent */
+  TESSERA_ERR_RESOURCE_LIMIT = 13       /**< the input asks for more memory than the call's budget allows */
 } tessera_errc;
 
 /** The outcome of a call: a ::tessera_errc code and a static message saying what went wrong ("" when ok). */

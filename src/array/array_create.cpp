@@ -219,6 +219,11 @@ status array_check_open(const array& a) noexcept {
   return ok_status();
 }
 
+status array_budget_check(const array& a, uint64_t bytes, const char* what) noexcept {
+  if (bytes > frame_max_alloc(array_access::frm(a))) return make_error(errc::resource_limit, what);
+  return ok_status();
+}
+
 status array_check_writable(array& a) noexcept {
   TESSERA_TRY(array_check_open(a));
   if (!array_access::writable(a)) return make_error(errc::invalid_argument, "array: opened read-only");
@@ -292,6 +297,16 @@ status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, 
   if (!sizes.ok()) return sizes.err();
   if (info->nchunks != (fresh ? 0 : layout.nchunks))
     return make_error(errc::malformed, "array: the frame's chunk count disagrees with the b2nd geometry");
+  // Every chunk of a b2nd array holds a whole padded chunk: a frame with one chunk size must have this one.
+  if (!fresh && info->chunksize > 0 && info->chunksize != sizes->chunk_nbytes)
+    return make_error(errc::malformed, "array: the frame's chunksize disagrees with the b2nd chunk shape");
+  {
+    chunk_decoder_options o;
+    o.max_blocksize = sizes->block_nbytes > 0 ? static_cast<size_t>(sizes->block_nbytes) : 1;
+    o.exec = exec;
+    if (chunk_decoder_estimate(o) > frame_max_alloc(f))
+      return make_error(errc::resource_limit, "array: the b2nd block shape needs more decoder scratch than max_alloc");
+  }
 
   (void)array_close(a);
   array_access::alloc(a) = alloc;

@@ -44,6 +44,8 @@ struct array_access {
 };
 
 [[nodiscard]] status array_check_open(const array& a) noexcept;
+// Whether a buffer of `bytes` sized by what the file says fits the frame's max_alloc (else resource_limit, `what`).
+[[nodiscard]] status array_budget_check(const array& a, uint64_t bytes, const char* what) noexcept;
 [[nodiscard]] status array_check_writable(array& a) noexcept;
 // Commits when auto_commit is on.
 [[nodiscard]] status array_finish(array& a) noexcept;

@@ -86,7 +86,10 @@ struct read_scratch {
 status chunk_decode_whole(array& a, int64_t nchunk, read_scratch& s) noexcept {
   if (s.chunk_index == nchunk) return ok_status();
   const int64_t n = array_access::sizes(a).chunk_nbytes;
-  if (s.chunk.data() == nullptr) TESSERA_TRY(s.chunk.allocate(array_access::alloc(a), static_cast<size_t>(n)));
+  if (s.chunk.data() == nullptr) {
+    TESSERA_TRY(detail::array_budget_check(a, static_cast<uint64_t>(n), "array: the b2nd chunk shape exceeds max_alloc"));
+    TESSERA_TRY(s.chunk.allocate(array_access::alloc(a), static_cast<size_t>(n)));
+  }
   s.chunk_index = -1;
   auto r = frame_chunk_decode(array_access::frm(a), array_access::decoder(a), nchunk,
                               bytes_mut(s.chunk.data(), s.chunk.size()));
@@ -96,24 +99,33 @@ status chunk_decode_whole(array& a, int64_t nchunk, read_scratch& s) noexcept {
   return ok_status();
 }
 
-// Block nblock of chunk nchunk: decoded alone into s.block when the chunk's blocks are the array's, else from
-// the whole chunk. *out points at its block_nbytes bytes.
-status block_fetch(array& a, int64_t nchunk, int64_t nblock, read_scratch& s, const uint8_t** out) noexcept {
+// Whether a stored chunk's blocks are the array's (then single blocks are decoded), decided from its header
+// before anything is decoded: a chunk written with other blocks is decoded whole. Its nbytes must be the array's.
+result<bool> chunk_blocks_match(const array& a, const frame_chunk_ref& ref) noexcept {
+  const layout_sizes& sz = array_access::sizes(a);
+  if (ref.nbytes != sz.chunk_nbytes) return make_error(errc::corrupt, "array: a chunk's nbytes disagrees with the b2nd chunk shape");
+  return int64_t{ref.blocksize} == sz.block_nbytes;
+}
+
+// Block nblock of chunk nchunk (stored, located as ref): decoded alone into s.block when the chunk's blocks are
+// the array's, else from the whole chunk. *out points at its block_nbytes bytes.
+status block_fetch(array& a, const frame_chunk_ref& ref, int64_t nchunk, int64_t nblock, read_scratch& s,
+                   const uint8_t** out) noexcept {
   const int64_t bn = array_access::sizes(a).block_nbytes;
-  if (s.chunk_index == nchunk) {
-    *out = s.chunk.data() + nblock * bn;
-    return ok_status();
+  if (s.chunk_index != nchunk) {
+    auto match = chunk_blocks_match(a, ref);
+    if (!match.ok()) return match.err();
+    if (*match) {
+      if (s.block.data() == nullptr) TESSERA_TRY(s.block.allocate(array_access::alloc(a), static_cast<size_t>(bn)));
+      auto r = frame_block_decode(array_access::frm(a), array_access::decoder(a), nchunk, static_cast<size_t>(nblock),
+                                  bytes_mut(s.block.data(), s.block.size()));
+      if (!r.ok()) return r.err();
+      if (static_cast<int64_t>(*r) != bn) return make_error(errc::corrupt, "array: a block's size disagrees with its header");
+      *out = s.block.data();
+      return ok_status();
+    }
+    TESSERA_TRY(chunk_decode_whole(a, nchunk, s));
   }
-  if (s.block.data() == nullptr) TESSERA_TRY(s.block.allocate(array_access::alloc(a), static_cast<size_t>(bn)));
-  auto r = frame_block_decode(array_access::frm(a), array_access::decoder(a), nchunk, static_cast<size_t>(nblock),
-                              bytes_mut(s.block.data(), s.block.size()));
-  if (r.ok() && static_cast<int64_t>(*r) == bn) {
-    *out = s.block.data();
-    return ok_status();
-  }
-  if (!r.ok() && r.err().code != errc::buffer_too_small) return r.err();
-  // The chunk was written with other blocks than the array's: decode it whole.
-  TESSERA_TRY(chunk_decode_whole(a, nchunk, s));
   *out = s.chunk.data() + nblock * bn;
   return ok_status();
 }
@@ -136,7 +148,6 @@ struct chunk_copy_job {
   int64_t nunits = 0;                    // nblocks * parts
   int64_t units_per_task = 0;
   std::atomic<bool> failed{false};
-  std::atomic<bool> other_blocks{false}; // a decoded block is not the array's block size
 };
 
 // Touched block number r (< nblocks): its index in the chunk, and the part of it to copy.
@@ -201,10 +212,8 @@ void touched_block_range(void* context, size_t i, size_t* begin, size_t* end) no
 status touched_block_consume(void* context, size_t i, bytes_view decoded, uint32_t) noexcept {
   auto& j = *static_cast<chunk_copy_job*>(context);
   const array_layout& l = *j.l;
-  if (static_cast<int64_t>(decoded.size()) != l.block_nitems * j.itemsize) {
-    j.other_blocks.store(true, std::memory_order_relaxed);
-    return make_error(errc::corrupt, "array: a chunk's blocks are not the array's blocks");
-  }
+  if (static_cast<int64_t>(decoded.size()) != l.block_nitems * j.itemsize)
+    return make_error(errc::corrupt, "array: a block's size disagrees with its chunk's header");
   int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
   (void)touched_block(j, static_cast<int64_t>(i), src_start, dst, shape);
   return nd_copy_region(l.ndim, j.itemsize, decoded, l.blockshape, src_start, j.out, j.out_shape, dst, shape);
@@ -319,22 +328,25 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
     }
     if (l.ndim == 0) {
       const uint8_t* block = nullptr;
-      TESSERA_TRY(block_fetch(a, c.nchunk, 0, s, &block));
+      TESSERA_TRY(block_fetch(a, *ref, c.nchunk, 0, s, &block));
       std::memcpy(out.data(), block, static_cast<size_t>(itemsize));
       continue;
     }
-    // The touched blocks, decoded over the executor's workers, each copied out from the worker's scratch.
     chunk_copy_job j;
     if (!chunk_copy_init(j, a, c, out, out_shape, dst0)) continue;
-    chunk_block_request r;
-    r.count = static_cast<size_t>(j.nblocks);
-    r.block = touched_block_number;
-    r.consume = touched_block_consume;
-    r.range = touched_block_range;
-    r.context = &j;
-    const status st = frame_blocks_decode(f, array_access::decoder(a), c.nchunk, r);
-    if (st.ok()) continue;
-    if (!j.other_blocks.load(std::memory_order_relaxed)) return st;
+    auto match = chunk_blocks_match(a, *ref);
+    if (!match.ok()) return match.err();
+    if (*match) {
+      // The touched blocks, decoded over the executor's workers, each copied out from the worker's scratch.
+      chunk_block_request r;
+      r.count = static_cast<size_t>(j.nblocks);
+      r.block = touched_block_number;
+      r.consume = touched_block_consume;
+      r.range = touched_block_range;
+      r.context = &j;
+      TESSERA_TRY(frame_blocks_decode(f, array_access::decoder(a), c.nchunk, r));
+      continue;
+    }
     // The chunk was written with other blocks than the array's: decode it whole and copy from it.
     TESSERA_TRY(chunk_decode_whole(a, c.nchunk, s));
     j.chunk = s.chunk.data();
@@ -386,7 +398,7 @@ status array_element_read(array& a, const int64_t* coords, bytes_mut out) noexce
   if (ref->special != chunk_special::none) return detail::special_item(ref->special, static_cast<int32_t>(itemsize), out.data());
   read_scratch s;
   const uint8_t* block = nullptr;
-  TESSERA_TRY(block_fetch(a, loc->nchunk, loc->nblock, s, &block));
+  TESSERA_TRY(block_fetch(a, *ref, loc->nchunk, loc->nblock, s, &block));
   const int64_t in_block = loc->offset - loc->nblock * l.block_nitems;
   std::memcpy(out.data(), block + in_block * itemsize, static_cast<size_t>(itemsize));
   return ok_status();
@@ -504,7 +516,7 @@ status array_orthogonal_read(array& a, const int64_t* const* indices, const int6
       TESSERA_TRY(detail::special_item(ref->special, static_cast<int32_t>(itemsize), special));
       is_special = true;
     } else {
-      TESSERA_TRY(block_fetch(a, *nchunk, *nblock, s, &block));
+      TESSERA_TRY(block_fetch(a, *ref, *nchunk, *nblock, s, &block));
     }
     // Every combination of the groups' items.
     int64_t k[kMaxDims] = {};

@@ -17,6 +17,7 @@ const char* errc_name(errc code) noexcept {
     case errc::no_space: return "no_space";
     case errc::codec_unavailable: return "codec_unavailable";
     case errc::corrupt: return "corrupt";
+    case errc::resource_limit: return "resource_limit";
   }
   return "unknown";
 }

@@ -20,6 +20,7 @@ static_assert(TESSERA_MAX_DIMS == tessera::kMaxDims, "tessera.h and config.hpp d
 static_assert(TESSERA_MAX_FILTERS == tessera::kChunkMaxFilters, "filter slots");
 static_assert(TESSERA_MAX_METALAYERS == tessera::kFrameMaxMetalayers - 1, "metalayers besides b2nd");
 static_assert(static_cast<int32_t>(errc::corrupt) == TESSERA_ERR_CORRUPT, "error codes cross the C API unchanged");
+static_assert(static_cast<int32_t>(errc::resource_limit) == TESSERA_ERR_RESOURCE_LIMIT, "error codes cross the C API unchanged");
 static_assert(static_cast<int32_t>(errc::invalid_argument) == TESSERA_ERR_INVALID_ARGUMENT, "error codes");
 static_assert(static_cast<int32_t>(errc::no_space) == TESSERA_ERR_NO_SPACE, "error codes");
 static_assert(static_cast<int32_t>(errc::codec_unavailable) == TESSERA_ERR_CODEC_UNAVAILABLE, "error codes");

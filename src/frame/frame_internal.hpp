@@ -88,9 +88,28 @@ struct frame_meta_entry {
 
 // What the index holds for each chunk, plus what we learned of it.
 struct frame_chunk_entry {
-  int64_t offset = 0;   // as in the index: negative means a special value
-  int32_t nbytes = -1;  // -1: not read yet
+  int64_t offset = 0;      // as in the index: negative means a special value
+  int32_t nbytes = -1;     // -1: not read yet
   int32_t cbytes = -1;
+  int32_t blocksize = -1;  // of the stored chunk's header; -1: not read yet (0 for special entries)
+};
+
+// The committed index chunk, read a block at a time: opening costs O(1) memory in the number of chunks. A
+// writable frame reads it into frame_state::chunks on its first change (state_index_materialize).
+struct lazy_index {
+  bool active = false;
+  uint64_t pos = 0;          // the index chunk, relative to the frame (sparse: inside chunks.b2frame)
+  uint32_t cbytes = 0;
+  chunk_header h{};
+  int64_t special_value = 0; // h.special: what every entry holds
+  int64_t cached_first = 0;  // entries [cached_first, cached_first + cached_count) are in `block`
+  int64_t cached_count = 0;
+  uint8_t* block = nullptr;  // one decoded index block (little-endian int64s)
+  size_t block_cap = 0;
+  chunk_decoder decoder;     // serial, for the index's blocks; inited on first need
+  bool decoder_ready = false;
+  int64_t recent_n = -1;     // the last entry looked up, with the sizes learned from its chunk's header
+  frame_chunk_entry recent{};
 };
 
 struct frame_state {
@@ -113,7 +132,8 @@ struct frame_state {
   uint32_t nvlmetas = 0;
   uint32_t vlcap = 0;
 
-  frame_chunk_entry* chunks = nullptr;
+  frame_chunk_entry* chunks = nullptr;  // the index as a table (created or changed frames); else `lazy`
+  lazy_index lazy;
   int64_t nchunks = 0;
   int64_t chunk_cap = 0;
 
@@ -150,7 +170,12 @@ struct frame_access {
 
 // ---- Allocation helpers --------------------------------------------------------------------------------------
 
-[[nodiscard]] status state_buffer_reserve(frame_state& s, uint8_t** buf, size_t* cap, size_t need) noexcept;
+// Grows *buf to at least `need` bytes; a need above options.max_alloc fails with resource_limit and `what` (the
+// field of the file that asked for it).
+[[nodiscard]] status state_buffer_reserve(frame_state& s, uint8_t** buf, size_t* cap, size_t need,
+                                          const char* what = "frame: a size read from the file exceeds max_alloc") noexcept;
+// Whether `bytes` fits the frame's budget (options.max_alloc).
+[[nodiscard]] status state_budget_check(const frame_state& s, uint64_t bytes, const char* what) noexcept;
 [[nodiscard]] status state_chunks_reserve(frame_state& s, int64_t count) noexcept;
 [[nodiscard]] status state_ids_push(frame_state& s, int64_t** ids, uint32_t* n, uint32_t* cap, int64_t id) noexcept;
 void state_free(frame_state* s) noexcept;
@@ -209,6 +234,25 @@ void trailer_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept;
 [[nodiscard]] result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mut out) noexcept;
 // Decodes the index chunk (cbytes bytes) into s.chunks[0, n).
 [[nodiscard]] status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept;
+// Sets up s.lazy for the committed index chunk at pos (its header already read and checked): n entries.
+[[nodiscard]] status index_lazy_open(frame_state& s, uint64_t pos, const chunk_header& h, int64_t n) noexcept;
+// The index entry of chunk i (0 <= i < s.nchunks): its offset, and its sizes when known (-1 otherwise).
+[[nodiscard]] status index_entry_get(frame_state& s, int64_t i, frame_chunk_entry* out) noexcept;
+// Records the sizes learned from chunk i's header.
+void index_entry_learn(frame_state& s, int64_t i, const frame_chunk_entry& e) noexcept;
+// Turns the lazy index into the table a change needs (16 bytes a chunk, within max_alloc); no-op when done.
+[[nodiscard]] status state_index_materialize(frame_state& s) noexcept;
+void index_lazy_release(frame_state& s) noexcept;
+
+// Where a stored chunk's bytes are: a storage and the absolute position of the chunk in it.
+struct chunk_source {
+  storage st{};
+  uint64_t pos = 0;
+  uint64_t limit = 0;  // bytes available from pos (the chunk's cbytes must fit)
+};
+// Decodes the requested blocks of the stored chunk at src (frame_blocks_decode), reading only what they need.
+[[nodiscard]] status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src,
+                                        const chunk_block_request& r) noexcept;
 
 // The header of a memcpyed or special-value chunk.
 inline constexpr uint32_t kChunkStoredOverhead = 32;

@@ -40,13 +40,6 @@ namespace detail {
 
 namespace {
 
-// Where a stored chunk's bytes are: a storage and the absolute position of the chunk in it.
-struct chunk_source {
-  storage st{};
-  uint64_t pos = 0;
-  uint64_t limit = 0;  // bytes available from pos (the chunk's cbytes must fit)
-};
-
 status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
 
 // Reads and checks the header of the stored chunk at src (at most 32 bytes).
@@ -124,28 +117,16 @@ status frame_read_common(frame_state& s, bool sparse_kind) noexcept {
     if (ih->nbytes % 8 != 0) return make_error(errc::malformed, "frame: index chunk size not a multiple of 8");
     n = ih->nbytes / 8;
     if (info.nchunks >= 0 && n != info.nchunks) return make_error(errc::corrupt, "frame: index chunk and header disagree on the number of chunks");
-    TESSERA_TRY(state_chunks_reserve(s, n));
-    auto ib = frame_bytes(s, off_pos, static_cast<size_t>(ih->cbytes));
-    if (!ib.ok()) return ib.err();
-    TESSERA_TRY(index_decode(s, *ib, n));
+    // Every chunk holds at least one byte: an index with more entries than the frame has bytes is lying.
+    if (n > info.nbytes) return make_error(errc::corrupt, "frame: more index entries than the frame has bytes");
+    s.nchunks = n;
+    s.info.nchunks = n;
+    TESSERA_TRY(index_lazy_open(s, off_pos, *ih, n));
     s.committed_has_index = true;
   }
   s.nchunks = n;
   s.info.nchunks = n;
   s.schunk_chunksize = info.chunksize;
-  for (int64_t i = 0; i < n; ++i) {
-    s.chunks[i].nbytes = -1;
-    s.chunks[i].cbytes = -1;
-    if (info.chunksize > 0)
-      s.chunks[i].nbytes = i + 1 < n ? info.chunksize : static_cast<int32_t>(info.nbytes - (n - 1) * int64_t{info.chunksize});
-    TESSERA_TRY(index_special(s.chunks[i].offset).err());
-    if (s.chunks[i].offset >= 0 && sparse_kind && s.chunks[i].offset >= s.next_id) s.next_id = s.chunks[i].offset + 1;
-    if (s.chunks[i].offset < 0) {
-      s.chunks[i].cbytes = 0;
-      ++s.nspecial;
-      if (info.chunksize <= 0) return make_error(errc::unsupported, "frame: special index entry in a frame of variable chunk sizes");
-    }
-  }
   s.committed_len = info.frame_len;
   s.committed_cbytes = info.cbytes;
   if (!sparse_kind && n == 0) s.info.cbytes = 0;  // the reference keeps a stale size after deleting every chunk
@@ -155,7 +136,9 @@ status frame_read_common(frame_state& s, bool sparse_kind) noexcept {
 
 // The source of stored chunk i (sparse: opens its entry into `entry`).
 result<chunk_source> chunk_source_get(frame_state& s, int64_t i, sparse_entry& entry) noexcept {
-  const int64_t off = s.chunks[i].offset;
+  frame_chunk_entry ce;
+  TESSERA_TRY(index_entry_get(s, i, &ce));
+  const int64_t off = ce.offset;
   chunk_source src;
   if (s.sparse) {
     char name[16];
@@ -178,8 +161,9 @@ result<chunk_source> chunk_source_get(frame_state& s, int64_t i, sparse_entry& e
 }
 
 status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept {
-  frame_chunk_entry& e = s.chunks[i];
-  if (e.nbytes < 0 || e.cbytes < 0) {
+  frame_chunk_entry e;
+  TESSERA_TRY(index_entry_get(s, i, &e));
+  if (e.nbytes < 0 || e.cbytes < 0 || e.blocksize < 0) {
     if (e.offset < 0) return make_error(errc::unsupported, "frame: special index entry in a frame of variable chunk sizes");
     sparse_entry entry;
     auto src = chunk_source_get(s, i, entry);
@@ -187,9 +171,14 @@ status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept {
     uint8_t hb[kChunkHeaderExtendedSize];
     auto h = source_header(s, *src, hb);
     if (!h.ok()) return h.err();
+    // With a fixed chunksize the header already said each chunk's nbytes: the chunk must agree.
+    if (e.nbytes >= 0 && e.nbytes != h->nbytes)
+      return make_error(errc::corrupt, "frame: a chunk's nbytes differs from the frame's chunksize");
     e.nbytes = h->nbytes;
     e.cbytes = h->cbytes;
+    e.blocksize = h->blocksize;
     TESSERA_TRY(entry.close());
+    index_entry_learn(s, i, e);
   }
   *out = e.nbytes;
   return ok_status();
@@ -296,6 +285,8 @@ struct parallel_blocks {
   }
 };
 
+}  // namespace
+
 // The requested blocks of the stored chunk at src: a sparse copy of the chunk (header, bstarts, dictionary and
 // the requested blocks' streams, bstarts pointing at the copies) built in the state's scratch, then decoded.
 status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src,
@@ -316,12 +307,12 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   if (h.special != chunk_special::none || h.vlblocks || h.lazy || h.nbytes == 0 || cbytes <= 256 || r.count == 0)
     return whole();
   if (h.memcpyed) {  // blocks stored as they are: read each into scratch and hand it over, in this thread
-    TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, static_cast<size_t>(h.blocksize)));
     for (size_t i = 0; i < r.count; ++i) {
       auto e = chunk_block_extent_get(h, bytes_view(), r.block(r.context, i));
       if (!e.ok()) return e.err();
       const uint64_t at = h.header_size + uint64_t{e->offset};
       if (at + e->size > cbytes) return make_error(errc::corrupt, "chunk: memcpyed block past cbytes");
+      TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, e->size));
       TESSERA_TRY(storage_read(src.st, src.pos + at, bytes_mut(s.scratch, e->size)));
       TESSERA_TRY(r.consume(r.context, i, bytes_view(s.scratch, e->size), 0));
     }
@@ -434,8 +425,6 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   return chunk_decode_blocks(d, bytes_view(m, static_cast<size_t>(total)), r);
 }
 
-}  // namespace
-
 status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept {
   auto h = chunk_header_read(chunk);
   if (!h.ok()) return h.err();
@@ -483,15 +472,18 @@ status frame_chunk_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcep
 result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept {
   TESSERA_TRY(chunk_index_check(&s, nchunk));
   frame_chunk_ref r;
-  const frame_chunk_entry& e = s.chunks[nchunk];
+  frame_chunk_entry e;
+  TESSERA_TRY(index_entry_get(s, nchunk, &e));
   auto sp = index_special(e.offset);
   if (!sp.ok()) return sp.err();
   r.special = *sp;
   r.offset = e.offset;
   int32_t nb = 0;
   TESSERA_TRY(index_entry_nbytes(s, nchunk, &nb));
+  TESSERA_TRY(index_entry_get(s, nchunk, &e));
   r.nbytes = nb;
-  r.cbytes = s.chunks[nchunk].cbytes;
+  r.cbytes = e.cbytes;
+  r.blocksize = e.blocksize;
   return r;
 }
 
@@ -575,6 +567,11 @@ status frame_open(frame& f, const storage& st, const allocator& alloc, const fra
 status frame_open_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
                          const frame_open_options& options) noexcept {
   return open_with(f, alloc, options, detail::frame_open_sframe_state, nullptr, &dir);
+}
+
+uint64_t frame_max_alloc(const frame& f) noexcept {
+  const frame_state* s = frame_access::get(f);
+  return s == nullptr ? kDefaultMaxAlloc : s->options.max_alloc;
 }
 
 const frame_info* frame_info_get(const frame& f) noexcept {

@@ -59,13 +59,21 @@ void state_free(frame_state* s) noexcept {
   if (s->fresh != nullptr) allocator_deallocate(a, s->fresh, sizeof(int64_t) * s->fresh_cap, alignof(int64_t));
   if (s->scratch != nullptr) allocator_deallocate(a, s->scratch, s->scratch_cap, 16);
   if (s->worker_scratch != nullptr) allocator_deallocate(a, s->worker_scratch, s->worker_scratch_cap, 16);
+  index_lazy_release(*s);
   s->~frame_state();
   allocator_deallocate(a, s, sizeof(frame_state), alignof(frame_state));
 }
 
-status state_buffer_reserve(frame_state& s, uint8_t** buf, size_t* cap, size_t need) noexcept {
+status state_budget_check(const frame_state& s, uint64_t bytes, const char* what) noexcept {
+  if (bytes > s.options.max_alloc) return make_error(errc::resource_limit, what);
+  return ok_status();
+}
+
+status state_buffer_reserve(frame_state& s, uint8_t** buf, size_t* cap, size_t need, const char* what) noexcept {
   if (need <= *cap) return ok_status();
+  TESSERA_TRY(state_budget_check(s, need, what));
   size_t want = *cap * 2 > need ? *cap * 2 : need;
+  if (want > s.options.max_alloc) want = need;
   // The header keeps its exact size (so arenas are not wasted); scratch buffers grow geometrically.
   if (buf == &s.header) want = need;
   auto* p = static_cast<uint8_t*>(allocator_allocate(s.alloc, want, 16));
@@ -87,8 +95,11 @@ status state_chunks_reserve(frame_state& s, int64_t count) noexcept {
   if (count <= s.chunk_cap) return ok_status();
   if (count > static_cast<int64_t>(SIZE_MAX / sizeof(frame_chunk_entry)) / 2)
     return make_error(errc::overflow, "frame: too many chunks");
+  TESSERA_TRY(state_budget_check(s, sizeof(frame_chunk_entry) * static_cast<uint64_t>(count),
+                                 "frame: the chunk table (16 bytes a chunk) exceeds max_alloc"));
   int64_t want = s.chunk_cap * 2 > count ? s.chunk_cap * 2 : count;
   if (want < 16) want = 16;
+  if (sizeof(frame_chunk_entry) * static_cast<uint64_t>(want) > s.options.max_alloc) want = count;
   void* p = allocator_allocate(s.alloc, sizeof(frame_chunk_entry) * static_cast<size_t>(want), alignof(frame_chunk_entry));
   if (p == nullptr && want != count) {
     want = count;

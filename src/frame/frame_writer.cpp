@@ -108,6 +108,7 @@ status chunksize_after(frame_state& s, change kind, int64_t nchunk, int32_t nb, 
 
 status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chunk) noexcept {
   TESSERA_TRY(writable_check(&s));
+  TESSERA_TRY(state_index_materialize(s));
   auto in = incoming_check(chunk);
   if (!in.ok()) return in.err();
   const int64_t n = s.nchunks;
@@ -143,6 +144,7 @@ status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chun
   e.offset = *value;
   e.nbytes = in->h.nbytes;
   e.cbytes = in->special ? 0 : in->h.cbytes;
+  e.blocksize = in->special ? 0 : in->h.blocksize;
   if (kind == change::update) {
     s.chunks[nchunk] = e;
     s.info.nbytes += int64_t{e.nbytes} - old.nbytes;
@@ -314,6 +316,7 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
 }
 
 status cframe_commit(frame_state& s) noexcept {
+  TESSERA_TRY(state_index_materialize(s));
   auto tls = trailer_size(s);
   if (!tls.ok()) return tls.err();
   const uint32_t tl = *tls;
@@ -384,6 +387,7 @@ status cframe_commit(frame_state& s) noexcept {
 }
 
 status sframe_commit(frame_state& s) noexcept {
+  TESSERA_TRY(state_index_materialize(s));
   auto tls = trailer_size(s);
   if (!tls.ok()) return tls.err();
   const uint32_t tl = *tls;
@@ -553,6 +557,7 @@ status frame_chunk_delete(frame& f, int64_t nchunk) noexcept {
   frame_state* s = frame_access::get(f);
   TESSERA_TRY(detail::writable_check(s));
   if (nchunk < 0 || nchunk >= s->nchunks) return make_error(errc::out_of_range, "frame: no chunk to delete there");
+  TESSERA_TRY(detail::state_index_materialize(*s));
   int32_t onb = 0;
   TESSERA_TRY(detail::frame_chunk_entry_nbytes(*s, nchunk, &onb));
   const detail::frame_chunk_entry old = s->chunks[nchunk];
