@@ -1,0 +1,211 @@
+// The frame's index read lazily: opening costs the same memory whatever the number of chunks, every entry reads
+// back through the block cache (in place and through reads), and a writable frame builds its table on the first
+// change and keeps every chunk.
+#include <cstring>
+
+#include "tessera/frame.hpp"
+#include "tessera/port/memory_storage.hpp"
+
+#include "../support/check.hpp"
+#include "../support/test_allocators.hpp"
+#include "frame_testing.hpp"
+
+using namespace tessera;
+using namespace frame_test;
+
+namespace {
+
+constexpr size_t kNbytes = 256;
+constexpr int32_t kBlock = 64;
+
+bool is_special(int64_t i) { return i % 5 == 3; }
+
+struct index_bufs {
+  uint8_t src[kNbytes];
+  uint8_t chunk[2 * kNbytes + 64];
+  uint8_t work[3 * kBlock];
+  uint8_t out[kNbytes];
+  uint8_t expect[kNbytes];
+};
+index_bufs g;
+
+// A frame of n chunks (every fifth a special zeros entry) in `buffer`; with a stored (uncompressed) index when
+// `stored_index`, as writers that lay out frames themselves may write it.
+bool frame_build(growable_buffer& buffer, int64_t n, const allocator& alloc) {
+  growable_buffer_init(buffer, alloc);
+  frame f;
+  frame_create_params p;
+  p.typesize = 4;
+  if (!frame_create(f, growable_buffer_storage(buffer), alloc, p).ok()) return false;
+  for (int64_t i = 0; i < n; ++i) {
+    size_t size = 32;
+    if (is_special(i)) special_make(1, kNbytes, g.chunk);
+    else size = chunk_make(static_cast<uint64_t>(i) + 1, kNbytes, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+    if (size == 0 || !frame_chunk_append(f, bytes_view(g.chunk, size)).ok()) return false;
+  }
+  return frame_commit(f).ok() && frame_close(f).ok();
+}
+
+// Every chunk of an open frame reads back (sequentially, then in a scattered order).
+void check_every_chunk(test::context& t, frame& f, int64_t n) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t i = pass == 0 ? k : (k * 7919) % n;  // 7919 is prime: a permutation
+      auto ref = frame_chunk_locate(f, i);
+      REQUIRE_OK(ref);
+      CHECK_EQ(ref->nbytes, static_cast<int32_t>(kNbytes));
+      if (is_special(i)) {
+        CHECK(ref->special == chunk_special::zeros);
+        std::memset(g.expect, 0, kNbytes);
+      } else {
+        CHECK(ref->special == chunk_special::none);
+        CHECK_EQ(ref->blocksize, kBlock);
+        content_fill(static_cast<uint64_t>(i) + 1, g.expect, kNbytes);
+      }
+      auto r = frame_chunk_decode(f, d, i, bytes_mut(g.out, sizeof g.out));
+      REQUIRE_OK(r);
+      CHECK_EQ(*r, kNbytes);
+      CHECK(std::memcmp(g.out, g.expect, kNbytes) == 0);
+    }
+  }
+  CHECK_ERR(frame_chunk_locate(f, n), errc::out_of_range);
+}
+
+}  // namespace
+
+TESSERA_TEST(frame_index, opening_costs_the_same_memory_for_any_number_of_chunks) {
+  size_t peak_open[2] = {};
+  const int64_t counts[2] = {600, 9000};  // one index block, and five (2048 entries each)
+  for (int k = 0; k < 2; ++k) {
+    growable_buffer buffer;
+    REQUIRE(frame_build(buffer, counts[k], test::system_allocator()));
+    const_buffer in{buffer.bytes().data(), buffer.bytes().size()};
+    test::counting_allocator ca;
+    {
+      frame f;
+      REQUIRE_OK(frame_open(f, const_buffer_storage(in), ca.get()));
+      peak_open[k] = ca.high_water_bytes;
+      CHECK_EQ(frame_info_get(f)->nchunks, counts[k]);
+      check_every_chunk(t, f, counts[k]);
+      // One decoded index block and its decoder, whatever the count.
+      CHECK_LT(ca.high_water_bytes, size_t{256} * 1024);
+    }
+    CHECK(!ca.leaked());
+  }
+  CHECK_EQ(peak_open[0], peak_open[1]);
+}
+
+TESSERA_TEST(frame_index, entries_read_through_a_storage_without_a_view) {
+  growable_buffer buffer;
+  const int64_t n = 5000;
+  REQUIRE(frame_build(buffer, n, test::system_allocator()));
+  const_buffer in{buffer.bytes().data(), buffer.bytes().size()};
+  wrapped_storage w;
+  w.inner = const_buffer_storage(in);
+  test::counting_allocator ca;
+  {
+    frame f;
+    REQUIRE_OK(frame_open(f, w.get(), ca.get()));
+    check_every_chunk(t, f, n);
+  }
+  CHECK(!ca.leaked());
+}
+
+TESSERA_TEST(frame_index, a_writable_frame_keeps_every_chunk_through_changes) {
+  growable_buffer buffer;
+  const int64_t n = 4500;
+  REQUIRE(frame_build(buffer, n, test::system_allocator()));
+  test::counting_allocator ca;
+  {
+    frame f;
+    frame_open_options o;
+    o.writable = true;
+    REQUIRE_OK(frame_open(f, growable_buffer_storage(buffer), ca.get(), o));
+    // Reads before the change go through the lazy index; the change builds the table.
+    check_every_chunk(t, f, n);
+    const size_t size = chunk_make(static_cast<uint64_t>(n) + 1, kNbytes, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+    REQUIRE_OK(frame_chunk_append(f, bytes_view(g.chunk, size)));
+    CHECK_LE(size_t{16} * static_cast<size_t>(n), ca.high_water_bytes);
+    REQUIRE_OK(frame_commit(f));
+    check_every_chunk(t, f, n + 1);
+  }
+  CHECK(!ca.leaked());
+  const_buffer in{buffer.bytes().data(), buffer.bytes().size()};
+  frame r;
+  REQUIRE_OK(frame_open(r, const_buffer_storage(in), test::system_allocator()));
+  check_every_chunk(t, r, n + 1);
+}
+
+TESSERA_TEST(frame_index, a_budget_below_the_table_refuses_the_change_cleanly) {
+  growable_buffer buffer;
+  const int64_t n = 3000;
+  REQUIRE(frame_build(buffer, n, test::system_allocator()));
+  frame f;
+  frame_open_options o;
+  o.writable = true;
+  o.max_alloc = 32 * 1024;  // enough to read (one 16 KiB index block), not for a table of 3000 entries
+  REQUIRE_OK(frame_open(f, growable_buffer_storage(buffer), test::system_allocator(), o));
+  CHECK_OK(frame_chunk_locate(f, n - 1));
+  CHECK_ERR(frame_chunk_delete(f, 0), errc::resource_limit);
+  // Nothing changed: every chunk still reads.
+  check_every_chunk(t, f, n);
+}
+
+TESSERA_TEST(frame_index, a_stored_index_reads_entry_by_entry) {
+  // A frame laid out by hand with the index in its stored form (frame_index_encode without an encoder).
+  const int64_t n = 2500;
+  growable_buffer built;
+  REQUIRE(frame_build(built, n, test::system_allocator()));
+  frame src;
+  REQUIRE_OK(frame_open(src, growable_buffer_storage(built), test::system_allocator()));
+  const frame_info info = *frame_info_get(src);
+  owned_array<uint8_t> entries;
+  REQUIRE_OK(entries.allocate(test::system_allocator(), static_cast<size_t>(n) * 8));
+  for (int64_t i = 0; i < n; ++i) {
+    auto ref = frame_chunk_locate(src, i);
+    REQUIRE_OK(ref);
+    const int64_t v = ref->special != chunk_special::none ? frame_index_special(ref->special) : ref->offset;
+    for (int b = 0; b < 8; ++b) entries[static_cast<size_t>(8 * i + b)] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * b));
+  }
+  auto bound = frame_index_bound(n);
+  REQUIRE_OK(bound);
+  owned_array<uint8_t> index;
+  REQUIRE_OK(index.allocate(test::system_allocator(), *bound));
+  auto isize = frame_index_encode(nullptr, bytes_view(entries.data(), entries.size()), bytes_mut(index.data(), index.size()));
+  REQUIRE_OK(isize);
+  // header + chunks section (copied from the built frame) + stored index + trailer.
+  frame_create_params p = frame_create_params_from(info);
+  auto hl = frame_header_size(p);
+  REQUIRE_OK(hl);
+  REQUIRE_EQ(*hl, info.header_len);
+  auto tl = frame_trailer_size(span<const frame_vlmetalayer>());
+  REQUIRE_OK(tl);
+  const size_t total = *hl + static_cast<size_t>(info.cbytes) + *isize + *tl;
+  owned_array<uint8_t> out;
+  REQUIRE_OK(out.allocate(test::system_allocator(), total));
+  frame_header_fields hf;
+  hf.frame_len = total;
+  hf.nbytes = info.nbytes;
+  hf.cbytes = info.cbytes;
+  hf.chunksize = info.chunksize;
+  REQUIRE_OK(frame_header_encode(p, hf, bytes_mut(out.data(), *hl)));
+  std::memcpy(out.data() + *hl, built.bytes().data() + *hl, static_cast<size_t>(info.cbytes));
+  std::memcpy(out.data() + *hl + info.cbytes, index.data(), *isize);
+  REQUIRE_OK(frame_trailer_encode(span<const frame_vlmetalayer>(), bytes_mut(out.data() + total - *tl, *tl)));
+  const_buffer in{out.data(), total};
+  for (int view = 0; view < 2; ++view) {
+    wrapped_storage w;
+    w.inner = const_buffer_storage(in);
+    w.hide_view = view == 0;
+    test::counting_allocator ca;
+    {
+      frame f;
+      REQUIRE_OK(frame_open(f, w.get(), ca.get()));
+      check_every_chunk(t, f, n);
+      CHECK_LT(ca.high_water_bytes, size_t{256} * 1024);
+    }
+    CHECK(!ca.leaked());
+  }
+}
