@@ -51,6 +51,7 @@ int cmd_verify(int argc, char** argv) noexcept {
            ref->nbytes, chunk_nbytes);
       continue;
     }
+    if (ref->special != chunk_special::none) continue;  // the index alone holds it: nothing stored to damage
     auto chunk = frame_chunk_read(f, n, readbuf);
     if (!chunk.ok()) {
       ++damaged;
@@ -106,7 +107,11 @@ int cmd_verify(int argc, char** argv) noexcept {
     }
     auto size = frame_vlmeta_nbytes(f, *name);
     owned_array<uint8_t> buf;
-    status e = size.ok() ? buf.allocate(tool_allocator(), *size + 1) : size.err();
+    status e = size.ok() ? ok_status() : size.err();
+    // The size is what the vlmetalayer's chunk header claims: the frame's budget bounds it.
+    if (e.ok() && *size >= frame_max_alloc(f))
+      e = make_error(errc::resource_limit, "the vlmetalayer's claimed size exceeds max_alloc");
+    if (e.ok()) e = buf.allocate(tool_allocator(), *size + 1);
     if (e.ok()) {
       auto r = frame_vlmeta_decode(f, dec, *name, bytes_mut(buf.data(), buf.size()));
       if (!r.ok()) e = r.err();

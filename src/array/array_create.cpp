@@ -300,6 +300,8 @@ status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, 
   // Every chunk of a b2nd array holds a whole padded chunk: a frame with one chunk size must have this one.
   if (!fresh && info->chunksize > 0 && info->chunksize != sizes->chunk_nbytes)
     return make_error(errc::malformed, "array: the frame's chunksize disagrees with the b2nd chunk shape");
+  if (static_cast<uint64_t>(sizes->chunk_nbytes) > frame_max_alloc(f))
+    return make_error(errc::resource_limit, "array: the b2nd chunk shape makes chunks larger than max_alloc");
   {
     chunk_decoder_options o;
     o.max_blocksize = sizes->block_nbytes > 0 ? static_cast<size_t>(sizes->block_nbytes) : 1;

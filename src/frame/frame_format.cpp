@@ -422,6 +422,9 @@ status trailer_parse(frame_state& s, bytes_view t) noexcept {
   if (t[3] != 0xcd || t[6] != 0xde) return make_error(errc::malformed, "frame: bad vlmetalayer index markers");
   const uint32_t n = static_cast<uint32_t>(be_load(t.data() + 7, 2));
   if (n > kFrameMaxVlmetalayers) return make_error(errc::malformed, "frame: too many vlmetalayers");
+  // Each index entry takes at least 7 bytes (a name of 1 byte and an int32 offset): the count is a claim the
+  // trailer's length must back before it sizes the table.
+  if (uint64_t{n} * 7 > t.size()) return make_error(errc::malformed, "frame: more vlmetalayers than the trailer holds");
   if (n > s.vlcap) {
     void* p = allocator_allocate(s.alloc, sizeof(frame_meta_entry) * n, alignof(frame_meta_entry));
     if (p == nullptr) return make_error(errc::out_of_memory, "frame: allocator refused the vlmetalayer table");

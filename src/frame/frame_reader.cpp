@@ -79,7 +79,7 @@ status frame_read_common(frame_state& s, bool sparse_kind) noexcept {
   if (*size < s.base || info.frame_len > *size - s.base) return make_error(errc::truncated, "frame: storage shorter than the frame length");
   if (info.frame_len < kFrameHeaderMinLen + kFrameTrailerMinLen) return make_error(errc::malformed, "frame: frame length too small");
   s.info = info;
-  TESSERA_TRY(state_buffer_reserve(s, &s.header, &s.header_cap, info.header_len));
+  TESSERA_TRY(state_buffer_reserve(s, &s.header, &s.header_cap, info.header_len, "frame: header_len exceeds max_alloc"));
   TESSERA_TRY(frame_read_into(s, 0, bytes_mut(s.header, info.header_len)));
   TESSERA_TRY(header_metas_parse(s));
 
