@@ -122,7 +122,7 @@ status index_lazy_open(frame_state& s, uint64_t pos, const chunk_header& h, int6
   z.h = h;
   z.cached_first = 0;
   z.cached_count = 0;
-  z.recent_n = -1;
+  for (int64_t& k : z.recent_n) k = -1;
   if (h.lazy || h.vlblocks) return make_error(errc::malformed, "frame: the index chunk is lazy or has variable blocks");
   if (h.special == chunk_special::zeros) {
     z.special_value = 0;
@@ -162,7 +162,7 @@ void index_lazy_release(frame_state& s) noexcept {
   if (z.decoder_ready) chunk_decoder_release(z.decoder);
   z.decoder_ready = false;
   z.active = false;
-  z.recent_n = -1;
+  for (int64_t& k : z.recent_n) k = -1;
 }
 
 status index_entry_get(frame_state& s, int64_t i, frame_chunk_entry* out) noexcept {
@@ -170,8 +170,9 @@ status index_entry_get(frame_state& s, int64_t i, frame_chunk_entry* out) noexce
     *out = s.chunks[i];
     return ok_status();
   }
-  if (s.lazy.recent_n == i) {
-    *out = s.lazy.recent;
+  const int slot = static_cast<int>(i % lazy_index::kRecent);
+  if (s.lazy.recent_n[slot] == i) {
+    *out = s.lazy.recent[slot];
     return ok_status();
   }
   auto off = lazy_offset(s, i);
@@ -190,8 +191,9 @@ void index_entry_learn(frame_state& s, int64_t i, const frame_chunk_entry& e) no
     s.chunks[i] = e;
     return;
   }
-  s.lazy.recent_n = i;
-  s.lazy.recent = e;
+  const int slot = static_cast<int>(i % lazy_index::kRecent);
+  s.lazy.recent_n[slot] = i;
+  s.lazy.recent[slot] = e;
 }
 
 status state_index_materialize(frame_state& s) noexcept {

@@ -108,8 +108,14 @@ struct lazy_index {
   size_t block_cap = 0;
   chunk_decoder decoder;     // serial, for the index's blocks; inited on first need
   bool decoder_ready = false;
-  int64_t recent_n = -1;     // the last entry looked up, with the sizes learned from its chunk's header
-  frame_chunk_entry recent{};
+  // Entries whose sizes were learned from their chunk's header, direct-mapped by chunk number: repeated reads
+  // of the same chunks do not read their headers again.
+  static constexpr int kRecent = 64;
+  int64_t recent_n[kRecent];
+  frame_chunk_entry recent[kRecent];
+  lazy_index() noexcept {
+    for (int64_t& n : recent_n) n = -1;
+  }
 };
 
 struct frame_state {
