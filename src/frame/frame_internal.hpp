@@ -246,7 +246,7 @@ void trailer_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept;
 [[nodiscard]] status index_entry_get(frame_state& s, int64_t i, frame_chunk_entry* out) noexcept;
 // Records the sizes learned from chunk i's header.
 void index_entry_learn(frame_state& s, int64_t i, const frame_chunk_entry& e) noexcept;
-// Turns the lazy index into the table a change needs (16 bytes a chunk, within max_alloc); no-op when done.
+// Turns the lazy index into the table a change needs (24 bytes a chunk, within max_alloc); no-op when done.
 [[nodiscard]] status state_index_materialize(frame_state& s) noexcept;
 void index_lazy_release(frame_state& s) noexcept;
 

@@ -96,7 +96,7 @@ status state_chunks_reserve(frame_state& s, int64_t count) noexcept {
   if (count > static_cast<int64_t>(SIZE_MAX / sizeof(frame_chunk_entry)) / 2)
     return make_error(errc::overflow, "frame: too many chunks");
   TESSERA_TRY(state_budget_check(s, sizeof(frame_chunk_entry) * static_cast<uint64_t>(count),
-                                 "frame: the chunk table (16 bytes a chunk) exceeds max_alloc"));
+                                 "frame: the chunk table (24 bytes a chunk) exceeds max_alloc"));
   int64_t want = s.chunk_cap * 2 > count ? s.chunk_cap * 2 : count;
   if (want < 16) want = 16;
   if (sizeof(frame_chunk_entry) * static_cast<uint64_t>(want) > s.options.max_alloc) want = count;
