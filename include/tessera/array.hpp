@@ -178,6 +178,18 @@ class array {
 [[nodiscard]] status array_open_frame(array& a, frame&& f, bool writable, const allocator& alloc,
                                       const executor& exec = executor_serial()) noexcept;
 
+/// Another read-only array over what `a` reads (the same storage or directory, options and geometry), with its
+/// own frame state, decoder and executor: a service reads one array from several threads with one such handle
+/// per thread. Handles share only the storage, whose reads must be allowed to run concurrently
+/// (storage.concurrent_reads: posix_file, posix_mapping; or a view: const_buffer). One handle takes one call at a
+/// time; the allocator must allow calls from the threads the handles are used on. Picks up what was committed.
+[[nodiscard]] status array_open_again(array& reader, const array& a, const allocator& alloc,
+                                      const executor& exec = executor_serial()) noexcept;
+/// Picks up what a writer (another process, thread or handle) has committed since `a` was opened or last
+/// refreshed: new chunks, a new shape, metalayers. Read-only arrays only. The writer's commit order means `a`
+/// sees the old array or the new one, never a half-committed state; on error `a` stays as it was.
+[[nodiscard]] status array_refresh(array& a) noexcept;
+
 /// Commits pending changes (only needed with auto_commit off).
 [[nodiscard]] status array_commit(array& a) noexcept;
 /// Closes the array; uncommitted changes are dropped.

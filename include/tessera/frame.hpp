@@ -133,6 +133,16 @@ struct frame_open_options {
                                        const frame_open_options& options = frame_open_options{}) noexcept;
 /// The options.max_alloc the frame was opened or created with (kDefaultMaxAlloc when it is not open).
 [[nodiscard]] uint64_t frame_max_alloc(const frame& f) noexcept;
+/// Opens another read-only handle on what f reads (the same storage or directory, offset and options), with its
+/// own state: handles share nothing but the storage, so each may serve its own thread when the storage's reads
+/// may run concurrently (storage.concurrent_reads, or a view). Picks up what was committed since f was opened.
+/// A header that changes while it is read (a writer committing) is read again, up to 8 times.
+[[nodiscard]] status frame_open_again(frame& out, const frame& f, const allocator& alloc) noexcept;
+/// Picks up what a writer (another handle, thread or process) committed since f was opened: the new header,
+/// index and trailer replace the old ones at once, or, on error, f stays as it was. Frames opened read-only only.
+/// A committed writer's order (see the top of this file) means a reader sees the old frame or the new one,
+/// never a mix; views returned before a refresh must not be used after it.
+[[nodiscard]] status frame_refresh(frame& f) noexcept;
 /// Closes the frame; changes not committed are dropped. Returns the error of closing a sparse frame's entries.
 status frame_close(frame& f) noexcept;
 

@@ -518,6 +518,39 @@ status array_open_frame(array& a, frame&& f, bool writable, const allocator& all
   return detail::array_attach(a, std::move(f), writable, alloc, exec);
 }
 
+status array_open_again(array& reader, const array& a, const allocator& alloc, const executor& exec) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  if (&reader == &a) return make_error(errc::invalid_argument, "array_open_again: the same array");
+  // A torn or changing header is retried by frame_open_again; a metalayer caught between two commits shows as
+  // a geometry that disagrees with the chunks, retried here.
+  status last = ok_status();
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    frame f;
+    last = frame_open_again(f, array_access::frm(a), alloc);
+    if (!last.ok()) return last;
+    array fresh;
+    last = detail::array_attach(fresh, std::move(f), false, alloc, exec);
+    if (last.ok()) {
+      fresh.auto_commit = a.auto_commit;
+      (void)array_close(reader);
+      reader = std::move(fresh);
+      return ok_status();
+    }
+    if (last.code != errc::malformed && last.code != errc::corrupt) break;
+  }
+  return last;
+}
+
+status array_refresh(array& a) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  if (array_access::writable(a)) return make_error(errc::invalid_argument, "array_refresh: a writable array is its own writer");
+  array fresh;
+  TESSERA_TRY(array_open_again(fresh, a, array_access::alloc(a), array_access::exec(a)));
+  (void)array_close(a);
+  a = std::move(fresh);
+  return ok_status();
+}
+
 status array_commit(array& a) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
   return frame_commit(array_access::frm(a));

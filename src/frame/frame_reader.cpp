@@ -574,6 +574,47 @@ uint64_t frame_max_alloc(const frame& f) noexcept {
   return s == nullptr ? kDefaultMaxAlloc : s->options.max_alloc;
 }
 
+status frame_open_again(frame& out, const frame& f, const allocator& alloc) noexcept {
+  const frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (&out == &f) return make_error(errc::invalid_argument, "frame_open_again: the same frame");
+  frame_open_options o = s->options;
+  o.writable = false;
+  o.encoder = nullptr;
+  // A writer may commit while this reads: its header rewrite is the one step that changes what a reader sees,
+  // so the header is read again after the open, and the open is retried until both reads agree.
+  status last = ok_status();
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    frame fresh;
+    last = s->sparse ? open_with(fresh, alloc, o, detail::frame_open_sframe_state, nullptr, &s->dir)
+                     : open_with(fresh, alloc, o, detail::frame_open_cframe_state, &s->st, nullptr);
+    if (last.ok() && !s->sparse) {
+      const frame_state* n = frame_access::get(fresh);
+      uint8_t again[kFrameHeaderMinLen];
+      last = storage_read(n->st, n->base, bytes_mut(again, sizeof again));
+      if (last.ok() && std::memcmp(again, n->header, sizeof again) != 0)
+        last = make_error(errc::corrupt, "frame: the header kept changing while it was read (a writer committing)");
+    }
+    if (last.ok()) {
+      out = std::move(fresh);
+      return ok_status();
+    }
+    if (last.code == errc::out_of_memory || last.code == errc::resource_limit || last.code == errc::invalid_argument)
+      break;
+  }
+  return last;
+}
+
+status frame_refresh(frame& f) noexcept {
+  const frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (s->options.writable) return make_error(errc::invalid_argument, "frame_refresh: a writable frame is its own writer");
+  frame fresh;
+  TESSERA_TRY(frame_open_again(fresh, f, s->alloc));
+  f = std::move(fresh);
+  return ok_status();
+}
+
 const frame_info* frame_info_get(const frame& f) noexcept {
   const frame_state* s = frame_access::get(f);
   return s == nullptr ? nullptr : &s->info;
