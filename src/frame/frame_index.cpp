@@ -10,6 +10,10 @@ namespace {
 
 // A window of a memcpyed index read at once: about one reference index block.
 constexpr size_t kIndexWindow = 16 * 1024;
+// The largest index block read. The reference writes 16 KiB blocks; older versions compressed the index with
+// default parameters, where the tuner chooses 512 KiB (typesize 8, clevel 5, split). A larger claim is refused:
+// the cached block and the decoder's scratch for it (five blocks in all) are what an open may cost.
+constexpr uint64_t kIndexBlockMax = 512 * 1024;
 
 // frame_blocks_decode's consumer for one index block: copied into the cache.
 struct index_block_copy {
@@ -69,6 +73,7 @@ status cache_fill(frame_state& s, int64_t i) noexcept {
   // Blocks of whole entries (the reference's are 16 KiB); a block size that splits entries is not an index.
   const uint64_t bsize = static_cast<uint64_t>(h.blocksize);
   if (bsize == 0 || bsize % 8 != 0) return make_error(errc::corrupt, "frame: index blocks do not hold whole entries");
+  if (bsize > kIndexBlockMax) return make_error(errc::resource_limit, "frame: the index chunk's blocks exceed 512 KiB");
   TESSERA_TRY(cache_reserve(s, static_cast<size_t>(bsize)));
   if (!z.decoder_ready) {
     chunk_decoder_options o;

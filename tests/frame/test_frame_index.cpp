@@ -1,6 +1,7 @@
 // The frame's index read lazily: opening costs the same memory whatever the number of chunks, every entry reads
 // back through the block cache (in place and through reads), and a writable frame builds its table on the first
 // change and keeps every chunk.
+#include <cstdio>
 #include <cstring>
 
 #include "tessera/frame.hpp"
@@ -208,4 +209,59 @@ TESSERA_TEST(frame_index, a_stored_index_reads_entry_by_entry) {
     }
     CHECK(!ca.leaked());
   }
+}
+
+TESSERA_TEST(frame_index, an_index_in_large_blocks_costs_one_block) {
+  // 131072 special entries in an index chunk of 512 KiB blocks (the reference's tuner for typesize 8 at clevel 5,
+  // which older versions used for the index), laid out by hand: header, no chunk bytes, index, trailer.
+  const int64_t n = 131072;
+  owned_array<uint8_t> entries;
+  REQUIRE_OK(entries.allocate(test::system_allocator(), static_cast<size_t>(n) * 8));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = frame_index_special(i % 3 == 0 ? chunk_special::nan : chunk_special::zeros);
+    for (int b = 0; b < 8; ++b) entries[static_cast<size_t>(8 * i + b)] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * b));
+  }
+  chunk_encoder enc;
+  chunk_encoder_options eo;
+  eo.max_blocksize = 512 * 1024;
+  REQUIRE_OK(chunk_encoder_init(enc, test::system_allocator(), eo));
+  chunk_encode_params ep;
+  ep.typesize = 8;
+  ep.blocksize = 512 * 1024;
+  owned_array<uint8_t> index;
+  REQUIRE_OK(index.allocate(test::system_allocator(), chunk_encode_bound(entries.size())));
+  auto isize = chunk_encode(enc, ep, bytes_view(entries.data(), entries.size()), bytes_mut(index.data(), index.size()));
+  REQUIRE_OK(isize);
+  frame_create_params p;
+  p.typesize = 4;
+  p.chunksize = 4096;
+  auto hl = frame_header_size(p);
+  REQUIRE_OK(hl);
+  auto tl = frame_trailer_size(span<const frame_vlmetalayer>());
+  REQUIRE_OK(tl);
+  const size_t total = *hl + *isize + *tl;
+  owned_array<uint8_t> out;
+  REQUIRE_OK(out.allocate(test::system_allocator(), total));
+  frame_header_fields hf;
+  hf.frame_len = total;
+  hf.nbytes = n * 4096;
+  hf.cbytes = 0;
+  hf.chunksize = 4096;
+  REQUIRE_OK(frame_header_encode(p, hf, bytes_mut(out.data(), *hl)));
+  std::memcpy(out.data() + *hl, index.data(), *isize);
+  REQUIRE_OK(frame_trailer_encode(span<const frame_vlmetalayer>(), bytes_mut(out.data() + total - *tl, *tl)));
+  const_buffer in{out.data(), total};
+  test::counting_allocator ca;
+  {
+    frame f;
+    REQUIRE_OK(frame_open(f, const_buffer_storage(in), ca.get()));
+    for (int64_t i = 0; i < n; i += 997) {
+      auto ref = frame_chunk_locate(f, i);
+      REQUIRE_OK(ref);
+      CHECK(ref->special == (i % 3 == 0 ? chunk_special::nan : chunk_special::zeros));
+    }
+    std::fprintf(stderr, "index of %zu-byte chunk in 512 KiB blocks: peak %zu bytes\n", *isize, ca.high_water_bytes);
+    CHECK_LT(ca.high_water_bytes, size_t{4} * 1024 * 1024);
+  }
+  CHECK(!ca.leaked());
 }
