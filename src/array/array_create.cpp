@@ -1,6 +1,7 @@
 // Creating and opening arrays, their parameters, metalayers, and packing chunks for writers that append them
 // (flash).
 #include <cstdint>
+#include <atomic>
 #include <cstring>
 #include <utility>
 
@@ -184,33 +185,84 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
 
 namespace detail {
 
+namespace {
+
+// Packing one chunk: each block of the stored chunk is copied from the source region it covers; only blocks that
+// reach past the chunk's extent (padding) are cleared first. Blocks are disjoint, so they are packed in parallel.
+struct pack_job {
+  const array_layout* l = nullptr;
+  int64_t itemsize = 0;
+  bytes_view src;
+  const int64_t* src_shape = nullptr;
+  int64_t from[kMaxDims] = {};  // where the chunk's first item is in src
+  int64_t ext[kMaxDims] = {};   // the chunk's extent (chunkshape cut at the array's edge)
+  uint8_t* chunk = nullptr;
+  std::atomic<bool> failed{false};
+};
+
+status pack_block(const pack_job& j, int64_t nblock) noexcept {
+  const array_layout& l = *j.l;
+  const size_t block_nbytes = static_cast<size_t>(l.block_nitems * j.itemsize);
+  uint8_t* dst = j.chunk + static_cast<size_t>(nblock) * block_nbytes;
+  int64_t bc[kMaxDims] = {};
+  TESSERA_TRY(layout_block_coords(l, nblock, bc));
+  int64_t from[kMaxDims] = {};
+  int64_t region[kMaxDims] = {};
+  bool padded = false;
+  for (int d = 0; d < l.ndim; ++d) {
+    const int64_t b0 = bc[d] * l.blockshape[d];
+    const int64_t n = j.ext[d] - b0 < l.blockshape[d] ? j.ext[d] - b0 : l.blockshape[d];
+    if (n <= 0) {
+      std::memset(dst, 0, block_nbytes);
+      return ok_status();
+    }
+    padded |= n < l.blockshape[d];
+    from[d] = j.from[d] + b0;
+    region[d] = n;
+  }
+  if (padded) std::memset(dst, 0, block_nbytes);
+  const int64_t zero[kMaxDims] = {};
+  return nd_copy_region(l.ndim, j.itemsize, j.src, j.src_shape, from, bytes_mut(dst, block_nbytes), l.blockshape,
+                        zero, region);
+}
+
+void pack_task(void* context, size_t i, uint32_t) noexcept {
+  auto& j = *static_cast<pack_job*>(context);
+  if (j.failed.load(std::memory_order_relaxed)) return;
+  if (!pack_block(j, static_cast<int64_t>(i)).ok()) j.failed.store(true, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
-                        const int64_t* src_shape, const int64_t* src_start, bytes_mut chunk_buf) noexcept {
+                        const int64_t* src_shape, const int64_t* src_start, bytes_mut chunk_buf,
+                        const executor& exec) noexcept {
   int64_t cstart[kMaxDims] = {};
-  int64_t cext[kMaxDims] = {};
-  int64_t cstop[kMaxDims] = {};
-  TESSERA_TRY(layout_chunk_extent(layout, nchunk, cstart, cext));
-  for (int i = 0; i < layout.ndim; ++i) cstop[i] = cstart[i] + cext[i];
+  pack_job j;
+  TESSERA_TRY(layout_chunk_extent(layout, nchunk, cstart, j.ext));
   const int64_t chunk_nbytes = layout.extchunk_nitems * itemsize;
-  const int64_t block_nbytes = layout.block_nitems * itemsize;
   if (static_cast<int64_t>(chunk_buf.size()) < chunk_nbytes)
     return make_error(errc::buffer_too_small, "array: chunk buffer too small");
-  std::memset(chunk_buf.data(), 0, static_cast<size_t>(chunk_nbytes));
-  slice_plan plan;
-  TESSERA_TRY(slice_plan_init(plan, layout, cstart, cstop));
-  slice_chunk_iterator chunks(plan);
-  while (chunks.next()) {
-    const slice_chunk& c = chunks.chunk();
-    slice_block_iterator blocks(plan, c);
-    while (blocks.next()) {
-      const slice_block& b = blocks.block();
-      int64_t from[kMaxDims] = {};
-      for (int i = 0; i < layout.ndim; ++i) from[i] = src_start[i] + b.slice_start[i];
-      bytes_mut dst(chunk_buf.data() + b.offset * itemsize, static_cast<size_t>(block_nbytes));
-      TESSERA_TRY(nd_copy_region(layout.ndim, itemsize, src, src_shape, from, dst, layout.blockshape,
-                                 b.region_start, b.region_shape));
-    }
+  if (layout.ndim == 0) {  // one item
+    if (src.size() < static_cast<size_t>(itemsize)) return make_error(errc::buffer_too_small, "array: no item to pack");
+    std::memcpy(chunk_buf.data(), src.data(), static_cast<size_t>(itemsize));
+    return ok_status();
   }
+  j.l = &layout;
+  j.itemsize = itemsize;
+  j.src = src;
+  j.src_shape = src_shape;
+  j.chunk = chunk_buf.data();
+  for (int d = 0; d < layout.ndim; ++d) j.from[d] = src_start[d];
+  const size_t nblocks = static_cast<size_t>(layout.blocks_per_chunk);
+  // Parallel when each worker gets at least ~64 KiB to copy (a wake-up costs about that much copying).
+  if (exec.run != nullptr && exec.workers > 1 && chunk_nbytes >= int64_t{64} * 1024 * exec.workers && nblocks > 1) {
+    executor_run(exec, nblocks, pack_task, &j);
+    if (j.failed.load(std::memory_order_relaxed))
+      return make_error(errc::out_of_range, "array: the chunk's source region is outside the source");
+    return ok_status();
+  }
+  for (size_t b = 0; b < nblocks; ++b) TESSERA_TRY(pack_block(j, static_cast<int64_t>(b)));
   return ok_status();
 }
 
@@ -359,7 +411,8 @@ result<bytes_view> array_chunk_pack(array_chunk_packer& p, int64_t nchunk, bytes
     return make_error(errc::invalid_argument, "array_chunk_pack: items are not the chunk's extent");
   const int64_t zero[kMaxDims] = {};
   owned_array<uint8_t>& chunk = array_access::chunk(p);
-  TESSERA_TRY(detail::chunk_pack_items(l, itemsize, nchunk, items, cext, zero, bytes_mut(chunk.data(), chunk.size())));
+  TESSERA_TRY(detail::chunk_pack_items(l, itemsize, nchunk, items, cext, zero, bytes_mut(chunk.data(), chunk.size()),
+                                       executor_serial()));
   owned_array<uint8_t>& out = array_access::out(p);
   auto r = chunk_encode(array_access::encoder(p), array_access::encode(p), bytes_view(chunk.data(), chunk.size()),
                         bytes_mut(out.data(), out.size()));
@@ -412,9 +465,10 @@ status array_create_from_source(array& a, const array_target& target, const allo
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
   const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
+  const executor& exec = array_access::exec(a);
   owned_array<uint8_t> items, chunk, out;
   if (l.nchunks > 0) {
-    TESSERA_TRY(items.allocate(alloc, static_cast<size_t>(l.chunk_nitems * itemsize)));
+    if (source.items.data() == nullptr) TESSERA_TRY(items.allocate(alloc, static_cast<size_t>(l.chunk_nitems * itemsize)));
     TESSERA_TRY(chunk.allocate(alloc, static_cast<size_t>(chunk_nbytes)));
     TESSERA_TRY(out.allocate(alloc, chunk_encode_bound(static_cast<size_t>(chunk_nbytes))));
   }
@@ -429,9 +483,14 @@ status array_create_from_source(array& a, const array_target& target, const allo
       nitems *= cext[i];
     }
     const int64_t zero[kMaxDims] = {};
-    bytes_mut items_view(items.data(), static_cast<size_t>(nitems * itemsize));
-    TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, zero));
-    TESSERA_TRY(chunk_pack_items(l, itemsize, n, items_view, cext, zero, bytes_mut(chunk.data(), chunk.size())));
+    const bytes_mut chunk_view(chunk.data(), chunk.size());
+    if (source.items.data() != nullptr) {  // straight from the caller's C-order buffer: no staging copy
+      TESSERA_TRY(chunk_pack_items(l, itemsize, n, source.items, source.items_shape, cstart, chunk_view, exec));
+    } else {
+      bytes_mut items_view(items.data(), static_cast<size_t>(nitems * itemsize));
+      TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, zero));
+      TESSERA_TRY(chunk_pack_items(l, itemsize, n, items_view, cext, zero, chunk_view, exec));
+    }
     auto enc = array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
     if (!enc.ok()) return enc.err();
     TESSERA_TRY(frame_chunk_append(array_access::frm(a), *enc));
@@ -472,6 +531,8 @@ status array_create(array& a, const array_target& target, const allocator& alloc
         return make_error(errc::buffer_too_small, "array: the buffer is smaller than the array");
       buffer_source bs{fill.bytes, l.shape, l.ndim, itemsize};
       detail::array_source src{buffer_source_read, &bs};
+      src.items = fill.bytes;
+      src.items_shape = l.shape;
       return detail::array_create_from_source(a, target, alloc, params, src);
     }
     default: return make_error(errc::invalid_argument, "array: unknown fill kind");

@@ -69,7 +69,8 @@ struct array_access {
 // Packs chunk nchunk of `layout` into chunk_buf (the padded chunk, zero padding) from the region of a C-order
 // buffer of src_shape that starts at src_start (the chunk's first item there).
 [[nodiscard]] status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
-                                      const int64_t* src_shape, const int64_t* src_start, bytes_mut chunk_buf) noexcept;
+                                      const int64_t* src_shape, const int64_t* src_start, bytes_mut chunk_buf,
+                                      const executor& exec) noexcept;
 
 // Encodes a padded chunk with a's parameters into out (chunk_nbytes + overhead bytes).
 [[nodiscard]] result<bytes_view> array_chunk_encode(array& a, bytes_view chunk_buf, bytes_mut out) noexcept;
@@ -85,9 +86,13 @@ struct array_access {
 // Source of items for a new array: writes the items of [start, stop) (new array coordinates) into the region
 // of that extent at out_start of a C-order buffer of out_shape.
 struct array_source {
-  status (*read)(void* context, const int64_t* start, const int64_t* stop, bytes_mut out, const int64_t* out_shape,
-                 const int64_t* out_start) noexcept = nullptr;
+  using read_fn = status (*)(void* context, const int64_t* start, const int64_t* stop, bytes_mut out,
+                             const int64_t* out_shape, const int64_t* out_start) noexcept;
+  array_source(read_fn r, void* c) noexcept : read(r), context(c) {}
+  read_fn read = nullptr;
   void* context = nullptr;
+  bytes_view items;                     ///< when set: the whole array in C order, packed from directly
+  const int64_t* items_shape = nullptr; ///< its shape
 };
 
 // Creates a at target with params (ndim, shape, dtype, itemsize final) and fills it from source, chunk by chunk.

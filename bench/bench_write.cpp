@@ -1,0 +1,190 @@
+// Where the time of a whole-array write and read goes: a 400^3 float32 array (256 MB; chunks 100^3, blocks 25^3,
+// LZ4 level 5 + shuffle, smooth data), created from a C-order buffer into memory and read back, each timed
+// against the limits measured in the same run:
+//   memcpy        the same bytes copied once (the memory system's limit);
+//   codec only    the array's chunks (already gathered) encoded or decoded whole with chunk_encode/chunk_decode on
+//                 the same executor: filters and LZ4 with nothing around them (the pipeline's limit).
+// Each figure is the best of --rounds runs (default 3), in milliseconds, with its ratio to both limits, for 1 and
+// 2 threads of the POSIX pool. No c-blosc2 here: compare with it on your own machine if you wish.
+//   tessera_bench_write [--rounds N] [--threads-max N]
+// With TESSERA_BENCH_PROFILE_CREATE set, create runs 10 times (for `perf record`).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "tessera/array.hpp"
+#include "tessera/port/memory_storage.hpp"
+#include "tessera/port/posix_allocator.hpp"
+#include "tessera/port/thread_pool.hpp"
+
+namespace {
+
+using namespace tessera;
+using clock_type = std::chrono::steady_clock;
+
+constexpr int64_t kN = 400;
+constexpr int32_t kChunk = 100;
+constexpr int32_t kBlock = 25;
+constexpr int64_t kItems = kN * kN * kN;
+constexpr size_t kBytes = static_cast<size_t>(kItems) * 4;
+
+void die(const char* what, const status& s) {
+  std::fprintf(stderr, "tessera_bench_write: %s: %s\n", what, s.ok() ? "failed" : s.message);
+  std::exit(1);
+}
+
+template <class F>
+double best_ms(int rounds, F&& f) {
+  double best = 1e300;
+  for (int r = 0; r < rounds; ++r) {
+    const auto t0 = clock_type::now();
+    f();
+    const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+    if (ms < best) best = ms;
+  }
+  return best;
+}
+
+array_params params_of(const executor& ex) {
+  array_params p;
+  p.ndim = 3;
+  for (int d = 0; d < 3; ++d) {
+    p.shape[d] = kN;
+    p.chunkshape[d] = kChunk;
+    p.blockshape[d] = kBlock;
+  }
+  p.dtype = span<const char>("<f4", 3);
+  p.compressor = codec::lz4;
+  p.clevel = 5;
+  p.exec = ex;
+  return p;
+}
+
+void print_row(const char* what, uint32_t threads, double ms, double memcpy_ms, double codec_ms) {
+  std::printf("%-34s %u thread%s %9.1f ms   %6.2f x memcpy   %5.2f x codec only\n", what, threads,
+              threads == 1 ? " " : "s", ms, ms / memcpy_ms, ms / codec_ms);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 3;
+  uint32_t threads_max = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--threads-max") == 0) threads_max = static_cast<uint32_t>(std::atoi(argv[i + 1]));
+  }
+  if (rounds < 1) rounds = 1;
+  std::vector<float> items(static_cast<size_t>(kItems));
+  for (int64_t i = 0; i < kItems; ++i)
+    items[static_cast<size_t>(i)] = static_cast<float>(std::sin(static_cast<double>(i) / 97.0) * 1000.0 + static_cast<double>(i) * 0.01);
+  std::vector<uint8_t> copy(kBytes);
+  const double memcpy_ms = best_ms(rounds, [&] { std::memcpy(copy.data(), items.data(), kBytes); });
+  std::printf("memcpy of %zu MB: %.1f ms\n", kBytes >> 20, memcpy_ms);
+  const allocator alloc = posix_allocator();
+  const bytes_view src(reinterpret_cast<const uint8_t*>(items.data()), kBytes);
+
+  for (uint32_t threads = 1; threads <= threads_max; ++threads) {
+    thread_pool pool;
+    if (!thread_pool_init(pool, threads).ok()) die("thread_pool_init", make_error(errc::io, "pool"));
+    const executor ex = thread_pool_executor(pool);
+
+    // The array once, kept for the codec-only figures and the reads.
+    growable_buffer kept;
+    growable_buffer_init(kept, alloc);
+    {
+      array a;
+      if (auto s = array_create(a, array_target_contiguous(growable_buffer_storage(kept), false), alloc, params_of(ex),
+                                array_fill_buffer(src));
+          !s.ok())
+        die("array_create", s);
+      if (auto s = array_close(a); !s.ok()) die("array_close", s);
+    }
+    const_buffer in{kept.bytes().data(), kept.bytes().size()};
+    array r;
+    array_open_options ro;
+    ro.exec = ex;
+    if (auto s = array_open(r, const_buffer_storage(in), alloc, ro); !s.ok()) die("array_open", s);
+    frame& f = array_frame(r);
+    const int64_t nchunks = frame_info_get(f)->nchunks;
+    const size_t chunk_bytes = static_cast<size_t>(kChunk) * kChunk * kChunk * 4;
+
+    // Codec only: decode every chunk whole, then encode the decoded chunks again.
+    std::vector<uint8_t> gathered(chunk_bytes * static_cast<size_t>(nchunks));
+    chunk_decoder dec;
+    chunk_decoder_options dopt;
+    dopt.max_blocksize = static_cast<size_t>(kBlock) * kBlock * kBlock * 4;
+    dopt.exec = ex;
+    if (auto s = chunk_decoder_init(dec, alloc, dopt); !s.ok()) die("chunk_decoder_init", s);
+    const double decode_ms = best_ms(rounds, [&] {
+      for (int64_t c = 0; c < nchunks; ++c) {
+        auto n = frame_chunk_decode(f, dec, c, bytes_mut(gathered.data() + chunk_bytes * static_cast<size_t>(c), chunk_bytes));
+        if (!n.ok()) die("frame_chunk_decode", n.err());
+      }
+    });
+    chunk_encoder enc;
+    chunk_encoder_options eopt;
+    eopt.max_blocksize = dopt.max_blocksize;
+    eopt.exec = ex;
+    if (auto s = chunk_encoder_init(enc, alloc, eopt); !s.ok()) die("chunk_encoder_init", s);
+    std::vector<uint8_t> encoded(chunk_encode_bound(chunk_bytes));
+    const chunk_encode_params ep = [] {
+      chunk_encode_params p;
+      p.typesize = 4;
+      p.compressor = codec::lz4;
+      p.clevel = 5;
+      p.blocksize = kBlock * kBlock * kBlock * 4;
+      return p;
+    }();
+    const double encode_ms = best_ms(rounds, [&] {
+      for (int64_t c = 0; c < nchunks; ++c) {
+        auto n = chunk_encode(enc, ep, bytes_view(gathered.data() + chunk_bytes * static_cast<size_t>(c), chunk_bytes),
+                              bytes_mut(encoded.data(), encoded.size()));
+        if (!n.ok()) die("chunk_encode", n.err());
+      }
+    });
+    print_row("codec only: encode the chunks", threads, encode_ms, memcpy_ms, encode_ms);
+    print_row("codec only: decode the chunks", threads, decode_ms, memcpy_ms, decode_ms);
+
+    if (std::getenv("TESSERA_BENCH_PROFILE_CREATE") != nullptr) rounds = 10;  // for perf record: mostly create
+    const double create_ms = best_ms(rounds, [&] {
+      growable_buffer out;
+      growable_buffer_init(out, alloc);
+      array a;
+      if (auto s = array_create(a, array_target_contiguous(growable_buffer_storage(out), false), alloc, params_of(ex),
+                                array_fill_buffer(src));
+          !s.ok())
+        die("array_create", s);
+      (void)array_close(a);
+    });
+    print_row("create from a C-order buffer", threads, create_ms, memcpy_ms, encode_ms);
+
+    std::vector<uint8_t> whole(kBytes);
+    const double read_ms = best_ms(rounds, [&] {
+      if (auto s = array_read(r, bytes_mut(whole.data(), whole.size())); !s.ok()) die("array_read", s);
+    });
+    if (std::memcmp(whole.data(), src.data(), kBytes) != 0) die("array_read", make_error(errc::corrupt, "data differ"));
+    print_row("read the whole array", threads, read_ms, memcpy_ms, decode_ms);
+
+    std::vector<uint8_t> plane(static_cast<size_t>(kN * kN * 4));
+    const char* names[3] = {"read a plane along x (index 200)", "read a plane along y (index 200)",
+                            "read a plane along z (index 200)"};
+    for (int axis = 0; axis < 3; ++axis) {
+      int64_t start[3] = {0, 0, 0}, stop[3] = {kN, kN, kN};
+      start[axis] = 200;
+      stop[axis] = 201;
+      const double ms = best_ms(rounds, [&] {
+        if (auto s = array_slice_read(r, start, stop, bytes_mut(plane.data(), plane.size())); !s.ok()) die("plane", s);
+      });
+      // A plane touches one layer of blocks (25 of 400 items along its axis): its codec limit is 1/16 of a whole
+      // decode, its memcpy limit the plane's bytes.
+      print_row(names[axis], threads, ms, memcpy_ms * static_cast<double>(kN * kN) / static_cast<double>(kItems),
+                decode_ms / 16.0);
+    }
+    (void)array_close(r);
+  }
+  return 0;
+}
