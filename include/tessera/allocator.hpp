@@ -16,6 +16,10 @@ struct allocator {
   /// Receives exactly the size and alignment the block was allocated with. Never called with nullptr.
   void (*deallocate)(void* context, void* block, size_t size, size_t alignment) = nullptr;
   void* context = nullptr;
+  /// Optional (null: allocate, copy, deallocate). Resizes a block from allocate to new_size, keeping its first
+  /// min(old_size, new_size) bytes and its alignment; returns nullptr (the block untouched) when it cannot. Lets
+  /// a growing buffer avoid copying itself (realloc can move pages instead of bytes).
+  void* (*reallocate)(void* context, void* block, size_t old_size, size_t new_size, size_t alignment) = nullptr;
 };
 
 /// An allocator that refuses every request: for code paths that must not allocate.
@@ -29,6 +33,11 @@ struct allocator {
 inline void allocator_deallocate(const allocator& a, void* block, size_t size, size_t alignment) noexcept {
   if (block != nullptr && a.deallocate != nullptr) a.deallocate(a.context, block, size, alignment);
 }
+
+/// Resizes `block` (old_size bytes, or null) to new_size: through a.reallocate when the allocator has one, else
+/// by allocating, copying `keep` bytes and freeing. Returns nullptr, with the block untouched, when it cannot.
+[[nodiscard]] void* allocator_reallocate(const allocator& a, void* block, size_t old_size, size_t new_size,
+                                         size_t alignment, size_t keep) noexcept;
 
 /// A bump allocator over a caller's buffer: zero-heap use ("estimate the size, then init in the caller's buffer").
 /// Freeing the most recent block gives its bytes back; other frees are no-ops until arena_reset.

@@ -85,3 +85,41 @@ TESSERA_TEST(error, codes_have_stable_names) {
   CHECK(!bad.ok());
   CHECK_EQ(bad.err().code, errc::malformed);
 }
+
+TESSERA_TEST(allocator, reallocate_keeps_the_bytes_with_or_without_the_callback) {
+  // Without a reallocate callback: allocate, copy `keep` bytes, free.
+  test::counting_allocator counter;
+  const allocator a = counter.get();
+  auto* p = static_cast<uint8_t*>(allocator_allocate(a, 64, 16));
+  REQUIRE(p != nullptr);
+  for (int i = 0; i < 64; ++i) p[i] = static_cast<uint8_t>(i);
+  auto* q = static_cast<uint8_t*>(allocator_reallocate(a, p, 64, 4096, 16, 40));
+  REQUIRE(q != nullptr);
+  int wrong = 0;
+  for (int i = 0; i < 40; ++i) wrong += q[i] != i ? 1 : 0;
+  CHECK_EQ(wrong, 0);
+  CHECK_EQ(counter.live_bytes, 4096u);
+  counter.fail_at = counter.requests + 1;  // refused: the block stays as it was
+  CHECK(allocator_reallocate(a, q, 4096, 8192, 16, 4096) == nullptr);
+  CHECK_EQ(q[39], 39);
+  allocator_deallocate(a, q, 4096, 16);
+  CHECK(!counter.leaked());
+
+  // An arena grows its newest block in place and refuses to move an older one (the caller copies instead).
+  alignas(16) static uint8_t space[1024];
+  arena ar;
+  arena_init(ar, space, sizeof space);
+  const allocator aa = arena_allocator(ar);
+  auto* x = static_cast<uint8_t*>(allocator_allocate(aa, 100, 16));
+  REQUIRE(x != nullptr);
+  x[99] = 7;
+  CHECK(allocator_reallocate(aa, x, 100, 300, 16, 100) == x);
+  CHECK_EQ(ar.used, 300u);
+  auto* y = static_cast<uint8_t*>(allocator_allocate(aa, 16, 16));
+  REQUIRE(y != nullptr);
+  auto* z = static_cast<uint8_t*>(allocator_reallocate(aa, x, 300, 400, 16, 300));  // x is no longer the newest
+  REQUIRE(z != nullptr);
+  CHECK(z != x);
+  CHECK_EQ(z[99], 7);
+  CHECK(allocator_reallocate(aa, z, 400, 4096, 16, 400) == nullptr);  // past the arena
+}

@@ -98,16 +98,13 @@ struct growable_buffer_access {
     if (want < need) want = need;
     if (want < 64) want = 64;
     if (want > b.max_size_) want = b.max_size_;
-    auto* p = static_cast<uint8_t*>(allocator_allocate(b.alloc_, want, 16));
+    // Through the allocator's reallocate when it has one: no copy of what the buffer holds (realloc remaps).
+    auto* p = static_cast<uint8_t*>(allocator_reallocate(b.alloc_, b.data_, b.capacity_, want, 16, b.size_));
     if (p == nullptr && want > need) {
       want = need;
-      p = static_cast<uint8_t*>(allocator_allocate(b.alloc_, want, 16));
+      p = static_cast<uint8_t*>(allocator_reallocate(b.alloc_, b.data_, b.capacity_, want, 16, b.size_));
     }
     if (p == nullptr) return make_error(errc::no_space, "memory: allocator refused to grow the buffer");
-    if (b.data_ != nullptr) {
-      std::memcpy(p, b.data_, b.size_);
-      allocator_deallocate(b.alloc_, b.data_, b.capacity_, 16);
-    }
     b.data_ = p;
     b.capacity_ = want;
     return ok_status();

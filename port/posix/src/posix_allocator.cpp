@@ -18,12 +18,19 @@ void* posix_allocate(void*, size_t size, size_t alignment) {
 
 void posix_deallocate(void*, void* block, size_t, size_t) { std::free(block); }
 
+// realloc keeps malloc's alignment only; large blocks move by remapping pages, not by copying bytes.
+void* posix_reallocate(void*, void* block, size_t, size_t new_size, size_t alignment) {
+  if (new_size == 0 || alignment > alignof(std::max_align_t)) return nullptr;
+  return std::realloc(block, new_size);
+}
+
 }  // namespace
 
 allocator posix_allocator() noexcept {
   allocator a;
   a.allocate = posix_allocate;
   a.deallocate = posix_deallocate;
+  a.reallocate = posix_reallocate;
   a.context = nullptr;
   return a;
 }
