@@ -109,16 +109,6 @@ status squeeze_read(void* ctx, const int64_t* start, const int64_t* stop, bytes_
   return detail::array_read_into(*s->src, a, b, out, os, o);
 }
 
-status frame_create_at(frame& f, const array_target& target, const allocator& alloc,
-                       const frame_create_params& p) noexcept {
-  frame_open_options o = target.options;
-  o.writable = true;
-  if ((target.st == nullptr) == (target.dir == nullptr))
-    return make_error(errc::invalid_argument, "array: the target needs exactly one of a storage or a directory");
-  if (target.st != nullptr) return frame_create(f, *target.st, alloc, p, o);
-  return frame_create_sparse(f, *target.dir, alloc, p, o);
-}
-
 // A new frame with src's parameters, metalayers (b2nd replaced by `meta`) and vlmetalayers, and src's chunks
 // as they are stored.
 status raw_copy(array& dst, const array_target& target, const allocator& alloc, array& src,
@@ -148,7 +138,7 @@ status raw_copy(array& dst, const array_target& target, const allocator& alloc, 
   p.nmetalayers = nmetas;
   p.expected_nchunks = info->nchunks;
   frame f;
-  TESSERA_TRY(frame_create_at(f, target, alloc, p));
+  TESSERA_TRY(detail::frame_create_at(f, target, alloc, p));
   owned_array<uint8_t> buffer;
   for (int64_t i = 0; i < info->nchunks; ++i) {
     auto chunk = frame_chunk_read(sf, i, buffer);

@@ -422,7 +422,7 @@ result<bytes_view> array_chunk_pack(array_chunk_packer& p, int64_t nchunk, bytes
 
 // ---- Create, open, close -----------------------------------------------------------------------------------
 
-namespace {
+namespace detail {
 
 status frame_create_at(frame& f, const array_target& target, const allocator& alloc,
                        const frame_create_params& p) noexcept {
@@ -433,6 +433,10 @@ status frame_create_at(frame& f, const array_target& target, const allocator& al
   if (target.st != nullptr) return frame_create(f, *target.st, alloc, p, o);
   return frame_create_sparse(f, *target.dir, alloc, p, o);
 }
+
+}  // namespace detail
+
+namespace {
 
 // Items for array_create's buffer fill: straight from the caller's buffer.
 struct buffer_source {
@@ -459,7 +463,7 @@ status array_create_from_source(array& a, const array_target& target, const allo
   array_frame_setup setup;
   TESSERA_TRY(array_frame_setup_make(setup, params));
   frame f;
-  TESSERA_TRY(frame_create_at(f, target, alloc, setup.frame));
+  TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup.frame));
   TESSERA_TRY(array_attach(a, std::move(f), true, alloc, params.exec, true));
   TESSERA_TRY(array_check_writable(a));
   const array_layout& l = array_access::layout(a);
@@ -538,7 +542,7 @@ status array_create(array& a, const array_target& target, const allocator& alloc
     default: return make_error(errc::invalid_argument, "array: unknown fill kind");
   }
   frame f;
-  TESSERA_TRY(frame_create_at(f, target, alloc, setup.frame));
+  TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup.frame));
   TESSERA_TRY(detail::array_attach(a, std::move(f), true, alloc, params.exec, true));
   // Special chunks, as the reference's b2nd_zeros / b2nd_nans / b2nd_uninit / b2nd_full write them.
   uint8_t chunk[kChunkHeaderExtendedSize + kArrayMaxItemsize];

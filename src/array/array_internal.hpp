@@ -95,6 +95,10 @@ struct array_source {
   const int64_t* items_shape = nullptr; ///< its shape
 };
 
+// A new frame at the target (its storage or its directory), writable, with the target's options.
+[[nodiscard]] status frame_create_at(frame& f, const array_target& target, const allocator& alloc,
+                                     const frame_create_params& p) noexcept;
+
 // Creates a at target with params (ndim, shape, dtype, itemsize final) and fills it from source, chunk by chunk.
 [[nodiscard]] status array_create_from_source(array& a, const array_target& target, const allocator& alloc,
                                               const array_params& params, const array_source& source) noexcept;

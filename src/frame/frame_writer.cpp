@@ -315,23 +315,40 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
   return ok_status();
 }
 
-status cframe_commit(frame_state& s) noexcept {
+// What both kinds of commit need first: the chunk table, the trailer's size, and for a frame with chunks the
+// index's bound and the encoder (taken before any temporary: arenas free only their last block).
+struct commit_parts {
+  uint32_t tl = 0;
+  uint32_t hl = 0;
+  bool has_data = false;
+  uint32_t ibound = 0;
+  chunk_encoder* enc = nullptr;
+};
+
+status commit_parts_get(frame_state& s, commit_parts& c) noexcept {
   TESSERA_TRY(state_index_materialize(s));
   auto tls = trailer_size(s);
   if (!tls.ok()) return tls.err();
-  const uint32_t tl = *tls;
-  const uint32_t hl = s.info.header_len;
-  const bool has_data = s.nchunks > 0;
-  uint32_t ibound = 0;
-  chunk_encoder* enc = nullptr;
-  if (has_data) {
+  c.tl = *tls;
+  c.hl = s.info.header_len;
+  c.has_data = s.nchunks > 0;
+  if (c.has_data) {
     auto r = frame_index_bound(s.nchunks);
     if (!r.ok()) return r.err();
-    ibound = *r;
+    c.ibound = *r;
     auto e = encoder_get(s);
     if (!e.ok()) return e.err();
-    enc = *e;
+    c.enc = *e;
   }
+  return ok_status();
+}
+
+status cframe_commit(frame_state& s) noexcept {
+  commit_parts c;
+  TESSERA_TRY(commit_parts_get(s, c));
+  const uint32_t tl = c.tl, hl = c.hl, ibound = c.ibound;
+  const bool has_data = c.has_data;
+  chunk_encoder* enc = c.enc;
   frame_info ni = s.info;
   ni.trailer_len = tl;
   uint64_t idx_pos = hl;
@@ -387,22 +404,11 @@ status cframe_commit(frame_state& s) noexcept {
 }
 
 status sframe_commit(frame_state& s) noexcept {
-  TESSERA_TRY(state_index_materialize(s));
-  auto tls = trailer_size(s);
-  if (!tls.ok()) return tls.err();
-  const uint32_t tl = *tls;
-  const uint32_t hl = s.info.header_len;
-  const bool has_data = s.nchunks > 0;
-  uint32_t ibound = 0;
-  chunk_encoder* enc = nullptr;
-  if (has_data) {
-    auto r = frame_index_bound(s.nchunks);
-    if (!r.ok()) return r.err();
-    ibound = *r;
-    auto e = encoder_get(s);
-    if (!e.ok()) return e.err();
-    enc = *e;
-  }
+  commit_parts c;
+  TESSERA_TRY(commit_parts_get(s, c));
+  const uint32_t tl = c.tl, hl = c.hl, ibound = c.ibound;
+  const bool has_data = c.has_data;
+  chunk_encoder* enc = c.enc;
   frame_info ni = s.info;
   ni.trailer_len = tl;
   temp_buffer buf;

@@ -44,6 +44,21 @@ bool chunk_reblock(array& a, int64_t nchunk, int32_t blocksize) {
   return frame_chunk_update(f, nchunk, bytes_view(encoded.data(), *n)).ok() && frame_commit(f).ok();
 }
 
+// The test array: kShape of int32 item_at(i), chunks kChunks, blocks kBlocks, in `storage_buf`.
+status array_make(array& a, growable_buffer& storage_buf, const int32_t* model) {
+  growable_buffer_init(storage_buf, test::system_allocator());
+  array_params p;
+  p.ndim = 2;
+  for (int d = 0; d < 2; ++d) {
+    p.shape[d] = kShape[d];
+    p.chunkshape[d] = kChunks[d];
+    p.blockshape[d] = kBlocks[d];
+  }
+  p.dtype = span<const char>("<i4", 3);
+  return array_create(a, array_target_contiguous(growable_buffer_storage(storage_buf)), test::system_allocator(), p,
+                      array_fill_buffer(bytes_view(reinterpret_cast<const uint8_t*>(model), kItems * 4)));
+}
+
 void check_slice(test::context& t, array& a, const int32_t* model, const int64_t* start, const int64_t* stop) {
   const int64_t rows = stop[0] - start[0], cols = stop[1] - start[1];
   buf out;
@@ -65,19 +80,9 @@ TESSERA_TEST(array_mixed_blocks, reads_do_not_depend_on_which_chunk_comes_first)
   int32_t model[kItems];
   for (int64_t i = 0; i < kItems; ++i) model[i] = item_at(i);
   growable_buffer storage_buf;
-  growable_buffer_init(storage_buf, test::system_allocator());
   {
     array a;
-    array_params p;
-    p.ndim = 2;
-    for (int d = 0; d < 2; ++d) {
-      p.shape[d] = kShape[d];
-      p.chunkshape[d] = kChunks[d];
-      p.blockshape[d] = kBlocks[d];
-    }
-    p.dtype = span<const char>("<i4", 3);
-    REQUIRE_OK(array_create(a, array_target_contiguous(growable_buffer_storage(storage_buf)), test::system_allocator(), p,
-                            array_fill_buffer(bytes_view(reinterpret_cast<const uint8_t*>(model), sizeof model))));
+    REQUIRE_OK(array_make(a, storage_buf, model));
     // Chunk 1: one Blosc block for the whole chunk; chunk 2: blocks smaller than the array's.
     REQUIRE(chunk_reblock(a, 1, 0x7fffffff));
     REQUIRE(chunk_reblock(a, 2, 64));
@@ -112,18 +117,8 @@ TESSERA_TEST(array_mixed_blocks, a_chunk_that_disagrees_with_the_chunk_shape_is_
   int32_t model[kItems];
   for (int64_t i = 0; i < kItems; ++i) model[i] = item_at(i);
   growable_buffer storage_buf;
-  growable_buffer_init(storage_buf, test::system_allocator());
   array a;
-  array_params p;
-  p.ndim = 2;
-  for (int d = 0; d < 2; ++d) {
-    p.shape[d] = kShape[d];
-    p.chunkshape[d] = kChunks[d];
-    p.blockshape[d] = kBlocks[d];
-  }
-  p.dtype = span<const char>("<i4", 3);
-  REQUIRE_OK(array_create(a, array_target_contiguous(growable_buffer_storage(storage_buf)), test::system_allocator(), p,
-                          array_fill_buffer(bytes_view(reinterpret_cast<const uint8_t*>(model), sizeof model))));
+  REQUIRE_OK(array_make(a, storage_buf, model));
   // The last chunk replaced by a shorter one: the frame accepts it (chunks may differ), the array refuses to
   // read it as a chunk of its shape.
   uint8_t small[400];
