@@ -20,10 +20,11 @@
 // and the in-memory frame may hold part of the change: close the array (dropping it) or retry.
 //
 // Chunks are encoded as the reference encodes them for the same parameters (the block size is the array's
-// block; typesize is the itemsize), so an array written here equals, chunk for chunk, one the reference writes.
+// block; typesize is the itemsize, or 1 above 255 bytes), so an array written here equals, chunk for chunk, one the
+// reference writes.
 //
-// Not supported: items larger than 255 bytes (the chunk header's typesize), zstd dictionaries when writing
-// (arrays with dictionary chunks read fine), user-defined codecs and filters.
+// Not supported: zstd dictionaries when writing (arrays with dictionary chunks read fine), user-defined codecs
+// and filters.
 #pragma once
 
 #include <cstddef>
@@ -45,7 +46,13 @@
 namespace tessera {
 
 inline constexpr char kB2ndMetaName[] = "b2nd";
-inline constexpr int32_t kArrayMaxItemsize = 255;
+/// The largest item (the reference's BLOSC2_MAXTYPESIZE). Items above 255 bytes are stored as the reference
+/// stores them: the real size in the frame's typesize, 1 in every chunk header (no shuffle across bytes).
+inline constexpr int32_t kArrayMaxItemsize = kChunkMaxBlocksize;
+/// The typesize a chunk header records for an item size: itself up to 255, else 1.
+[[nodiscard]] constexpr uint8_t chunk_typesize_of(int64_t itemsize) noexcept {
+  return itemsize > 255 || itemsize < 1 ? uint8_t{1} : static_cast<uint8_t>(itemsize);
+}
 inline constexpr size_t kArrayMaxDtypeLen = 255;  ///< bytes of a dtype string this API writes
 
 // ---- Parameters --------------------------------------------------------------------------------------------
@@ -161,7 +168,7 @@ class array {
 // ---- Creating, opening, closing ----------------------------------------------------------------------------
 
 /// Creates an array at `target` and commits it. Errors: invalid_argument (parameters, a fill of the wrong size,
-/// nans for an itemsize other than 4 or 8), unsupported (itemsize > 255), overflow (a chunk beyond the format's
+/// nans for an itemsize other than 4 or 8), unsupported (itemsize > kArrayMaxItemsize), overflow (a chunk beyond the format's
 /// limit), and those of the frame and the storage.
 [[nodiscard]] status array_create(array& a, const array_target& target, const allocator& alloc,
                                   const array_params& params, const array_fill& fill) noexcept;

@@ -44,7 +44,7 @@ size_t default_dtype(int32_t itemsize, char* out) noexcept {
 
 chunk_encode_params encode_params_from(const frame_info& info, int64_t block_nbytes) noexcept {
   chunk_encode_params e;
-  e.typesize = static_cast<uint8_t>(info.typesize);
+  e.typesize = chunk_typesize_of(info.typesize);
   e.clevel = info.clevel > kChunkMaxClevel ? kChunkMaxClevel : info.clevel;
   e.compressor = static_cast<codec>(info.compcode);
   e.compcode_meta = info.compcode_meta;
@@ -84,7 +84,7 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
     const dtype_info info = dtype_parse(dtype);
     if (info.known) {
       if (info.itemsize > static_cast<uint32_t>(INT32_MAX))
-        return make_error(errc::unsupported, "array: itemsize above 255 bytes");
+        return make_error(errc::unsupported, "array: itemsize above the format's largest type");
       if (itemsize != 0 && static_cast<uint32_t>(itemsize) != info.itemsize)
         return make_error(errc::invalid_argument, "array: itemsize disagrees with the dtype");
       itemsize = static_cast<int32_t>(info.itemsize);
@@ -95,7 +95,7 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
     if (itemsize == 0) return make_error(errc::invalid_argument, "array: neither dtype nor itemsize given");
   }
   if (itemsize < 1) return make_error(errc::invalid_argument, "array: itemsize < 1");
-  if (itemsize > kArrayMaxItemsize) return make_error(errc::unsupported, "array: itemsize above 255 bytes");
+  if (itemsize > kArrayMaxItemsize) return make_error(errc::unsupported, "array: itemsize above the format's largest type");
   if (dtype.empty()) dtype = span<const char>(dtype_buf, default_dtype(itemsize, dtype_buf));
 
   // Shapes.
@@ -125,7 +125,7 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
     return make_error(errc::invalid_argument, "array: clevel outside 0..9");
   chunk_encode_params& e = setup.encode;
   e = chunk_encode_params{};
-  e.typesize = static_cast<uint8_t>(itemsize);
+  e.typesize = chunk_typesize_of(itemsize);
   e.clevel = params.clevel;
   e.compressor = params.compressor;
   e.compcode_meta = params.compcode_meta;
@@ -344,7 +344,7 @@ status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, 
   array_layout layout;
   TESSERA_TRY(layout_init(layout, meta->ndim, meta->shape, meta->chunkshape, meta->blockshape));
   if (info->typesize < 1 || info->typesize > kArrayMaxItemsize)
-    return make_error(errc::unsupported, "array: the frame's typesize is outside 1..255");
+    return make_error(errc::malformed, "array: the frame's typesize is outside 1..BLOSC2_MAXTYPESIZE");
   auto sizes = layout_sizes_compute(layout, info->typesize);
   if (!sizes.ok()) return sizes.err();
   if (info->nchunks != (fresh ? 0 : layout.nchunks))
@@ -545,13 +545,15 @@ status array_create(array& a, const array_target& target, const allocator& alloc
   TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup.frame));
   TESSERA_TRY(detail::array_attach(a, std::move(f), true, alloc, params.exec, true));
   // Special chunks, as the reference's b2nd_zeros / b2nd_nans / b2nd_uninit / b2nd_full write them.
-  uint8_t chunk[kChunkHeaderExtendedSize + kArrayMaxItemsize];
+  owned_array<uint8_t> chunk;
   const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
   if (l.nchunks > 0) {
+    TESSERA_TRY(chunk.allocate(alloc, kChunkHeaderExtendedSize + static_cast<size_t>(itemsize)));
     auto n = chunk_encode_special(setup.encode, special, static_cast<size_t>(chunk_nbytes), fill.bytes,
-                                  bytes_mut(chunk, sizeof chunk));
+                                  bytes_mut(chunk.data(), chunk.size()));
     if (!n.ok()) return n.err();
-    for (int64_t i = 0; i < l.nchunks; ++i) TESSERA_TRY(frame_chunk_append(array_access::frm(a), bytes_view(chunk, *n)));
+    for (int64_t i = 0; i < l.nchunks; ++i)
+      TESSERA_TRY(frame_chunk_append(array_access::frm(a), bytes_view(chunk.data(), *n)));
   }
   return frame_commit(array_access::frm(a));
 }

@@ -54,6 +54,12 @@ struct array_access {
 [[nodiscard]] status region_fill(int ndim, int64_t itemsize, bytes_mut dst, const int64_t* dst_shape,
                                  const int64_t* dst_start, const int64_t* region_shape, bytes_view item) noexcept;
 
+// region_fill with the item a special index entry (zeros, uninit, nan) stands for; an empty item in region_fill
+// means zero bytes (items of any size).
+[[nodiscard]] status region_fill_special(int ndim, int64_t itemsize, bytes_mut dst, const int64_t* dst_shape,
+                                         const int64_t* dst_start, const int64_t* region_shape,
+                                         chunk_special kind) noexcept;
+
 // The item a special index entry (zeros, nan, uninit) stands for, into out (itemsize bytes); uninit reads as
 // zeros, as the chunk decoder does.
 [[nodiscard]] status special_item(chunk_special kind, int32_t itemsize, uint8_t* out) noexcept;

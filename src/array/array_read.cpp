@@ -15,7 +15,8 @@ namespace detail {
 
 status region_fill(int ndim, int64_t itemsize, bytes_mut dst, const int64_t* dst_shape, const int64_t* dst_start,
                    const int64_t* region_shape, bytes_view item) noexcept {
-  if (static_cast<int64_t>(item.size()) != itemsize) return make_error(errc::invalid_argument, "region_fill: item size");
+  if (!item.empty() && static_cast<int64_t>(item.size()) != itemsize)
+    return make_error(errc::invalid_argument, "region_fill: item size");
   int64_t total = 1;
   for (int i = 0; i < ndim; ++i) {
     if (region_shape[i] == 0) return ok_status();
@@ -33,7 +34,7 @@ status region_fill(int ndim, int64_t itemsize, bytes_mut dst, const int64_t* dst
     s *= dst_shape[i];
   }
   const int64_t row = ndim == 0 ? 1 : region_shape[ndim - 1];
-  bool all_zero = true;
+  bool all_zero = true;  // an empty item stands for zero bytes
   for (size_t i = 0; i < item.size(); ++i) all_zero &= item[i] == 0;
   int64_t idx[kMaxDims] = {};
   for (;;) {
@@ -70,6 +71,18 @@ status special_item(chunk_special kind, int32_t itemsize, uint8_t* out) noexcept
     }
   }
   return ok_status();
+}
+
+status region_fill_special(int ndim, int64_t itemsize, bytes_mut dst, const int64_t* dst_shape,
+                           const int64_t* dst_start, const int64_t* region_shape, chunk_special kind) noexcept {
+  // Index entries are zeros, uninit (read as zeros) or NaNs of 4 or 8 bytes: the item fits a small buffer.
+  uint8_t nan[8] = {};
+  if (kind == chunk_special::nan) {
+    if (itemsize != 4 && itemsize != 8) return make_error(errc::malformed, "array: a NaN chunk in an array whose itemsize is not 4 or 8");
+    TESSERA_TRY(special_item(kind, static_cast<int32_t>(itemsize), nan));
+    return region_fill(ndim, itemsize, dst, dst_shape, dst_start, region_shape, bytes_view(nan, static_cast<size_t>(itemsize)));
+  }
+  return region_fill(ndim, itemsize, dst, dst_shape, dst_start, region_shape, bytes_view());
 }
 
 }  // namespace detail
@@ -310,10 +323,7 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
     auto ref = frame_chunk_locate(f, c.nchunk);
     if (!ref.ok()) return ref.err();
     if (ref->special != chunk_special::none) {
-      uint8_t item[kArrayMaxItemsize];
-      TESSERA_TRY(special_item(ref->special, static_cast<int32_t>(itemsize), item));
-      TESSERA_TRY(region_fill(l.ndim, itemsize, out, out_shape, dst0, c.region_shape,
-                              bytes_view(item, static_cast<size_t>(itemsize))));
+      TESSERA_TRY(region_fill_special(l.ndim, itemsize, out, out_shape, dst0, c.region_shape, ref->special));
       continue;
     }
     // The reference's fast path: the slice is exactly one whole interior chunk stored in C order.
@@ -508,12 +518,12 @@ status array_orthogonal_read(array& a, const int64_t* const* indices, const int6
     auto nblock = layout_block_index(l, bc);
     if (!nblock.ok()) return nblock.err();
     const uint8_t* block = nullptr;
-    uint8_t special[kArrayMaxItemsize];
+    uint8_t special[8] = {};  // index entries are zeros or uninit (all zero bytes) or NaNs (4 or 8 bytes)
     bool is_special = false;
     auto ref = frame_chunk_locate(array_access::frm(a), *nchunk);
     if (!ref.ok()) return ref.err();
     if (ref->special != chunk_special::none) {
-      TESSERA_TRY(detail::special_item(ref->special, static_cast<int32_t>(itemsize), special));
+      if (ref->special == chunk_special::nan) TESSERA_TRY(detail::special_item(ref->special, static_cast<int32_t>(itemsize), special));
       is_special = true;
     } else {
       TESSERA_TRY(block_fetch(a, *ref, *nchunk, *nblock, s, &block));
@@ -529,8 +539,10 @@ status array_orthogonal_read(array& a, const int64_t* const* indices, const int6
         src += ((e.value % l.chunkshape[d]) % l.blockshape[d]) * l.block_item_strides[d];
         dst += e.pos * out_strides[d];
       }
-      std::memcpy(out.data() + dst * itemsize, is_special ? special : block + src * itemsize,
-                  static_cast<size_t>(itemsize));
+      uint8_t* to = out.data() + dst * itemsize;
+      if (!is_special) std::memcpy(to, block + src * itemsize, static_cast<size_t>(itemsize));
+      else if (ref->special == chunk_special::nan) std::memcpy(to, special, static_cast<size_t>(itemsize));
+      else std::memset(to, 0, static_cast<size_t>(itemsize));
       int d = ndim - 1;
       for (; d >= 0; --d) {
         if (++k[d] < g[d][gi[d] + 1]) break;

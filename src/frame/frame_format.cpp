@@ -321,7 +321,9 @@ void header_fixed_write(const frame_state& s, uint8_t* p) noexcept {
 }
 
 status params_check(const frame_create_params& p) noexcept {
-  if (p.typesize <= 0 || p.typesize > 255) return make_error(errc::invalid_argument, "frame: typesize must be 1..255");
+  // Above 255 bytes the frame keeps the real typesize and chunk headers say 1 (the reference's wide types).
+  if (p.typesize <= 0 || p.typesize > kChunkMaxBlocksize)
+    return make_error(errc::invalid_argument, "frame: typesize must be 1..BLOSC2_MAXTYPESIZE");
   if (p.blocksize < 0 || p.chunksize < -1) return make_error(errc::invalid_argument, "frame: negative block or chunk size");
   if (p.clevel > 15 || p.splitmode < 1 || p.splitmode > 4) return make_error(errc::invalid_argument, "frame: clevel or splitmode out of range");
   if (p.nmetalayers > kFrameMaxMetalayers) return make_error(errc::invalid_argument, "frame: more than 16 metalayers");
