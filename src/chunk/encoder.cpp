@@ -645,9 +645,13 @@ result<size_t> chunk_encode_special(const chunk_encode_params& params, chunk_spe
         return make_error(errc::invalid_argument, "chunk_encode_special: NaN chunks need typesize 4 or 8");
       break;
     case chunk_special::value:
-      if (value.size() != params.typesize)
+      // An item wider than 255 bytes has typesize 1 in the header (the reference's wide types): the value's
+      // width is cbytes minus the header, and nbytes holds whole values.
+      if (value.size() != params.typesize && !(params.typesize == 1 && value.size() > 255))
         return make_error(errc::invalid_argument, "chunk_encode_special: the value must have typesize bytes");
-      cbytes += params.typesize;
+      if (value.size() > static_cast<size_t>(INT32_MAX) - kChunkHeaderExtendedSize || nbytes % value.size() != 0)
+        return make_error(errc::invalid_argument, "chunk_encode_special: nbytes not a multiple of the value");
+      cbytes += value.size();
       break;
     default: return make_error(errc::invalid_argument, "chunk_encode_special: not a special-value kind");
   }
@@ -662,7 +666,7 @@ result<size_t> chunk_encode_special(const chunk_encode_params& params, chunk_spe
   chunk_store_i32(o + 8, *bsr);
   chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
   o[31] = static_cast<uint8_t>(static_cast<uint8_t>(kind) << 4);
-  if (kind == chunk_special::value) std::memcpy(o + kChunkHeaderExtendedSize, value.data(), params.typesize);
+  if (kind == chunk_special::value) std::memcpy(o + kChunkHeaderExtendedSize, value.data(), value.size());
   return cbytes;
 }
 
