@@ -55,11 +55,12 @@ struct vl_block {
                                               uint64_t* offset_out) noexcept;
 
 // For callers that run their own tasks on a decoder's workers (a frame reading and decoding the blocks of a
-// slice in parallel): the executor, scratch sized beforehand (not thread-safe), then one block of a regular
+// slice in parallel): the executor, scratch and codec state prepared beforehand for chunks with header h (on the
+// caller's thread: it allocates), then one block of a regular
 // chunk (no delta: it needs block 0) decoded by worker `worker` into that worker's scratch, at least its bytes
 // [begin, end) (chunk_block_request.range).
 [[nodiscard]] const executor& chunk_decoder_executor(const chunk_decoder& d) noexcept;
-[[nodiscard]] status chunk_decoder_reserve(chunk_decoder& d, size_t blocksize) noexcept;
+[[nodiscard]] status chunk_decoder_prepare(chunk_decoder& d, const chunk_header& h) noexcept;
 [[nodiscard]] status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                            size_t begin, size_t end, bytes_view* decoded) noexcept;
 

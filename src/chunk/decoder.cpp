@@ -351,6 +351,26 @@ struct chunk_decoder_access {
     return ok_status();
   }
 
+  // Codec state for the chunk's codec, made here on the caller's thread for the workers that may run its blocks
+  // (all of them when `parallel`, else worker 0): tasks never allocate.
+  static status codecs_prepare(chunk_decoder& d, const chunk_header& h, bool parallel) noexcept {
+    if (h.special != chunk_special::none || h.memcpyed) return ok_status();
+    const uint32_t n = parallel ? d.nworkers_ : 1;
+    for (uint32_t i = 0; i < n; ++i) {
+      detail::codec_context& c = d.workers_[i].codecs;
+      switch (h.format) {
+        case codec_format::zlib: TESSERA_TRY(detail::zlib_decoder_prepare(c)); break;
+        case codec_format::zstd: TESSERA_TRY(detail::zstd_decoder_prepare(c)); break;
+        default: break;  // BloscLZ and LZ4 decode without state
+      }
+    }
+    return ok_status();
+  }
+
+  static bool runs_parallel(const chunk_decoder& d, size_t ntasks) noexcept {
+    return ntasks > 1 && d.nworkers_ > 1 && d.options_.exec.run != nullptr;
+  }
+
   static result<uint8_t*> block0_ensure(chunk_decoder& d, size_t blocksize) noexcept {
     if (d.block0_size_ >= blocksize) return d.block0_;
     if (d.options_.fixed_scratch && d.block0_ != nullptr)
@@ -451,6 +471,7 @@ struct chunk_decoder_access {
       auto largest = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
       if (!largest.ok()) return largest.err();
       TESSERA_TRY(scratch_ensure(d, *largest));
+      TESSERA_TRY(codecs_prepare(d, h, false));
       size_t offset = 0;
       for (size_t i = 0; i < h.nblocks; ++i) {
         auto vb = detail::vl_block_get(h, l, i);
@@ -461,6 +482,7 @@ struct chunk_decoder_access {
       return nbytes;
     }
     TESSERA_TRY(scratch_ensure(d, static_cast<size_t>(h.blocksize)));
+    TESSERA_TRY(codecs_prepare(d, h, runs_parallel(d, h.nblocks)));
     for (uint32_t i = 0; i < d.nworkers_; ++i) d.workers_[i].err = ok_status();
     job j;
     j.h = &h;
@@ -500,6 +522,7 @@ struct chunk_decoder_access {
     }
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
     chunk_decoder::worker& w = d.workers_[0];
+    TESSERA_TRY(codecs_prepare(d, h, false));
     if (h.vlblocks) {
       if (chunk_has_delta(h)) return make_error(errc::unsupported, "chunk: delta over variable-length blocks");
       TESSERA_TRY(scratch_ensure(d, e.size));
@@ -626,6 +649,7 @@ struct chunk_decoder_access {
         largest = *scan;
       }
       TESSERA_TRY(scratch_ensure(d, largest));
+      TESSERA_TRY(codecs_prepare(d, h, runs_parallel(d, r.count)));
       j.scratch_blocksize = d.scratch_blocksize_;
       if (h.special == chunk_special::none && !h.vlblocks && chunk_has_delta(h) && h.nblocks > 1) {
         bool later = false;
@@ -640,7 +664,7 @@ struct chunk_decoder_access {
       }
     }
     for (uint32_t i = 0; i < d.nworkers_; ++i) d.workers_[i].err = ok_status();
-    if (r.count == 1 || d.nworkers_ == 1 || d.options_.exec.run == nullptr) {
+    if (!runs_parallel(d, r.count)) {
       for (size_t i = 0; i < r.count && !j.failed.load(std::memory_order_relaxed); ++i) blocks_task(&j, i, 0);
     } else {
       executor_run(d.options_.exec, r.count, blocks_task, &j);
@@ -695,8 +719,10 @@ namespace detail {
 
 const executor& chunk_decoder_executor(const chunk_decoder& d) noexcept { return chunk_decoder_access::exec(d); }
 
-status chunk_decoder_reserve(chunk_decoder& d, size_t blocksize) noexcept {
-  return chunk_decoder_access::scratch_ensure(d, blocksize);
+status chunk_decoder_prepare(chunk_decoder& d, const chunk_header& h) noexcept {
+  if (h.blocksize < 0) return make_error(errc::malformed, "chunk: negative blocksize");
+  TESSERA_TRY(chunk_decoder_access::scratch_ensure(d, static_cast<size_t>(h.blocksize)));
+  return chunk_decoder_access::codecs_prepare(d, h, true);
 }
 
 status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,

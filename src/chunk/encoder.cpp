@@ -380,6 +380,23 @@ struct chunk_encoder_access {
     return ok_status();
   }
 
+  // Codec state for this chunk's codec and level, made here on the caller's thread for every worker that may
+  // encode its blocks: tasks never allocate. Sized for the scratch's block size, which only grows.
+  static status codecs_prepare(chunk_encoder& e, const encode_plan& p) noexcept {
+    const uint32_t n = parallel(e) && p.nblocks > 1 ? e.nworkers_ : 1;
+    for (uint32_t i = 0; i < n; ++i) {
+      detail::codec_context& c = e.workers_[i].codecs;
+      switch (p.compressor) {
+        case codec::blosclz: break;  // its workspace is made at init
+        case codec::lz4: TESSERA_TRY(detail::lz4_encoder_prepare(c, false)); break;
+        case codec::lz4hc: TESSERA_TRY(detail::lz4_encoder_prepare(c, true)); break;
+        case codec::zlib: TESSERA_TRY(detail::zlib_encoder_prepare(c, p.codec_level)); break;
+        case codec::zstd: TESSERA_TRY(detail::zstd_encoder_prepare(c, p.codec_level, e.scratch_blocksize_)); break;
+      }
+    }
+    return ok_status();
+  }
+
   static status init(chunk_encoder& e, const allocator& alloc, const chunk_encoder_options& options) noexcept {
     workers_free(e);
     e.alloc_ = alloc;
@@ -558,6 +575,7 @@ struct chunk_encoder_access {
 
     if (!memcpyed) {
       TESSERA_TRY(scratch_ensure(e, p.blocksize));
+      TESSERA_TRY(codecs_prepare(e, p));
       auto r = blocks_encode(e, p, o, ntbytes, destsize);
       if (!r.ok()) return r.err();
       if (*r > 0) {

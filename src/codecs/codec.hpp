@@ -11,14 +11,24 @@
 
 namespace tessera::detail {
 
-// Per-worker codec state, created on first use from `alloc` and reused across calls.
+// Per-worker codec state, reused across calls. The caller's allocator may be called only from the thread that
+// called the API and never concurrently, while codecs run on the executor's workers: so every state is created
+// by a *_prepare function on the calling thread before the tasks run, and (de)compression itself never
+// allocates (zstd contexts live in static workspaces; zlib's allocations are refused outside prepare).
 struct codec_context {
   allocator alloc{};
-  void* zstd_dctx = nullptr;
-  void* zstd_cctx = nullptr;
+  void* zstd_dctx = nullptr;     // a static ZSTD_DCtx in zstd_dctx_mem
+  void* zstd_dctx_mem = nullptr;
+  size_t zstd_dctx_mem_size = 0;
+  void* zstd_cctx = nullptr;     // a static ZSTD_CCtx in zstd_cctx_mem, sized for zstd_cctx_level and _src
+  void* zstd_cctx_mem = nullptr;
+  size_t zstd_cctx_mem_size = 0;
+  int zstd_cctx_level = 0;
+  size_t zstd_cctx_src = 0;
   void* zlib_inflate = nullptr;  // a z_stream with an inflate state
   void* zlib_deflate = nullptr;  // a z_stream with a deflate state
   int zlib_deflate_level = -1;
+  bool zlib_may_allocate = false;  // true only inside a prepare call, on the caller's thread
   void* lz4_state = nullptr;     // LZ4_stream_t (fast) state
   size_t lz4_state_size = 0;
   void* lz4hc_state = nullptr;   // LZ4_streamHC_t state
@@ -26,6 +36,15 @@ struct codec_context {
 };
 
 void codec_context_release(codec_context& c) noexcept;
+
+// Create what decompressing (or compressing streams of at most max_src bytes) needs, on the calling thread; a no-op
+// when it is there already. Without them the (de)compressors fail with invalid_argument instead of allocating.
+// Libraries that are absent succeed here and fail later with codec_unavailable.
+[[nodiscard]] status zlib_decoder_prepare(codec_context& c) noexcept;
+[[nodiscard]] status zstd_decoder_prepare(codec_context& c) noexcept;
+[[nodiscard]] status lz4_encoder_prepare(codec_context& c, bool hc) noexcept;
+[[nodiscard]] status zlib_encoder_prepare(codec_context& c, int level) noexcept;
+[[nodiscard]] status zstd_encoder_prepare(codec_context& c, int level, size_t max_src) noexcept;
 
 // Defined by each library's wrapper (a no-op, or 0, when the library is absent).
 void lz4_context_release(codec_context& c) noexcept;

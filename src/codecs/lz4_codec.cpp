@@ -13,6 +13,7 @@ namespace tessera::detail {
 
 namespace {
 constexpr size_t kIntMax = static_cast<size_t>(std::numeric_limits<int>::max());
+constexpr size_t kStateAlign = alignof(void*) > 8 ? alignof(void*) : 8;
 }  // namespace
 
 #ifdef TESSERA_HAVE_LZ4
@@ -47,14 +48,19 @@ status lz4_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept
   return ok_status();
 }
 
+status lz4_encoder_prepare(codec_context& c, bool hc) noexcept {
+  void*& state = hc ? c.lz4hc_state : c.lz4_state;
+  if (state != nullptr) return ok_status();
+  const size_t size = static_cast<size_t>(hc ? LZ4_sizeofStateHC() : LZ4_sizeofState());
+  state = allocator_allocate(c.alloc, size, kStateAlign);
+  if (state == nullptr) return make_error(errc::out_of_memory, "lz4: allocator refused the compression state");
+  (hc ? c.lz4hc_state_size : c.lz4_state_size) = size;
+  return ok_status();
+}
+
 result<size_t> lz4_compress(codec_context& c, bytes_view in, bytes_mut out, int acceleration) noexcept {
   if (in.size() > kIntMax) return make_error(errc::invalid_argument, "lz4: input larger than 2 GiB");
-  if (c.lz4_state == nullptr) {
-    const size_t size = static_cast<size_t>(LZ4_sizeofState());
-    c.lz4_state = allocator_allocate(c.alloc, size, alignof(void*) > 8 ? alignof(void*) : 8);
-    if (c.lz4_state == nullptr) return make_error(errc::out_of_memory, "lz4: allocator refused the state");
-    c.lz4_state_size = size;
-  }
+  if (c.lz4_state == nullptr) return make_error(errc::invalid_argument, "lz4: compression state not prepared");
   const int cap = static_cast<int>(out.size() > kIntMax ? kIntMax : out.size());
   const int n = LZ4_compress_fast_extState(c.lz4_state, reinterpret_cast<const char*>(in.data()),
                                            reinterpret_cast<char*>(out.data()), static_cast<int>(in.size()), cap,
@@ -64,12 +70,7 @@ result<size_t> lz4_compress(codec_context& c, bytes_view in, bytes_mut out, int 
 
 result<size_t> lz4hc_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept {
   if (in.size() > kIntMax) return make_error(errc::invalid_argument, "lz4hc: input larger than 2 GiB");
-  if (c.lz4hc_state == nullptr) {
-    const size_t size = static_cast<size_t>(LZ4_sizeofStateHC());
-    c.lz4hc_state = allocator_allocate(c.alloc, size, alignof(void*) > 8 ? alignof(void*) : 8);
-    if (c.lz4hc_state == nullptr) return make_error(errc::out_of_memory, "lz4hc: allocator refused the state");
-    c.lz4hc_state_size = size;
-  }
+  if (c.lz4hc_state == nullptr) return make_error(errc::invalid_argument, "lz4hc: compression state not prepared");
   const int cap = static_cast<int>(out.size() > kIntMax ? kIntMax : out.size());
   const int n = LZ4_compress_HC_extStateHC(c.lz4hc_state, reinterpret_cast<const char*>(in.data()),
                                            reinterpret_cast<char*>(out.data()), static_cast<int>(in.size()), cap,
@@ -82,9 +83,8 @@ size_t lz4_encoder_state_estimate(bool hc) noexcept {
 }
 
 void lz4_context_release(codec_context& c) noexcept {
-  const size_t align = alignof(void*) > 8 ? alignof(void*) : 8;
-  if (c.lz4_state != nullptr) allocator_deallocate(c.alloc, c.lz4_state, c.lz4_state_size, align);
-  if (c.lz4hc_state != nullptr) allocator_deallocate(c.alloc, c.lz4hc_state, c.lz4hc_state_size, align);
+  if (c.lz4_state != nullptr) allocator_deallocate(c.alloc, c.lz4_state, c.lz4_state_size, kStateAlign);
+  if (c.lz4hc_state != nullptr) allocator_deallocate(c.alloc, c.lz4hc_state, c.lz4hc_state_size, kStateAlign);
   c.lz4_state = nullptr;
   c.lz4hc_state = nullptr;
 }
@@ -92,6 +92,7 @@ void lz4_context_release(codec_context& c) noexcept {
 #else  // no liblz4
 
 bool lz4_available() noexcept { return false; }
+status lz4_encoder_prepare(codec_context&, bool) noexcept { return ok_status(); }
 
 status lz4_decompress(bytes_view, bytes_mut, bytes_view) noexcept {
   return make_error(errc::codec_unavailable, "the chunk needs the LZ4 codec, which this build does not include");

@@ -1,9 +1,10 @@
-// Zstd through libzstd, with ZSTD_customMem routed to the caller's allocator. One DCtx (and one CCtx) per codec
-// context, reused across streams. Dictionaries are given raw, as the chunk stores them.
+// Zstd through libzstd. One DCtx (and one CCtx) per codec context, each a static context in a workspace from the
+// caller's allocator, made on the caller's thread: zstd itself never allocates. Dictionaries are given raw, as
+// the chunk stores them.
 #include "codecs/codec.hpp"
 
 #ifdef TESSERA_HAVE_ZSTD
-#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_customMem, ZSTD_createDCtx_advanced, ZSTD_estimateDCtxSize
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticDCtx/CCtx and their size estimates
 #include <zstd.h>
 #include <zstd_errors.h>
 #endif
@@ -14,26 +15,35 @@ namespace tessera::detail {
 
 namespace {
 
-void* zstd_alloc(void* opaque, size_t size) { return sized_allocate(*static_cast<const allocator*>(opaque), size); }
-void zstd_free(void* opaque, void* address) { sized_deallocate(*static_cast<const allocator*>(opaque), address); }
+constexpr size_t kWorkspaceAlign = 64;  // zstd needs 8; a cache line keeps workers' tables apart
 
-ZSTD_customMem zstd_mem(codec_context& c) noexcept {
-  ZSTD_customMem m;
-  m.customAlloc = zstd_alloc;
-  m.customFree = zstd_free;
-  m.opaque = &c.alloc;
-  return m;
+void workspace_free(codec_context& c, void*& mem, size_t& size) noexcept {
+  if (mem != nullptr) allocator_deallocate(c.alloc, mem, size, kWorkspaceAlign);
+  mem = nullptr;
+  size = 0;
 }
 
 }  // namespace
 
 bool zstd_available() noexcept { return true; }
 
-status zstd_decompress(codec_context& c, bytes_view in, bytes_mut out, bytes_view dict) noexcept {
+status zstd_decoder_prepare(codec_context& c) noexcept {
+  if (c.zstd_dctx != nullptr) return ok_status();
+  const size_t size = ZSTD_estimateDCtxSize();
+  void* mem = allocator_allocate(c.alloc, size, kWorkspaceAlign);
+  if (mem == nullptr) return make_error(errc::out_of_memory, "zstd: allocator refused the DCtx");
+  c.zstd_dctx = ZSTD_initStaticDCtx(mem, size);
+  c.zstd_dctx_mem = mem;
+  c.zstd_dctx_mem_size = size;
   if (c.zstd_dctx == nullptr) {
-    c.zstd_dctx = ZSTD_createDCtx_advanced(zstd_mem(c));
-    if (c.zstd_dctx == nullptr) return make_error(errc::out_of_memory, "zstd: allocator refused the DCtx");
+    workspace_free(c, c.zstd_dctx_mem, c.zstd_dctx_mem_size);
+    return make_error(errc::out_of_memory, "zstd: the DCtx does not fit its workspace");
   }
+  return ok_status();
+}
+
+status zstd_decompress(codec_context& c, bytes_view in, bytes_mut out, bytes_view dict) noexcept {
+  if (c.zstd_dctx == nullptr) return make_error(errc::invalid_argument, "zstd: decoder context not prepared");
   auto* dctx = static_cast<ZSTD_DCtx*>(c.zstd_dctx);
   size_t n;
   if (!dict.empty()) {
@@ -41,25 +51,40 @@ status zstd_decompress(codec_context& c, bytes_view in, bytes_mut out, bytes_vie
   } else {
     n = ZSTD_decompressDCtx(dctx, out.data(), out.size(), in.data(), in.size());
   }
-  if (ZSTD_isError(n)) {
-    if (ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation)
-      return make_error(errc::out_of_memory, "zstd: allocator refused decompression memory");
-    return make_error(errc::corrupt, "zstd: invalid compressed stream");
-  }
+  if (ZSTD_isError(n)) return make_error(errc::corrupt, "zstd: invalid compressed stream");
   if (n != out.size()) return make_error(errc::corrupt, "zstd: stream decodes to a wrong size");
   return ok_status();
 }
 
-result<size_t> zstd_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept {
+// The static CCtx for `level` holds any input up to max_src: zstd sizes its tables from the input size, and a
+// smaller input never needs more.
+status zstd_encoder_prepare(codec_context& c, int level, size_t max_src) noexcept {
+  if (c.zstd_cctx != nullptr && c.zstd_cctx_level == level && c.zstd_cctx_src >= max_src) return ok_status();
+  c.zstd_cctx = nullptr;
+  workspace_free(c, c.zstd_cctx_mem, c.zstd_cctx_mem_size);
+  const size_t size = zstd_encoder_state_estimate(level, max_src);
+  void* mem = allocator_allocate(c.alloc, size, kWorkspaceAlign);
+  if (mem == nullptr) return make_error(errc::out_of_memory, "zstd: allocator refused the CCtx");
+  c.zstd_cctx_mem = mem;
+  c.zstd_cctx_mem_size = size;
+  c.zstd_cctx = ZSTD_initStaticCCtx(mem, size);
   if (c.zstd_cctx == nullptr) {
-    c.zstd_cctx = ZSTD_createCCtx_advanced(zstd_mem(c));
-    if (c.zstd_cctx == nullptr) return make_error(errc::out_of_memory, "zstd: allocator refused the CCtx");
+    workspace_free(c, c.zstd_cctx_mem, c.zstd_cctx_mem_size);
+    return make_error(errc::out_of_memory, "zstd: the CCtx does not fit its workspace");
   }
+  c.zstd_cctx_level = level;
+  c.zstd_cctx_src = max_src;
+  return ok_status();
+}
+
+result<size_t> zstd_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept {
+  if (c.zstd_cctx == nullptr || c.zstd_cctx_level != clevel || in.size() > c.zstd_cctx_src)
+    return make_error(errc::invalid_argument, "zstd: encoder context not prepared for this level and size");
   const size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(c.zstd_cctx), out.data(), out.size(), in.data(),
                                      in.size(), clevel);
   if (ZSTD_isError(n)) {
     if (ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation)
-      return make_error(errc::out_of_memory, "zstd: allocator refused compression memory");
+      return make_error(errc::out_of_memory, "zstd: the CCtx's workspace is too small");
     return size_t{0};  // does not fit: stored verbatim
   }
   return n;
@@ -68,21 +93,23 @@ result<size_t> zstd_compress(codec_context& c, bytes_view in, bytes_mut out, int
 int zstd_max_level() noexcept { return ZSTD_maxCLevel(); }
 
 void zstd_context_release(codec_context& c) noexcept {
-  if (c.zstd_dctx != nullptr) ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(c.zstd_dctx));
-  if (c.zstd_cctx != nullptr) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(c.zstd_cctx));
-  c.zstd_dctx = nullptr;
+  c.zstd_dctx = nullptr;  // static contexts own nothing outside their workspace
   c.zstd_cctx = nullptr;
+  workspace_free(c, c.zstd_dctx_mem, c.zstd_dctx_mem_size);
+  workspace_free(c, c.zstd_cctx_mem, c.zstd_cctx_mem_size);
 }
 
-size_t zstd_decoder_state_estimate() noexcept { return ZSTD_estimateDCtxSize() + 1024; }
+size_t zstd_decoder_state_estimate() noexcept { return ZSTD_estimateDCtxSize() + kWorkspaceAlign; }
 // The CCtx for inputs of at most max_src bytes (zstd sizes its tables from the input size it is given).
 size_t zstd_encoder_state_estimate(int level, size_t max_src) noexcept {
-  return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level, max_src, 0)) + 4096;
+  return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level, max_src, 0));
 }
 
 #else  // no libzstd
 
 bool zstd_available() noexcept { return false; }
+status zstd_decoder_prepare(codec_context&) noexcept { return ok_status(); }
+status zstd_encoder_prepare(codec_context&, int, size_t) noexcept { return ok_status(); }
 status zstd_decompress(codec_context&, bytes_view, bytes_mut, bytes_view) noexcept {
   return make_error(errc::codec_unavailable, "the chunk needs the Zstd codec, which this build does not include");
 }

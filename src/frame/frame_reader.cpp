@@ -358,7 +358,7 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     const size_t buffer_size = static_cast<size_t>((data_start + largest + 15) / 16 * 16);
     if (buffer_size > SIZE_MAX / ex.workers) return make_error(errc::overflow, "chunk: block buffers overflow");
     TESSERA_TRY(state_buffer_reserve(s, &s.worker_scratch, &s.worker_scratch_cap, buffer_size * ex.workers));
-    TESSERA_TRY(chunk_decoder_reserve(d, static_cast<size_t>(h.blocksize)));
+    TESSERA_TRY(chunk_decoder_prepare(d, h));
     parallel_blocks job;
     job.d = &d;
     job.src = &src;
