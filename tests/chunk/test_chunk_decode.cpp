@@ -506,3 +506,53 @@ TESSERA_TEST(chunk_decode, arena_from_estimate) {
   REQUIRE(big > 0);
   CHECK_ERR(chunk_decode(d, bytes_view(g_chunk, big), bytes_mut(g_out, 20000)), errc::buffer_too_small);
 }
+
+namespace {
+
+struct prefix_probe {
+  static size_t block(void*, size_t) noexcept { return 0; }
+  static status consume(void*, size_t, bytes_view, uint32_t) noexcept { return ok_status(); }
+  static void range(void*, size_t, size_t* begin, size_t* end) noexcept {
+    *begin = 0;
+    *end = 64;  // a few items at the front: LZ4 stops early
+  }
+};
+
+}  // namespace
+
+// A partial LZ4 decode reads only the front of a stream; a stream whose tail is cut must still fail, as the
+// whole decode does, not hand out its front as if all were well.
+TESSERA_TEST(chunk_decode, partial_lz4_decode_checks_the_streams_tail) {
+  if (!codec_available(codec::lz4)) return;
+  const size_t n = 16 * 1024;
+  for (size_t i = 0; i < n; ++i) g_src[i] = static_cast<uint8_t>((i / 7) * 13 + (i % 5));
+  chunk_encode_params p;
+  p.typesize = 1;
+  p.compressor = codec::lz4;
+  p.clevel = 5;
+  p.blocksize = static_cast<int32_t>(n);
+  p.split = split_mode::never;
+  p.filters[kChunkMaxFilters - 1] = 0;
+  test::counting_allocator ca;
+  chunk_encoder e;
+  REQUIRE_OK(chunk_encoder_init(e, ca.get()));
+  auto cs = chunk_encode(e, p, bytes_view(g_src, n), bytes_mut(g_chunk, sizeof g_chunk));
+  REQUIRE_OK(cs);
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, ca.get()));
+  chunk_block_request r;
+  r.count = 1;
+  r.block = prefix_probe::block;
+  r.consume = prefix_probe::consume;
+  r.range = prefix_probe::range;
+  CHECK_OK(chunk_decode_blocks(d, bytes_view(g_chunk, *cs), r));
+  // One block, one stream: its csize sits after the header and the block start. Cut the stream's last byte.
+  const size_t at = kChunkHeaderExtendedSize + 4;
+  const uint32_t le = static_cast<uint32_t>(g_chunk[at]) | static_cast<uint32_t>(g_chunk[at + 1]) << 8 |
+                      static_cast<uint32_t>(g_chunk[at + 2]) << 16 | static_cast<uint32_t>(g_chunk[at + 3]) << 24;
+  REQUIRE(le > 100 && le + at + 4 == *cs);  // compressed, and the only stream
+  const uint32_t cut = le - 1;
+  for (int k = 0; k < 4; ++k) g_chunk[at + k] = static_cast<uint8_t>(cut >> (8 * k));
+  CHECK_ERR(chunk_decode(d, bytes_view(g_chunk, *cs), bytes_mut(g_out, sizeof g_out)), errc::corrupt);
+  CHECK_ERR(chunk_decode_blocks(d, bytes_view(g_chunk, *cs), r), errc::corrupt);
+}
