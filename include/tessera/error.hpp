@@ -55,8 +55,10 @@ class [[nodiscard]] result {
   result(T&& v) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(true) {  ///< NOLINT
     new (&storage_.value) T(std::move(v));
   }
-  result(error e) noexcept : has_value_(false) {  ///< NOLINT: an error converts implicitly, like a return value
-    storage_.err = e;
+  /// An error converts implicitly, like a return value. An error whose code is ok is a bug of the code that made
+  /// it: it becomes invalid_argument, so a failed result never reports success.
+  result(error e) noexcept : has_value_(false) {  ///< NOLINT
+    storage_.err = e.ok() ? error{errc::invalid_argument, "internal: a result was made from an error whose code is ok"} : e;
   }
   result(const result& o) : has_value_(o.has_value_) {
     if (has_value_) new (&storage_.value) T(o.storage_.value);

@@ -12,8 +12,11 @@ class span {
  public:
   constexpr span() noexcept = default;
   constexpr span(T* data, size_t size) noexcept : data_(data), size_(size) {}
+  /// An array converts implicitly. A char array ending in NUL is a string (a literal: `p.dtype = "<f4"`), whose
+  /// terminator is not part of the view; any other array is viewed whole.
   template <size_t N>
-  constexpr span(T (&array)[N]) noexcept : data_(array), size_(N) {}  // NOLINT: arrays convert implicitly
+  constexpr span(T (&array)[N]) noexcept  // NOLINT: arrays convert implicitly
+      : data_(array), size_(string_size(array, N)) {}
   /// span<T> converts to span<const T>.
   template <class U, class = std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>>>
   constexpr span(span<U> other) noexcept : data_(other.data()), size_(other.size()) {}  // NOLINT
@@ -33,6 +36,15 @@ class span {
   }
 
  private:
+  static constexpr size_t string_size(T* array, size_t n) noexcept {
+    if constexpr (std::is_same_v<std::remove_cv_t<T>, char>) {
+      return n > 0 && array[n - 1] == '\0' ? n - 1 : n;
+    } else {
+      (void)array;
+      return n;
+    }
+  }
+
   T* data_ = nullptr;
   size_t size_ = 0;
 };

@@ -534,3 +534,24 @@ TESSERA_TEST(array_model, squeeze_rechunks_when_dims_are_padded) {
   }
   CHECK(!counting.leaked());
 }
+
+TESSERA_TEST(array_model, a_dtype_given_as_a_string_literal_is_stored_without_its_terminator) {
+  test::counting_allocator counting;
+  const allocator alloc = counting.get();
+  {
+    growable_buffer g;
+    growable_buffer_init(g, alloc);
+    array_params p;
+    p.ndim = 1;
+    p.shape[0] = 10;
+    p.dtype = "<f4";  // a literal: the b2nd metalayer says "<f4", not "<f4\0"
+    array a;
+    REQUIRE_OK(array_create(a, array_target_contiguous(growable_buffer_storage(g)), alloc, p, array_fill_zeros()));
+    const span<const char> dt = array_dtype(a);
+    REQUIRE_EQ(dt.size(), 3u);
+    CHECK(std::memcmp(dt.data(), "<f4", 3) == 0);
+    CHECK_EQ(array_itemsize(a), 4);
+    (void)array_close(a);
+  }
+  CHECK(!counting.leaked());
+}

@@ -1,4 +1,5 @@
 #include "tessera/allocator.hpp"
+#include "tessera/span.hpp"
 
 #include "../support/check.hpp"
 #include "../support/test_allocators.hpp"
@@ -122,4 +123,25 @@ TESSERA_TEST(allocator, reallocate_keeps_the_bytes_with_or_without_the_callback)
   CHECK(z != x);
   CHECK_EQ(z[99], 7);
   CHECK(allocator_reallocate(aa, z, 400, 4096, 16, 400) == nullptr);  // past the arena
+}
+
+TESSERA_TEST(span, a_string_literal_is_viewed_without_its_terminator) {
+  const span<const char> dtype = "<f4";
+  CHECK_EQ(dtype.size(), 3u);
+  CHECK(dtype[0] == '<' && dtype[2] == '4');
+  const char name[5] = {'b', '2', 'n', 'd', 'x'};  // not a string: viewed whole
+  CHECK_EQ(span<const char>(name).size(), 5u);
+  const uint8_t bytes[3] = {1, 2, 0};  // other element types: always whole
+  CHECK_EQ(bytes_view(bytes).size(), 3u);
+  constexpr span<const char> empty = "";
+  static_assert(empty.size() == 0, "an empty literal is an empty view");
+}
+
+TESSERA_TEST(error, a_result_from_an_ok_error_is_a_failure) {
+  const result<int> r = error{};
+  CHECK(!r.ok());
+  CHECK(!r.err().ok());
+  CHECK(r.err().code == errc::invalid_argument);
+  const result<int> e = make_error(errc::truncated, "x");
+  CHECK(e.err().code == errc::truncated);
 }
