@@ -173,9 +173,10 @@ struct frame_chunk_ref {
 };
 [[nodiscard]] result<frame_chunk_ref> frame_chunk_locate(frame& f, int64_t nchunk) noexcept;
 
-/// The compressed chunk nchunk: a view into the storage when it has one (valid until the next write), else
-/// read into `buffer` (allocated from the frame's allocator). For special index entries, a 32-byte special-value
-/// chunk is built in `buffer`.
+/// The compressed chunk nchunk: for a read-only frame, a view into the storage when it has one (valid while
+/// nobody writes the storage); for a writable frame, and without a view, read into `buffer` (allocated from the
+/// frame's allocator), so the frame's own later writes never invalidate it. For special index entries, a 32-byte
+/// special-value chunk is built in `buffer`.
 [[nodiscard]] result<bytes_view> frame_chunk_read(frame& f, int64_t nchunk, owned_array<uint8_t>& buffer) noexcept;
 
 /// Decodes chunk nchunk into out (at least its nbytes) and returns nbytes.

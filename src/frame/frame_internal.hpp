@@ -276,7 +276,9 @@ void special_chunk_write(chunk_special kind, int32_t nbytes, int32_t typesize, i
 [[nodiscard]] status frame_open_sframe_state(frame_state& s) noexcept;
 [[nodiscard]] status frame_chunk_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
 [[nodiscard]] result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept;
-// The compressed bytes of chunk nchunk (into *buffer, or the state's scratch when buffer is null).
-[[nodiscard]] result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer) noexcept;
+// The compressed bytes of chunk nchunk: a view into the storage when it has one and may_view, else read into
+// *buffer (or the state's scratch when buffer is null).
+[[nodiscard]] result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer,
+                                             bool may_view = true) noexcept;
 
 }  // namespace tessera::detail

@@ -56,6 +56,20 @@ result<chunk_header> source_header(frame_state& s, const chunk_source& src, uint
   return h;
 }
 
+// A stored chunk's own block size decides the decoder scratch it grows to (blocks per worker, and block 0 for
+// delta): a claim of the chunk's header, held to the frame's budget as array_open holds the b2nd block shape.
+// VL-block chunks size it by their largest block (at most nbytes); special and memcpyed chunks need none.
+status decode_scratch_check(const frame_state& s, const chunk_decoder& d, const chunk_header& h) noexcept {
+  if (h.special != chunk_special::none || h.memcpyed || h.vlblocks) return ok_status();
+  chunk_decoder_options o;
+  o.exec = chunk_decoder_executor(d);
+  o.max_blocksize = 0;
+  const size_t none = chunk_decoder_estimate(o);
+  o.max_blocksize = static_cast<size_t>(h.blocksize);
+  return state_budget_check(s, chunk_decoder_estimate(o) - none,
+                            "frame: a chunk's blocksize needs more decoder scratch than max_alloc");
+}
+
 // The bytes [at, at + n) of a chunk source: a view, or read into the state's scratch at scratch_off.
 result<const uint8_t*> source_bytes(frame_state& s, const chunk_source& src, uint64_t at, size_t n, size_t scratch_off) noexcept {
   const bytes_view v = storage_view(src.st);
@@ -487,7 +501,7 @@ result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept {
   return r;
 }
 
-result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer) noexcept {
+result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer, bool may_view) noexcept {
   auto ref = chunk_locate(s, nchunk);
   if (!ref.ok()) return ref.err();
   if (ref->special != chunk_special::none) {
@@ -507,7 +521,7 @@ result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8
   if (!src.ok()) return src.err();
   const size_t cb = static_cast<size_t>(ref->cbytes);
   if (static_cast<uint64_t>(cb) > src->limit) return make_error(errc::corrupt, "frame: chunk runs past the frame's data");
-  if (!s.sparse) {
+  if (!s.sparse && may_view) {
     const bytes_view v = storage_view(src->st);
     if (!v.empty() && src->pos <= v.size() && cb <= v.size() - src->pos) return bytes_view(v.data() + src->pos, cb);
   }
@@ -677,7 +691,9 @@ result<frame_chunk_ref> frame_chunk_locate(frame& f, int64_t nchunk) noexcept {
 result<bytes_view> frame_chunk_read(frame& f, int64_t nchunk, owned_array<uint8_t>& buffer) noexcept {
   frame_state* s = frame_access::get(f);
   if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
-  return detail::chunk_bytes(*s, nchunk, &buffer);
+  // A writable frame's next append may move its storage (a growable buffer reallocates): a view handed to the
+  // caller could dangle, so its chunks are always copied into `buffer`.
+  return detail::chunk_bytes(*s, nchunk, &buffer, !s->options.writable);
 }
 
 result<size_t> frame_chunk_decode(frame& f, chunk_decoder& d, int64_t nchunk, bytes_mut out) noexcept {
@@ -685,6 +701,8 @@ result<size_t> frame_chunk_decode(frame& f, chunk_decoder& d, int64_t nchunk, by
   if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
   auto bytes = detail::chunk_bytes(*s, nchunk, nullptr);
   if (!bytes.ok()) return bytes.err();
+  auto h = chunk_header_read(*bytes);
+  if (h.ok()) TESSERA_TRY(detail::decode_scratch_check(*s, d, *h));
   return chunk_decode(d, *bytes, out);
 }
 
@@ -735,6 +753,12 @@ status frame_blocks_decode(frame& f, chunk_decoder& d, int64_t nchunk, const chu
   detail::sparse_entry entry;
   auto src = detail::chunk_source_get(*s, nchunk, entry);
   if (!src.ok()) return src.err();
+  {
+    uint8_t hb[kChunkHeaderExtendedSize];
+    auto h = detail::source_header(*s, *src, hb);
+    if (!h.ok()) return h.err();
+    TESSERA_TRY(detail::decode_scratch_check(*s, d, *h));
+  }
   TESSERA_TRY(detail::blocks_decode_lazy(*s, d, *src, request));
   return entry.close();
 }

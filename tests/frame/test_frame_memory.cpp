@@ -299,3 +299,44 @@ TESSERA_TEST(frame_memory, frame_at_an_offset) {
   growable_buffer_release(buf);
   CHECK(!ca.leaked());
 }
+
+// A chunk read from a writable frame on a growable buffer outlives the frame's later appends, which move the
+// buffer: it is a copy, not a view that would dangle (ASan saw the view read freed memory).
+TESSERA_TEST(frame_memory, chunk_read_from_a_writable_frame_survives_appends) {
+  tessera::test::counting_allocator ca;
+  {
+    growable_buffer gb;
+    growable_buffer_init(gb, ca.get());
+    const storage st = growable_buffer_storage(gb);
+    frame_create_params p;
+    p.typesize = 4;
+    p.blocksize = kBlock;
+    p.chunksize = kChunk;
+    frame_open_options o;
+    o.durable = false;
+    frame f;
+    REQUIRE_OK(frame_create(f, st, ca.get(), p, o));
+    const size_t len0 = chunk_make(900, kChunk, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+    REQUIRE(len0 > 0);
+    static uint8_t first[sizeof g.chunk];
+    std::memcpy(first, g.chunk, len0);
+    REQUIRE_OK(frame_chunk_append(f, bytes_view(first, len0)));
+    REQUIRE_OK(frame_commit(f));
+    owned_array<uint8_t> buf;
+    auto bytes = frame_chunk_read(f, 0, buf);
+    REQUIRE_OK(bytes);
+    CHECK(bytes->data() == buf.data());  // copied, not a view into the growable buffer
+    const uint8_t* before = storage_view(st).data();
+    for (int i = 1; i < 40; ++i) {
+      const size_t len = chunk_make(900 + static_cast<uint64_t>(i), kChunk, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+      REQUIRE(len > 0);
+      REQUIRE_OK(frame_chunk_append(f, bytes_view(g.chunk, len)));
+    }
+    REQUIRE_OK(frame_commit(f));
+    CHECK(storage_view(st).data() != before);  // the buffer moved while it grew
+    REQUIRE(bytes->size() == len0);
+    CHECK(std::memcmp(bytes->data(), first, len0) == 0);
+    REQUIRE_OK(frame_close(f));
+  }
+  CHECK(!ca.leaked());
+}
