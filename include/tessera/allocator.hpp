@@ -1,4 +1,11 @@
 // Every byte the core uses comes from an allocator the caller passes (zstd's customMem, with alignment).
+//
+// The threading contract. The core calls an allocator only from the thread that called the API function it
+// was handed to, and never two of its calls at once: codec contexts and per-worker scratch are made on that
+// thread before any executor task runs, and tasks never allocate or free. So a bump arena or a firmware heap
+// that is not thread-safe is fine, even with a thread pool as the executor. One handle (array, frame, chunk
+// encoder or decoder) takes one call at a time; distinct handles may be used at the same time from different
+// threads as long as they do not share an allocator that is not thread-safe (or the caller serializes them).
 #pragma once
 
 #include <cstddef>

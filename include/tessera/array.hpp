@@ -135,7 +135,8 @@ struct array_access;
 }
 
 /// An open array: its frame, geometry, codec state. Not copyable; movable. Memory from the allocator given at
-/// create/open. One call at a time.
+/// create/open, called only on the thread of the current call (tessera/allocator.hpp). One call at a time on one
+/// handle; for reads from several threads, one handle each (array_open_again).
 class array {
  public:
   array() noexcept = default;

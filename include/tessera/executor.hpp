@@ -9,7 +9,8 @@ namespace tessera {
 
 /// A task: `index` is the task number in [0, ntasks); `worker` in [0, executor.workers) names the worker running
 /// it, so the task can use that worker's scratch without locks. Tasks must not throw (nothing in the core does)
-/// and report failures through their context.
+/// and report failures through their context. The core's tasks never call the caller's allocator: everything
+/// they use is made on the calling thread before run().
 using executor_task = void (*)(void* task_context, size_t index, uint32_t worker) noexcept;
 
 struct executor {
