@@ -61,5 +61,6 @@ int cmd_info(int argc, char** argv) noexcept;
 int cmd_dump(int argc, char** argv) noexcept;
 int cmd_create(int argc, char** argv) noexcept;
 int cmd_verify(int argc, char** argv) noexcept;
+int cmd_convert(int argc, char** argv) noexcept;
 
 }  // namespace tessera::cli

@@ -1,5 +1,6 @@
-// tessera dump FILE [--slice A:B,C:D,...] [--format raw|text] [-o OUT]: the items of the array or of a slice,
-// C order, as raw bytes or as text values by dtype.
+// tessera dump FILE [--slice A:B,C:D,...] [--format raw|text|npy] [-o OUT|-]: the items of the array or of a
+// slice, C order, as raw bytes, text values by dtype, or a NumPy .npy file. Streamed: one slab (about 16 MiB,
+// whole blocks' rows) is decoded at a time, its blocks on the thread pool, and written before the next.
 #include <cerrno>
 #include <cinttypes>
 #include <cstdint>
@@ -8,6 +9,9 @@
 #include <limits>
 
 #include "cli.hpp"
+#include "npy.hpp"
+#include "options.hpp"
+#include "progress.hpp"
 #include "tessera/dtype.hpp"
 
 namespace tessera::cli {
@@ -163,6 +167,102 @@ void print_value(FILE* out, value_kind k, const uint8_t* p, int32_t itemsize, bo
   }
 }
 
+// The selection's slabs for output: boxes contiguous in the output's C order (an index for dimensions
+// 0..level-1, a run along `level`, the selection's whole extent after it) whose runs end on block boundaries, so
+// each block is decoded once when level is 0 (the usual case: a run of blocks' rows of the array).
+struct dump_plan {
+  int ndim = 0;
+  int level = 0;
+  int64_t start[kMaxDims] = {};
+  int64_t stop[kMaxDims] = {};
+  int64_t chunk = 1;  // chunk and block extents along `level`
+  int64_t block = 1;
+  int64_t inner = 0;  // bytes per step along `level`
+  size_t budget = 0;
+  size_t max_bytes = 0;
+  // Iteration.
+  int64_t idx[kMaxDims] = {};
+  int64_t pos = 0;
+  bool done = false;
+};
+
+constexpr size_t kSlabBudget = size_t{16} << 20;  // bytes a slab aims at
+constexpr size_t kUnitLimit = size_t{32} << 20;   // a run of one block's rows larger than this goes a level down
+
+int64_t next_boundary(const dump_plan& p, int64_t x) {
+  const int64_t c0 = x / p.chunk * p.chunk;
+  int64_t b = c0 + ((x - c0) / p.block + 1) * p.block;
+  if (b > c0 + p.chunk) b = c0 + p.chunk;
+  return b < p.stop[p.level] ? b : p.stop[p.level];
+}
+
+void dump_plan_make(dump_plan& p, const array_layout& l, int64_t itemsize, const int64_t* start, const int64_t* stop) {
+  p.ndim = l.ndim;
+  for (int d = 0; d < l.ndim; ++d) {
+    p.start[d] = start[d];
+    p.stop[d] = stop[d];
+  }
+  p.budget = kSlabBudget;
+  if (l.ndim == 0) {
+    p.level = -1;
+    p.max_bytes = static_cast<size_t>(itemsize);
+    return;
+  }
+  p.level = l.ndim - 1;
+  for (int k = 0; k < l.ndim; ++k) {
+    double unit = static_cast<double>(itemsize) * static_cast<double>(l.blockshape[k]);
+    for (int d = k + 1; d < l.ndim; ++d) unit *= static_cast<double>(stop[d] - start[d]);
+    if (unit <= static_cast<double>(kUnitLimit)) {
+      p.level = k;
+      break;
+    }
+  }
+  p.chunk = l.chunkshape[p.level];
+  p.block = l.blockshape[p.level];
+  p.inner = itemsize;
+  for (int d = p.level + 1; d < l.ndim; ++d) p.inner *= stop[d] - start[d];
+  const int64_t unit = p.inner * p.block;
+  p.max_bytes = static_cast<size_t>(unit) > p.budget ? static_cast<size_t>(unit) : p.budget;
+  const int64_t whole = p.inner * (stop[p.level] - start[p.level]);
+  if (static_cast<int64_t>(p.max_bytes) > whole) p.max_bytes = static_cast<size_t>(whole);
+  for (int d = 0; d < p.level; ++d) p.idx[d] = start[d];
+  p.pos = start[p.level];
+  for (int d = 0; d < l.ndim; ++d) p.done |= start[d] == stop[d];
+}
+
+// The next slab's box; false when there is none.
+bool dump_plan_next(dump_plan& p, int64_t* start, int64_t* stop) {
+  if (p.done) return false;
+  if (p.level < 0) {
+    p.done = true;
+    return true;
+  }
+  for (int d = 0; d < p.level; ++d) {
+    start[d] = p.idx[d];
+    stop[d] = p.idx[d] + 1;
+  }
+  int64_t q = next_boundary(p, p.pos);
+  while (q < p.stop[p.level] && (next_boundary(p, q) - p.pos) * p.inner <= static_cast<int64_t>(p.budget))
+    q = next_boundary(p, q);
+  start[p.level] = p.pos;
+  stop[p.level] = q;
+  for (int d = p.level + 1; d < p.ndim; ++d) {
+    start[d] = p.start[d];
+    stop[d] = p.stop[d];
+  }
+  p.pos = q;
+  if (p.pos == p.stop[p.level]) {
+    p.pos = p.start[p.level];
+    int d = p.level - 1;
+    for (; d >= 0; --d) {
+      if (++p.idx[d] < p.stop[d]) break;
+      p.idx[d] = p.start[d];
+    }
+    if (d < 0) p.done = true;
+  }
+  return true;
+}
+
 }  // namespace
 
 int cmd_dump(int argc, char** argv) noexcept {
@@ -170,18 +270,21 @@ int cmd_dump(int argc, char** argv) noexcept {
   const char* slice = "";
   const char* format = "raw";
   const char* out_path = nullptr;
+  run_options ro;
   for (int i = 0; i < argc; ++i) {
     const char* v = nullptr;
-    if (option_take(argc, argv, i, "--slice", v)) {
+    if (int rc = run_option_take(kCmd, argc, argv, i, ro); rc >= 0) {
+      if (rc != 0) return rc;
+    } else if (option_take(argc, argv, i, "--slice", v)) {
       if (!v) return fail(kExitUsage, kCmd, "--slice needs a value (start:stop per dimension)");
       slice = v;
     } else if (option_take(argc, argv, i, "--format", v)) {
-      if (!v) return fail(kExitUsage, kCmd, "--format needs a value (raw or text)");
-      if (std::strcmp(v, "raw") != 0 && std::strcmp(v, "text") != 0)
-        return fail(kExitUsage, kCmd, "--format: '%s' is neither raw nor text", v);
+      if (!v) return fail(kExitUsage, kCmd, "--format needs a value (raw, text or npy)");
+      if (std::strcmp(v, "raw") != 0 && std::strcmp(v, "text") != 0 && std::strcmp(v, "npy") != 0)
+        return fail(kExitUsage, kCmd, "--format: '%s' is neither raw nor text nor npy", v);
       format = v;
     } else if (option_take(argc, argv, i, "-o", v) || option_take(argc, argv, i, "--output", v)) {
-      if (!v || v[0] == '\0') return fail(kExitUsage, kCmd, "-o needs a file name");
+      if (!v || v[0] == '\0') return fail(kExitUsage, kCmd, "-o needs a file name (or - for stdout)");
       out_path = v;
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
       return fail(kExitUsage, kCmd, "unknown option '%s'", argv[i]);
@@ -193,8 +296,15 @@ int cmd_dump(int argc, char** argv) noexcept {
   }
   if (path == nullptr) return fail(kExitUsage, kCmd, "no FILE given");
 
+  const uint32_t threads = run_threads(ro);
+  thread_pool pool;
+  executor exec = executor_serial();
+  if (threads > 1) {
+    if (auto e = thread_pool_init(pool, threads); !e.ok()) return fail_error(kCmd, "--threads", e);
+    exec = thread_pool_executor(pool);
+  }
   opened_array o;
-  if (int rc = array_open_path(kCmd, path, o, executor_serial()); rc != 0) return rc;
+  if (int rc = array_open_path(kCmd, path, o, exec); rc != 0) return rc;
   const array_layout& l = array_layout_get(o.a);
   int64_t start[kMaxDims] = {};
   int64_t stop[kMaxDims] = {};
@@ -202,44 +312,81 @@ int cmd_dump(int argc, char** argv) noexcept {
 
   const int32_t itemsize = array_itemsize(o.a);
   uint64_t nitems = 1;
+  int64_t ext[kMaxDims] = {};
   for (int d = 0; d < l.ndim; ++d) {
-    const uint64_t ext = static_cast<uint64_t>(stop[d] - start[d]);
-    if (ext != 0 && nitems > SIZE_MAX / ext) return fail(kExitFailure, kCmd, "%s: the selection is too large", path);
-    nitems *= ext;
+    ext[d] = stop[d] - start[d];
+    const uint64_t e = static_cast<uint64_t>(ext[d]);
+    if (e != 0 && nitems > (uint64_t{1} << 62) / e) return fail(kExitFailure, kCmd, "%s: the selection is too large", path);
+    nitems *= e;
   }
-  if (nitems > SIZE_MAX / static_cast<uint64_t>(itemsize))
+  if (nitems > (uint64_t{1} << 62) / static_cast<uint64_t>(itemsize))
     return fail(kExitFailure, kCmd, "%s: the selection is too large", path);
-  const size_t nbytes = static_cast<size_t>(nitems) * static_cast<size_t>(itemsize);
-  owned_array<uint8_t> buf;
-  if (nbytes > 0) {
-    if (auto e = buf.allocate(tool_allocator(), nbytes); !e.ok()) return fail_error(kCmd, "the selection's buffer", e);
-    if (auto e = array_slice_read(o.a, start, stop, bytes_mut(buf.data(), nbytes)); !e.ok())
-      return fail_error(kCmd, path, e);
-  }
+  const uint64_t nbytes = nitems * static_cast<uint64_t>(itemsize);
 
+  dump_plan plan;
+  dump_plan_make(plan, l, itemsize, start, stop);
+  owned_array<uint8_t> buf;
+  if (nbytes > 0)
+    if (auto e = buf.allocate(tool_allocator(), plan.max_bytes); !e.ok()) return fail_error(kCmd, "the slab buffer", e);
+
+  const bool raw = std::strcmp(format, "text") != 0;
   FILE* out = stdout;
   if (out_path != nullptr && std::strcmp(out_path, "-") != 0) {
-    out = std::fopen(out_path, std::strcmp(format, "raw") == 0 ? "wb" : "w");
+    out = std::fopen(out_path, raw ? "wb" : "w");
     if (out == nullptr) return fail(kExitFailure, kCmd, "-o: %s: %s", out_path, std::strerror(errno));
   }
-  if (std::strcmp(format, "raw") == 0) {
-    if (nbytes > 0) (void)std::fwrite(buf.data(), 1, nbytes, out);
-  } else {
-    const span<const char> dt = array_dtype(o.a);
-    const dtype_info di = dtype_parse(dt);
-    const value_kind k = value_kind_of(di, itemsize);
-    // '<' and '>' say the order; '=' (and '|', where it matters at all) mean the host's.
-    const bool big_endian = di.byte_order == '>' || (di.byte_order != '<' && !host_little_endian());
-    // One line per row of the last dimension.
-    const int64_t row = l.ndim == 0 ? 1 : stop[l.ndim - 1] - start[l.ndim - 1];
-    for (uint64_t i = 0; i < nitems; ++i) {
-      print_value(out, k, buf.data() + i * static_cast<uint64_t>(itemsize), itemsize, big_endian);
-      std::fputc((static_cast<int64_t>(i % static_cast<uint64_t>(row)) == row - 1) ? '\n' : ' ', out);
+  struct closer {
+    FILE* f;
+    ~closer() {
+      if (f != nullptr && f != stdout) std::fclose(f);
     }
+  } close_out{out};
+  if (std::strcmp(format, "npy") == 0) {
+    char header[8192];
+    const size_t n = npy_header_format(array_dtype(o.a), itemsize, l.ndim, ext, header, sizeof header);
+    if (n == 0) return fail(kExitFailure, kCmd, "%s: the dtype is too long for a .npy header", path);
+    (void)std::fwrite(header, 1, n, out);
   }
+  const span<const char> dt = array_dtype(o.a);
+  const dtype_info di = dtype_parse(dt);
+  const value_kind k = value_kind_of(di, itemsize);
+  // '<' and '>' say the order; '=' (and '|', where it matters at all) mean the host's.
+  const bool big_endian = di.byte_order == '>' || (di.byte_order != '<' && !host_little_endian());
+  const int64_t row = l.ndim == 0 ? 1 : ext[l.ndim - 1];  // text: one line per row of the last dimension
+  uint64_t item = 0;
+
+  progress pr;
+  progress_start(pr, kCmd, nbytes, ro.quiet);
+  uint64_t done = 0;
+  int64_t s0[kMaxDims] = {};
+  int64_t s1[kMaxDims] = {};
+  while (nbytes > 0 && dump_plan_next(plan, s0, s1)) {
+    size_t bytes = static_cast<size_t>(itemsize);
+    for (int d = 0; d < l.ndim; ++d) bytes *= static_cast<size_t>(s1[d] - s0[d]);
+    if (auto e = array_slice_read(o.a, s0, s1, bytes_mut(buf.data(), bytes)); !e.ok()) {
+      progress_end(pr);
+      return fail_error(kCmd, path, e);
+    }
+    if (raw) {
+      (void)std::fwrite(buf.data(), 1, bytes, out);
+    } else {
+      const size_t n = bytes / static_cast<size_t>(itemsize);
+      for (size_t i = 0; i < n; ++i, ++item) {
+        print_value(out, k, buf.data() + i * static_cast<size_t>(itemsize), itemsize, big_endian);
+        std::fputc((static_cast<int64_t>(item % static_cast<uint64_t>(row)) == row - 1) ? '\n' : ' ', out);
+      }
+    }
+    if (std::ferror(out)) break;
+    done += bytes;
+    progress_update(pr, done);
+  }
+  progress_end(pr);
   const bool bad = std::fflush(out) != 0 || std::ferror(out);
-  if (out != stdout && std::fclose(out) != 0 && !bad)
-    return fail(kExitFailure, kCmd, "-o: %s: closing failed: %s", out_path, std::strerror(errno));
+  if (out != stdout) {
+    close_out.f = nullptr;
+    if (std::fclose(out) != 0 && !bad)
+      return fail(kExitFailure, kCmd, "-o: %s: closing failed: %s", out_path, std::strerror(errno));
+  }
   if (bad) return fail(kExitFailure, kCmd, "writing the output failed: %s", std::strerror(errno));
   return 0;
 }

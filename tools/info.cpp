@@ -1,4 +1,4 @@
-// tessera info FILE: what the array is and how it is stored.
+// tessera info FILE [--json]: what the array is and how it is stored (--json: the same facts as one JSON object).
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -49,17 +49,116 @@ void print_filters(const frame_info& fi) {
   std::printf("%s\n", any ? "" : "none");
 }
 
+// A JSON string: quotes, backslashes and control characters escaped (UTF-8 passes through).
+void json_string(const char* s, size_t n) {
+  std::putchar('"');
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') std::printf("\\%c", c);
+    else if (c < 0x20) std::printf("\\u%04x", c);
+    else std::putchar(c);
+  }
+  std::putchar('"');
+}
+
+void json_dims(const char* key, int ndim, const int64_t* v) {
+  std::printf("  \"%s\": [", key);
+  for (int d = 0; d < ndim; ++d) std::printf("%s%" PRId64, d ? ", " : "", v[d]);
+  std::printf("],\n");
+}
+
+// The facts of the text form, as one JSON object.
+int info_json(const char* path, opened_array& o) {
+  const array_layout& l = array_layout_get(o.a);
+  frame& f = array_frame(o.a);
+  const frame_info* fi = frame_info_get(f);
+  const span<const char> dt = array_dtype(o.a);
+  std::printf("{\n  \"file\": ");
+  json_string(path, std::strlen(path));
+  std::printf(",\n  \"frame\": \"%s\",\n  \"ndim\": %d,\n", o.sparse ? "sparse" : "contiguous", l.ndim);
+  json_dims("shape", l.ndim, l.shape);
+  int64_t v[kMaxDims] = {};
+  for (int d = 0; d < l.ndim; ++d) v[d] = l.chunkshape[d];
+  json_dims("chunks", l.ndim, v);
+  std::printf("  \"nchunks\": %" PRId64 ",\n", l.nchunks);
+  for (int d = 0; d < l.ndim; ++d) v[d] = l.blockshape[d];
+  json_dims("blocks", l.ndim, v);
+  std::printf("  \"blocks_per_chunk\": %" PRId64 ",\n  \"dtype\": ", l.blocks_per_chunk);
+  json_string(dt.data(), dt.size());
+  std::printf(",\n  \"typesize\": %d,\n", array_itemsize(o.a));
+  if (fi->compcode <= 5 && fi->compcode != 3)
+    std::printf("  \"codec\": \"%s\",\n", codec_name(static_cast<codec>(fi->compcode)));
+  else
+    std::printf("  \"codec\": %u,\n  \"udcodec\": %u,\n", fi->compcode, fi->udcodec);
+  std::printf("  \"clevel\": %u,\n  \"filters\": [", fi->clevel);
+  bool any = false;
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    const uint8_t id = fi->filters[i];
+    const uint8_t m = fi->filters_meta[i];
+    if (id == 0) continue;
+    std::printf("%s", any ? ", " : "");
+    any = true;
+    switch (static_cast<filter_id>(id)) {
+      case filter_id::shuffle: std::printf("\"shuffle\""); break;
+      case filter_id::bitshuffle: std::printf("\"bitshuffle\""); break;
+      case filter_id::delta: std::printf("\"delta\""); break;
+      case filter_id::trunc_prec: std::printf("\"trunc:%d\"", static_cast<int8_t>(m)); break;
+      case filter_id::bytedelta: std::printf("\"bytedelta\""); break;
+      case filter_id::int_trunc: std::printf("\"int_trunc:%d\"", static_cast<int8_t>(m)); break;
+      default: std::printf("\"filter%u(meta %u)\"", id, m); break;
+    }
+  }
+  std::printf("],\n  \"split\": \"%s\",\n", split_name(fi->splitmode));
+  std::printf("  \"items\": %" PRId64 ",\n  \"nbytes\": %" PRId64 ",\n  \"array_nbytes\": %" PRId64
+              ",\n  \"cbytes\": %" PRId64 ",\n", l.nitems, fi->nbytes, array_nbytes(o.a), fi->cbytes);
+  if (fi->cbytes > 0) std::printf("  \"ratio\": %.6g,\n", static_cast<double>(fi->nbytes) / static_cast<double>(fi->cbytes));
+  else std::printf("  \"ratio\": null,\n");
+  std::printf("  \"frame_bytes\": %" PRIu64 ",\n  \"format_version\": %u,\n  \"metalayers\": [", fi->frame_len,
+              fi->version);
+  for (uint32_t i = 0; i < fi->nmetalayers; ++i) {
+    auto name = frame_meta_name(f, i);
+    if (!name.ok()) return fail_error(kCmd, path, name.err());
+    auto content = frame_meta_find(f, *name);
+    std::printf("%s{\"name\": ", i ? ", " : "");
+    json_string(name->data(), name->size());
+    std::printf(", \"bytes\": %zu}", content.ok() ? content->size() : size_t{0});
+  }
+  std::printf("],\n  \"vlmetalayers\": [");
+  for (uint32_t i = 0; i < fi->nvlmetalayers; ++i) {
+    auto name = frame_vlmeta_name(f, i);
+    if (!name.ok()) return fail_error(kCmd, path, name.err());
+    auto n = frame_vlmeta_nbytes(f, *name);
+    std::printf("%s{\"name\": ", i ? ", " : "");
+    json_string(name->data(), name->size());
+    std::printf(", \"bytes\": %zu}", n.ok() ? *n : size_t{0});
+  }
+  std::printf("]\n}\n");
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) return fail(kExitFailure, kCmd, "writing the output failed");
+  return 0;
+}
+
 }  // namespace
 
 int cmd_info(int argc, char** argv) noexcept {
-  if (argc != 1) return fail(kExitUsage, kCmd, "expects one FILE, got %d arguments", argc);
-  const char* path = argv[0];
+  const char* path = nullptr;
+  bool json = false;
+  int npaths = 0;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) json = true;
+    else if (argv[i][0] == '-' && argv[i][1] != '\0') return fail(kExitUsage, kCmd, "unknown option '%s'", argv[i]);
+    else {
+      path = argv[i];
+      ++npaths;
+    }
+  }
+  if (npaths != 1) return fail(kExitUsage, kCmd, "expects one FILE, got %d arguments", npaths);
   opened_array o;
   if (int rc = array_open_path(kCmd, path, o, executor_serial()); rc != 0) return rc;
   const array_layout& l = array_layout_get(o.a);
   const frame& f = array_frame(o.a);
   const frame_info* fi = frame_info_get(f);
   if (fi == nullptr) return fail(kExitFailure, kCmd, "%s: the frame is not open", path);
+  if (json) return info_json(path, o);
   const span<const char> dt = array_dtype(o.a);
 
   std::printf("file: %s (%s frame)\n", path, o.sparse ? "sparse" : "contiguous");

@@ -1,9 +1,12 @@
 // tessera: inspect, extract, create and check B2ND arrays (cframe files and sframe directories).
-//   tessera info FILE
-//   tessera dump FILE [--slice A:B,C:D,...] [--format raw|text] [-o OUT]
-//   tessera create OUT --dtype DT --shape N,... [--chunks N,...] [--blocks N,...] [--codec C] [--clevel L]
-//                      [--filters F,...] [--split always|never|auto] [--threads N] [--sparse] --input RAW|-
+//   tessera info FILE [--json]
+//   tessera dump FILE [--slice A:B,C:D,...] [--format raw|text|npy] [-o OUT|-]
+//   tessera create OUT (--dtype DT --shape N,... | a .npy input) [--chunks N,...] [--blocks N,...] [--codec C]
+//                      [--clevel L] [--filters F,...] [--split always|never|auto] [--sparse] --input FILE|-
+//   tessera convert IN OUT [--chunks ...] [--blocks ...] [--codec ...] [--clevel ...] [--filters ...]
+//                      [--split ...] [--sparse]
 //   tessera verify FILE
+// dump, create, convert and verify take --threads N (default: the online CPUs) and --quiet (no progress line).
 // Exit status 0 on success; on failure one line on stderr ("tessera: CMD: what") and a non-zero status
 // (1: bad data or I/O, 2: bad command line).
 #include <cstdio>
@@ -15,25 +18,32 @@ namespace {
 
 constexpr char kUsage[] =
     "usage:\n"
-    "  tessera info FILE\n"
-    "      shape, chunks, blocks, dtype, typesize, codec, filters, sizes, ratio, metalayers\n"
-    "  tessera dump FILE [--slice A:B,C:D,...] [--format raw|text] [-o OUT]\n"
+    "  tessera info FILE [--json]\n"
+    "      shape, chunks, blocks, dtype, typesize, codec, filters, sizes, ratio, metalayers (--json: as JSON)\n"
+    "  tessera dump FILE [--slice A:B,C:D,...] [--format raw|text|npy] [-o OUT|-]\n"
     "      the items of the array (or of a slice: start:stop per dimension, empty bounds for the whole\n"
-    "      dimension), C order; raw bytes (the default) or text values by dtype\n"
-    "  tessera create OUT --dtype DT --shape N,... [--chunks N,...] [--blocks N,...]\n"
+    "      dimension), C order: raw bytes (the default), text values by dtype, or a NumPy .npy file\n"
+    "  tessera create OUT (--dtype DT --shape N,... | --input X.npy) [--chunks N,...] [--blocks N,...]\n"
     "                 [--codec blosclz|lz4|lz4hc|zlib|zstd] [--clevel 0-9]\n"
     "                 [--filters shuffle,bitshuffle,delta,trunc:BITS,bytedelta,none]\n"
-    "                 [--split always|never|auto] [--threads N] [--sparse] --input RAW|-\n"
-    "      a new array (a cframe file, or with --sparse an sframe directory) from C-order bytes\n"
+    "                 [--split always|never|auto] [--sparse] [--format raw|npy] --input FILE|-\n"
+    "      a new array (a cframe file, or with --sparse an sframe directory) from C-order bytes or a .npy\n"
+    "      file (its dtype and shape; the name ends in .npy, or --format npy)\n"
+    "  tessera convert IN OUT [--chunks N,...] [--blocks N,...] [--codec C] [--clevel L] [--filters F,...]\n"
+    "                 [--split S] [--sparse]\n"
+    "      IN recompressed and/or rechunked (unset options keep IN's), as a cframe (or --sparse an sframe)\n"
     "  tessera verify FILE\n"
     "      decodes every chunk and block; reports damage with its chunk and block\n"
-    "FILE is a cframe file or an sframe directory.\n";
+    "dump, create, convert and verify: --threads N (default: the online CPUs), --quiet (no progress line on a\n"
+    "terminal). They stream: memory stays at a slab of about 16 MiB plus a few chunks per thread.\n"
+    "FILE is a cframe file or an sframe directory. create and convert write OUT under a temporary name and\n"
+    "rename it at the end: a failure leaves nothing under OUT.\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace tessera::cli;
-  if (argc < 2) return fail(kExitUsage, nullptr, "no command (commands: info, dump, create, verify; see --help)");
+  if (argc < 2) return fail(kExitUsage, nullptr, "no command (commands: info, dump, create, convert, verify; see --help)");
   const char* cmd = argv[1];
   if (std::strcmp(cmd, "--help") == 0 || std::strcmp(cmd, "-h") == 0 || std::strcmp(cmd, "help") == 0) {
     std::fputs(kUsage, stdout);
@@ -47,5 +57,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
   if (std::strcmp(cmd, "create") == 0) return cmd_create(argc - 2, argv + 2);
   if (std::strcmp(cmd, "verify") == 0) return cmd_verify(argc - 2, argv + 2);
-  return fail(kExitUsage, nullptr, "unknown command '%s' (commands: info, dump, create, verify; see --help)", cmd);
+  if (std::strcmp(cmd, "convert") == 0) return cmd_convert(argc - 2, argv + 2);
+  return fail(kExitUsage, nullptr, "unknown command '%s' (commands: info, dump, create, convert, verify; see --help)", cmd);
 }

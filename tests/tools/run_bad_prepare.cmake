@@ -5,6 +5,7 @@ set(dir ${WORK}/bad)
 file(REMOVE_RECURSE ${dir})
 file(MAKE_DIRECTORY ${dir} ${dir}/emptydir)
 file(WRITE ${dir}/16.raw "0123456789abcdef")
+file(WRITE ${dir}/16.npy "0123456789abcdef")  # named .npy, not one
 file(WRITE ${dir}/garbage.b2nd "this is not a frame, only a line of text that is long enough to look like one ..")
 file(WRITE ${dir}/empty.b2nd "")
 set(src ${GOLDEN}/codec-lz4-f4-3d.b2nd)

@@ -12,6 +12,12 @@
 //   testaid blockdiff GOT RAW ITEMSIZE SHAPE CHUNKS BLOCKS
 //                                               succeeds when GOT and RAW differ in exactly one block, not a
 //                                               block 0 (the reference's delta quirk; see test_array_golden.cpp)
+//   testaid arraycreate OUT RAW DTYPE SHAPE CHUNKS BLOCKS CODEC CLEVEL FILTER,...
+//                                               the array the library's array_create writes from the whole
+//                                               buffer at once (what `tessera create` wrote before it streamed):
+//                                               a cframe file; filters by number, in the last slots
+//   testaid rss LIMIT_KIB PROGRAM ARG...        runs PROGRAM and fails unless it exits 0 with a peak resident
+//                                               set (getrusage of the child) below LIMIT_KIB; prints the peak
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +27,11 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tessera/array.hpp"
 #include "tessera/chunk.hpp"
 #include "tessera/frame.hpp"
 #include "tessera/port/posix_allocator.hpp"
@@ -224,6 +235,56 @@ int blockdiff(const std::string& got_p, const std::string& raw_p, int64_t itemsi
   return 0;
 }
 
+int arraycreate(char** a) {
+  std::vector<uint8_t> raw;
+  if (!read_file(a[1], raw)) return die("cannot read the input");
+  tessera::array_params p;
+  const std::string dtype = a[2];
+  p.dtype = tessera::span<const char>(dtype.data(), dtype.size());
+  const std::vector<int64_t> shape = parse_list(a[3]), chunks = parse_list(a[4]), blocks = parse_list(a[5]);
+  p.ndim = static_cast<int>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    p.shape[d] = shape[d];
+    p.chunkshape[d] = static_cast<int32_t>(chunks[d]);
+    p.blockshape[d] = static_cast<int32_t>(blocks[d]);
+  }
+  const tessera::codec all[] = {tessera::codec::blosclz, tessera::codec::lz4, tessera::codec::lz4hc,
+                                tessera::codec::zlib, tessera::codec::zstd};
+  for (tessera::codec c : all)
+    if (std::strcmp(a[6], tessera::codec_name(c)) == 0) p.compressor = c;
+  p.clevel = std::atoi(a[7]);
+  const std::vector<int64_t> f = parse_list(a[8]);
+  for (int i = 0; i < tessera::kChunkMaxFilters; ++i) p.filters[i] = 0;
+  for (size_t i = 0; i < f.size(); ++i) p.filters[tessera::kChunkMaxFilters - f.size() + i] = static_cast<uint8_t>(f[i]);
+  auto file = tessera::posix_file_open(a[0], tessera::posix_open::replace);
+  if (!file.ok()) return die("cannot create the output");
+  tessera::posix_file pf = *file;
+  const tessera::storage st = tessera::posix_file_storage(pf);
+  tessera::array arr;
+  const tessera::status s = tessera::array_create(arr, tessera::array_target_contiguous(st, false),
+                                                  tessera::posix_allocator(), p,
+                                                  tessera::array_fill_buffer(tessera::bytes_view(raw.data(), raw.size())));
+  (void)tessera::array_close(arr);
+  (void)tessera::posix_file_close(pf);
+  return s.ok() ? 0 : die(std::string("array_create: ") + s.message);
+}
+
+int rss(long limit_kib, char** program) {
+  const pid_t pid = fork();
+  if (pid < 0) return die("fork failed");
+  if (pid == 0) {
+    execv(program[0], program);
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage ru;
+  if (wait4(pid, &status, 0, &ru) != pid) return die("wait4 failed");
+  std::printf("peak RSS %ld KiB (limit %ld KiB)\n", ru.ru_maxrss, limit_kib);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return die("the program failed");
+  if (ru.ru_maxrss >= limit_kib) return die("peak RSS " + std::to_string(ru.ru_maxrss) + " KiB, limit " + std::to_string(limit_kib));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -244,6 +305,8 @@ int main(int argc, char** argv) {
       bytes.push_back(static_cast<uint8_t>(std::strtoul(hex.substr(i, 2).c_str(), nullptr, 16)));
     return write_file(argv[2], bytes.data(), bytes.size()) ? 0 : die("cannot write");
   }
+  if (cmd == "arraycreate" && argc == 11) return arraycreate(argv + 2);
+  if (cmd == "rss" && argc >= 4) return rss(std::atol(argv[2]), argv + 3);
   if (cmd == "blockdiff" && argc == 8) return blockdiff(argv[2], argv[3], std::atoll(argv[4]), argv[5], argv[6], argv[7]);
   return die("bad arguments (see the comment at the top of testaid.cpp)");
 }

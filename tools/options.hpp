@@ -1,0 +1,36 @@
+// Options shared by the commands that write arrays (create, convert): compression and partition
+// (--codec --clevel --filters --split --chunks --blocks), and by every command that decodes or encodes
+// (--threads, default the online CPUs; --quiet, no progress line).
+#pragma once
+
+#include <cstdint>
+
+#include "tessera/array.hpp"
+
+namespace tessera::cli {
+
+struct write_options {
+  const char* chunks = nullptr;  // as given; applied by shapes_apply once ndim is known
+  const char* blocks = nullptr;
+  bool codec_set = false, clevel_set = false, filters_set = false, split_set = false;
+};
+
+struct run_options {
+  int64_t threads = 0;  // 0: the online CPUs
+  bool quiet = false;
+};
+
+/// When argv[i] is one of the write options, applies it to p / o and returns 0 (or the exit status of a bad
+/// value); -1 when it is not one of them.
+[[nodiscard]] int write_option_take(const char* cmd, int argc, char** argv, int& i, array_params& p,
+                                    write_options& o) noexcept;
+/// The same for --threads and --quiet.
+[[nodiscard]] int run_option_take(const char* cmd, int argc, char** argv, int& i, run_options& o) noexcept;
+/// The worker count: --threads, or the online CPUs.
+[[nodiscard]] uint32_t run_threads(const run_options& o) noexcept;
+/// Parses --chunks and --blocks (those given) for p.ndim dimensions into p.
+[[nodiscard]] int shapes_apply(const char* cmd, const write_options& o, array_params& p) noexcept;
+/// Sets bytedelta's meta (the itemsize) once p.itemsize is known.
+void filters_finish(array_params& p) noexcept;
+
+}  // namespace tessera::cli
