@@ -3,7 +3,8 @@
 # (-fsanitize=fuzzer,address,undefined) into build/fuzz, then runs each fuzzer for FUZZ_SECONDS on a temporary
 # copy of its seed corpus (plus, for the chunk fuzzers, the reference's compatibility chunks), so the repository
 # is never modified. Any crash, sanitizer report, leak, timeout (-timeout=10 s per input) or memory blow-up
-# (-rss_limit_mb=2048) is a finding: its input is kept in build/fuzz/artifacts/<fuzzer>/ and the run fails.
+# (-rss_limit_mb=2048; the frame fuzzer, whose frames open with a 16 MiB max_alloc: -malloc_limit_mb=64 and
+# -rss_limit_mb=512) is a finding: its input is kept in build/fuzz/artifacts/<fuzzer>/ and the run fails.
 #
 # Environment: FUZZ_SECONDS (per fuzzer, default 60), FUZZ_TARGETS (a subset, e.g. "chunk_decode msgpack_reader"),
 # TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (golden files; default ../shared),
@@ -105,7 +106,9 @@ for f in "${fuzzers[@]}"; do
   seeds_count=$(find "$work" -type f | wc -l)
   touch "$work_root/$f.start"
   start=$SECONDS
-  "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  limits=(-rss_limit_mb=2048)
+  [[ $f == frame_read ]] && limits=(-malloc_limit_mb=64 -rss_limit_mb=512)
+  "$bin" -max_total_time="$seconds" "${limits[@]}" -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$work" >"$log" 2>&1
   status=$?
   tail -n 40 "$log"

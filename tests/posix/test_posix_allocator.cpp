@@ -10,8 +10,9 @@
 #include "../support/check.hpp"
 #include "../support/random.hpp"
 
-// Under AddressSanitizer a huge request must return nullptr (as malloc does), not abort the test.
+// Under AddressSanitizer and ThreadSanitizer a huge request must return nullptr (as malloc does), not abort the test.
 extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
+extern "C" const char* __tsan_default_options() { return "allocator_may_return_null=1"; }
 
 using namespace tessera;
 

@@ -1,0 +1,96 @@
+// Whole chunks over a 2-worker thread pool: encoding gives the same bytes as encoding serially, and decoding gives
+// the data back, for big chunks (many blocks on both workers) and chunks of only 2-4 blocks (one or two tasks
+// each). The speed of it is measured by tessera_bench_pool (bench/bench_pool.cpp), never asserted here.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "tessera/chunk.hpp"
+#include "tessera/port/posix_allocator.hpp"
+#include "tessera/port/thread_pool.hpp"
+
+#include "../support/check.hpp"
+#include "../support/random.hpp"
+
+using namespace tessera;
+
+namespace {
+
+// Smooth int32 series with noise: compresses about 2-4x after shuffle, like typical numeric data.
+std::vector<uint8_t> make_data(size_t nbytes, uint64_t seed) {
+  std::vector<uint8_t> v(nbytes);
+  test::rng r(seed);
+  for (size_t i = 0; i + 4 <= nbytes; i += 4) {
+    const uint32_t x = static_cast<uint32_t>(i / 4 * 3 + r.range(0, 63));
+    std::memcpy(v.data() + i, &x, 4);
+  }
+  return v;
+}
+
+// Encodes `src` serially and over `pool`, checks both chunks are the same bytes, then decodes the chunk serially
+// and over the pool (twice: the pool's runs follow each other) and checks both give `src`.
+void check_roundtrip(test::context& t, thread_pool& pool, const std::vector<uint8_t>& src, codec c,
+                     size_t blocksize) {
+  chunk_encoder_options eo1;
+  chunk_encoder_options eo2;
+  eo2.exec = thread_pool_executor(pool);
+  chunk_encoder serial_enc, parallel_enc;
+  REQUIRE_OK(chunk_encoder_init(serial_enc, posix_allocator(), eo1));
+  REQUIRE_OK(chunk_encoder_init(parallel_enc, posix_allocator(), eo2));
+  chunk_encode_params p;
+  p.typesize = 4;
+  p.compressor = c;
+  p.clevel = 5;
+  p.blocksize = static_cast<int32_t>(blocksize);
+  const bytes_view sv(src.data(), src.size());
+  std::vector<uint8_t> c1(chunk_encode_bound(src.size())), c2(c1.size());
+  auto n1 = chunk_encode(serial_enc, p, sv, bytes_mut(c1.data(), c1.size()));
+  auto n2 = chunk_encode(parallel_enc, p, sv, bytes_mut(c2.data(), c2.size()));
+  REQUIRE_OK(n1);
+  REQUIRE_OK(n2);
+  REQUIRE_EQ(*n1, *n2);
+  CHECK(std::memcmp(c1.data(), c2.data(), *n1) == 0);
+  // The data is chosen to compress: a verbatim chunk would not exercise the codec's blocks.
+  CHECK_LT(*n1, src.size());
+
+  chunk_decoder_options do1;
+  chunk_decoder_options do2;
+  do2.exec = thread_pool_executor(pool);
+  chunk_decoder serial_dec, parallel_dec;
+  REQUIRE_OK(chunk_decoder_init(serial_dec, posix_allocator(), do1));
+  REQUIRE_OK(chunk_decoder_init(parallel_dec, posix_allocator(), do2));
+  const bytes_view cv(c1.data(), *n1);
+  std::vector<uint8_t> out1(src.size()), out2(src.size());
+  REQUIRE_OK(chunk_decode(serial_dec, cv, bytes_mut(out1.data(), out1.size())));
+  CHECK(out1 == src);
+  for (int round = 0; round < 2; ++round) {
+    std::fill(out2.begin(), out2.end(), uint8_t{0});
+    REQUIRE_OK(chunk_decode(parallel_dec, cv, bytes_mut(out2.data(), out2.size())));
+    CHECK(out2 == src);
+  }
+}
+
+}  // namespace
+
+TESSERA_TEST(parallel_chunks, two_mib_over_two_workers) {
+  thread_pool pool;
+  REQUIRE_OK(thread_pool_init(pool, 2));
+  const auto src = make_data(2 * 1024 * 1024, 1);  // 64 or 8 blocks
+  for (codec c : {codec::blosclz, codec::lz4}) {
+    if (!codec_available(c)) continue;
+    for (size_t blocksize : {size_t{32} * 1024, size_t{256} * 1024}) check_roundtrip(t, pool, src, c, blocksize);
+  }
+}
+
+TESSERA_TEST(parallel_chunks, a_few_small_blocks_over_two_workers) {
+  thread_pool pool;
+  REQUIRE_OK(thread_pool_init(pool, 2));
+  for (size_t nblocks : {size_t{2}, size_t{3}, size_t{4}}) {
+    for (size_t blocksize : {size_t{8} * 1024, size_t{32} * 1024}) {
+      const auto src = make_data(nblocks * blocksize, 2);
+      for (codec c : {codec::blosclz, codec::lz4}) {
+        if (codec_available(c)) check_roundtrip(t, pool, src, c, blocksize);
+      }
+    }
+  }
+}
