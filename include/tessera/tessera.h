@@ -123,6 +123,9 @@ tessera_storage tessera_buffer_storage(tessera_buffer* b);
 
 /* ---- Parameters ------------------------------------------------------------------------------------------ */
 
+/** A parallel executor (defined in "Executors" below). */
+typedef struct tessera_executor tessera_executor;
+
 /** Codecs (the Blosc2 API numbers). */
 typedef enum tessera_codec {
   TESSERA_CODEC_BLOSCLZ = 0,
@@ -171,6 +174,11 @@ typedef struct tessera_array_params {
    * reference's in-place layout, the compact choice for RAM buffers.
    */
   int32_t durable;
+  /**
+   * Decoding and encoding run on this executor (NULL, the default: serially in the calling thread). The struct
+   * is not copied: it (and its context) must outlive the array.
+   */
+  const tessera_executor* executor;
 } tessera_array_params;
 
 /** Sets p to the defaults (the reference's: BloscLZ, level 5, shuffle; ndim 0, automatic shapes, durable). */
@@ -197,6 +205,7 @@ typedef struct tessera_open_options {
   uint64_t base_offset;  /**< where the frame starts in the storage (default 0) */
   int32_t writable;      /**< nonzero: allow writes (the storage needs write); default 0 */
   int32_t durable;       /**< as in ::tessera_array_params (default nonzero) */
+  const tessera_executor* executor;  /**< as in ::tessera_array_params (default NULL: serial) */
 } tessera_open_options;
 
 /** Sets o to the defaults (offset 0, read-only, durable). */
@@ -308,6 +317,227 @@ tessera_status tessera_array_vlmeta_set(tessera_array* a, const char* name, cons
 
 /** Deletes variable-length metalayer name. Needs a writable array. */
 tessera_status tessera_array_vlmeta_delete(tessera_array* a, const char* name);
+
+/* ---- Executors ------------------------------------------------------------------------------------------- */
+
+/** A task: index in [0, ntasks); worker in [0, executor.workers) names the worker running it. */
+typedef void (*tessera_executor_task)(void* task_context, size_t index, uint32_t worker);
+
+/**
+ * Runs independent tasks, possibly in parallel (the C mirror of tessera::executor): run calls
+ * task(task_context, i, w) once for every i in [0, ntasks) and returns when all have finished; no two tasks run
+ * at the same time with the same w, and w < workers. run NULL: serial. Tasks never call the allocator.
+ */
+struct tessera_executor {
+  void (*run)(void* context, size_t ntasks, tessera_executor_task task, void* task_context);
+  void* context;     /**< passed to run */
+  uint32_t workers;  /**< distinct worker indices run may use (>= 1) */
+};
+
+/* ---- Storage directories (sparse frames) ------------------------------------------------------------------ */
+
+/** How a directory entry is opened. */
+typedef enum tessera_storage_open_mode {
+  TESSERA_STORAGE_OPEN_READ = 0,        /**< an existing entry, read-only (write/truncate may be NULL) */
+  TESSERA_STORAGE_OPEN_READ_WRITE = 1,  /**< an existing entry */
+  TESSERA_STORAGE_OPEN_REPLACE = 2      /**< read-write; created when missing, emptied when present */
+} tessera_storage_open_mode;
+
+/** The longest entry name ("chunks.b2frame", "0000001F.chunk"), NUL excluded. */
+#define TESSERA_STORAGE_NAME_MAX 31
+
+/**
+ * A directory of named storages, the home of a sparse frame (the C mirror of tessera::storage_directory).
+ * Callbacks return a ::tessera_status with a static message.
+ */
+typedef struct tessera_storage_directory {
+  /**
+   * Opens entry name with a ::tessera_storage_open_mode; *out receives a storage the directory keeps (at a
+   * stable address) until close. A missing entry with READ or READ_WRITE is ::TESSERA_ERR_IO.
+   */
+  tessera_status (*open)(void* context, const char* name, int32_t mode, const tessera_storage** out);
+  /** Releases a storage from open (no sync); called exactly once per successful open. */
+  tessera_status (*close)(void* context, const tessera_storage* storage);
+  /** Removes entry name (::TESSERA_ERR_IO when missing). */
+  tessera_status (*remove)(void* context, const char* name);
+  /** Atomically replaces entry to with entry from (POSIX rename). */
+  tessera_status (*rename)(void* context, const char* from, const char* to);
+  void* context;  /**< passed to every callback */
+} tessera_storage_directory;
+
+/**
+ * Creates an array as a sparse frame in dir (its durable and base_offset parameters are unused). Unlike a
+ * storage, the directory struct is not copied: it (and its context) must outlive the array. Errors as
+ * ::tessera_array_create.
+ */
+tessera_status tessera_array_create_sparse(tessera_array** out, const tessera_storage_directory* dir,
+                                           const tessera_allocator* alloc, const tessera_array_params* params,
+                                           const tessera_fill* fill);
+
+/** Opens the sparse frame in dir (options may be NULL; base_offset unused). dir must outlive the array. */
+tessera_status tessera_array_open_sparse(tessera_array** out, const tessera_storage_directory* dir,
+                                         const tessera_allocator* alloc, const tessera_open_options* options);
+
+/* ---- Readers that follow a writer ------------------------------------------------------------------------- */
+
+/**
+ * Another read-only handle on what a reads (same storage or directory and geometry), with its own frame state,
+ * decoder and executor (exec NULL: serial): one handle per thread. It reads through a's storage adapter: close
+ * it before a. Picks up what was committed.
+ */
+tessera_status tessera_array_open_again(tessera_array** out, const tessera_array* a,
+                                        const tessera_allocator* alloc, const tessera_executor* exec);
+
+/**
+ * Picks up what a writer (another handle, thread or process) committed since a was opened or last refreshed:
+ * new chunks, shape, metalayers. Read-only arrays only (else INVALID_ARGUMENT); on error a stays as it was.
+ */
+tessera_status tessera_array_refresh(tessera_array* a);
+
+/* ---- Items, selections, shape changes --------------------------------------------------------------------- */
+
+/** One item at coords (ndim entries) into out (size >= itemsize). */
+tessera_status tessera_array_element_get(tessera_array* a, const int64_t* coords, void* out, size_t size);
+
+/** Writes one item (size == itemsize) at coords. Needs a writable array. */
+tessera_status tessera_array_element_set(tessera_array* a, const int64_t* coords, const void* item, size_t size);
+
+/**
+ * Orthogonal selection: for each dimension d, counts[d] indices (any order, repeats allowed) at indices[d];
+ * out receives the items of every combination, C order over (counts[0], ..., counts[ndim-1]).
+ */
+tessera_status tessera_array_orthogonal_get(tessera_array* a, const int64_t* const* indices, const int64_t* counts,
+                                            void* out, size_t size);
+
+/**
+ * Inserts count items before position pos of axis (src: C order, the array's shape with count along axis).
+ * At the end any count works; elsewhere pos and count must be multiples of the chunk extent along axis.
+ */
+tessera_status tessera_array_insert(tessera_array* a, int32_t axis, int64_t pos, int64_t count, const void* src,
+                                    size_t size);
+
+/** Deletes items [pos, pos + count) along axis (same rule as ::tessera_array_insert). */
+tessera_status tessera_array_delete(tessera_array* a, int32_t axis, int64_t pos, int64_t count);
+
+/* ---- New arrays from arrays ------------------------------------------------------------------------------- */
+
+/** Where a new array goes: a contiguous frame in storage (copied) or a sparse frame in directory (kept). */
+typedef struct tessera_array_target {
+  const tessera_storage* storage;                /**< contiguous frame at base_offset; or NULL */
+  const tessera_storage_directory* directory;    /**< sparse frame (must outlive the array); or NULL */
+  uint64_t base_offset;                          /**< contiguous only */
+  int32_t durable;                               /**< as in ::tessera_array_params */
+} tessera_array_target;
+
+/** A target in storage at offset 0, durable. */
+tessera_array_target tessera_array_target_contiguous(const tessera_storage* storage);
+/** A target in dir. */
+tessera_array_target tessera_array_target_sparse(const tessera_storage_directory* dir);
+
+/**
+ * Fills *out with a's parameters (shape, chunk and block shapes, compression, itemsize; dtype NULL: the copies
+ * below keep the source's; metalayers none; executor NULL): a start for the copies below.
+ */
+tessera_status tessera_array_params_get(const tessera_array* a, tessera_array_params* out);
+
+/*
+ * In the functions below, params (may be NULL: the source's own) gives the new array's chunk and block shapes,
+ * compression, executor and extra metalayers; its ndim, shape, dtype, itemsize, base_offset and durable are
+ * ignored. Chunk and block shapes must have the new array's ndim (or be all zero: automatic). *out receives a
+ * writable handle from alloc.
+ */
+
+/** The whole of src, e.g. with other chunk and block shapes (rechunking) or compression. */
+tessera_status tessera_array_copy(tessera_array** out, const tessera_array_target* target,
+                                  const tessera_allocator* alloc, tessera_array* src,
+                                  const tessera_array_params* params);
+
+/** The slice [start, stop) of src as a new array. */
+tessera_status tessera_array_slice_copy(tessera_array** out, const tessera_array_target* target,
+                                        const tessera_allocator* alloc, tessera_array* src, const int64_t* start,
+                                        const int64_t* stop, const tessera_array_params* params);
+
+/** src1 then src2 along axis (other extents, itemsizes and dtypes must agree). */
+tessera_status tessera_array_concatenate(tessera_array** out, const tessera_array_target* target,
+                                         const tessera_allocator* alloc, tessera_array* src1, tessera_array* src2,
+                                         int32_t axis, const tessera_array_params* params);
+
+/** src without its dimensions of extent 1 (all when axes is NULL, else those with axes[d] nonzero). */
+tessera_status tessera_array_squeeze(tessera_array** out, const tessera_array_target* target,
+                                     const tessera_allocator* alloc, tessera_array* src, const uint8_t* axes);
+
+/** src with new dimensions of extent 1: the result has new_ndim dimensions, the new ones where axes[d] != 0. */
+tessera_status tessera_array_expand_dims(tessera_array** out, const tessera_array_target* target,
+                                         const tessera_allocator* alloc, tessera_array* src, const uint8_t* axes,
+                                         int32_t new_ndim);
+
+/** A copy of src's frame elsewhere (e.g. RAM to a file): chunks as they are, all metalayers and vlmetalayers. */
+tessera_status tessera_array_save(tessera_array** out, const tessera_array_target* target,
+                                  const tessera_allocator* alloc, tessera_array* src);
+
+/* ---- Chunks ----------------------------------------------------------------------------------------------- */
+
+/** How a Blosc2 chunk is encoded. Start from ::tessera_chunk_params_init or ::tessera_array_chunk_params_get. */
+typedef struct tessera_chunk_params {
+  int32_t typesize;      /**< 1..255 (default 1) */
+  int32_t clevel;        /**< 0..9 (default 5); 0 stores the data verbatim */
+  int32_t codec;         /**< a ::tessera_codec (default BloscLZ) */
+  uint8_t filters[TESSERA_MAX_FILTERS];       /**< default: shuffle in the last slot */
+  uint8_t filters_meta[TESSERA_MAX_FILTERS];
+  int32_t splitmode;     /**< 1..4 (default 4) */
+  int32_t blocksize;     /**< bytes per block; 0 (default): automatic */
+} tessera_chunk_params;
+
+/** Sets p to the reference's defaults. */
+void tessera_chunk_params_init(tessera_chunk_params* p);
+
+/** The parameters a's chunks are encoded with (typesize, block size in bytes, codec, filters, split). */
+tessera_status tessera_array_chunk_params_get(const tessera_array* a, tessera_chunk_params* out);
+
+/** The largest chunk ::tessera_chunk_encode writes for n bytes: an out of this size always suffices. */
+#define TESSERA_CHUNK_ENCODE_BOUND(n) ((n) + 32u)
+
+/** What a chunk's header says. */
+typedef struct tessera_chunk_info {
+  int32_t nbytes;     /**< decoded bytes */
+  int32_t cbytes;     /**< bytes of the chunk */
+  int32_t blocksize;  /**< bytes per block */
+  int32_t typesize;
+  int32_t special;    /**< 0 regular; 1 zeros, 2 NaNs, 3 a repeated value, 4 uninitialized */
+} tessera_chunk_info;
+
+/** Reads the header at the start of chunk (size bytes: at least 16 or 32). Errors: TRUNCATED, MALFORMED. */
+tessera_status tessera_chunk_info_get(const void* chunk, size_t size, tessera_chunk_info* out);
+
+/**
+ * Encodes size bytes at src into one chunk at out (out_size bytes) and stores its length in *written, as the
+ * reference does for the same parameters. Scratch from alloc, freed before returning.
+ */
+tessera_status tessera_chunk_encode(const tessera_allocator* alloc, const tessera_chunk_params* params,
+                                    const void* src, size_t size, void* out, size_t out_size, size_t* written);
+
+/** Decodes a chunk (chunk_size bytes) into out (size bytes); *written (may be NULL) receives nbytes. */
+tessera_status tessera_chunk_decode(const tessera_allocator* alloc, const void* chunk, size_t chunk_size, void* out,
+                                    size_t size, size_t* written);
+
+/**
+ * Copies a's compressed chunk nchunk (special index entries: a 32-byte special-value chunk) into out (size
+ * bytes); *written receives its length. When out is too small: BUFFER_TOO_SMALL and *written is the length
+ * needed (call with out NULL and size 0 to learn it).
+ */
+tessera_status tessera_array_chunk_read(tessera_array* a, int64_t nchunk, void* out, size_t size, size_t* written);
+
+/** Decodes a's chunk nchunk (padding included: prod(extchunkshape) * itemsize bytes) into out. */
+tessera_status tessera_array_chunk_decode(tessera_array* a, int64_t nchunk, void* out, size_t size,
+                                          size_t* written);
+
+/**
+ * Replaces a's chunk nchunk with chunk (size bytes: a complete Blosc2 chunk of the array's chunk size, e.g. from
+ * ::tessera_chunk_encode with ::tessera_array_chunk_params_get over prod(extchunkshape) items). Needs a writable
+ * array; commits when auto-commit is on. (Appending or inserting single chunks would break the B2ND geometry:
+ * use ::tessera_array_append / ::tessera_array_insert.)
+ */
+tessera_status tessera_array_chunk_update(tessera_array* a, int64_t nchunk, const void* chunk, size_t size);
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -74,7 +74,7 @@ if(MODE STREQUAL "install")
       list(APPEND expected "${LIBDIR}/pkgconfig/tessera-${port}.pc")
     endif()
     file(GLOB port_headers RELATIVE "${SOURCE_DIR}/port/${port}/include"
-         "${SOURCE_DIR}/port/${port}/include/tessera/port/*.hpp")
+         "${SOURCE_DIR}/port/${port}/include/tessera/port/*.hpp" "${SOURCE_DIR}/port/${port}/include/tessera/port/*.h")
     list(APPEND headers ${port_headers})
   endforeach()
   list(LENGTH headers nheaders)

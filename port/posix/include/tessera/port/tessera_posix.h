@@ -1,0 +1,81 @@
+/**
+ * @file tessera_posix.h
+ * @brief The POSIX port in C (C99): arrays in files (contiguous frames) or directories (sparse frames) by path,
+ * the malloc allocator, and a thread pool as a ::tessera_executor. Hosted only (Linux, macOS). Link
+ * tessera::posix.
+ */
+#ifndef TESSERA_PORT_TESSERA_POSIX_H
+#define TESSERA_PORT_TESSERA_POSIX_H
+
+#include "tessera/tessera.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The malloc-family allocator (posix_memalign for large alignments); stateless (context NULL), thread-safe. */
+tessera_allocator tessera_posix_allocator(void);
+
+/* ---- Thread pool ---------------------------------------------------------------------------------------- */
+
+/** A fixed pool of threads (opaque, from malloc). */
+typedef struct tessera_thread_pool tessera_thread_pool;
+
+/** Starts workers - 1 threads (the caller of run works too); workers in 1..1024. */
+tessera_status tessera_thread_pool_create(tessera_thread_pool** out, uint32_t workers);
+
+/** Stops and joins the threads and frees the pool (NULL is a no-op). Close the arrays that use it first. */
+tessera_status tessera_thread_pool_destroy(tessera_thread_pool* pool);
+
+/** The pool as an executor (context: the pool). Keep the returned struct while arrays use it. */
+tessera_executor tessera_thread_pool_executor(tessera_thread_pool* pool);
+
+/** The number of online processors (at least 1). */
+uint32_t tessera_cpu_count(void);
+
+/* ---- Files and directories ------------------------------------------------------------------------------- */
+
+/** How ::tessera_posix_store_open opens a path. */
+typedef enum tessera_posix_mode {
+  TESSERA_POSIX_READ = 0,              /**< an existing file or directory, read-only */
+  TESSERA_POSIX_READ_WRITE = 1,        /**< an existing file or directory */
+  TESSERA_POSIX_REPLACE_FILE = 2,      /**< a file, created or emptied (a new contiguous frame) */
+  TESSERA_POSIX_CREATE_DIRECTORY = 3   /**< a directory, created with its parents when missing (a sparse frame) */
+} tessera_posix_mode;
+
+/** An open file or directory that arrays live in (opaque, from malloc). */
+typedef struct tessera_posix_store tessera_posix_store;
+
+/** Opens path with a ::tessera_posix_mode; an existing path is a file or a directory, whichever it is. */
+tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* path, int32_t mode);
+
+/** Closes the file or directory and frees the store (NULL is a no-op). Close the arrays on it first. */
+tessera_status tessera_posix_store_close(tessera_posix_store* store);
+
+/** Nonzero when the store is a directory (sparse frames), zero for a file. */
+int32_t tessera_posix_store_is_directory(const tessera_posix_store* store);
+
+/** A target for the functions that make new arrays (tessera_array_copy, ...): the store's file or directory. */
+tessera_array_target tessera_posix_store_target(const tessera_posix_store* store);
+
+/**
+ * Opens the array at path, a contiguous frame file or a sparse frame directory (options may be NULL:
+ * read-only). *store receives what the array lives in: close it after the array (tessera_array_close, then
+ * ::tessera_posix_store_close).
+ */
+tessera_status tessera_posix_array_open(tessera_array** out, tessera_posix_store** store, const char* path,
+                                        const tessera_allocator* alloc, const tessera_open_options* options);
+
+/**
+ * Creates an array at path: a contiguous frame file (sparse zero; an existing file is replaced) or a sparse
+ * frame directory (sparse nonzero; created when missing). *store as in ::tessera_posix_array_open.
+ */
+tessera_status tessera_posix_array_create(tessera_array** out, tessera_posix_store** store, const char* path,
+                                          int32_t sparse, const tessera_allocator* alloc,
+                                          const tessera_array_params* params, const tessera_fill* fill);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* TESSERA_PORT_TESSERA_POSIX_H */

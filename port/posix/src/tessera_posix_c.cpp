@@ -1,0 +1,295 @@
+// The POSIX port's C API (tessera/port/tessera_posix.h): the C faces of posix_allocator, thread_pool,
+// posix_file and posix_directory, and arrays by path on top of them. Storages are exposed to C through small
+// adapters (the C storage's context reaches the C++ one); a directory's open entries are malloc'd boxes.
+#include "tessera/port/tessera_posix.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "tessera/port/posix_allocator.hpp"
+#include "tessera/port/posix_directory.hpp"
+#include "tessera/port/posix_file.hpp"
+#include "tessera/port/thread_pool.hpp"
+
+namespace {
+
+using tessera::errc;
+using tessera::status;
+
+tessera_status to_c(const tessera::error& e) noexcept {
+  tessera_status s;
+  s.code = static_cast<int32_t>(e.code);
+  s.message = e.message != nullptr ? e.message : "";
+  return s;
+}
+tessera_status c_ok() noexcept { return to_c(tessera::ok_status()); }
+tessera_status c_error(errc code, const char* message) noexcept { return to_c(tessera::make_error(code, message)); }
+
+template <class T>
+T* malloc_new() noexcept {
+  void* p = std::malloc(sizeof(T));
+  return p != nullptr ? new (p) T() : nullptr;
+}
+template <class T>
+void malloc_delete(T* p) noexcept {
+  p->~T();
+  std::free(p);
+}
+
+// ---- A C++ storage as a C storage: the C storage's context points at the C++ storage.
+
+const tessera::storage& cxx_of(void* context) noexcept { return *static_cast<const tessera::storage*>(context); }
+
+tessera_status st_read(void* context, uint64_t offset, uint8_t* dst, size_t size) {
+  return to_c(tessera::storage_read(cxx_of(context), offset, tessera::bytes_mut(dst, size)));
+}
+tessera_status st_write(void* context, uint64_t offset, const uint8_t* src, size_t size) {
+  return to_c(tessera::storage_write(cxx_of(context), offset, tessera::bytes_view(src, size)));
+}
+tessera_status st_size(void* context, uint64_t* out) {
+  const tessera::result<uint64_t> r = tessera::storage_size(cxx_of(context));
+  if (!r.ok()) return to_c(r.err());
+  *out = *r;
+  return c_ok();
+}
+tessera_status st_truncate(void* context, uint64_t size) { return to_c(tessera::storage_truncate(cxx_of(context), size)); }
+tessera_status st_sync(void* context) { return to_c(tessera::storage_sync(cxx_of(context))); }
+const uint8_t* st_view(void* context, size_t* size) {
+  const tessera::bytes_view v = tessera::storage_view(cxx_of(context));
+  *size = v.size();
+  return v.data();
+}
+
+tessera_storage c_storage_over(const tessera::storage* s) noexcept {
+  tessera_storage c;
+  c.read = st_read;
+  c.write = s->write != nullptr ? st_write : nullptr;
+  c.size = st_size;
+  c.truncate = s->truncate != nullptr ? st_truncate : nullptr;
+  c.sync = s->sync != nullptr ? st_sync : nullptr;
+  c.view = s->view != nullptr ? st_view : nullptr;
+  c.context = const_cast<tessera::storage*>(s);
+  return c;
+}
+
+// An open directory entry: the C++ storage and the C storage over it (handed out until close).
+// c comes first: close gets &c back and casts it to the box (standard layout).
+struct entry_box {
+  tessera_storage c{};
+  tessera::storage cxx{};
+};
+
+}  // namespace
+
+struct tessera_posix_store {
+  bool is_dir = false;
+  tessera::posix_file file{};
+  tessera::posix_directory dir{};
+  tessera::storage cxx_storage{};
+  tessera::storage_directory cxx_dir{};
+  tessera_storage c_storage{};
+  tessera_storage_directory c_dir{};
+};
+
+struct tessera_thread_pool {
+  tessera::thread_pool pool;
+  tessera::executor exec{};
+};
+
+namespace {
+
+tessera_posix_store& store_of(void* context) noexcept { return *static_cast<tessera_posix_store*>(context); }
+
+tessera_status dir_open(void* context, const char* name, int32_t mode, const tessera_storage** out) {
+  tessera_posix_store& s = store_of(context);
+  if (mode < TESSERA_STORAGE_OPEN_READ || mode > TESSERA_STORAGE_OPEN_REPLACE) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("posix store: unknown open mode"));
+  }
+  entry_box* b = malloc_new<entry_box>();
+  if (b == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("posix store: malloc refused an entry"));
+  const status st = tessera::storage_directory_open(s.cxx_dir, name, static_cast<tessera::storage_open>(mode), &b->cxx);
+  if (!st.ok()) {
+    malloc_delete(b);
+    return to_c(st);
+  }
+  b->c = c_storage_over(&b->cxx);
+  *out = &b->c;
+  return c_ok();
+}
+
+tessera_status dir_close(void* context, const tessera_storage* c) {
+  entry_box* b = reinterpret_cast<entry_box*>(const_cast<tessera_storage*>(c));
+  const status st = tessera::storage_directory_close(store_of(context).cxx_dir, &b->cxx);
+  malloc_delete(b);
+  return to_c(st);
+}
+
+tessera_status dir_remove(void* context, const char* name) {
+  return to_c(tessera::storage_directory_remove(store_of(context).cxx_dir, name));
+}
+tessera_status dir_rename(void* context, const char* from, const char* to) {
+  return to_c(tessera::storage_directory_rename(store_of(context).cxx_dir, from, to));
+}
+
+// The thread pool's C executor: runs C tasks through the C++ pool executor.
+struct c_task {
+  tessera_executor_task task;
+  void* context;
+};
+void c_task_trampoline(void* context, size_t index, uint32_t worker) noexcept {
+  const c_task& t = *static_cast<const c_task*>(context);
+  t.task(t.context, index, worker);
+}
+void pool_run(void* context, size_t ntasks, tessera_executor_task task, void* task_context) {
+  const tessera_thread_pool& p = *static_cast<const tessera_thread_pool*>(context);
+  c_task t{task, task_context};
+  tessera::executor_run(p.exec, ntasks, c_task_trampoline, &t);
+}
+
+}  // namespace
+
+tessera_allocator tessera_posix_allocator(void) {
+  const tessera::allocator a = tessera::posix_allocator();
+  tessera_allocator c;
+  c.allocate = a.allocate;
+  c.deallocate = a.deallocate;
+  c.context = a.context;
+  return c;
+}
+
+// ---- Thread pool ------------------------------------------------------------------------------------------------
+
+tessera_status tessera_thread_pool_create(tessera_thread_pool** out, uint32_t workers) {
+  if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("thread pool: null out"));
+  *out = nullptr;
+  tessera_thread_pool* p = malloc_new<tessera_thread_pool>();
+  if (p == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("thread pool: malloc refused the pool"));
+  const status s = tessera::thread_pool_init(p->pool, workers);
+  if (!s.ok()) {
+    malloc_delete(p);
+    return to_c(s);
+  }
+  p->exec = tessera::thread_pool_executor(p->pool);
+  *out = p;
+  return c_ok();
+}
+
+tessera_status tessera_thread_pool_destroy(tessera_thread_pool* pool) {
+  if (pool != nullptr) malloc_delete(pool);  // the destructor joins the threads
+  return c_ok();
+}
+
+tessera_executor tessera_thread_pool_executor(tessera_thread_pool* pool) {
+  tessera_executor e;
+  e.run = pool != nullptr ? pool_run : nullptr;
+  e.context = pool;
+  e.workers = pool != nullptr ? pool->exec.workers : 1;
+  return e;
+}
+
+uint32_t tessera_cpu_count(void) { return tessera::cpu_count(); }
+
+// ---- Files and directories --------------------------------------------------------------------------------------
+
+tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* path, int32_t mode) {
+  if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("posix store: null out"));
+  *out = nullptr;
+  if (path == nullptr || path[0] == '\0') return c_error(errc::invalid_argument, TESSERA_MSG("posix store: empty path"));
+  if (mode < TESSERA_POSIX_READ || mode > TESSERA_POSIX_CREATE_DIRECTORY) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("posix store: unknown mode"));
+  }
+  bool is_dir = mode == TESSERA_POSIX_CREATE_DIRECTORY;
+  if (mode == TESSERA_POSIX_READ || mode == TESSERA_POSIX_READ_WRITE) {
+    struct stat sb;
+    if (::stat(path, &sb) != 0) return c_error(errc::io, TESSERA_MSG("posix store: stat failed (missing path?)"));
+    is_dir = S_ISDIR(sb.st_mode);
+  }
+  tessera_posix_store* s = malloc_new<tessera_posix_store>();
+  if (s == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("posix store: malloc refused the store"));
+  s->is_dir = is_dir;
+  if (is_dir) {
+    tessera::result<tessera::posix_directory> d = tessera::posix_directory_open(path, mode == TESSERA_POSIX_CREATE_DIRECTORY);
+    if (!d.ok()) {
+      malloc_delete(s);
+      return to_c(d.err());
+    }
+    s->dir = *d;
+    s->cxx_dir = tessera::posix_directory_interface(s->dir);
+    s->c_dir.open = dir_open;
+    s->c_dir.close = dir_close;
+    s->c_dir.remove = dir_remove;
+    s->c_dir.rename = dir_rename;
+    s->c_dir.context = s;
+  } else {
+    const tessera::posix_open fm = mode == TESSERA_POSIX_READ         ? tessera::posix_open::read
+                                   : mode == TESSERA_POSIX_READ_WRITE ? tessera::posix_open::read_write
+                                                                      : tessera::posix_open::replace;
+    tessera::result<tessera::posix_file> f = tessera::posix_file_open(path, fm);
+    if (!f.ok()) {
+      malloc_delete(s);
+      return to_c(f.err());
+    }
+    s->file = *f;
+    s->cxx_storage = tessera::posix_file_storage(s->file);
+    s->c_storage = c_storage_over(&s->cxx_storage);
+  }
+  *out = s;
+  return c_ok();
+}
+
+tessera_status tessera_posix_store_close(tessera_posix_store* store) {
+  if (store == nullptr) return c_ok();
+  const status s = store->is_dir ? tessera::posix_directory_close(store->dir) : tessera::posix_file_close(store->file);
+  malloc_delete(store);
+  return to_c(s);
+}
+
+int32_t tessera_posix_store_is_directory(const tessera_posix_store* store) {
+  return store != nullptr && store->is_dir ? 1 : 0;
+}
+
+tessera_array_target tessera_posix_store_target(const tessera_posix_store* store) {
+  if (store != nullptr && store->is_dir) return tessera_array_target_sparse(&store->c_dir);
+  return tessera_array_target_contiguous(store != nullptr ? &store->c_storage : nullptr);
+}
+
+tessera_status tessera_posix_array_open(tessera_array** out, tessera_posix_store** store, const char* path,
+                                        const tessera_allocator* alloc, const tessera_open_options* options) {
+  if (out == nullptr || store == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("posix array: null out or store"));
+  *out = nullptr;
+  *store = nullptr;
+  const bool writable = options != nullptr && options->writable != 0;
+  tessera_posix_store* s = nullptr;
+  tessera_status cs = tessera_posix_store_open(&s, path, writable ? TESSERA_POSIX_READ_WRITE : TESSERA_POSIX_READ);
+  if (cs.code != TESSERA_OK) return cs;
+  cs = s->is_dir ? tessera_array_open_sparse(out, &s->c_dir, alloc, options)
+                 : tessera_array_open(out, &s->c_storage, alloc, options);
+  if (cs.code != TESSERA_OK) {
+    (void)tessera_posix_store_close(s);
+    return cs;
+  }
+  *store = s;
+  return c_ok();
+}
+
+tessera_status tessera_posix_array_create(tessera_array** out, tessera_posix_store** store, const char* path,
+                                          int32_t sparse, const tessera_allocator* alloc,
+                                          const tessera_array_params* params, const tessera_fill* fill) {
+  if (out == nullptr || store == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("posix array: null out or store"));
+  *out = nullptr;
+  *store = nullptr;
+  tessera_posix_store* s = nullptr;
+  tessera_status cs =
+      tessera_posix_store_open(&s, path, sparse != 0 ? TESSERA_POSIX_CREATE_DIRECTORY : TESSERA_POSIX_REPLACE_FILE);
+  if (cs.code != TESSERA_OK) return cs;
+  cs = s->is_dir ? tessera_array_create_sparse(out, &s->c_dir, alloc, params, fill)
+                 : tessera_array_create(out, &s->c_storage, alloc, params, fill);
+  if (cs.code != TESSERA_OK) {
+    (void)tessera_posix_store_close(s);
+    return cs;
+  }
+  *store = s;
+  return c_ok();
+}

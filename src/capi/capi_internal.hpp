@@ -1,0 +1,57 @@
+// Shared glue of the C API's sources (tessera_c.cpp, tessera_c_ops.cpp): status conversion, C strings, the
+// trampolines from the C++ interfaces (storage, storage_directory, executor) to the caller's C structs, and the
+// handle behind tessera_array*.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/array.hpp"
+#include "tessera/tessera.h"
+
+// The handle: the caller's allocator and storage (copied, so the caller's structs may go away) and the array.
+// Sparse arrays leave c_storage and st empty (the frame keeps its own copy of the directory interface).
+struct tessera_array {
+  tessera::allocator alloc{};
+  tessera_storage c_storage{};
+  tessera::storage st{};
+  tessera::array arr;
+};
+
+namespace tessera {
+namespace capi {
+
+inline tessera_status to_c(const error& e) noexcept {
+  tessera_status s;
+  s.code = static_cast<int32_t>(e.code);
+  s.message = e.message != nullptr ? e.message : "";
+  return s;
+}
+inline tessera_status c_error(errc code, const char* message) noexcept { return to_c(make_error(code, message)); }
+inline tessera_status c_ok() noexcept { return to_c(ok_status()); }
+inline error from_c(const tessera_status& s) noexcept {
+  return error(static_cast<errc>(s.code), s.message != nullptr ? s.message : "");
+}
+
+// A NUL-terminated string as a span, reading at most max + 1 bytes; false when NULL or longer than max.
+bool c_string(const char* s, size_t max, span<const char>& out) noexcept;
+
+// The C++ storage over a C one (its context is c, which must outlive it); missing callbacks stay missing.
+storage storage_over(const tessera_storage* c) noexcept;
+// The C++ directory over a C one (its context is c, which must outlive every copy of it).
+storage_directory directory_over(const tessera_storage_directory* c) noexcept;
+// The C++ executor over a C one (null, or run null: serial); c must outlive it. Errors: workers 0.
+status executor_over(const tessera_executor* c, executor& out) noexcept;
+
+// A new handle from alloc holding a copy of storage (null: none, for sparse arrays); freed by handle_free.
+tessera_status handle_new(tessera_array** out, const tessera_storage* storage, const tessera_allocator* alloc) noexcept;
+void handle_free(tessera_array* h) noexcept;
+// Null, or read or size missing: invalid_argument.
+tessera_status check_storage(const tessera_storage* storage) noexcept;
+
+// The C parameters as C++ ones. metas (TESSERA_MAX_METALAYERS entries) receives the metalayer list p points to.
+tessera_status params_from_c(const tessera_array_params* c, array_params& p, frame_metalayer_init* metas) noexcept;
+tessera_status fill_from_c(const tessera_fill* c, array_fill& f) noexcept;
+
+}  // namespace capi
+}  // namespace tessera

@@ -1,0 +1,698 @@
+// The C API beyond creating, reading and writing (tessera.h, from "Executors" on): executors, sparse frames on a
+// caller's directory, readers that follow a writer, items and selections, shape changes, new arrays from arrays,
+// chunk access. Also the shared glue of capi_internal.hpp.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "capi_internal.hpp"
+#include "tessera/array.hpp"
+#include "tessera/tessera.h"
+
+using tessera::errc;
+using tessera::status;
+using tessera::capi::c_error;
+using tessera::capi::c_ok;
+using tessera::capi::from_c;
+using tessera::capi::to_c;
+
+static_assert(TESSERA_STORAGE_NAME_MAX == tessera::kStorageNameMax, "entry names");
+static_assert(TESSERA_STORAGE_OPEN_READ == static_cast<int32_t>(tessera::storage_open::read), "open modes");
+static_assert(TESSERA_STORAGE_OPEN_READ_WRITE == static_cast<int32_t>(tessera::storage_open::read_write), "modes");
+static_assert(TESSERA_STORAGE_OPEN_REPLACE == static_cast<int32_t>(tessera::storage_open::replace), "open modes");
+static_assert(TESSERA_CHUNK_ENCODE_BOUND(0) == tessera::chunk_encode_bound(0), "chunk bound");
+
+namespace tessera {
+namespace capi {
+
+namespace {
+
+// Metalayer names: the frame checks their length (1..31); reading stops a little past it.
+constexpr size_t kNameScan = kFrameMetalayerNameMax + 1;
+
+// ---- Storage trampolines: the C++ storage's context is a C tessera_storage.
+
+const tessera_storage& c_storage_of(void* context) noexcept { return *static_cast<const tessera_storage*>(context); }
+
+status storage_read(void* context, uint64_t offset, bytes_mut dst) noexcept {
+  const tessera_storage& s = c_storage_of(context);
+  return from_c(s.read(s.context, offset, dst.data(), dst.size()));
+}
+status storage_write(void* context, uint64_t offset, bytes_view src) noexcept {
+  const tessera_storage& s = c_storage_of(context);
+  return from_c(s.write(s.context, offset, src.data(), src.size()));
+}
+status storage_size(void* context, uint64_t* out) noexcept {
+  const tessera_storage& s = c_storage_of(context);
+  return from_c(s.size(s.context, out));
+}
+status storage_truncate(void* context, uint64_t size) noexcept {
+  const tessera_storage& s = c_storage_of(context);
+  return from_c(s.truncate(s.context, size));
+}
+status storage_sync(void* context) noexcept {
+  const tessera_storage& s = c_storage_of(context);
+  return from_c(s.sync(s.context));
+}
+bytes_view storage_view(void* context) noexcept {
+  const tessera_storage& s = c_storage_of(context);
+  size_t n = 0;
+  const uint8_t* p = s.view(s.context, &n);
+  if (p == nullptr) return bytes_view();
+  return bytes_view(p, n);
+}
+
+// ---- Directory trampolines: the C++ directory's context is a C tessera_storage_directory; each storage it
+// opens is the C++ storage over the C storage the directory keeps until close.
+
+const tessera_storage_directory& c_dir_of(void* context) noexcept {
+  return *static_cast<const tessera_storage_directory*>(context);
+}
+
+status dir_open(void* context, const char* name, storage_open mode, storage* out) noexcept {
+  const tessera_storage_directory& d = c_dir_of(context);
+  const tessera_storage* c = nullptr;
+  const status s = from_c(d.open(d.context, name, static_cast<int32_t>(mode), &c));
+  if (!s.ok()) return s;
+  if (c == nullptr || c->read == nullptr || c->size == nullptr) {
+    if (c != nullptr) (void)d.close(d.context, c);
+    return make_error(errc::invalid_argument, TESSERA_MSG("capi: directory opened a storage without read or size"));
+  }
+  *out = storage_over(c);
+  return ok_status();
+}
+status dir_close(void* context, storage* s) noexcept {
+  const tessera_storage_directory& d = c_dir_of(context);
+  return from_c(d.close(d.context, static_cast<const tessera_storage*>(s->context)));
+}
+status dir_remove(void* context, const char* name) noexcept {
+  const tessera_storage_directory& d = c_dir_of(context);
+  return from_c(d.remove(d.context, name));
+}
+status dir_rename(void* context, const char* from, const char* to) noexcept {
+  const tessera_storage_directory& d = c_dir_of(context);
+  return from_c(d.rename(d.context, from, to));
+}
+
+// ---- The executor trampoline: the C++ executor's context is the C tessera_executor.
+
+void executor_trampoline(void* context, size_t ntasks, executor_task task, void* task_context) noexcept {
+  const tessera_executor& e = *static_cast<const tessera_executor*>(context);
+  e.run(e.context, ntasks, task, task_context);  // a noexcept function converts to the C task type
+}
+
+bool codec_valid(int32_t c) noexcept {
+  return c == TESSERA_CODEC_BLOSCLZ || c == TESSERA_CODEC_LZ4 || c == TESSERA_CODEC_LZ4HC || c == TESSERA_CODEC_ZLIB ||
+         c == TESSERA_CODEC_ZSTD;
+}
+
+}  // namespace
+
+bool c_string(const char* s, size_t max, span<const char>& out) noexcept {
+  if (s == nullptr) return false;
+  size_t n = 0;
+  while (n <= max && s[n] != '\0') ++n;
+  if (n > max) return false;
+  out = span<const char>(s, n);
+  return true;
+}
+
+storage storage_over(const tessera_storage* c) noexcept {
+  storage s;
+  s.read = c->read != nullptr ? storage_read : nullptr;
+  s.write = c->write != nullptr ? storage_write : nullptr;
+  s.size = c->size != nullptr ? storage_size : nullptr;
+  s.truncate = c->truncate != nullptr ? storage_truncate : nullptr;
+  s.sync = c->sync != nullptr ? storage_sync : nullptr;
+  s.view = c->view != nullptr ? storage_view : nullptr;
+  s.context = const_cast<tessera_storage*>(c);
+  return s;
+}
+
+storage_directory directory_over(const tessera_storage_directory* c) noexcept {
+  storage_directory d;
+  d.open = c->open != nullptr ? dir_open : nullptr;
+  d.close = c->close != nullptr ? dir_close : nullptr;
+  d.remove = c->remove != nullptr ? dir_remove : nullptr;
+  d.rename = c->rename != nullptr ? dir_rename : nullptr;
+  d.context = const_cast<tessera_storage_directory*>(c);
+  return d;
+}
+
+status executor_over(const tessera_executor* c, executor& out) noexcept {
+  out = executor_serial();
+  if (c == nullptr || c->run == nullptr) return ok_status();
+  if (c->workers < 1) return make_error(errc::invalid_argument, TESSERA_MSG("capi: executor with 0 workers"));
+  out.run = executor_trampoline;
+  out.context = const_cast<tessera_executor*>(c);
+  out.workers = c->workers;
+  return ok_status();
+}
+
+tessera_status handle_new(tessera_array** out, const tessera_storage* storage, const tessera_allocator* alloc) noexcept {
+  if (alloc->allocate == nullptr || alloc->deallocate == nullptr) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: allocator without allocate or deallocate"));
+  }
+  allocator a;
+  a.allocate = alloc->allocate;
+  a.deallocate = alloc->deallocate;
+  a.context = alloc->context;
+  void* p = allocator_allocate(a, sizeof(tessera_array), alignof(tessera_array));
+  if (p == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("capi: allocator refused the array handle"));
+  tessera_array* h = new (p) tessera_array();
+  h->alloc = a;
+  if (storage != nullptr) {
+    h->c_storage = *storage;
+    h->st = storage_over(&h->c_storage);
+  }
+  *out = h;
+  return c_ok();
+}
+
+void handle_free(tessera_array* h) noexcept {
+  const allocator a = h->alloc;
+  h->~tessera_array();
+  allocator_deallocate(a, h, sizeof(tessera_array), alignof(tessera_array));
+}
+
+tessera_status check_storage(const tessera_storage* storage) noexcept {
+  if (storage == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null storage"));
+  if (storage->read == nullptr || storage->size == nullptr) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: storage without read or size"));
+  }
+  return c_ok();
+}
+
+tessera_status params_from_c(const tessera_array_params* c, array_params& p, frame_metalayer_init* metas) noexcept {
+  if (c->ndim < 0 || c->ndim > kMaxDims) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: ndim outside 0..TESSERA_MAX_DIMS"));
+  }
+  p.ndim = c->ndim;
+  for (int d = 0; d < p.ndim; ++d) {
+    p.shape[d] = c->shape[d];
+    p.chunkshape[d] = c->chunkshape[d];
+    p.blockshape[d] = c->blockshape[d];
+  }
+  if (c->dtype != nullptr && !c_string(c->dtype, kArrayMaxDtypeLen, p.dtype)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: dtype longer than 255 bytes"));
+  }
+  p.itemsize = c->itemsize;
+  if (!codec_valid(c->codec)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: unknown codec"));
+  p.compressor = static_cast<codec>(c->codec);
+  p.clevel = c->clevel;
+  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
+    p.filters[i] = c->filters[i];
+    p.filters_meta[i] = c->filters_meta[i];
+  }
+  if (c->splitmode < 1 || c->splitmode > 4) return c_error(errc::invalid_argument, TESSERA_MSG("capi: splitmode not 1..4"));
+  p.split = static_cast<split_mode>(c->splitmode);
+  if (c->nmetalayers > TESSERA_MAX_METALAYERS) return c_error(errc::invalid_argument, TESSERA_MSG("capi: too many metalayers"));
+  if (c->nmetalayers > 0 && c->metalayers == nullptr) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null metalayers"));
+  }
+  for (uint32_t i = 0; i < c->nmetalayers; ++i) {
+    const tessera_metalayer& m = c->metalayers[i];
+    if (!c_string(m.name, kNameScan, metas[i].name)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: bad metalayer name"));
+    if (m.content == nullptr && m.size != 0) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null metalayer content"));
+    metas[i].content = bytes_view(static_cast<const uint8_t*>(m.content), m.size);
+  }
+  p.metalayers = c->nmetalayers > 0 ? metas : nullptr;
+  p.nmetalayers = c->nmetalayers;
+  return to_c(executor_over(c->executor, p.exec));
+}
+
+tessera_status fill_from_c(const tessera_fill* c, array_fill& f) noexcept {
+  f = array_fill_zeros();
+  if (c == nullptr) return c_ok();
+  if (c->data == nullptr && c->size != 0) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null fill data"));
+  const bytes_view bytes(static_cast<const uint8_t*>(c->data), c->size);
+  switch (c->kind) {
+    case TESSERA_FILL_ZEROS: f = array_fill_zeros(); break;
+    case TESSERA_FILL_UNINIT: f = array_fill_uninit(); break;
+    case TESSERA_FILL_NANS: f = array_fill_nans(); break;
+    case TESSERA_FILL_VALUE: f = array_fill_full(bytes); break;
+    case TESSERA_FILL_BUFFER: f = array_fill_buffer(bytes); break;
+    default: return c_error(errc::invalid_argument, TESSERA_MSG("capi: unknown fill kind"));
+  }
+  return c_ok();
+}
+
+}  // namespace capi
+}  // namespace tessera
+
+namespace {
+
+using namespace tessera::capi;  // NOLINT: the glue above, used throughout
+
+tessera_status null_array() noexcept { return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array")); }
+
+bool ndim_zero(const tessera_array* a) noexcept { return tessera::array_layout_get(a->arr).ndim == 0; }
+
+tessera::bytes_mut mut_of(void* p, size_t n) noexcept { return tessera::bytes_mut(static_cast<uint8_t*>(p), n); }
+tessera::bytes_view view_of(const void* p, size_t n) noexcept {
+  return tessera::bytes_view(static_cast<const uint8_t*>(p), n);
+}
+
+tessera::allocator allocator_of(const tessera_allocator& c) noexcept {
+  tessera::allocator a;
+  a.allocate = c.allocate;
+  a.deallocate = c.deallocate;
+  a.context = c.context;
+  return a;
+}
+
+// A handle for a new array at target; *st_target receives the C++ target (over the handle's storage copy, or a
+// directory interface the frame copies). Frees nothing on error (there is nothing yet).
+tessera_status target_handle(tessera_array** h, const tessera_array_target* target, const tessera_allocator* alloc,
+                             tessera::array_target& out, tessera::storage_directory& dir) noexcept {
+  if (target == nullptr || alloc == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null target or allocator"));
+  if ((target->storage == nullptr) == (target->directory == nullptr)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: a target needs a storage or a directory (one of them)"));
+  }
+  if (target->storage != nullptr) {
+    tessera_status cs = check_storage(target->storage);
+    if (cs.code != TESSERA_OK) return cs;
+    if (target->storage->write == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: target storage is read-only"));
+    cs = handle_new(h, target->storage, alloc);
+    if (cs.code != TESSERA_OK) return cs;
+    out = tessera::array_target_contiguous((*h)->st, target->durable != 0);
+    out.options.base_offset = target->base_offset;
+    return c_ok();
+  }
+  dir = directory_over(target->directory);
+  tessera_status cs = handle_new(h, nullptr, alloc);
+  if (cs.code != TESSERA_OK) return cs;
+  out = tessera::array_target_sparse(dir);
+  out.options.durable = target->durable != 0;
+  return c_ok();
+}
+
+// Finishes a new-array call: hands out the handle, or frees it.
+tessera_status handle_finish(tessera_array** out, tessera_array* h, const status& s) noexcept {
+  if (!s.ok()) {
+    handle_free(h);
+    return to_c(s);
+  }
+  *out = h;
+  return c_ok();
+}
+
+// Optional params of the copies: null keeps the source's.
+tessera_status copy_params(const tessera_array_params* c, tessera::array_params& p, tessera::frame_metalayer_init* metas,
+                           const tessera::array_params*& use) noexcept {
+  use = nullptr;
+  if (c == nullptr) return c_ok();
+  tessera_array_params cc = *c;
+  cc.ndim = c->ndim >= 0 && c->ndim <= TESSERA_MAX_DIMS ? c->ndim : 0;  // ignored by the copies, but checked here
+  cc.dtype = nullptr;
+  const tessera_status cs = params_from_c(&cc, p, metas);
+  if (cs.code == TESSERA_OK) use = &p;
+  return cs;
+}
+
+tessera_status check_src(tessera_array** out, const tessera_array* src) noexcept {
+  if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null out"));
+  *out = nullptr;
+  if (src == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null source array"));
+  return c_ok();
+}
+
+}  // namespace
+
+// ---- Sparse frames ----------------------------------------------------------------------------------------------
+
+tessera_status tessera_array_create_sparse(tessera_array** out, const tessera_storage_directory* dir,
+                                           const tessera_allocator* alloc, const tessera_array_params* params,
+                                           const tessera_fill* fill) {
+  if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null out"));
+  *out = nullptr;
+  if (dir == nullptr || alloc == nullptr || params == nullptr) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null directory, allocator or params"));
+  }
+  tessera::array_params p;
+  tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];
+  tessera_status cs = params_from_c(params, p, metas);
+  if (cs.code != TESSERA_OK) return cs;
+  tessera::array_fill f;
+  cs = fill_from_c(fill, f);
+  if (cs.code != TESSERA_OK) return cs;
+  const tessera::storage_directory d = directory_over(dir);
+  tessera_array* h = nullptr;
+  cs = handle_new(&h, nullptr, alloc);
+  if (cs.code != TESSERA_OK) return cs;
+  return handle_finish(out, h, tessera::array_create(h->arr, tessera::array_target_sparse(d), h->alloc, p, f));
+}
+
+tessera_status tessera_array_open_sparse(tessera_array** out, const tessera_storage_directory* dir,
+                                         const tessera_allocator* alloc, const tessera_open_options* options) {
+  if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null out"));
+  *out = nullptr;
+  if (dir == nullptr || alloc == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null directory or allocator"));
+  tessera::array_open_options ao;
+  if (options != nullptr) {
+    ao.frame.writable = options->writable != 0;
+    ao.frame.durable = options->durable != 0;
+    const tessera_status cs = to_c(executor_over(options->executor, ao.exec));
+    if (cs.code != TESSERA_OK) return cs;
+  }
+  const tessera::storage_directory d = directory_over(dir);
+  tessera_array* h = nullptr;
+  const tessera_status cs = handle_new(&h, nullptr, alloc);
+  if (cs.code != TESSERA_OK) return cs;
+  return handle_finish(out, h, tessera::array_open_sparse(h->arr, d, h->alloc, ao));
+}
+
+// ---- Readers ----------------------------------------------------------------------------------------------------
+
+tessera_status tessera_array_open_again(tessera_array** out, const tessera_array* a, const tessera_allocator* alloc,
+                                        const tessera_executor* exec) {
+  if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null out"));
+  *out = nullptr;
+  if (a == nullptr || alloc == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or allocator"));
+  tessera::executor e;
+  tessera_status cs = to_c(executor_over(exec, e));
+  if (cs.code != TESSERA_OK) return cs;
+  tessera_array* h = nullptr;
+  cs = handle_new(&h, nullptr, alloc);  // the new frame reads through a's storage adapter
+  if (cs.code != TESSERA_OK) return cs;
+  return handle_finish(out, h, tessera::array_open_again(h->arr, a->arr, h->alloc, e));
+}
+
+tessera_status tessera_array_refresh(tessera_array* a) {
+  if (a == nullptr) return null_array();
+  return to_c(tessera::array_refresh(a->arr));
+}
+
+// ---- Items, selections, shape changes ---------------------------------------------------------------------------
+
+tessera_status tessera_array_element_get(tessera_array* a, const int64_t* coords, void* out, size_t size) {
+  if (a == nullptr || (out == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or out"));
+  if (coords == nullptr && !ndim_zero(a)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null coords"));
+  return to_c(tessera::array_element_read(a->arr, coords, mut_of(out, size)));
+}
+
+tessera_status tessera_array_element_set(tessera_array* a, const int64_t* coords, const void* item, size_t size) {
+  if (a == nullptr || (item == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or item"));
+  if (coords == nullptr && !ndim_zero(a)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null coords"));
+  return to_c(tessera::array_element_write(a->arr, coords, view_of(item, size)));
+}
+
+tessera_status tessera_array_orthogonal_get(tessera_array* a, const int64_t* const* indices, const int64_t* counts,
+                                            void* out, size_t size) {
+  if (a == nullptr || (out == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or out"));
+  if ((indices == nullptr || counts == nullptr) && !ndim_zero(a)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null indices or counts"));
+  }
+  return to_c(tessera::array_orthogonal_read(a->arr, indices, counts, mut_of(out, size)));
+}
+
+tessera_status tessera_array_insert(tessera_array* a, int32_t axis, int64_t pos, int64_t count, const void* src,
+                                    size_t size) {
+  if (a == nullptr || (src == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or src"));
+  return to_c(tessera::array_insert(a->arr, axis, pos, count, view_of(src, size)));
+}
+
+tessera_status tessera_array_delete(tessera_array* a, int32_t axis, int64_t pos, int64_t count) {
+  if (a == nullptr) return null_array();
+  return to_c(tessera::array_delete(a->arr, axis, pos, count));
+}
+
+// ---- New arrays from arrays -------------------------------------------------------------------------------------
+
+tessera_array_target tessera_array_target_contiguous(const tessera_storage* storage) {
+  tessera_array_target t;
+  t.storage = storage;
+  t.directory = nullptr;
+  t.base_offset = 0;
+  t.durable = 1;
+  return t;
+}
+
+tessera_array_target tessera_array_target_sparse(const tessera_storage_directory* dir) {
+  tessera_array_target t;
+  t.storage = nullptr;
+  t.directory = dir;
+  t.base_offset = 0;
+  t.durable = 1;
+  return t;
+}
+
+tessera_status tessera_array_params_get(const tessera_array* a, tessera_array_params* out) {
+  if (a == nullptr || out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or out"));
+  tessera_array_params_init(out);
+  const tessera::array_params p = tessera::array_params_get(a->arr);
+  out->ndim = p.ndim;
+  for (int d = 0; d < p.ndim; ++d) {
+    out->shape[d] = p.shape[d];
+    out->chunkshape[d] = p.chunkshape[d];
+    out->blockshape[d] = p.blockshape[d];
+  }
+  out->dtype = nullptr;  // the array's dtype is not NUL-terminated: see tessera_array_info
+  out->itemsize = p.itemsize;
+  out->codec = static_cast<int32_t>(p.compressor);
+  out->clevel = p.clevel;
+  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
+    out->filters[i] = p.filters[i];
+    out->filters_meta[i] = p.filters_meta[i];
+  }
+  out->splitmode = static_cast<int32_t>(p.split);
+  out->executor = nullptr;
+  return c_ok();
+}
+
+// Each copy: checks, the optional params, a handle at the target, the C++ call, the handle out or freed.
+#define TESSERA_CAPI_COPY_PROLOGUE(src_expr)                                                  \
+  tessera_status cs = check_src(out, src_expr);                                               \
+  if (cs.code != TESSERA_OK) return cs;                                                       \
+  tessera::array_params p;                                                                    \
+  tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];                                \
+  const tessera::array_params* use = nullptr;                                                 \
+  cs = copy_params(params, p, metas, use);                                                    \
+  if (cs.code != TESSERA_OK) return cs;                                                       \
+  tessera_array* h = nullptr;                                                                 \
+  tessera::array_target t;                                                                    \
+  tessera::storage_directory dir;                                                             \
+  cs = target_handle(&h, target, alloc, t, dir);                                              \
+  if (cs.code != TESSERA_OK) return cs
+
+tessera_status tessera_array_copy(tessera_array** out, const tessera_array_target* target,
+                                  const tessera_allocator* alloc, tessera_array* src,
+                                  const tessera_array_params* params) {
+  TESSERA_CAPI_COPY_PROLOGUE(src);
+  return handle_finish(out, h, tessera::array_copy(h->arr, t, h->alloc, src->arr, use));
+}
+
+tessera_status tessera_array_slice_copy(tessera_array** out, const tessera_array_target* target,
+                                        const tessera_allocator* alloc, tessera_array* src, const int64_t* start,
+                                        const int64_t* stop, const tessera_array_params* params) {
+  if (src != nullptr && (start == nullptr || stop == nullptr) && !ndim_zero(src)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null start or stop"));
+  }
+  TESSERA_CAPI_COPY_PROLOGUE(src);
+  return handle_finish(out, h, tessera::array_slice_copy(h->arr, t, h->alloc, src->arr, start, stop, use));
+}
+
+tessera_status tessera_array_concatenate(tessera_array** out, const tessera_array_target* target,
+                                         const tessera_allocator* alloc, tessera_array* src1, tessera_array* src2,
+                                         int32_t axis, const tessera_array_params* params) {
+  if (src2 == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null source array"));
+  TESSERA_CAPI_COPY_PROLOGUE(src1);
+  return handle_finish(out, h, tessera::array_concatenate(h->arr, t, h->alloc, src1->arr, src2->arr, axis, use));
+}
+
+tessera_status tessera_array_squeeze(tessera_array** out, const tessera_array_target* target,
+                                     const tessera_allocator* alloc, tessera_array* src, const uint8_t* axes) {
+  const tessera_array_params* params = nullptr;
+  TESSERA_CAPI_COPY_PROLOGUE(src);
+  (void)use;
+  bool flags[tessera::kMaxDims] = {};
+  const int ndim = tessera::array_layout_get(src->arr).ndim;
+  for (int d = 0; axes != nullptr && d < ndim; ++d) flags[d] = axes[d] != 0;
+  return handle_finish(out, h, tessera::array_squeeze(h->arr, t, h->alloc, src->arr, axes != nullptr ? flags : nullptr));
+}
+
+tessera_status tessera_array_expand_dims(tessera_array** out, const tessera_array_target* target,
+                                         const tessera_allocator* alloc, tessera_array* src, const uint8_t* axes,
+                                         int32_t new_ndim) {
+  if (axes == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null axes"));
+  if (new_ndim < 0 || new_ndim > TESSERA_MAX_DIMS) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: new_ndim outside 0..TESSERA_MAX_DIMS"));
+  }
+  const tessera_array_params* params = nullptr;
+  TESSERA_CAPI_COPY_PROLOGUE(src);
+  (void)use;
+  bool flags[tessera::kMaxDims] = {};
+  for (int d = 0; d < new_ndim; ++d) flags[d] = axes[d] != 0;
+  return handle_finish(out, h, tessera::array_expand_dims(h->arr, t, h->alloc, src->arr, flags, new_ndim));
+}
+
+tessera_status tessera_array_save(tessera_array** out, const tessera_array_target* target,
+                                  const tessera_allocator* alloc, tessera_array* src) {
+  const tessera_array_params* params = nullptr;
+  TESSERA_CAPI_COPY_PROLOGUE(src);
+  (void)use;
+  return handle_finish(out, h, tessera::array_save(h->arr, t, h->alloc, src->arr));
+}
+
+#undef TESSERA_CAPI_COPY_PROLOGUE
+
+// ---- Chunks -----------------------------------------------------------------------------------------------------
+
+void tessera_chunk_params_init(tessera_chunk_params* p) {
+  if (p == nullptr) return;
+  const tessera::chunk_encode_params d;
+  std::memset(p, 0, sizeof(*p));
+  p->typesize = d.typesize;
+  p->clevel = d.clevel;
+  p->codec = static_cast<int32_t>(d.compressor);
+  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
+    p->filters[i] = d.filters[i];
+    p->filters_meta[i] = d.filters_meta[i];
+  }
+  p->splitmode = static_cast<int32_t>(d.split);
+  p->blocksize = d.blocksize;
+}
+
+tessera_status tessera_array_chunk_params_get(const tessera_array* a, tessera_chunk_params* out) {
+  if (a == nullptr || out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or out"));
+  tessera_chunk_params_init(out);
+  const tessera::array_params p = tessera::array_params_get(a->arr);
+  const tessera::array_layout& l = tessera::array_layout_get(a->arr);
+  const int32_t itemsize = tessera::array_itemsize(a->arr);
+  out->typesize = tessera::chunk_typesize_of(itemsize);
+  out->clevel = p.clevel;
+  out->codec = static_cast<int32_t>(p.compressor);
+  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
+    out->filters[i] = p.filters[i];
+    out->filters_meta[i] = p.filters_meta[i];
+  }
+  out->splitmode = static_cast<int32_t>(p.split);
+  out->blocksize = static_cast<int32_t>(l.block_nitems * itemsize);  // fits: checked when the array opened
+  return c_ok();
+}
+
+tessera_status tessera_chunk_info_get(const void* chunk, size_t size, tessera_chunk_info* out) {
+  if ((chunk == nullptr && size != 0) || out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null chunk or out"));
+  const tessera::result<tessera::chunk_header> r = tessera::chunk_header_read(view_of(chunk, size));
+  if (!r.ok()) return to_c(r.err());
+  out->nbytes = r->nbytes;
+  out->cbytes = r->cbytes;
+  out->blocksize = r->blocksize;
+  out->typesize = r->typesize;
+  out->special = static_cast<int32_t>(r->special);
+  return c_ok();
+}
+
+tessera_status tessera_chunk_encode(const tessera_allocator* alloc, const tessera_chunk_params* params,
+                                    const void* src, size_t size, void* out, size_t out_size, size_t* written) {
+  if (written != nullptr) *written = 0;
+  if (alloc == nullptr || params == nullptr || written == nullptr || (src == nullptr && size != 0) ||
+      (out == nullptr && out_size != 0)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null allocator, params, src, out or written"));
+  }
+  if (params->typesize < 1 || params->typesize > 255) return c_error(errc::invalid_argument, TESSERA_MSG("capi: typesize not 1..255"));
+  if (!codec_valid(params->codec)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: unknown codec"));
+  if (params->splitmode < 1 || params->splitmode > 4) return c_error(errc::invalid_argument, TESSERA_MSG("capi: splitmode not 1..4"));
+  tessera::chunk_encode_params p;
+  p.typesize = static_cast<uint8_t>(params->typesize);
+  p.clevel = params->clevel;
+  p.compressor = static_cast<tessera::codec>(params->codec);
+  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
+    p.filters[i] = params->filters[i];
+    p.filters_meta[i] = params->filters_meta[i];
+  }
+  p.split = static_cast<tessera::split_mode>(params->splitmode);
+  p.blocksize = params->blocksize;
+  const tessera::result<int32_t> bs = tessera::chunk_blocksize_compute(p, size);
+  if (!bs.ok()) return to_c(bs.err());
+  tessera::chunk_encoder_options eo;
+  eo.max_blocksize = *bs > 0 ? static_cast<size_t>(*bs) : 1;  // scratch for exactly this chunk's blocks
+  tessera::chunk_encoder e;
+  const status s = tessera::chunk_encoder_init(e, allocator_of(*alloc), eo);
+  if (!s.ok()) return to_c(s);
+  const tessera::result<size_t> r = tessera::chunk_encode(e, p, view_of(src, size), mut_of(out, out_size));
+  if (!r.ok()) return to_c(r.err());
+  *written = *r;
+  return c_ok();
+}
+
+namespace {
+
+// A decoder whose scratch fits this chunk's blocks (1 byte for special chunks, which have none).
+status decoder_for(tessera::chunk_decoder& d, const tessera::allocator& alloc, tessera::bytes_view chunk,
+                   const tessera::executor& exec) noexcept {
+  tessera::chunk_decoder_options o;
+  o.exec = exec;
+  o.max_blocksize = 1;
+  const tessera::result<tessera::chunk_header> h = tessera::chunk_header_read(chunk);
+  if (h.ok() && !h->vlblocks && h->blocksize > 0) o.max_blocksize = static_cast<size_t>(h->blocksize);
+  return tessera::chunk_decoder_init(d, alloc, o);
+}
+
+}  // namespace
+
+tessera_status tessera_chunk_decode(const tessera_allocator* alloc, const void* chunk, size_t chunk_size, void* out,
+                                    size_t size, size_t* written) {
+  if (written != nullptr) *written = 0;
+  if (alloc == nullptr || (chunk == nullptr && chunk_size != 0) || (out == nullptr && size != 0)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null allocator, chunk or out"));
+  }
+  tessera::chunk_decoder d;
+  const status s = decoder_for(d, allocator_of(*alloc), view_of(chunk, chunk_size), tessera::executor_serial());
+  if (!s.ok()) return to_c(s);
+  const tessera::result<size_t> r = tessera::chunk_decode(d, view_of(chunk, chunk_size), mut_of(out, size));
+  if (!r.ok()) return to_c(r.err());
+  if (written != nullptr) *written = *r;
+  return c_ok();
+}
+
+tessera_status tessera_array_chunk_read(tessera_array* a, int64_t nchunk, void* out, size_t size, size_t* written) {
+  if (a == nullptr || written == nullptr || (out == nullptr && size != 0)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array, out or written"));
+  }
+  *written = 0;
+  tessera::owned_array<uint8_t> buffer;
+  const tessera::result<tessera::bytes_view> r = tessera::frame_chunk_read(tessera::array_frame(a->arr), nchunk, buffer);
+  if (!r.ok()) return to_c(r.err());
+  *written = r->size();
+  if (r->size() > size) return c_error(errc::buffer_too_small, TESSERA_MSG("capi: chunk larger than out"));
+  if (r->size() != 0) std::memcpy(out, r->data(), r->size());
+  return c_ok();
+}
+
+tessera_status tessera_array_chunk_decode(tessera_array* a, int64_t nchunk, void* out, size_t size,
+                                          size_t* written) {
+  if (written != nullptr) *written = 0;
+  if (a == nullptr || (out == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or out"));
+  tessera::frame& f = tessera::array_frame(a->arr);
+  const tessera::result<tessera::frame_chunk_ref> ref = tessera::frame_chunk_locate(f, nchunk);
+  if (!ref.ok()) return to_c(ref.err());
+  tessera::chunk_decoder_options o;
+  o.exec = tessera::array_params_get(a->arr).exec;
+  o.max_blocksize = ref->blocksize > 0 ? static_cast<size_t>(ref->blocksize) : 1;
+  tessera::chunk_decoder d;
+  const status s = tessera::chunk_decoder_init(d, a->alloc, o);
+  if (!s.ok()) return to_c(s);
+  const tessera::result<size_t> r = tessera::frame_chunk_decode(f, d, nchunk, mut_of(out, size));
+  if (!r.ok()) return to_c(r.err());
+  if (written != nullptr) *written = *r;
+  return c_ok();
+}
+
+tessera_status tessera_array_chunk_update(tessera_array* a, int64_t nchunk, const void* chunk, size_t size) {
+  if (a == nullptr || (chunk == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or chunk"));
+  const tessera::array_layout& l = tessera::array_layout_get(a->arr);
+  const tessera::result<tessera::chunk_header> h = tessera::chunk_header_read(view_of(chunk, size));
+  if (!h.ok()) return to_c(h.err());
+  if (static_cast<int64_t>(h->nbytes) != l.extchunk_nitems * tessera::array_itemsize(a->arr)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: chunk size is not the array's chunk size"));
+  }
+  if (static_cast<size_t>(h->cbytes) != size) return c_error(errc::invalid_argument, TESSERA_MSG("capi: size is not the chunk's cbytes"));
+  if (nchunk < 0 || nchunk >= l.nchunks) return c_error(errc::out_of_range, TESSERA_MSG("capi: chunk number outside the array"));
+  tessera::frame& f = tessera::array_frame(a->arr);
+  const status s = tessera::frame_chunk_update(f, nchunk, view_of(chunk, size));
+  if (!s.ok()) return to_c(s);
+  if (a->arr.auto_commit) return to_c(tessera::array_commit(a->arr));
+  return c_ok();
+}

@@ -1,0 +1,860 @@
+/* Tests of the C API beyond create/read/write (tessera.h from "Executors" on, tessera_memory.h and, on hosted
+ * targets, tessera_posix.h), written in C99 and run on every target: executors, sparse arrays on the memory
+ * port's directory, readers that follow a writer, items and orthogonal selections, insert and delete, new arrays
+ * from arrays, chunk access; all checked against a C-order model of int32 items. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tessera/tessera.h"
+#include "tessera/port/tessera_memory.h"
+#ifdef TESSERA_TEST_POSIX
+#include "tessera/port/tessera_posix.h"
+#endif
+
+/* ---- A tiny harness (as test_capi.c) ---------------------------------------------------------------------- */
+
+static int g_case_failures;
+
+#define CHECK(cond)                                                       \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      printf("%s:%d: Failure\n  %s\n", __FILE__, __LINE__, #cond);        \
+      ++g_case_failures;                                                  \
+    }                                                                     \
+  } while (0)
+#define REQUIRE(cond)                                                     \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      printf("%s:%d: Failure (required)\n  %s\n", __FILE__, __LINE__, #cond); \
+      ++g_case_failures;                                                  \
+      return;                                                             \
+    }                                                                     \
+  } while (0)
+#define REQUIRE_OK(call)                                                                        \
+  do {                                                                                          \
+    tessera_status s_ = (call);                                                                 \
+    if (s_.code != TESSERA_OK) {                                                                \
+      printf("%s:%d: Failure\n  %s -> %s (%d): %s\n", __FILE__, __LINE__, #call,               \
+             tessera_errc_name(s_.code), (int)s_.code, s_.message);                             \
+      ++g_case_failures;                                                                        \
+      return;                                                                                   \
+    }                                                                                           \
+  } while (0)
+#define CHECK_ERR(call, want)                                                                   \
+  do {                                                                                          \
+    tessera_status s_ = (call);                                                                 \
+    if (s_.code != (want) || s_.message == NULL || s_.message[0] == '\0') {                     \
+      printf("%s:%d: Failure\n  %s -> %s (%d) \"%s\", expected %s\n", __FILE__, __LINE__, #call, \
+             tessera_errc_name(s_.code), (int)s_.code, s_.message ? s_.message : "(null)",      \
+             tessera_errc_name(want));                                                          \
+      ++g_case_failures;                                                                        \
+    }                                                                                           \
+  } while (0)
+
+/* ---- An arena allocator over a static buffer (no heap) ---------------------------------------------------- */
+
+typedef struct test_arena {
+  uint8_t* base;
+  size_t capacity;
+  size_t used;
+  long live;
+} test_arena;
+
+static void* arena_allocate(void* context, size_t size, size_t alignment) {
+  test_arena* a = (test_arena*)context;
+  uintptr_t at = (uintptr_t)(a->base + a->used);
+  size_t pad = (size_t)((alignment - (at % alignment)) % alignment);
+  if (pad > a->capacity - a->used || size > a->capacity - a->used - pad) return NULL;
+  a->used += pad + size;
+  ++a->live;
+  return (void*)(at + pad);
+}
+
+static void arena_deallocate(void* context, void* block, size_t size, size_t alignment) {
+  test_arena* a = (test_arena*)context;
+  (void)alignment;
+  --a->live;
+  if ((uint8_t*)block + size == a->base + a->used) a->used -= size;
+  if (a->live == 0) a->used = 0;
+}
+
+#define ARENA_BYTES (4u * 1024u * 1024u)
+static uint64_t g_arena_memory[ARENA_BYTES / 8];
+static test_arena g_arena;
+
+static tessera_allocator arena_reset(void) {
+  tessera_allocator al;
+  g_arena.base = (uint8_t*)g_arena_memory;
+  g_arena.capacity = sizeof(g_arena_memory);
+  g_arena.used = 0;
+  g_arena.live = 0;
+  al.allocate = arena_allocate;
+  al.deallocate = arena_deallocate;
+  al.context = &g_arena;
+  return al;
+}
+
+/* ---- Fixtures ----------------------------------------------------------------------------------------------- */
+
+#define FRAME_BYTES (256u * 1024u)
+static uint8_t g_frame_a[FRAME_BYTES];
+static uint8_t g_frame_b[FRAME_BYTES];
+static uint8_t g_frame_c[FRAME_BYTES];
+
+#define MAX_ITEMS (40 * 40)
+static int32_t g_model[MAX_ITEMS];
+static int32_t g_model2[MAX_ITEMS];
+static int32_t g_out[MAX_ITEMS];
+static int32_t g_src[MAX_ITEMS];
+static uint8_t g_chunk[64 * 1024];
+
+/* A 2-D array of shape (r, c), chunks (4, 5), blocks (2, 5), "<i4", in-place layout, filled from model. */
+static void params_grid(tessera_array_params* p, int64_t r, int64_t c) {
+  tessera_array_params_init(p);
+  p->ndim = 2;
+  p->shape[0] = r;
+  p->shape[1] = c;
+  p->chunkshape[0] = 4;
+  p->chunkshape[1] = 5;
+  p->blockshape[0] = 2;
+  p->blockshape[1] = 5;
+  p->dtype = "<i4";
+  p->durable = 0;
+}
+
+static tessera_fill fill_of(const int32_t* items, int64_t n) {
+  tessera_fill f;
+  f.kind = TESSERA_FILL_BUFFER;
+  f.data = items;
+  f.size = (size_t)n * 4;
+  return f;
+}
+
+static void model_fill(int32_t* model, int64_t n, int32_t seed) {
+  int64_t i;
+  for (i = 0; i < n; ++i) model[i] = (int32_t)(i * 31 + seed);
+}
+
+/* Whether array a holds exactly the n items of model (and has that many). */
+static int array_equals(tessera_array* a, const int32_t* model, int64_t n) {
+  tessera_array_info info;
+  tessera_status s = tessera_array_info_get(a, &info);
+  if (s.code != TESSERA_OK || info.nitems != n || info.itemsize != 4) return 0;
+  memset(g_out, 0x5a, sizeof(g_out));
+  s = tessera_array_read(a, g_out, (size_t)n * 4);
+  return s.code == TESSERA_OK && memcmp(g_out, model, (size_t)n * 4) == 0;
+}
+
+/* A serial executor that runs tasks in reverse order, alternating worker indices, and counts its runs. */
+typedef struct test_executor_state {
+  long runs;
+  long tasks;
+  uint32_t max_worker;
+} test_executor_state;
+
+static void test_executor_run(void* context, size_t ntasks, tessera_executor_task task, void* task_context) {
+  test_executor_state* st = (test_executor_state*)context;
+  size_t i;
+  ++st->runs;
+  for (i = ntasks; i > 0; --i) {
+    uint32_t w = (uint32_t)(i % 2);
+    if (w > st->max_worker) st->max_worker = w;
+    ++st->tasks;
+    task(task_context, i - 1, w);
+  }
+}
+
+/* ---- Cases -------------------------------------------------------------------------------------------------- */
+
+/* A sparse array on the memory port's directory, written with a C executor, reopened read-only. */
+static void test_sparse_executor(void) {
+  tessera_allocator al = arena_reset();
+  tessera_memory_directory* md = NULL;
+  tessera_storage_directory dir;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  tessera_array* b = NULL;
+  tessera_open_options o = {0};
+  tessera_array_info info;
+  test_executor_state es = {0, 0, 0};
+  tessera_executor ex;
+  uint32_t count = 0;
+  size_t size = 0;
+  int64_t start[2] = {1, 2}, stop[2] = {9, 11};
+  int64_t i, m;
+
+  REQUIRE_OK(tessera_memory_directory_create(&md, &al, 64, (size_t)-1));
+  dir = tessera_memory_directory_interface(md);
+  ex.run = test_executor_run;
+  ex.context = &es;
+  ex.workers = 2;
+  model_fill(g_model, 10 * 12, 7);
+  params_grid(&p, 10, 12);
+  p.executor = &ex;
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create_sparse(&a, &dir, &al, &p, &f));
+  REQUIRE_OK(tessera_array_info_get(a, &info));
+  CHECK(info.nchunks == 3 * 3);
+  /* One entry per chunk and the index frame. */
+  REQUIRE_OK(tessera_memory_directory_count(md, &count));
+  CHECK(count == 9 + 1);
+  REQUIRE_OK(tessera_memory_directory_entry_size(md, "chunks.b2frame", &size));
+  CHECK(size > 0);
+  CHECK_ERR(tessera_memory_directory_entry_size(md, "nothere", &size), TESSERA_ERR_IO);
+
+  /* A write across chunks decodes and encodes on the executor. */
+  es.runs = 0;
+  m = (stop[0] - start[0]) * (stop[1] - start[1]);
+  for (i = 0; i < m; ++i) g_src[i] = (int32_t)(5000 + i);
+  REQUIRE_OK(tessera_array_slice_set(a, start, stop, g_src, (size_t)m * 4));
+  {
+    int64_t r, c, k = 0;
+    for (r = start[0]; r < stop[0]; ++r)
+      for (c = start[1]; c < stop[1]; ++c) g_model[r * 12 + c] = g_src[k++];
+  }
+  CHECK(array_equals(a, g_model, 10 * 12));
+  CHECK(es.runs > 0 && es.tasks > 0 && es.max_worker == 1);
+  REQUIRE_OK(tessera_array_close(a));
+
+  /* Reopened read-only from the directory alone, with the executor. */
+  tessera_open_options_init(&o);
+  o.executor = &ex;
+  es.runs = 0;
+  REQUIRE_OK(tessera_array_open_sparse(&b, &dir, &al, &o));
+  CHECK(array_equals(b, g_model, 10 * 12));
+  CHECK(es.runs > 0);
+  CHECK_ERR(tessera_array_slice_set(b, start, stop, g_src, (size_t)m * 4), TESSERA_ERR_INVALID_ARGUMENT);
+  REQUIRE_OK(tessera_array_close(b));
+
+  /* Executors with no workers are refused. */
+  ex.workers = 0;
+  CHECK_ERR(tessera_array_open_sparse(&b, &dir, &al, &o), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(b == NULL);
+  REQUIRE_OK(tessera_memory_directory_destroy(md));
+  CHECK(g_arena.live == 0);
+}
+
+/* Element get/set and orthogonal selections against the model. */
+static void test_items(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  int64_t coords[2] = {7, 3};
+  int32_t item = 0, v = -77;
+  int64_t rows[4] = {9, 0, 4, 4};
+  int64_t cols[3] = {11, 2, 5};
+  const int64_t* idx[2];
+  int64_t counts[2] = {4, 3};
+  int k, j;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 10 * 12, 1);
+  params_grid(&p, 10, 12);
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+  REQUIRE_OK(tessera_array_element_get(a, coords, &item, sizeof item));
+  CHECK(item == g_model[7 * 12 + 3]);
+  REQUIRE_OK(tessera_array_element_set(a, coords, &v, sizeof v));
+  g_model[7 * 12 + 3] = v;
+  REQUIRE_OK(tessera_array_element_get(a, coords, &item, sizeof item));
+  CHECK(item == v);
+  CHECK(array_equals(a, g_model, 10 * 12));
+  coords[0] = 10;
+  CHECK_ERR(tessera_array_element_get(a, coords, &item, sizeof item), TESSERA_ERR_OUT_OF_RANGE);
+
+  idx[0] = rows;
+  idx[1] = cols;
+  memset(g_out, 0, sizeof(g_out));
+  REQUIRE_OK(tessera_array_orthogonal_get(a, idx, counts, g_out, 12 * 4));
+  for (k = 0; k < 4; ++k)
+    for (j = 0; j < 3; ++j) CHECK(g_out[k * 3 + j] == g_model[rows[k] * 12 + cols[j]]);
+  CHECK_ERR(tessera_array_orthogonal_get(a, idx, counts, g_out, 11 * 4), TESSERA_ERR_BUFFER_TOO_SMALL);
+  rows[0] = 10;
+  CHECK_ERR(tessera_array_orthogonal_get(a, idx, counts, g_out, 12 * 4), TESSERA_ERR_OUT_OF_RANGE);
+  REQUIRE_OK(tessera_array_close(a));
+  CHECK(g_arena.live == 0);
+}
+
+/* Insert and delete whole chunks along both axes, and any count at the end. */
+static void test_insert_delete(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  tessera_array_info info;
+  int64_t r, c, k;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 8 * 10, 3);
+  params_grid(&p, 8, 10);
+  f = fill_of(g_model, 8 * 10);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+
+  /* Four rows before row 4: (12, 10). */
+  for (k = 0; k < 4 * 10; ++k) g_src[k] = (int32_t)(-1 - k);
+  REQUIRE_OK(tessera_array_insert(a, 0, 4, 4, g_src, 4 * 10 * 4));
+  for (r = 0, k = 0; r < 12; ++r)
+    for (c = 0; c < 10; ++c) g_model2[k++] = r < 4 ? g_model[r * 10 + c] : r < 8 ? g_src[(r - 4) * 10 + c] : g_model[(r - 4) * 10 + c];
+  CHECK(array_equals(a, g_model2, 12 * 10));
+
+  /* Five columns before column 5: (12, 15). */
+  for (k = 0; k < 12 * 5; ++k) g_src[k] = (int32_t)(900 + k);
+  REQUIRE_OK(tessera_array_insert(a, 1, 5, 5, g_src, 12 * 5 * 4));
+  for (r = 0, k = 0; r < 12; ++r)
+    for (c = 0; c < 15; ++c) g_model[k++] = c < 5 ? g_model2[r * 10 + c] : c < 10 ? g_src[r * 5 + c - 5] : g_model2[r * 10 + c - 5];
+  CHECK(array_equals(a, g_model, 12 * 15));
+
+  /* Not a chunk multiple in the middle: refused, nothing changes. */
+  CHECK_ERR(tessera_array_insert(a, 0, 2, 4, g_src, 4 * 15 * 4), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_delete(a, 1, 5, 3), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(array_equals(a, g_model, 12 * 15));
+
+  /* Delete rows 0..4, then 3 rows at the end (any count): (5, 15). */
+  REQUIRE_OK(tessera_array_delete(a, 0, 0, 4));
+  REQUIRE_OK(tessera_array_delete(a, 0, 5, 3));
+  REQUIRE_OK(tessera_array_info_get(a, &info));
+  CHECK(info.shape[0] == 5 && info.shape[1] == 15);
+  CHECK(array_equals(a, g_model + 4 * 15, 5 * 15));
+
+  /* Two columns at the end. */
+  for (k = 0; k < 5 * 2; ++k) g_src[k] = (int32_t)(-500 - k);
+  REQUIRE_OK(tessera_array_insert(a, 1, 15, 2, g_src, 5 * 2 * 4));
+  for (r = 0, k = 0; r < 5; ++r)
+    for (c = 0; c < 17; ++c) g_model2[k++] = c < 15 ? g_model[(r + 4) * 15 + c] : g_src[r * 2 + c - 15];
+  CHECK(array_equals(a, g_model2, 5 * 17));
+  REQUIRE_OK(tessera_array_close(a));
+
+  /* The frame reopens with what was committed. */
+  {
+    tessera_storage st2 = tessera_buffer_storage(&buf);
+    REQUIRE_OK(tessera_array_open(&a, &st2, &al, NULL));
+    CHECK(array_equals(a, g_model2, 5 * 17));
+    CHECK_ERR(tessera_array_delete(a, 0, 4, 1), TESSERA_ERR_INVALID_ARGUMENT); /* read-only */
+    REQUIRE_OK(tessera_array_close(a));
+  }
+  CHECK(g_arena.live == 0);
+}
+
+/* Copies (rechunked, recompressed, sparse), slices, concatenation, squeeze and expand_dims, save. */
+static void test_new_arrays(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer ba, bb, bc;
+  tessera_storage sa, sb, sc;
+  tessera_array_target tb, tc;
+  tessera_array_params p, q;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  tessera_array* b = NULL;
+  tessera_array* c = NULL;
+  tessera_array_info info;
+  test_executor_state es = {0, 0, 0};
+  tessera_executor ex;
+  int64_t r, k;
+
+  tessera_buffer_init(&ba, g_frame_a, sizeof(g_frame_a), 0);
+  tessera_buffer_init(&bb, g_frame_b, sizeof(g_frame_b), 0);
+  tessera_buffer_init(&bc, g_frame_c, sizeof(g_frame_c), 0);
+  sa = tessera_buffer_storage(&ba);
+  sb = tessera_buffer_storage(&bb);
+  sc = tessera_buffer_storage(&bc);
+  tb = tessera_array_target_contiguous(&sb);
+  tb.durable = 0;
+  tc = tessera_array_target_contiguous(&sc);
+  tc.durable = 0;
+  model_fill(g_model, 10 * 12, 11);
+  params_grid(&p, 10, 12);
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create(&a, &sa, &al, &p, &f));
+
+  /* params_get reflects the array. */
+  REQUIRE_OK(tessera_array_params_get(a, &q));
+  CHECK(q.ndim == 2 && q.shape[0] == 10 && q.shape[1] == 12 && q.itemsize == 4);
+  CHECK(q.chunkshape[0] == 4 && q.chunkshape[1] == 5 && q.blockshape[0] == 2 && q.blockshape[1] == 5);
+  CHECK(q.codec == TESSERA_CODEC_BLOSCLZ && q.clevel == 5 && q.filters[5] == TESSERA_FILTER_SHUFFLE);
+
+  /* Rechunk and recompress (zlib level 1 when the build has it is not assumed: BloscLZ level 9) on a C
+   * executor. */
+  ex.run = test_executor_run;
+  ex.context = &es;
+  ex.workers = 2;
+  q.chunkshape[0] = 10;
+  q.chunkshape[1] = 6;
+  q.blockshape[0] = 5;
+  q.blockshape[1] = 3;
+  q.clevel = 9;
+  q.executor = &ex;
+  REQUIRE_OK(tessera_array_copy(&b, &tb, &al, a, &q));
+  REQUIRE_OK(tessera_array_info_get(b, &info));
+  CHECK(info.chunkshape[0] == 10 && info.chunkshape[1] == 6 && info.blockshape[0] == 5 && info.blockshape[1] == 3);
+  CHECK(info.nchunks == 2);
+  CHECK(info.dtype_len == 3 && memcmp(info.dtype, "<i4", 3) == 0);
+  CHECK(array_equals(b, g_model, 10 * 12));
+  CHECK(es.runs > 0);
+  {
+    tessera_array_params g;
+    REQUIRE_OK(tessera_array_params_get(b, &g));
+    CHECK(g.clevel == 9);
+  }
+  REQUIRE_OK(tessera_array_close(b));
+
+  /* A slice copy with the source's parameters. */
+  {
+    int64_t start[2] = {3, 4}, stop[2] = {9, 11};
+    REQUIRE_OK(tessera_array_slice_copy(&b, &tb, &al, a, start, stop, NULL));
+    for (r = 3, k = 0; r < 9; ++r) {
+      int64_t cc;
+      for (cc = 4; cc < 11; ++cc) g_model2[k++] = g_model[r * 12 + cc];
+    }
+    REQUIRE_OK(tessera_array_info_get(b, &info));
+    CHECK(info.shape[0] == 6 && info.shape[1] == 7 && info.chunkshape[0] == 4 && info.chunkshape[1] == 5);
+    CHECK(array_equals(b, g_model2, 6 * 7));
+    REQUIRE_OK(tessera_array_close(b));
+  }
+
+  /* a then a (again) along axis 0: (20, 12). */
+  REQUIRE_OK(tessera_array_concatenate(&b, &tb, &al, a, a, 0, NULL));
+  memcpy(g_model2, g_model, 120 * 4);
+  memcpy(g_model2 + 120, g_model, 120 * 4);
+  CHECK(array_equals(b, g_model2, 20 * 12));
+  REQUIRE_OK(tessera_array_close(b));
+  CHECK_ERR(tessera_array_concatenate(&b, &tb, &al, a, a, 2, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(b == NULL);
+
+  /* expand_dims to (1, 10, 1, 12), then squeeze back to (10, 12). */
+  {
+    const uint8_t axes[4] = {1, 0, 1, 0};
+    REQUIRE_OK(tessera_array_expand_dims(&b, &tb, &al, a, axes, 4));
+    REQUIRE_OK(tessera_array_info_get(b, &info));
+    CHECK(info.ndim == 4 && info.shape[0] == 1 && info.shape[1] == 10 && info.shape[2] == 1 && info.shape[3] == 12);
+    CHECK(array_equals(b, g_model, 120));
+    REQUIRE_OK(tessera_array_squeeze(&c, &tc, &al, b, NULL));
+    REQUIRE_OK(tessera_array_info_get(c, &info));
+    CHECK(info.ndim == 2 && info.shape[0] == 10 && info.shape[1] == 12);
+    CHECK(array_equals(c, g_model, 120));
+    REQUIRE_OK(tessera_array_close(c));
+    {
+      const uint8_t only[4] = {0, 0, 1, 0};
+      REQUIRE_OK(tessera_array_squeeze(&c, &tc, &al, b, only));
+      REQUIRE_OK(tessera_array_info_get(c, &info));
+      CHECK(info.ndim == 3 && info.shape[0] == 1 && info.shape[1] == 10 && info.shape[2] == 12);
+      REQUIRE_OK(tessera_array_close(c));
+      {
+        const uint8_t wide[4] = {0, 1, 0, 0}; /* extent 10 */
+        CHECK_ERR(tessera_array_squeeze(&c, &tc, &al, b, wide), TESSERA_ERR_INVALID_ARGUMENT);
+      }
+    }
+    REQUIRE_OK(tessera_array_close(b));
+  }
+
+  /* save: a vlmetalayer travels with the chunks; the copy reopens from its bytes. */
+  REQUIRE_OK(tessera_array_vlmeta_set(a, "note", "hello", 5));
+  REQUIRE_OK(tessera_array_save(&b, &tb, &al, a));
+  REQUIRE_OK(tessera_array_close(b));
+  {
+    tessera_storage s2 = tessera_buffer_storage(&bb);
+    char note[8] = {0};
+    size_t n = 0;
+    REQUIRE_OK(tessera_array_open(&b, &s2, &al, NULL));
+    CHECK(array_equals(b, g_model, 120));
+    REQUIRE_OK(tessera_array_vlmeta_get(b, "note", note, sizeof note, &n));
+    CHECK(n == 5 && memcmp(note, "hello", 5) == 0);
+    REQUIRE_OK(tessera_array_close(b));
+  }
+
+  /* A sparse target. */
+  {
+    tessera_memory_directory* md = NULL;
+    tessera_storage_directory dir;
+    tessera_array_target ts;
+    uint32_t count = 0;
+    REQUIRE_OK(tessera_memory_directory_create(&md, &al, 32, (size_t)-1));
+    dir = tessera_memory_directory_interface(md);
+    ts = tessera_array_target_sparse(&dir);
+    REQUIRE_OK(tessera_array_copy(&b, &ts, &al, a, NULL));
+    CHECK(array_equals(b, g_model, 120));
+    REQUIRE_OK(tessera_memory_directory_count(md, &count));
+    CHECK(count == 9 + 1);
+    REQUIRE_OK(tessera_array_close(b));
+    REQUIRE_OK(tessera_memory_directory_destroy(md));
+  }
+
+  /* Bad targets. */
+  {
+    tessera_array_target none = tessera_array_target_contiguous(NULL);
+    CHECK_ERR(tessera_array_copy(&b, &none, &al, a, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(tessera_array_copy(&b, NULL, &al, a, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(tessera_array_copy(&b, &tb, &al, NULL, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  }
+  REQUIRE_OK(tessera_array_close(a));
+  CHECK(g_arena.live == 0);
+}
+
+/* A writer and readers opened again from it: readers see commits after refresh, and only then. */
+static void test_readers(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* w = NULL;
+  tessera_array* r1 = NULL;
+  tessera_array* r2 = NULL;
+  tessera_array* ro = NULL;
+  tessera_array_info info;
+  test_executor_state es = {0, 0, 0};
+  tessera_executor ex;
+  tessera_open_options o = {0};
+  int64_t k;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 8 * 10, 5);
+  params_grid(&p, 8, 10);
+  p.durable = 1; /* readers follow the crash-safe commit order */
+  f = fill_of(g_model, 8 * 10);
+  tessera_open_options_init(&o);
+  o.writable = 1;
+  REQUIRE_OK(tessera_array_create(&w, &st, &al, &p, &f));
+  ex.run = test_executor_run;
+  ex.context = &es;
+  ex.workers = 2;
+  REQUIRE_OK(tessera_array_open_again(&r1, w, &al, &ex));
+  REQUIRE_OK(tessera_array_open_again(&r2, w, &al, NULL));
+  CHECK(array_equals(r1, g_model, 80));
+  CHECK(es.runs > 0);
+  CHECK(array_equals(r2, g_model, 80));
+
+  /* The writer appends 4 rows and changes an item. */
+  for (k = 0; k < 40; ++k) g_src[k] = (int32_t)(7000 + k);
+  REQUIRE_OK(tessera_array_append(w, 0, 4, g_src, 40 * 4));
+  {
+    int64_t at[2] = {0, 0};
+    int32_t v = 42;
+    REQUIRE_OK(tessera_array_element_set(w, at, &v, 4));
+    memcpy(g_model2, g_model, 80 * 4);
+    memcpy(g_model2 + 80, g_src, 40 * 4);
+    g_model2[0] = 42;
+  }
+  /* Before refresh: the old array. */
+  REQUIRE_OK(tessera_array_info_get(r1, &info));
+  CHECK(info.shape[0] == 8);
+  CHECK(array_equals(r2, g_model, 80));
+  /* After: the new one. */
+  REQUIRE_OK(tessera_array_refresh(r1));
+  REQUIRE_OK(tessera_array_refresh(r2));
+  CHECK(array_equals(r1, g_model2, 120));
+  CHECK(array_equals(r2, g_model2, 120));
+  CHECK_ERR(tessera_array_refresh(w), TESSERA_ERR_INVALID_ARGUMENT); /* the writer is its own writer */
+  CHECK_ERR(tessera_array_element_set(r1, NULL, &k, 4), TESSERA_ERR_INVALID_ARGUMENT);
+
+  /* A reader opened again from a reader. */
+  REQUIRE_OK(tessera_array_open_again(&ro, r1, &al, NULL));
+  CHECK(array_equals(ro, g_model2, 120));
+  REQUIRE_OK(tessera_array_close(ro));
+  REQUIRE_OK(tessera_array_close(r2));
+  REQUIRE_OK(tessera_array_close(r1));
+  REQUIRE_OK(tessera_array_close(w));
+  CHECK_ERR(tessera_array_open_again(&ro, NULL, &al, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(g_arena.live == 0);
+}
+
+/* Compressed chunks out of an array, decoded, re-encoded and put back. */
+static void test_chunks(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  tessera_chunk_params cp;
+  tessera_chunk_info ci;
+  size_t n = 0, n2 = 0, need = 0;
+  int64_t r, c;
+  int32_t* dec = g_src;
+  static int32_t dec2[4 * 5];
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 10 * 12, 9);
+  params_grid(&p, 10, 12);
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+
+  REQUIRE_OK(tessera_array_chunk_params_get(a, &cp));
+  CHECK(cp.typesize == 4 && cp.blocksize == 2 * 5 * 4 && cp.clevel == 5 && cp.codec == TESSERA_CODEC_BLOSCLZ);
+
+  /* Chunk 4 is rows 4..7, columns 5..9; its size first. */
+  CHECK_ERR(tessera_array_chunk_read(a, 4, NULL, 0, &need), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK(need > 16);
+  REQUIRE_OK(tessera_array_chunk_read(a, 4, g_chunk, sizeof g_chunk, &n));
+  CHECK(n == need);
+  REQUIRE_OK(tessera_chunk_info_get(g_chunk, n, &ci));
+  CHECK(ci.nbytes == 4 * 5 * 4 && ci.cbytes == (int32_t)n && ci.typesize == 4 && ci.special == 0);
+  REQUIRE_OK(tessera_chunk_decode(&al, g_chunk, n, dec, 4 * 5 * 4, &n2));
+  CHECK(n2 == 80);
+  for (r = 0; r < 4; ++r)
+    for (c = 0; c < 5; ++c) CHECK(dec[r * 5 + c] == g_model[(4 + r) * 12 + 5 + c]);
+  REQUIRE_OK(tessera_array_chunk_decode(a, 4, dec2, sizeof dec2, &n2));
+  CHECK(n2 == 80 && memcmp(dec, dec2, 80) == 0);
+  CHECK_ERR(tessera_chunk_decode(&al, g_chunk, n, dec, 79, &n2), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_chunk_read(a, 9, g_chunk + n, sizeof g_chunk - n, &need), TESSERA_ERR_OUT_OF_RANGE);
+
+  /* Encoding the same items with the array's parameters gives the same chunk (the encoder is the reference's). */
+  {
+    static uint8_t again[TESSERA_CHUNK_ENCODE_BOUND(80)];
+    size_t m = 0;
+    REQUIRE_OK(tessera_chunk_encode(&al, &cp, dec, 80, again, sizeof again, &m));
+    CHECK(m == n && memcmp(again, g_chunk, n) == 0);
+    CHECK_ERR(tessera_chunk_encode(&al, &cp, dec, 80, again, 8, &m), TESSERA_ERR_BUFFER_TOO_SMALL);
+  }
+
+  /* New items for chunk 4 and for the edge chunk 8 (rows 8..9, columns 10..11 of a padded 4 x 5 chunk). */
+  {
+    static uint8_t enc[TESSERA_CHUNK_ENCODE_BOUND(80)];
+    size_t m = 0;
+    for (r = 0; r < 20; ++r) dec[r] = (int32_t)(-100 * r);
+    REQUIRE_OK(tessera_chunk_encode(&al, &cp, dec, 80, enc, sizeof enc, &m));
+    REQUIRE_OK(tessera_array_chunk_update(a, 4, enc, m));
+    for (r = 0; r < 4; ++r)
+      for (c = 0; c < 5; ++c) g_model[(4 + r) * 12 + 5 + c] = dec[r * 5 + c];
+    CHECK(array_equals(a, g_model, 120));
+    for (r = 0; r < 20; ++r) dec[r] = (int32_t)(3 + r);
+    REQUIRE_OK(tessera_chunk_encode(&al, &cp, dec, 80, enc, sizeof enc, &m));
+    REQUIRE_OK(tessera_array_chunk_update(a, 8, enc, m));
+    for (r = 0; r < 2; ++r)
+      for (c = 0; c < 2; ++c) g_model[(8 + r) * 12 + 10 + c] = dec[r * 5 + c];
+    CHECK(array_equals(a, g_model, 120));
+    /* A chunk of another size, a chunk number outside the array, a truncated chunk. */
+    REQUIRE_OK(tessera_chunk_encode(&al, &cp, dec, 40, enc, sizeof enc, &m));
+    CHECK_ERR(tessera_array_chunk_update(a, 4, enc, m), TESSERA_ERR_INVALID_ARGUMENT);
+    REQUIRE_OK(tessera_chunk_encode(&al, &cp, dec, 80, enc, sizeof enc, &m));
+    CHECK_ERR(tessera_array_chunk_update(a, 9, enc, m), TESSERA_ERR_OUT_OF_RANGE);
+    CHECK_ERR(tessera_array_chunk_update(a, 4, enc, 10), TESSERA_ERR_TRUNCATED);
+    CHECK(array_equals(a, g_model, 120));
+    REQUIRE_OK(tessera_array_close(a));
+
+    /* Committed: the frame reopens with the new chunks; a read-only array takes no chunk. */
+    REQUIRE_OK(tessera_array_open(&a, &st, &al, NULL));
+    CHECK(array_equals(a, g_model, 120));
+    CHECK_ERR(tessera_array_chunk_update(a, 4, enc, m), TESSERA_ERR_INVALID_ARGUMENT);
+  }
+
+  /* Special chunks: a zero-filled array stores none; reading builds a 32-byte zeros chunk. */
+  REQUIRE_OK(tessera_array_close(a));
+  {
+    tessera_buffer zb;
+    tessera_storage zs;
+    tessera_buffer_init(&zb, g_frame_b, sizeof(g_frame_b), 0);
+    zs = tessera_buffer_storage(&zb);
+    REQUIRE_OK(tessera_array_create(&a, &zs, &al, &p, NULL));
+    REQUIRE_OK(tessera_array_chunk_read(a, 0, g_chunk, sizeof g_chunk, &n));
+    REQUIRE_OK(tessera_chunk_info_get(g_chunk, n, &ci));
+    CHECK(n == 32 && ci.special == 1 && ci.nbytes == 80);
+    memset(dec, 1, 80);
+    REQUIRE_OK(tessera_chunk_decode(&al, g_chunk, n, dec, 80, &n2));
+    for (r = 0; r < 20; ++r) CHECK(dec[r] == 0);
+    REQUIRE_OK(tessera_array_close(a));
+  }
+  CHECK_ERR(tessera_chunk_info_get(g_chunk, 8, &ci), TESSERA_ERR_TRUNCATED);
+  tessera_chunk_params_init(&cp);
+  cp.typesize = 0;
+  CHECK_ERR(tessera_chunk_encode(&al, &cp, dec, 80, g_chunk, sizeof g_chunk, &n), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(g_arena.live == 0);
+}
+
+/* tessera_array_create and tessera_array_open run on the executor of their params and options. */
+static void test_contiguous_executor(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  tessera_open_options o;
+  test_executor_state es = {0, 0, 0};
+  tessera_executor ex;
+
+  memset(&o, 0xff, sizeof o);
+  tessera_open_options_init(&o);
+  CHECK(o.executor == NULL);
+  tessera_array_params_init(&p);
+  CHECK(p.executor == NULL);
+  ex.run = test_executor_run;
+  ex.context = &es;
+  ex.workers = 2;
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 10 * 12, 17);
+  params_grid(&p, 10, 12);
+  p.executor = &ex;
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+  CHECK(es.runs > 0);
+  REQUIRE_OK(tessera_array_close(a));
+  es.runs = 0;
+  o.executor = &ex;
+  REQUIRE_OK(tessera_array_open(&a, &st, &al, &o));
+  CHECK(array_equals(a, g_model, 120));
+  CHECK(es.runs > 0 && es.max_worker == 1);
+  REQUIRE_OK(tessera_array_close(a));
+  ex.workers = 0;
+  CHECK_ERR(tessera_array_open(&a, &st, &al, &o), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_create(&a, &st, &al, &p, &f), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(a == NULL);
+  CHECK(g_arena.live == 0);
+}
+
+#ifdef TESSERA_TEST_POSIX
+/* Arrays by path (a file and a directory) with the malloc allocator and a thread pool executor. */
+static void test_posix(void) {
+  tessera_allocator al = tessera_posix_allocator();
+  tessera_thread_pool* pool = NULL;
+  tessera_executor ex;
+  tessera_posix_store* fs = NULL;
+  tessera_posix_store* ds = NULL;
+  tessera_posix_store* cs = NULL;
+  tessera_array* a = NULL;
+  tessera_array* b = NULL;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_open_options o = {0};
+  tessera_array_target t;
+  const char* file = TESSERA_TEST_TMPDIR "/c_api.b2nd";
+  const char* sdir = TESSERA_TEST_TMPDIR "/c_api_sparse.b2nd";
+  const char* cdir = TESSERA_TEST_TMPDIR "/c_api_copy.b2nd";
+
+  CHECK(tessera_cpu_count() >= 1);
+  REQUIRE_OK(tessera_thread_pool_create(&pool, 3));
+  ex = tessera_thread_pool_executor(pool);
+  CHECK(ex.workers == 3 && ex.run != NULL);
+  model_fill(g_model, 40 * 40, 13);
+  params_grid(&p, 40, 40);
+  p.chunkshape[0] = 20;
+  p.chunkshape[1] = 20;
+  p.blockshape[0] = 4;
+  p.blockshape[1] = 10;
+  p.durable = 1;
+  p.executor = &ex;
+  f = fill_of(g_model, 40 * 40);
+
+  /* A sparse directory (created with its parents), then a file next to it. */
+  REQUIRE_OK(tessera_posix_array_create(&a, &ds, sdir, 1, &al, &p, &f));
+  CHECK(tessera_posix_store_is_directory(ds) == 1);
+  CHECK(array_equals(a, g_model, 1600));
+  REQUIRE_OK(tessera_array_close(a));
+  REQUIRE_OK(tessera_posix_store_close(ds));
+  REQUIRE_OK(tessera_posix_array_create(&a, &fs, file, 0, &al, &p, &f));
+  CHECK(tessera_posix_store_is_directory(fs) == 0);
+  REQUIRE_OK(tessera_array_close(a));
+  REQUIRE_OK(tessera_posix_store_close(fs));
+
+  /* Both reopen by path, read on the pool; the file writable. */
+  tessera_open_options_init(&o);
+  o.executor = &ex;
+  REQUIRE_OK(tessera_posix_array_open(&a, &ds, sdir, &al, &o));
+  CHECK(tessera_posix_store_is_directory(ds) == 1);
+  CHECK(array_equals(a, g_model, 1600));
+  o.writable = 1;
+  REQUIRE_OK(tessera_posix_array_open(&b, &fs, file, &al, &o));
+  CHECK(array_equals(b, g_model, 1600));
+  {
+    int64_t at[2] = {39, 39};
+    int32_t v = -9;
+    REQUIRE_OK(tessera_array_element_set(b, at, &v, 4));
+  }
+  REQUIRE_OK(tessera_array_close(b));
+  REQUIRE_OK(tessera_posix_store_close(fs));
+
+  /* The sparse array copied into another directory, rechunked; the file reopens with its change. */
+  REQUIRE_OK(tessera_posix_store_open(&cs, cdir, TESSERA_POSIX_CREATE_DIRECTORY));
+  t = tessera_posix_store_target(cs);
+  CHECK(t.directory != NULL && t.storage == NULL);
+  {
+    tessera_array_params q;
+    REQUIRE_OK(tessera_array_params_get(a, &q));
+    q.chunkshape[0] = 10;
+    q.chunkshape[1] = 40;
+    q.blockshape[0] = 5;
+    q.blockshape[1] = 8;
+    q.executor = &ex;
+    REQUIRE_OK(tessera_array_copy(&b, &t, &al, a, &q));
+  }
+  REQUIRE_OK(tessera_array_close(b));
+  REQUIRE_OK(tessera_array_close(a));
+  REQUIRE_OK(tessera_posix_store_close(ds));
+  REQUIRE_OK(tessera_posix_store_close(cs));
+  o.writable = 0;
+  REQUIRE_OK(tessera_posix_array_open(&a, &cs, cdir, &al, &o));
+  {
+    tessera_array_info info;
+    REQUIRE_OK(tessera_array_info_get(a, &info));
+    CHECK(info.chunkshape[0] == 10 && info.chunkshape[1] == 40 && info.nchunks == 4);
+  }
+  CHECK(array_equals(a, g_model, 1600));
+  REQUIRE_OK(tessera_array_close(a));
+  REQUIRE_OK(tessera_posix_store_close(cs));
+  g_model[1599] = -9;
+  REQUIRE_OK(tessera_posix_array_open(&a, &fs, file, &al, NULL));
+  CHECK(array_equals(a, g_model, 1600));
+  REQUIRE_OK(tessera_array_close(a));
+  REQUIRE_OK(tessera_posix_store_close(fs));
+
+  CHECK_ERR(tessera_posix_array_open(&a, &fs, TESSERA_TEST_TMPDIR "/missing.b2nd", &al, NULL), TESSERA_ERR_IO);
+  CHECK(a == NULL && fs == NULL);
+  {
+    tessera_thread_pool* none = NULL;
+    CHECK_ERR(tessera_thread_pool_create(&none, 0), TESSERA_ERR_INVALID_ARGUMENT);
+    CHECK(none == NULL);
+  }
+  REQUIRE_OK(tessera_thread_pool_destroy(pool));
+}
+#endif
+
+/* ---- The runner --------------------------------------------------------------------------------------------- */
+
+typedef struct test_case {
+  const char* name;
+  void (*fn)(void);
+} test_case;
+
+static const test_case g_cases[] = {
+    {"sparse_executor", test_sparse_executor},
+    {"items", test_items},
+    {"insert_delete", test_insert_delete},
+    {"new_arrays", test_new_arrays},
+    {"readers", test_readers},
+    {"chunks", test_chunks},
+    {"contiguous_executor", test_contiguous_executor},
+#ifdef TESSERA_TEST_POSIX
+    {"posix", test_posix},
+#endif
+};
+
+int main(void) {
+  int passed = 0, failed = 0;
+  size_t i;
+  for (i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); ++i) {
+    printf("[ RUN      ] capi_ops.%s\n", g_cases[i].name);
+    g_case_failures = 0;
+    g_cases[i].fn();
+    if (g_case_failures == 0) {
+      ++passed;
+      printf("[       OK ] capi_ops.%s\n", g_cases[i].name);
+    } else {
+      ++failed;
+      printf("[  FAILED  ] capi_ops.%s\n", g_cases[i].name);
+    }
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  fflush(stdout);
+  return failed != 0;
+}
