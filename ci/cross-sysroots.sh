@@ -6,6 +6,10 @@
 #                            zlib1g-dev), fetched with `apt-get download` and unpacked with `dpkg-deb -x`
 #   ppc64 (big-endian)       Debian has no packages for it: the same versions are built from Debian's source
 #                            packages (`apt-get source`, Debian's patches applied) with powerpc64-linux-gnu-gcc
+#   cortex-m4 (arm-none-eabi) bare metal: LZ4/LZ4HC and Zstd only, from the same Debian sources, compiled
+#                            file by file with the Cortex-M4F flags of toolchains/cortex-m4.cmake (picolibc, -Os,
+#                            function sections) into liblz4.a and libzstd.a under usr/{include,lib}. Built
+#                            without any heap: Tessera hands both libraries their state (see make_baremetal)
 # Nothing is installed into the host's dpkg: apt runs with a private state (sources, lists, cache, an empty
 # status) under the root's .apt/, so no foreign architecture is added and the host's packages can't conflict
 # with a target's (multiarch zlib1g-dev:<arch> wants the host's exact zlib1g version; a foreign libc6 beside
@@ -15,7 +19,8 @@
 # nothing is downloaded. A sysroot is built in a staging folder and renamed into place, so a failed run leaves
 # nothing half made. Needs the packages of ci/install-deps.sh (cross compilers, make, dpkg-dev, patch).
 #
-# Usage: ci/cross-sysroots.sh [--check] [target...]   (targets: aarch64 armhf ppc64le ppc64; default all)
+# Usage: ci/cross-sysroots.sh [--check] [target...]   (targets: aarch64 armhf ppc64le ppc64 cortex-m4;
+#   default all)
 #   --check: only report which sysroots are missing, exit 1 if any is.
 # Environment: TESSERA_SYSROOT_ROOT, TESSERA_DEBIAN_MIRROR (default http://deb.debian.org/debian; the
 #   suites <codename> and <codename>-updates, whose point releases carry the fixes), TESSERA_JOBS (default 2).
@@ -27,6 +32,8 @@ jobs=${TESSERA_JOBS:-2}
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 # Changing what goes into a sysroot: bump this, and every sysroot is made again on the next run.
 recipe="tessera-sysroot recipe 1: liblz4-dev libzstd-dev zlib1g-dev"
+# The bare-metal sysroot has its own recipe (its flags and defines): bumping it remakes only that one.
+recipe_baremetal="tessera-sysroot bare-metal recipe 2: lz4 libzstd, cortex-m4 hard-float, no heap"
 dev_packages=(liblz4-dev libzstd-dev zlib1g-dev)
 source_packages=(lz4 libzstd zlib)
 
@@ -37,7 +44,7 @@ if [[ ${1:-} == --check ]]; then
 fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(aarch64 armhf ppc64le ppc64)
+  targets=(aarch64 armhf ppc64le ppc64 cortex-m4)
 fi
 
 # target -> "<Debian architecture or 'source'> <GNU triple>"
@@ -47,22 +54,26 @@ target_info() {
     armhf) echo "armhf arm-linux-gnueabihf" ;;
     ppc64le) echo "ppc64el powerpc64le-linux-gnu" ;;
     ppc64) echo "source powerpc64-linux-gnu" ;;
+    cortex-m4) echo "baremetal arm-none-eabi" ;;
     *) return 1 ;;
   esac
 }
 
-ready() { # sysroot
-  [[ -f $1/.tessera-sysroot && $(head -n 1 "$1/.tessera-sysroot") == "$recipe" ]]
+recipe_of() { # arch
+  if [[ $1 == baremetal ]]; then echo "$recipe_baremetal"; else echo "$recipe"; fi
+}
+ready() { # sysroot arch
+  [[ -f $1/.tessera-sysroot && $(head -n 1 "$1/.tessera-sysroot") == "$(recipe_of "$2")" ]]
 }
 
 missing=()
 for target in "${targets[@]}"; do
   if ! info=$(target_info "$target"); then
-    echo "cross-sysroots: unknown target '$target' (known: aarch64 armhf ppc64le ppc64)" >&2
+    echo "cross-sysroots: unknown target '$target' (known: aarch64 armhf ppc64le ppc64 cortex-m4)" >&2
     exit 2
   fi
-  read -r _ triple <<<"$info"
-  ready "$root/$triple" || missing+=("$target")
+  read -r arch triple <<<"$info"
+  ready "$root/$triple" "$arch" || missing+=("$target")
 done
 
 if ((${#missing[@]} == 0)); then
@@ -97,7 +108,7 @@ archs=()
 need_sources=false
 for target in "${missing[@]}"; do
   read -r arch _ <<<"$(target_info "$target")"
-  if [[ $arch == source ]]; then
+  if [[ $arch == source || $arch == baremetal ]]; then
     need_sources=true
   else
     archs+=("$arch")
@@ -168,6 +179,23 @@ make_from_packages() { # arch triple staging
   rm -f "$apt_dir/debs/"*"_$arch.deb"
 }
 
+# Debian's source packages, downloaded and unpacked into work/<package> with Debian's patches applied.
+unpack_sources() { # work staging log package...
+  local work=$1 staging=$2 log=$3 package dir
+  shift 3
+  rm -rf "$work" && mkdir -p "$work"
+  (cd "$apt_dir/src" && rm -f ./*.dsc ./*.tar.* ./*.asc && private_apt source --download-only "$@") \
+    >>"$log" 2>&1 || return 1
+  for package in "$@"; do
+    dir=$(compgen -G "$apt_dir/src/${package}_*.dsc" | head -n 1) || true
+    [[ -n $dir ]] || { echo "cross-sysroots: source package $package was not downloaded" >&2; return 1; }
+    # The files' hashes were checked by apt against the signed release files; dpkg-source applies the patches.
+    (cd "$work" && dpkg-source -x "$dir" "$package") >>"$log" 2>&1 || return 1
+    echo "  source: $(basename "$dir" .dsc)"
+    echo "$(basename "$dir" .dsc) (built from source)" >>"$staging/.packages.tmp"
+  done
+}
+
 # Debian's source packages, patched by dpkg-source and built for the target with its cross compiler.
 make_from_sources() { # triple staging log
   local triple=$1 staging=$2 log=$3 package dir
@@ -177,17 +205,7 @@ make_from_sources() { # triple staging log
     return 1
   fi
   local work=$apt_dir/src/build-$triple
-  rm -rf "$work" && mkdir -p "$work"
-  (cd "$apt_dir/src" && rm -f ./*.dsc ./*.tar.* ./*.asc && private_apt source --download-only "${source_packages[@]}") \
-    >>"$log" 2>&1 || return 1
-  for package in "${source_packages[@]}"; do
-    dir=$(compgen -G "$apt_dir/src/${package}_*.dsc" | head -n 1) || true
-    [[ -n $dir ]] || { echo "cross-sysroots: source package $package was not downloaded" >&2; return 1; }
-    # The files' hashes were checked by apt against the signed release files; dpkg-source applies the patches.
-    (cd "$work" && dpkg-source -x "$dir" "$package") >>"$log" 2>&1 || return 1
-    echo "  source: $(basename "$dir" .dsc)"
-    echo "$(basename "$dir" .dsc) (built from source)" >>"$staging/.packages.tmp"
-  done
+  unpack_sources "$work" "$staging" "$log" "${source_packages[@]}" || return 1
   local inc=$staging/usr/include lib=$staging/usr/lib/$triple
   mkdir -p "$inc" "$lib"
   make -C "$work/lz4/lib" -j "$jobs" liblz4.a CC="$cc" AR="$ar" CFLAGS="$cflags" >>"$log" 2>&1 || return 1
@@ -205,6 +223,61 @@ make_from_sources() { # triple staging log
   rm -rf "$work" "$apt_dir/src/"*.dsc "$apt_dir/src/"*.tar.* "$apt_dir/src/"*.asc
 }
 
+# Bare metal (Cortex-M4F, picolibc): the libraries' C files compiled one by one (their Makefiles assume a hosted
+# system) into static archives, with the flags of toolchains/cortex-m4.cmake. No heap in either: Tessera gives
+# LZ4 its state (the *_extState functions) and Zstd static contexts in workspaces from its allocator, so
+#   lz4:  LZ4_STATIC_LINKING_ONLY_DISABLE_MEMORY_ALLOCATION removes LZ4_create* and every malloc/free call (it
+#         needs LZ4HC_HEAPMODE=0: the optimal parser of LZ4HC levels 10-12 then keeps its 64 KiB on the stack);
+#   zstd: ZSTD_DEPS_MALLOC predefined with ZSTD_malloc/calloc/free that allocate nothing, in place of
+#         zstd_deps.h's malloc/calloc/free (its documented way to build without libc's heap): ZSTD_create*
+#         return NULL, the ZSTD_initStatic* contexts work. Single-threaded (no ZSTD_MULTITHREAD, no pool.c,
+#         threading.c, zstdmt_compress.c), no legacy formats, no assembly, no debug, no error strings, and the
+#         smaller of zstd's decoder variants (HUF_FORCE_DECOMPRESS_X1, ZSTD_FORCE_DECOMPRESS_SEQUENCES_SHORT:
+#         they decode every stream, a little slower), and a 4 KiB literals buffer in the DCtx instead of 64 KiB
+#         (ZSTD_DECODER_INTERNAL_BUFFER: literals that don't fit go to the output's tail), so that a decoder
+#         context is about 32 KiB instead of 96 KiB; compression at every level.
+make_baremetal() { # triple staging log
+  local triple=$1 staging=$2 log=$3 f
+  local cc=$triple-gcc ar=$triple-ar
+  local cflags=(-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 --specs=picolibc.specs -Os
+                -ffunction-sections -fdata-sections -DNDEBUG)
+  if ! command -v "$cc" >/dev/null; then
+    echo "cross-sysroots: $cc not found (run ci/install-deps.sh)" >&2
+    return 1
+  fi
+  local work=$apt_dir/src/build-$triple
+  unpack_sources "$work" "$staging" "$log" lz4 libzstd || return 1
+  local inc=$staging/usr/include lib=$staging/usr/lib
+  mkdir -p "$inc" "$lib" "$work/obj-lz4" "$work/obj-zstd"
+  for f in lz4 lz4hc; do
+    echo "$cc ... $f.c" >>"$log"
+    "$cc" "${cflags[@]}" -DLZ4_HEAPMODE=0 -DLZ4HC_HEAPMODE=0 -DLZ4_STATIC_LINKING_ONLY_DISABLE_MEMORY_ALLOCATION \
+      -c "$work/lz4/lib/$f.c" -o "$work/obj-lz4/$f.o" >>"$log" 2>&1 || return 1
+  done
+  "$ar" rcs "$lib/liblz4.a" "$work"/obj-lz4/*.o >>"$log" 2>&1 || return 1
+  cp "$work"/lz4/lib/{lz4.h,lz4hc.h} "$inc/"
+  local zstd=$work/libzstd/lib
+  local zdefs=(-DZSTD_LEGACY_SUPPORT=0 -DZSTD_HEAPMODE=0 -DZSTD_NOBENCH -DZSTD_NO_INTRINSICS -DZSTD_DISABLE_ASM
+               -DDEBUGLEVEL=0 -DZSTD_STRIP_ERROR_STRINGS -DZSTD_NO_UNUSED_FUNCTIONS -DHUF_FORCE_DECOMPRESS_X1
+               -DZSTD_FORCE_DECOMPRESS_SEQUENCES_SHORT -DZSTD_DECODER_INTERNAL_BUFFER=4096 -DZSTD_DEPS_MALLOC '-DZSTD_malloc(s)=((void)(s), (void*)0)'
+               '-DZSTD_calloc(n,s)=((void)(n), (void)(s), (void*)0)' '-DZSTD_free(p)=((void)(p))')
+  for f in "$zstd"/common/{debug,entropy_common,error_private,fse_decompress,xxhash,zstd_common}.c \
+           "$zstd"/decompress/*.c "$zstd"/compress/*.c; do
+    [[ $(basename "$f") == zstdmt_compress.c ]] && continue
+    echo "$cc ... ${f#"$zstd"/}" >>"$log"
+    "$cc" "${cflags[@]}" "${zdefs[@]}" -c "$f" -o "$work/obj-zstd/$(basename "$f" .c).o" >>"$log" 2>&1 || return 1
+  done
+  "$ar" rcs "$lib/libzstd.a" "$work"/obj-zstd/*.o >>"$log" 2>&1 || return 1
+  cp "$zstd"/{zstd.h,zdict.h,zstd_errors.h} "$inc/"
+  # Proof of "no heap": neither archive may reference malloc, calloc, realloc or free.
+  if "$triple-nm" -u "$lib"/liblz4.a "$lib"/libzstd.a | grep -Ew '(malloc|calloc|realloc|free)' >>"$log"; then
+    echo "cross-sysroots: the bare-metal codec libraries reference the heap (see $log)" >&2
+    return 1
+  fi
+  mv "$staging/.packages.tmp" "$staging/.packages"
+  rm -rf "$work" "$apt_dir/src/"*.dsc "$apt_dir/src/"*.tar.* "$apt_dir/src/"*.asc
+}
+
 failed=()
 for target in "${missing[@]}"; do
   read -r arch triple <<<"$(target_info "$target")"
@@ -213,15 +286,22 @@ for target in "${missing[@]}"; do
   log=$apt_dir/build-$triple.log
   rm -rf "$staging" && mkdir -p "$staging" && : >"$log"
   start=$SECONDS
+  archives=(liblz4.a libzstd.a libz.a)
+  libdir=usr/lib/$triple
   if [[ $arch == source ]]; then
     echo "cross-sysroots: $target ($triple): building Debian's source packages"
     make_from_sources "$triple" "$staging" "$log" && ok=true || ok=false
+  elif [[ $arch == baremetal ]]; then
+    echo "cross-sysroots: $target ($triple): building Debian's lz4 and libzstd sources for bare metal"
+    make_baremetal "$triple" "$staging" "$log" && ok=true || ok=false
+    archives=(liblz4.a libzstd.a)
+    libdir=usr/lib
   else
     echo "cross-sysroots: $target ($triple): Debian's $arch packages"
     make_from_packages "$arch" "$triple" "$staging" && ok=true || ok=false
   fi
-  for archive in liblz4.a libzstd.a libz.a; do
-    if $ok && [[ ! -f $staging/usr/lib/$triple/$archive ]]; then
+  for archive in "${archives[@]}"; do
+    if $ok && [[ ! -f $staging/$libdir/$archive ]]; then
       echo "cross-sysroots: no $archive" >&2
       ok=false
     fi
@@ -233,7 +313,7 @@ for target in "${missing[@]}"; do
     failed+=("$target")
     continue
   fi
-  { echo "$recipe"; cat "$staging/.packages"; } >"$staging/.tessera-sysroot"
+  { recipe_of "$arch"; cat "$staging/.packages"; } >"$staging/.tessera-sysroot"
   rm -f "$staging/.packages"
   rm -rf "$sysroot"
   mv "$staging" "$sysroot"

@@ -3,8 +3,9 @@
 # so a second run does nothing (no apt-get update either). Needs root (or sudo) only when something is missing.
 # Then the codec libraries of the Linux cross targets (ci/cross-sysroots.sh): Debian's liblz4-dev, libzstd-dev
 # and zlib1g-dev of arm64, armhf and ppc64el unpacked into sysroots under ${TESSERA_SYSROOT_ROOT:-/opt/tessera-
-# sysroots}, and for big-endian ppc64 (no Debian packages) the same Debian source packages built; they are not
-# installed into the host's dpkg. Only the sysroots of the cross targets in TESSERA_TARGETS (ci/test.sh's
+# sysroots}, and for big-endian ppc64 (no Debian packages) the same Debian source packages built; for the
+# Cortex-M4 the lz4 and libzstd sources built for bare metal without a heap. They are not installed into the
+# host's dpkg. Only the sysroots of the cross targets in TESSERA_TARGETS (ci/test.sh's
 # variable; default all) are made, and only those missing.
 # Usage: ci/install-deps.sh [--check]   (--check: only report what is missing, exit 1 if anything is)
 set -euo pipefail
@@ -12,6 +13,8 @@ set -euo pipefail
 packages=(
   # Host build and tests
   cmake ninja-build g++ googletest libbenchmark-dev
+  # The tool's NumPy .npy round trips (tests/tools) and the tool's measurement (ci/tool-bench.sh: /usr/bin/time)
+  python3-numpy time
   # Codec libraries of the host build
   liblz4-dev libzstd-dev zlib1g-dev
   # Emulators: qemu-user runs the Linux cross targets (and x86-64 as a Nehalem), qemu-system-arm the Cortex-M4
@@ -44,7 +47,7 @@ done
 
 # The cross targets whose codec sysroots are wanted.
 sysroot_targets=()
-for target in aarch64 armhf ppc64le ppc64; do
+for target in aarch64 armhf ppc64le ppc64 cortex-m4; do
   if [[ -z ${TESSERA_TARGETS:-} || " ${TESSERA_TARGETS} " == *" $target "* ]]; then
     sysroot_targets+=("$target")
   fi

@@ -2,13 +2,15 @@
 # The whole test matrix: installs what is missing (ci/install-deps.sh), then configures, builds and runs ctest
 # for every target, going on after a failure so one run reports everything:
 #   host       the machine's compilers, AddressSanitizer + UndefinedBehaviorSanitizer
+#   host-tsan  the machine's compilers, ThreadSanitizer: only the tests labelled `threads` (and their programs)
 #   nehalem    x86-64 baseline code under qemu-x86_64 -cpu Nehalem (no AVX: run-time dispatch must fall back)
 #   aarch64    NEON, qemu-aarch64
 #   armhf      ARMv7-A + NEON, hard float, qemu-arm
 #   ppc64le    POWER8 VSX, qemu-ppc64le
 #   ppc64      POWER8 VSX, BIG-endian, qemu-ppc64
 #   cortex-m4  bare metal, picolibc, QEMU MPS2-AN386 with semihosting (freestanding proof, code size)
-# Every target also runs the freestanding check of the core (cmake/check_freestanding.cmake).
+#   cortex-m4-min  the same, configured small: error messages compiled out (TESSERA_ERROR_MESSAGES=OFF)
+# Every target but host-tsan also runs the freestanding check of the core (cmake/check_freestanding.cmake).
 #
 # Environment: TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (golden files and
 # specs; default ../shared), TESSERA_TARGETS (a subset, e.g. "host cortex-m4"), TESSERA_JOBS (default 2),
@@ -24,7 +26,7 @@ cd "$repo"
 build_root=${TESSERA_BUILD_ROOT:-build}
 [[ $build_root == /* ]] || build_root=$repo/$build_root
 jobs=${TESSERA_JOBS:-2}
-all_targets=(host nehalem aarch64 armhf ppc64le ppc64 cortex-m4)
+all_targets=(host host-tsan nehalem aarch64 armhf ppc64le ppc64 cortex-m4 cortex-m4-min)
 read -r -a targets <<<"${TESSERA_TARGETS:-${all_targets[*]}}"
 
 if [[ ${TESSERA_SKIP_DEPS:-0} != 1 ]]; then
@@ -43,12 +45,15 @@ fi
 target_args() {
   case $1 in
     host) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON" ;;
+    host-tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE_THREAD=ON" ;;
     nehalem) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/x86_64-nehalem.cmake" ;;
     aarch64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/aarch64-linux-gnu.cmake" ;;
     armhf) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/arm-linux-gnueabihf.cmake" ;;
     ppc64le) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64le-linux-gnu.cmake" ;;
     ppc64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64-linux-gnu.cmake" ;;
     cortex-m4) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" ;;
+    cortex-m4-min) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" \
+      "-DTESSERA_ERROR_MESSAGES=OFF" ;;
     *) return 1 ;;
   esac
 }
@@ -77,7 +82,7 @@ for target in "${targets[@]}"; do
   fi
   notes=""
   extra_failed=0
-  if [[ $target == cortex-m4 ]]; then
+  if [[ $target == cortex-m4* ]]; then
     # The host build (run first) has the tessera tool: examples check the M4's frame images with it.
     host_tool=$build_root/host-asan/tools/tessera
     [[ -x $host_tool ]] || host_tool=""   # empty: the check is skipped, and a stale cached value is cleared
@@ -90,8 +95,11 @@ for target in "${targets[@]}"; do
     total_failed=$((total_failed + 1))
     continue
   fi
-  # -k 0: build everything that can be built, so the tests of the other programs still run.
-  if ! ninja -C "$dir" -j "$jobs" -k 0; then
+  # -k 0: build everything that can be built, so the tests of the other programs still run. host-tsan builds only
+  # the programs of the tests it runs (tessera_threads_tests, tests/CMakeLists.txt).
+  build_targets=()
+  [[ $target == host-tsan ]] && build_targets=(tessera_threads_tests)
+  if ! ninja -C "$dir" -j "$jobs" -k 0 "${build_targets[@]}"; then
     notes+=" build FAILED;"
     extra_failed=1
   fi
@@ -102,12 +110,21 @@ for target in "${targets[@]}"; do
     m4_size=$(arm-none-eabi-size -t "$dir/src/libtessera_core.a" | awk '/\(TOTALS\)/ {
       printf "text %d B, data %d B, bss %d B (flash %d B)", $1, $2, $3, $1 + $2 }')
   fi
+  if [[ $target == cortex-m4* ]]; then
+    echo "---- Cortex-M4 images: sizes, Tessera's and the codecs' shares from the link maps, largest sections"
+    TOP=8 bash "$repo/ci/size-report.sh" "$dir" || { notes+=" size report FAILED;"; extra_failed=1; }
+  fi
 
   log=$dir/ctest.log
-  # Timing proofs (label perf) mean something only on the real CPU: not under an emulator.
+  # host-tsan: only the tests that run several threads; any ThreadSanitizer report fails the test.
+  ctest_env=()
   label_args=()
-  [[ $target == host ]] || label_args=(-LE perf)
-  ctest --test-dir "$dir" --output-on-failure -j "$jobs" --no-tests=error "${label_args[@]}" 2>&1 | tee "$log"
+  if [[ $target == host-tsan ]]; then
+    ctest_env=(env "TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}")
+    label_args=(-L threads)
+  fi
+  "${ctest_env[@]}" ctest --test-dir "$dir" --output-on-failure -j "$jobs" --no-tests=error "${label_args[@]}" 2>&1 |
+    tee "$log"
   line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
   if [[ $line =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
     failed=${BASH_REMATCH[1]}

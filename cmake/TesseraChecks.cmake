@@ -27,9 +27,9 @@ function(_tessera_freestanding_allow out)
     list(APPEND patterns "^(deflate|inflate)(Init2?_|End|Reset|Bound|SetDictionary|Params)?$"
                          "^(zlibVersion|compressBound|crc32|adler32)$")
   endif()
-  if(TESSERA_SANITIZE)
+  if(TESSERA_SANITIZE OR TESSERA_SANITIZE_THREAD)
     # Instrumented code calls the sanitizers' run time; it is not linked into freestanding builds.
-    list(APPEND patterns "^__(asan|ubsan|lsan|sanitizer)_")
+    list(APPEND patterns "^__(asan|ubsan|lsan|tsan|sanitizer)_")
   endif()
   # One regular expression (the script takes one): alternatives joined with |.
   set(allow "")

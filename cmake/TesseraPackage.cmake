@@ -30,6 +30,14 @@ endforeach()
 # project's own programs get it from add_link_options; users' programs from here, installed or subproject).
 if(TESSERA_SANITIZE)
   target_link_options(tessera_core INTERFACE -fsanitize=address,undefined)
+elseif(TESSERA_SANITIZE_THREAD)
+  target_link_options(tessera_core INTERFACE -fsanitize=thread)
+endif()
+
+# Bare metal: the libraries are compiled with function sections (TesseraFirmware.cmake); a program linking them
+# with --gc-sections keeps only what it calls.
+if(TESSERA_OPTIMIZE_SIZE AND TESSERA_BAREMETAL)
+  target_link_options(tessera_core INTERFACE LINKER:--gc-sections)
 endif()
 
 if(NOT TESSERA_INSTALL)
@@ -129,6 +137,8 @@ if(NOT TESSERA_BAREMETAL)
   endif()
   if(TESSERA_SANITIZE)
     string(APPEND _tessera_pc_core_libs " -fsanitize=address,undefined")
+  elseif(TESSERA_SANITIZE_THREAD)
+    string(APPEND _tessera_pc_core_libs " -fsanitize=thread")
   endif()
 
   # _tessera_pc_write(<file name> <Name> <Description> <Requires> <Libs> <Cflags>)

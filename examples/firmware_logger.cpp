@@ -27,6 +27,12 @@
 
 using namespace tessera;
 
+// The codec of the chunks: BloscLZ is always built (also on the Cortex-M4); a build with a codec library can
+// compile the logger with another one, e.g. -DTESSERA_LOGGER_CODEC=lz4 (examples/CMakeLists.txt: firmware_logger_lz4).
+#ifndef TESSERA_LOGGER_CODEC
+#define TESSERA_LOGGER_CODEC blosclz
+#endif
+
 namespace {
 
 constexpr int32_t kAxes = 3;
@@ -98,7 +104,7 @@ int main(int argc, char** argv) {
   p.blockshape[0] = kBlockRows;
   p.blockshape[1] = kAxes;
   p.dtype = span<const char>("<i2", 3);
-  p.compressor = codec::blosclz;  // always built, also on the Cortex-M4
+  p.compressor = codec::TESSERA_LOGGER_CODEC;
   if (auto e = array_frame_setup_make(g_setup, p); !e.ok()) return fail("setup", e);
   // The packer cuts chunks out of the array's shape, which has none yet: give it a one-chunk array of the same
   // geometry and pack every chunk as that one (a chunk's bytes depend on its items and the codec params only).

@@ -3,7 +3,8 @@
 # it wrote starts as a Blosc2 cframe, then, when a tool is given, that `tessera info` reads the expected shape and
 # dtype from it.
 # Inputs: LOGGER, EMU (emulator command, words separated by '|'; may be empty), OUT (the image's path),
-# SHAPE ("N,3"), DTYPE ("<i2"), optional TOOL and TOOL_EMU (the tool's emulator, same form as EMU).
+# SHAPE ("N,3"), DTYPE ("<i2"), optional TOOL and TOOL_EMU (the tool's emulator, same form as EMU), optional CODEC
+# (the codec `tessera info` must report, e.g. lz4).
 # The logger's array grows until a sensor event ends, so its row count is known only from its output ("logged N
 # samples"): SHAPE's first extent is a placeholder that this script replaces with that count.
 cmake_minimum_required(VERSION 3.20)
@@ -59,4 +60,10 @@ string(FIND "${out}" "\nshape: ${SHAPE}\n" at_shape)
 string(FIND "${out}" "\ndtype: ${DTYPE}\n" at_dtype)
 if(at_shape LESS 0 OR at_dtype LESS 0)
   message(FATAL_ERROR "tessera info does not report shape ${SHAPE} and dtype ${DTYPE}")
+endif()
+if(CODEC)
+  string(FIND "${out}" "\ncodec: ${CODEC}\n" at_codec)
+  if(at_codec LESS 0)
+    message(FATAL_ERROR "tessera info does not report codec ${CODEC}")
+  endif()
 endif()

@@ -9,8 +9,14 @@ set(CMAKE_CXX_COMPILER arm-none-eabi-g++)
 set(CMAKE_ASM_COMPILER arm-none-eabi-gcc)
 
 set(_tessera_m4_flags "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 --specs=picolibcpp.specs")
-set(CMAKE_C_FLAGS_INIT "${_tessera_m4_flags}")
-set(CMAKE_CXX_FLAGS_INIT "${_tessera_m4_flags}")
+# Firmware pays for what it calls: every function and object in its own section (the links below drop the
+# unused ones), and C++ without exceptions, RTTI and unwind tables, so that no program built with this file
+# (Tessera's and its users') links the unwinder. Tessera adds the same for any bare-metal toolchain, and -Os
+# to its Release builds (cmake/TesseraFirmware.cmake).
+set(_tessera_m4_size "-ffunction-sections -fdata-sections")
+set(_tessera_m4_cxx "-fno-exceptions -fno-rtti -fno-unwind-tables -fno-asynchronous-unwind-tables")
+set(CMAKE_C_FLAGS_INIT "${_tessera_m4_flags} ${_tessera_m4_size}")
+set(CMAKE_CXX_FLAGS_INIT "${_tessera_m4_flags} ${_tessera_m4_size} ${_tessera_m4_cxx}")
 set(CMAKE_ASM_FLAGS_INIT "${_tessera_m4_flags}")
 
 # picolibc's semihosting crt0 brings the vector table and startup, its linker script (picolibcpp.ld) places
@@ -18,12 +24,28 @@ set(CMAKE_ASM_FLAGS_INIT "${_tessera_m4_flags}")
 # reset vector), data, heap and stack in the 16 MiB PSRAM at 0x21000000. The stack (picolibc's default is
 # 2 KiB) gets 256 KiB at the top of RAM; everything between .bss and the stack is malloc's heap.
 string(JOIN " " CMAKE_EXE_LINKER_FLAGS_INIT
-  --crt0=semihost --oslib=semihost
+  --crt0=semihost --oslib=semihost -Wl,--gc-sections
   -Wl,--defsym=__flash=0x00000000 -Wl,--defsym=__flash_size=0x00400000
   -Wl,--defsym=__ram=0x21000000 -Wl,--defsym=__ram_size=0x01000000
   -Wl,--defsym=__stack_size=0x00040000)
 
+# The codec libraries (LZ4, Zstd) that ci/cross-sysroots.sh builds for this CPU and ABI, without a heap:
+# <TESSERA_SYSROOT_ROOT>/arm-none-eabi/usr/{include,lib}; src/codecs/libraries.cmake finds them there and turns
+# TESSERA_WITH_LZ4/ZSTD on. Without that sysroot the build has BloscLZ only.
+if(NOT DEFINED TESSERA_SYSROOT_ROOT)
+  if(DEFINED ENV{TESSERA_SYSROOT_ROOT})
+    set(TESSERA_SYSROOT_ROOT "$ENV{TESSERA_SYSROOT_ROOT}")
+  else()
+    set(TESSERA_SYSROOT_ROOT /opt/tessera-sysroots)
+  endif()
+endif()
+set(TESSERA_SYSROOT_ROOT "${TESSERA_SYSROOT_ROOT}" CACHE PATH
+    "Where ci/cross-sysroots.sh put the targets' codec libraries (one sysroot per GNU triple)")
 set(CMAKE_FIND_ROOT_PATH /usr/lib/picolibc/arm-none-eabi /usr/lib/arm-none-eabi)
+if(EXISTS ${TESSERA_SYSROOT_ROOT}/arm-none-eabi/usr)
+  # Its usr/: CMake's Generic platform searches <root>/lib and <root>/include only.
+  list(APPEND CMAKE_FIND_ROOT_PATH ${TESSERA_SYSROOT_ROOT}/arm-none-eabi/usr)
+endif()
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)

@@ -60,6 +60,22 @@ enum class filter_id : uint8_t {
   int_trunc = 36,   ///< meta: bits to keep (lossy; nothing to undo)
 };
 
+/// Whether this build applies the filter (encode) and undoes it (decode): small firmware compiles filters out
+/// (CMake TESSERA_WITH_BITSHUFFLE, _DELTA, _BYTEDELTA, _TRUNC); a chunk that needs one is then unsupported.
+/// trunc_prec and int_trunc have nothing to undo: chunks that used them always decode.
+[[nodiscard]] constexpr bool chunk_filter_available(filter_id f) noexcept {
+  switch (f) {
+    case filter_id::none:
+    case filter_id::shuffle: return true;
+    case filter_id::bitshuffle: return TESSERA_WITH_BITSHUFFLE != 0;
+    case filter_id::delta: return TESSERA_WITH_DELTA != 0;
+    case filter_id::trunc_prec:
+    case filter_id::int_trunc: return TESSERA_WITH_TRUNC != 0;
+    case filter_id::bytedelta: return TESSERA_WITH_BYTEDELTA != 0;
+  }
+  return false;
+}
+
 /// Special-value chunks: the whole chunk is one value and has no blocks section.
 enum class chunk_special : uint8_t { none = 0, zeros = 1, nan = 2, value = 3, uninit = 4 };
 
@@ -238,14 +254,40 @@ class chunk_encoder {
   chunk_encoder() noexcept = default;
   chunk_encoder(const chunk_encoder&) = delete;
   chunk_encoder& operator=(const chunk_encoder&) = delete;
-  chunk_encoder(chunk_encoder&& o) noexcept;
-  chunk_encoder& operator=(chunk_encoder&& o) noexcept;
-  ~chunk_encoder();
+  chunk_encoder(chunk_encoder&& o) noexcept { take(o); }
+  chunk_encoder& operator=(chunk_encoder&& o) noexcept {
+    if (this != &o) {
+      release();
+      take(o);
+    }
+    return *this;
+  }
+  ~chunk_encoder() { release(); }
 
   struct worker;  ///< internal
 
  private:
   friend struct chunk_encoder_access;
+  friend inline void chunk_encoder_release(chunk_encoder& e) noexcept { e.release(); }
+  // Inline, through free_ (set by chunk_encoder_init): a program that holds encoders (in an array, a frame) but
+  // never inits one, such as a read-only firmware, links none of the encoder.
+  void release() noexcept {
+    if (free_ != nullptr) free_(*this);
+  }
+  void take(chunk_encoder& o) noexcept {
+    free_ = o.free_;
+    alloc_ = o.alloc_;
+    options_ = o.options_;
+    workers_ = o.workers_;
+    nworkers_ = o.nworkers_;
+    scratch_blocksize_ = o.scratch_blocksize_;
+    slots_ = o.slots_;
+    o.workers_ = nullptr;
+    o.nworkers_ = 0;
+    o.scratch_blocksize_ = 0;
+    o.slots_ = nullptr;
+  }
+  void (*free_)(chunk_encoder&) noexcept = nullptr;  ///< releases the workers, scratch and slots
   allocator alloc_{};
   chunk_encoder_options options_{};
   worker* workers_ = nullptr;

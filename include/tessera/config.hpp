@@ -10,6 +10,28 @@
 #define TESSERA_MAX_DIMS 8
 #endif
 
+#ifndef TESSERA_ERROR_MESSAGES
+// 1: every error carries its message ("frame: header_len exceeds the file"). 0 (CMake TESSERA_ERROR_MESSAGES=OFF,
+// for small firmware): the messages are compiled out and an error's message is its code's name (errc_name).
+#define TESSERA_ERROR_MESSAGES 1
+#endif
+
+// Filters a small firmware can compile out (CMake TESSERA_WITH_*=OFF): encoding or decoding a chunk that uses
+// one fails with unsupported (see chunk_filter_available). TRUNC covers trunc_prec and int_trunc (encode only:
+// they have nothing to undo).
+#ifndef TESSERA_WITH_BITSHUFFLE
+#define TESSERA_WITH_BITSHUFFLE 1
+#endif
+#ifndef TESSERA_WITH_DELTA
+#define TESSERA_WITH_DELTA 1
+#endif
+#ifndef TESSERA_WITH_BYTEDELTA
+#define TESSERA_WITH_BYTEDELTA 1
+#endif
+#ifndef TESSERA_WITH_TRUNC
+#define TESSERA_WITH_TRUNC 1
+#endif
+
 namespace tessera {
 
 inline constexpr int kMaxDims = TESSERA_MAX_DIMS;

@@ -6,6 +6,16 @@
 #include <type_traits>
 #include <utility>
 
+#include "tessera/config.hpp"
+
+// Wraps every error message literal of the library: with TESSERA_ERROR_MESSAGES 0 the literal never reaches the
+// object file (firmware saves its ~15 KiB of text) and the error's message becomes errc_name(code).
+#if TESSERA_ERROR_MESSAGES
+#define TESSERA_MSG(text) (text)
+#else
+#define TESSERA_MSG(text) (static_cast<const char*>(nullptr))
+#endif
+
 namespace tessera {
 
 /// Numeric values are part of the API (they cross the C API and appear in tools' output): never renumber.
@@ -27,14 +37,33 @@ enum class errc : int32_t {
 };
 
 /// The short name of a code, e.g. "truncated"; "unknown" for values outside the enum.
-[[nodiscard]] const char* errc_name(errc code) noexcept;
+[[nodiscard]] constexpr const char* errc_name(errc code) noexcept {
+  switch (code) {
+    case errc::ok: return "ok";
+    case errc::invalid_argument: return "invalid_argument";
+    case errc::out_of_memory: return "out_of_memory";
+    case errc::buffer_too_small: return "buffer_too_small";
+    case errc::truncated: return "truncated";
+    case errc::malformed: return "malformed";
+    case errc::unsupported: return "unsupported";
+    case errc::out_of_range: return "out_of_range";
+    case errc::overflow: return "overflow";
+    case errc::io: return "io";
+    case errc::no_space: return "no_space";
+    case errc::codec_unavailable: return "codec_unavailable";
+    case errc::corrupt: return "corrupt";
+    case errc::resource_limit: return "resource_limit";
+  }
+  return "unknown";
+}
 
 struct [[nodiscard]] error {
   errc code = errc::ok;
-  const char* message = "";  ///< static storage; says what and, where it can, where
+  const char* message = "";  ///< static storage, never null; says what and, where it can, where
 
   constexpr error() noexcept = default;
-  constexpr error(errc c, const char* m) noexcept : code(c), message(m) {}
+  /// A null message (TESSERA_MSG with messages compiled out) becomes the code's name.
+  constexpr error(errc c, const char* m) noexcept : code(c), message(m != nullptr ? m : errc_name(c)) {}
   [[nodiscard]] constexpr bool ok() const noexcept { return code == errc::ok; }
   constexpr explicit operator bool() const noexcept { return code != errc::ok; }  // true when it is an error
 };
@@ -58,7 +87,7 @@ class [[nodiscard]] result {
   /// An error converts implicitly, like a return value. An error whose code is ok is a bug of the code that made
   /// it: it becomes invalid_argument, so a failed result never reports success.
   result(error e) noexcept : has_value_(false) {  ///< NOLINT
-    storage_.err = e.ok() ? error{errc::invalid_argument, "internal: a result was made from an error whose code is ok"} : e;
+    storage_.err = e.ok() ? error{errc::invalid_argument, TESSERA_MSG("internal: a result was made from an error whose code is ok")} : e;
   }
   result(const result& o) : has_value_(o.has_value_) {
     if (has_value_) new (&storage_.value) T(o.storage_.value);

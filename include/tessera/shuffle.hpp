@@ -21,6 +21,8 @@ enum class simd_level : uint8_t { scalar = 0, sse2 = 1, avx2 = 2, neon = 3, alti
 /// - bitshuffle: bit-transposes the first n8 = (n - n % 8) elements (bit b of byte j of element i goes to bit
 ///   plane j * 8 + b, as the bitshuffle library does); the bytes past n8 elements are copied unchanged.
 /// scratch holds `size` bytes the bit kernels may use; src, dst and scratch do not overlap.
+/// A build with TESSERA_WITH_BITSHUFFLE 0 (config.hpp, small firmware) has no scalar bit kernels (null): do not
+/// call bitshuffle/bitunshuffle there (chunk_filter_available(filter_id::bitshuffle) is false).
 struct shuffle_kernels {
   simd_level level;
   void (*shuffle)(size_t typesize, size_t size, const uint8_t* src, uint8_t* dst) noexcept;

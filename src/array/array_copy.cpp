@@ -117,7 +117,7 @@ status raw_copy(array& dst, const array_target& target, const allocator& alloc, 
   frame& sf = array_access::frm(src);
   const frame_info* info = frame_info_get(sf);
   uint8_t meta_bytes[32 + 19 * kMaxDims + kArrayMaxDtypeLen];
-  if (meta.dtype.size() > kArrayMaxDtypeLen) return make_error(errc::unsupported, "array: dtype string too long");
+  if (meta.dtype.size() > kArrayMaxDtypeLen) return make_error(errc::unsupported, TESSERA_MSG("array: dtype string too long"));
   auto meta_len = b2nd_meta_encode(meta, bytes_mut(meta_bytes, sizeof meta_bytes));
   if (!meta_len.ok()) return meta_len.err();
   frame_metalayer_init metas[kFrameMaxMetalayers];
@@ -176,13 +176,13 @@ b2nd_meta meta_of(const array& a) noexcept {
 status array_slice_copy(array& dst, const array_target& target, const allocator& alloc, array& src,
                         const int64_t* start, const int64_t* stop, const array_params* params) noexcept {
   TESSERA_TRY(detail::array_check_open(src));
-  if (&dst == &src) return make_error(errc::invalid_argument, "array: the destination is the source");
+  if (&dst == &src) return make_error(errc::invalid_argument, TESSERA_MSG("array: the destination is the source"));
   const array_layout& l = array_access::layout(src);
   int64_t shape[kMaxDims] = {};
   offset_source os{&src, {}};
   for (int d = 0; d < l.ndim; ++d) {
     if (start[d] < 0 || stop[d] < start[d] || stop[d] > l.shape[d])
-      return make_error(errc::out_of_range, "array_slice_copy: not 0 <= start <= stop <= shape");
+      return make_error(errc::out_of_range, TESSERA_MSG("array_slice_copy: not 0 <= start <= stop <= shape"));
     shape[d] = stop[d] - start[d];
     os.offset[d] = start[d];
   }
@@ -201,24 +201,24 @@ status array_concatenate(array& dst, const array_target& target, const allocator
                          int axis, const array_params* params) noexcept {
   TESSERA_TRY(detail::array_check_open(src1));
   TESSERA_TRY(detail::array_check_open(src2));
-  if (&dst == &src1 || &dst == &src2) return make_error(errc::invalid_argument, "array: the destination is a source");
+  if (&dst == &src1 || &dst == &src2) return make_error(errc::invalid_argument, TESSERA_MSG("array: the destination is a source"));
   const array_layout& l1 = array_access::layout(src1);
   const array_layout& l2 = array_access::layout(src2);
   if (l1.ndim != l2.ndim || axis < 0 || axis >= l1.ndim)
-    return make_error(errc::invalid_argument, "array_concatenate: ndim differs or axis outside 0..ndim-1");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array_concatenate: ndim differs or axis outside 0..ndim-1"));
   if (array_itemsize(src1) != array_itemsize(src2))
-    return make_error(errc::invalid_argument, "array_concatenate: itemsizes differ");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array_concatenate: itemsizes differ"));
   const span<const char> d1 = array_dtype(src1);
   const span<const char> d2 = array_dtype(src2);
   if (d1.size() != d2.size() || (d1.size() > 0 && std::memcmp(d1.data(), d2.data(), d1.size()) != 0))
-    return make_error(errc::invalid_argument, "array_concatenate: dtypes differ");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array_concatenate: dtypes differ"));
   int64_t shape[kMaxDims] = {};
   for (int d = 0; d < l1.ndim; ++d) {
     if (d != axis && l1.shape[d] != l2.shape[d])
-      return make_error(errc::invalid_argument, "array_concatenate: extents differ outside the axis");
+      return make_error(errc::invalid_argument, TESSERA_MSG("array_concatenate: extents differ outside the axis"));
     shape[d] = l1.shape[d];
   }
-  if (l2.shape[axis] > INT64_MAX - l1.shape[axis]) return make_error(errc::overflow, "array_concatenate: extent");
+  if (l2.shape[axis] > INT64_MAX - l1.shape[axis]) return make_error(errc::overflow, TESSERA_MSG("array_concatenate: extent"));
   shape[axis] += l2.shape[axis];
   const array_params p = dst_params(src1, params, l1.ndim, shape);
   concat_source cs{&src1, &src2, axis, l1.shape[axis]};
@@ -228,7 +228,7 @@ status array_concatenate(array& dst, const array_target& target, const allocator
 status array_squeeze(array& dst, const array_target& target, const allocator& alloc, array& src,
                      const bool* axes) noexcept {
   TESSERA_TRY(detail::array_check_open(src));
-  if (&dst == &src) return make_error(errc::invalid_argument, "array: the destination is the source");
+  if (&dst == &src) return make_error(errc::invalid_argument, TESSERA_MSG("array: the destination is the source"));
   const array_layout& l = array_access::layout(src);
   squeeze_source ss{&src, {}};
   b2nd_meta m = meta_of(src);
@@ -237,7 +237,7 @@ status array_squeeze(array& dst, const array_target& target, const allocator& al
   for (int d = 0; d < l.ndim; ++d) {
     const bool remove = axes == nullptr ? l.shape[d] == 1 : axes[d];
     if (remove && l.shape[d] != 1)
-      return make_error(errc::invalid_argument, "array_squeeze: a removed dimension has an extent other than 1");
+      return make_error(errc::invalid_argument, TESSERA_MSG("array_squeeze: a removed dimension has an extent other than 1"));
     ss.removed[d] = remove;
     if (remove) {
       raw &= l.chunkshape[d] == 1 && l.blockshape[d] == 1;
@@ -263,10 +263,10 @@ status array_squeeze(array& dst, const array_target& target, const allocator& al
 status array_expand_dims(array& dst, const array_target& target, const allocator& alloc, array& src,
                          const bool* axes, int new_ndim) noexcept {
   TESSERA_TRY(detail::array_check_open(src));
-  if (&dst == &src) return make_error(errc::invalid_argument, "array: the destination is the source");
+  if (&dst == &src) return make_error(errc::invalid_argument, TESSERA_MSG("array: the destination is the source"));
   const array_layout& l = array_access::layout(src);
   if (new_ndim < l.ndim || new_ndim > kMaxDims || (new_ndim > l.ndim && axes == nullptr))
-    return make_error(errc::invalid_argument, "array_expand_dims: bad new_ndim or axes");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array_expand_dims: bad new_ndim or axes"));
   b2nd_meta m = meta_of(src);
   int k = 0;
   for (int d = 0; d < new_ndim; ++d) {
@@ -275,21 +275,21 @@ status array_expand_dims(array& dst, const array_target& target, const allocator
       m.chunkshape[d] = 1;
       m.blockshape[d] = 1;
     } else {
-      if (k >= l.ndim) return make_error(errc::invalid_argument, "array_expand_dims: axes keep too many dimensions");
+      if (k >= l.ndim) return make_error(errc::invalid_argument, TESSERA_MSG("array_expand_dims: axes keep too many dimensions"));
       m.shape[d] = l.shape[k];
       m.chunkshape[d] = static_cast<int32_t>(l.chunkshape[k]);
       m.blockshape[d] = static_cast<int32_t>(l.blockshape[k]);
       ++k;
     }
   }
-  if (k != l.ndim) return make_error(errc::invalid_argument, "array_expand_dims: axes keep too few dimensions");
+  if (k != l.ndim) return make_error(errc::invalid_argument, TESSERA_MSG("array_expand_dims: axes keep too few dimensions"));
   m.ndim = static_cast<int8_t>(new_ndim);
   return raw_copy(dst, target, alloc, src, m);
 }
 
 status array_save(array& dst, const array_target& target, const allocator& alloc, array& src) noexcept {
   TESSERA_TRY(detail::array_check_open(src));
-  if (&dst == &src) return make_error(errc::invalid_argument, "array: the destination is the source");
+  if (&dst == &src) return make_error(errc::invalid_argument, TESSERA_MSG("array: the destination is the source"));
   return raw_copy(dst, target, alloc, src, meta_of(src));
 }
 

@@ -72,30 +72,30 @@ status decoder_setup(array& a) noexcept {
 
 status array_frame_setup_make(array_frame_setup& setup, const array_params& params) noexcept {
   if (params.ndim < 0 || params.ndim > kMaxDims)
-    return make_error(errc::invalid_argument, "array: ndim outside 0..kMaxDims");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array: ndim outside 0..kMaxDims"));
   const int ndim = params.ndim;
   // Item size and dtype.
   int32_t itemsize = params.itemsize;
-  if (itemsize < 0) return make_error(errc::invalid_argument, "array: negative itemsize");
+  if (itemsize < 0) return make_error(errc::invalid_argument, TESSERA_MSG("array: negative itemsize"));
   char dtype_buf[16];
   span<const char> dtype = params.dtype;
-  if (dtype.size() > kArrayMaxDtypeLen) return make_error(errc::invalid_argument, "array: dtype string too long");
+  if (dtype.size() > kArrayMaxDtypeLen) return make_error(errc::invalid_argument, TESSERA_MSG("array: dtype string too long"));
   if (!dtype.empty()) {
     const dtype_info info = dtype_parse(dtype);
     if (info.known) {
       if (info.itemsize > static_cast<uint32_t>(INT32_MAX))
-        return make_error(errc::unsupported, "array: itemsize above the format's largest type");
+        return make_error(errc::unsupported, TESSERA_MSG("array: itemsize above the format's largest type"));
       if (itemsize != 0 && static_cast<uint32_t>(itemsize) != info.itemsize)
-        return make_error(errc::invalid_argument, "array: itemsize disagrees with the dtype");
+        return make_error(errc::invalid_argument, TESSERA_MSG("array: itemsize disagrees with the dtype"));
       itemsize = static_cast<int32_t>(info.itemsize);
     } else if (itemsize == 0) {
-      return make_error(errc::invalid_argument, "array: an unknown dtype needs an itemsize");
+      return make_error(errc::invalid_argument, TESSERA_MSG("array: an unknown dtype needs an itemsize"));
     }
   } else {
-    if (itemsize == 0) return make_error(errc::invalid_argument, "array: neither dtype nor itemsize given");
+    if (itemsize == 0) return make_error(errc::invalid_argument, TESSERA_MSG("array: neither dtype nor itemsize given"));
   }
-  if (itemsize < 1) return make_error(errc::invalid_argument, "array: itemsize < 1");
-  if (itemsize > kArrayMaxItemsize) return make_error(errc::unsupported, "array: itemsize above the format's largest type");
+  if (itemsize < 1) return make_error(errc::invalid_argument, TESSERA_MSG("array: itemsize < 1"));
+  if (itemsize > kArrayMaxItemsize) return make_error(errc::unsupported, TESSERA_MSG("array: itemsize above the format's largest type"));
   if (dtype.empty()) dtype = span<const char>(dtype_buf, default_dtype(itemsize, dtype_buf));
 
   // Shapes.
@@ -117,12 +117,12 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
   auto sizes = layout_sizes_compute(setup.layout, itemsize);
   if (!sizes.ok()) return sizes.err();
   if (sizes->block_nbytes > kChunkMaxBlocksize)
-    return make_error(errc::overflow, "array: a block exceeds the maximum block size");
+    return make_error(errc::overflow, TESSERA_MSG("array: a block exceeds the maximum block size"));
   setup.itemsize = itemsize;
 
   // Compression.
   if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
-    return make_error(errc::invalid_argument, "array: clevel outside 0..9");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array: clevel outside 0..9"));
   chunk_encode_params& e = setup.encode;
   e = chunk_encode_params{};
   e.typesize = chunk_typesize_of(itemsize);
@@ -150,12 +150,12 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
   if (!meta_len.ok()) return meta_len.err();
 
   if (params.nmetalayers > kFrameMaxMetalayers - 1 || (params.nmetalayers > 0 && params.metalayers == nullptr))
-    return make_error(errc::invalid_argument, "array: too many metalayers (or none given)");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array: too many metalayers (or none given)"));
   setup.metalayers[0].name = name_of(kB2ndMetaName);
   setup.metalayers[0].content = bytes_view(setup.meta_bytes, *meta_len);
   for (uint32_t i = 0; i < params.nmetalayers; ++i) {
     if (names_equal(params.metalayers[i].name, kB2ndMetaName) || names_equal(params.metalayers[i].name, "caterva"))
-      return make_error(errc::invalid_argument, "array: the b2nd metalayer belongs to the array");
+      return make_error(errc::invalid_argument, TESSERA_MSG("array: the b2nd metalayer belongs to the array"));
     setup.metalayers[i + 1] = params.metalayers[i];
   }
 
@@ -242,9 +242,9 @@ status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nc
   TESSERA_TRY(layout_chunk_extent(layout, nchunk, cstart, j.ext));
   const int64_t chunk_nbytes = layout.extchunk_nitems * itemsize;
   if (static_cast<int64_t>(chunk_buf.size()) < chunk_nbytes)
-    return make_error(errc::buffer_too_small, "array: chunk buffer too small");
+    return make_error(errc::buffer_too_small, TESSERA_MSG("array: chunk buffer too small"));
   if (layout.ndim == 0) {  // one item
-    if (src.size() < static_cast<size_t>(itemsize)) return make_error(errc::buffer_too_small, "array: no item to pack");
+    if (src.size() < static_cast<size_t>(itemsize)) return make_error(errc::buffer_too_small, TESSERA_MSG("array: no item to pack"));
     std::memcpy(chunk_buf.data(), src.data(), static_cast<size_t>(itemsize));
     return ok_status();
   }
@@ -259,7 +259,7 @@ status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nc
   if (exec.run != nullptr && exec.workers > 1 && chunk_nbytes >= int64_t{64} * 1024 * exec.workers && nblocks > 1) {
     executor_run(exec, nblocks, pack_task, &j);
     if (j.failed.load(std::memory_order_relaxed))
-      return make_error(errc::out_of_range, "array: the chunk's source region is outside the source");
+      return make_error(errc::out_of_range, TESSERA_MSG("array: the chunk's source region is outside the source"));
     return ok_status();
   }
   for (size_t b = 0; b < nblocks; ++b) TESSERA_TRY(pack_block(j, static_cast<int64_t>(b)));
@@ -267,7 +267,7 @@ status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nc
 }
 
 status array_check_open(const array& a) noexcept {
-  if (!array_access::open(a)) return make_error(errc::invalid_argument, "array: not open");
+  if (!array_access::open(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: not open"));
   return ok_status();
 }
 
@@ -278,7 +278,7 @@ status array_budget_check(const array& a, uint64_t bytes, const char* what) noex
 
 status array_check_writable(array& a) noexcept {
   TESSERA_TRY(array_check_open(a));
-  if (!array_access::writable(a)) return make_error(errc::invalid_argument, "array: opened read-only");
+  if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));
   if (!array_access::encoder_ready(a)) {
     chunk_encoder_options o;
     const int64_t block = array_access::sizes(a).block_nbytes;
@@ -321,7 +321,7 @@ status array_meta_publish(array& a) noexcept {
   meta.has_dtype = true;
   const size_t need = b2nd_meta_encoded_size(meta);
   if (need == 0 || need > old->size())
-    return make_error(errc::unsupported, "array: the b2nd metalayer cannot be rewritten in place");
+    return make_error(errc::unsupported, TESSERA_MSG("array: the b2nd metalayer cannot be rewritten in place"));
   owned_array<uint8_t> buf;
   TESSERA_TRY(buf.allocate(array_access::alloc(a), old->size()));
   // Bytes past the new structure keep their old values (readers ignore them, as the reference does).
@@ -334,32 +334,34 @@ status array_meta_publish(array& a) noexcept {
 status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, const executor& exec,
                     bool fresh) noexcept {
   const frame_info* info = frame_info_get(f);
-  if (info == nullptr) return make_error(errc::invalid_argument, "array: frame not open");
+  if (info == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("array: frame not open"));
   const span<const char> meta_name =
       frame_meta_find(f, name_of(kB2ndMetaName)).ok() ? name_of(kB2ndMetaName) : name_of("caterva");
   auto raw = frame_meta_find(f, meta_name);
-  if (!raw.ok()) return make_error(errc::malformed, "array: the frame has no b2nd metalayer");
+  if (!raw.ok()) return make_error(errc::malformed, TESSERA_MSG("array: the frame has no b2nd metalayer"));
   auto meta = b2nd_meta_decode(*raw);
   if (!meta.ok()) return meta.err();
   array_layout layout;
-  TESSERA_TRY(layout_init(layout, meta->ndim, meta->shape, meta->chunkshape, meta->blockshape));
+  // The shapes come from the file: what layout_init refuses as an argument is a malformed file here.
+  if (status e = layout_init(layout, meta->ndim, meta->shape, meta->chunkshape, meta->blockshape); !e.ok())
+    return e.code == errc::invalid_argument ? make_error(errc::malformed, TESSERA_MSG(e.message)) : e;
   if (info->typesize < 1 || info->typesize > kArrayMaxItemsize)
-    return make_error(errc::malformed, "array: the frame's typesize is outside 1..BLOSC2_MAXTYPESIZE");
+    return make_error(errc::malformed, TESSERA_MSG("array: the frame's typesize is outside 1..BLOSC2_MAXTYPESIZE"));
   auto sizes = layout_sizes_compute(layout, info->typesize);
   if (!sizes.ok()) return sizes.err();
   if (info->nchunks != (fresh ? 0 : layout.nchunks))
-    return make_error(errc::malformed, "array: the frame's chunk count disagrees with the b2nd geometry");
+    return make_error(errc::malformed, TESSERA_MSG("array: the frame's chunk count disagrees with the b2nd geometry"));
   // Every chunk of a b2nd array holds a whole padded chunk: a frame with one chunk size must have this one.
   if (!fresh && info->chunksize > 0 && info->chunksize != sizes->chunk_nbytes)
-    return make_error(errc::malformed, "array: the frame's chunksize disagrees with the b2nd chunk shape");
+    return make_error(errc::malformed, TESSERA_MSG("array: the frame's chunksize disagrees with the b2nd chunk shape"));
   if (static_cast<uint64_t>(sizes->chunk_nbytes) > frame_max_alloc(f))
-    return make_error(errc::resource_limit, "array: the b2nd chunk shape makes chunks larger than max_alloc");
+    return make_error(errc::resource_limit, TESSERA_MSG("array: the b2nd chunk shape makes chunks larger than max_alloc"));
   {
     chunk_decoder_options o;
     o.max_blocksize = sizes->block_nbytes > 0 ? static_cast<size_t>(sizes->block_nbytes) : 1;
     o.exec = exec;
     if (chunk_decoder_estimate(o) > frame_max_alloc(f))
-      return make_error(errc::resource_limit, "array: the b2nd block shape needs more decoder scratch than max_alloc");
+      return make_error(errc::resource_limit, TESSERA_MSG("array: the b2nd block shape needs more decoder scratch than max_alloc"));
   }
 
   (void)array_close(a);
@@ -401,14 +403,14 @@ status array_chunk_packer_init(array_chunk_packer& p, const array_frame_setup& s
 result<bytes_view> array_chunk_pack(array_chunk_packer& p, int64_t nchunk, bytes_view items) noexcept {
   const array_layout& l = array_access::layout(p);
   const int64_t itemsize = array_access::itemsize(p);
-  if (itemsize < 1) return make_error(errc::invalid_argument, "array_chunk_pack: packer not initialized");
+  if (itemsize < 1) return make_error(errc::invalid_argument, TESSERA_MSG("array_chunk_pack: packer not initialized"));
   int64_t cstart[kMaxDims] = {};
   int64_t cext[kMaxDims] = {};
   TESSERA_TRY(layout_chunk_extent(l, nchunk, cstart, cext));
   int64_t n = itemsize;
   for (int i = 0; i < l.ndim; ++i) n *= cext[i];
   if (static_cast<int64_t>(items.size()) != n)
-    return make_error(errc::invalid_argument, "array_chunk_pack: items are not the chunk's extent");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array_chunk_pack: items are not the chunk's extent"));
   const int64_t zero[kMaxDims] = {};
   owned_array<uint8_t>& chunk = array_access::chunk(p);
   TESSERA_TRY(detail::chunk_pack_items(l, itemsize, nchunk, items, cext, zero, bytes_mut(chunk.data(), chunk.size()),
@@ -429,7 +431,7 @@ status frame_create_at(frame& f, const array_target& target, const allocator& al
   frame_open_options o = target.options;
   o.writable = true;
   if ((target.st == nullptr) == (target.dir == nullptr))
-    return make_error(errc::invalid_argument, "array: the target needs exactly one of a storage or a directory");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array: the target needs exactly one of a storage or a directory"));
   if (target.st != nullptr) return frame_create(f, *target.st, alloc, p, o);
   return frame_create_sparse(f, *target.dir, alloc, p, o);
 }
@@ -522,24 +524,24 @@ status array_create(array& a, const array_target& target, const allocator& alloc
     case array_fill_kind::zeros: special = chunk_special::zeros; break;
     case array_fill_kind::nans:
       if (itemsize != 4 && itemsize != 8)
-        return make_error(errc::invalid_argument, "array: NaN arrays need an itemsize of 4 or 8");
+        return make_error(errc::invalid_argument, TESSERA_MSG("array: NaN arrays need an itemsize of 4 or 8"));
       special = chunk_special::nan;
       break;
     case array_fill_kind::full:
       if (static_cast<int64_t>(fill.bytes.size()) != itemsize)
-        return make_error(errc::invalid_argument, "array: the fill value must be one item");
+        return make_error(errc::invalid_argument, TESSERA_MSG("array: the fill value must be one item"));
       special = chunk_special::value;
       break;
     case array_fill_kind::buffer: {
       if (static_cast<int64_t>(fill.bytes.size()) < nbytes)
-        return make_error(errc::buffer_too_small, "array: the buffer is smaller than the array");
+        return make_error(errc::buffer_too_small, TESSERA_MSG("array: the buffer is smaller than the array"));
       buffer_source bs{fill.bytes, l.shape, l.ndim, itemsize};
       detail::array_source src{buffer_source_read, &bs};
       src.items = fill.bytes;
       src.items_shape = l.shape;
       return detail::array_create_from_source(a, target, alloc, params, src);
     }
-    default: return make_error(errc::invalid_argument, "array: unknown fill kind");
+    default: return make_error(errc::invalid_argument, TESSERA_MSG("array: unknown fill kind"));
   }
   frame f;
   TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup.frame));
@@ -587,7 +589,7 @@ status array_open_frame(array& a, frame&& f, bool writable, const allocator& all
 
 status array_open_again(array& reader, const array& a, const allocator& alloc, const executor& exec) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
-  if (&reader == &a) return make_error(errc::invalid_argument, "array_open_again: the same array");
+  if (&reader == &a) return make_error(errc::invalid_argument, TESSERA_MSG("array_open_again: the same array"));
   // A torn or changing header is retried by frame_open_again; a metalayer caught between two commits shows as
   // a geometry that disagrees with the chunks, retried here.
   status last = ok_status();
@@ -610,7 +612,7 @@ status array_open_again(array& reader, const array& a, const allocator& alloc, c
 
 status array_refresh(array& a) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
-  if (array_access::writable(a)) return make_error(errc::invalid_argument, "array_refresh: a writable array is its own writer");
+  if (array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array_refresh: a writable array is its own writer"));
   array fresh;
   TESSERA_TRY(array_open_again(fresh, a, array_access::alloc(a), array_access::exec(a)));
   (void)array_close(a);
@@ -681,8 +683,8 @@ result<bytes_view> array_meta_find(const array& a, span<const char> name) noexce
 status array_meta_update(array& a, span<const char> name, bytes_view content) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
   if (names_equal(name, kB2ndMetaName) || names_equal(name, "caterva"))
-    return make_error(errc::invalid_argument, "array: the b2nd metalayer belongs to the array");
-  if (!array_access::writable(a)) return make_error(errc::invalid_argument, "array: opened read-only");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array: the b2nd metalayer belongs to the array"));
+  if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));
   TESSERA_TRY(frame_meta_update(array_access::frm(a), name, content));
   return detail::array_finish(a);
 }
@@ -699,14 +701,14 @@ result<size_t> array_vlmeta_read(array& a, span<const char> name, bytes_mut out)
 
 status array_vlmeta_write(array& a, span<const char> name, bytes_view content) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
-  if (!array_access::writable(a)) return make_error(errc::invalid_argument, "array: opened read-only");
+  if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));
   TESSERA_TRY(frame_vlmeta_set(array_access::frm(a), name, content));
   return detail::array_finish(a);
 }
 
 status array_vlmeta_delete(array& a, span<const char> name) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
-  if (!array_access::writable(a)) return make_error(errc::invalid_argument, "array: opened read-only");
+  if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));
   TESSERA_TRY(frame_vlmeta_delete(array_access::frm(a), name));
   return detail::array_finish(a);
 }

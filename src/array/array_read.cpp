@@ -16,16 +16,16 @@ namespace detail {
 status region_fill(int ndim, int64_t itemsize, bytes_mut dst, const int64_t* dst_shape, const int64_t* dst_start,
                    const int64_t* region_shape, bytes_view item) noexcept {
   if (!item.empty() && static_cast<int64_t>(item.size()) != itemsize)
-    return make_error(errc::invalid_argument, "region_fill: item size");
+    return make_error(errc::invalid_argument, TESSERA_MSG("region_fill: item size"));
   int64_t total = 1;
   for (int i = 0; i < ndim; ++i) {
     if (region_shape[i] == 0) return ok_status();
     if (dst_start[i] < 0 || region_shape[i] < 0 || dst_start[i] + region_shape[i] > dst_shape[i])
-      return make_error(errc::out_of_range, "region_fill: region outside the buffer");
+      return make_error(errc::out_of_range, TESSERA_MSG("region_fill: region outside the buffer"));
     total *= dst_shape[i];
   }
   if (static_cast<int64_t>(dst.size()) < total * itemsize)
-    return make_error(errc::buffer_too_small, "region_fill: buffer smaller than its shape");
+    return make_error(errc::buffer_too_small, TESSERA_MSG("region_fill: buffer smaller than its shape"));
   // Walk the region's rows (the last dimension is contiguous).
   int64_t strides[kMaxDims] = {};
   int64_t s = 1;
@@ -67,7 +67,7 @@ status special_item(chunk_special kind, int32_t itemsize, uint8_t* out) noexcept
       out[6] = 0xF8;
       out[7] = 0x7F;
     } else {
-      return make_error(errc::malformed, "array: a NaN chunk in an array whose itemsize is not 4 or 8");
+      return make_error(errc::malformed, TESSERA_MSG("array: a NaN chunk in an array whose itemsize is not 4 or 8"));
     }
   }
   return ok_status();
@@ -78,7 +78,7 @@ status region_fill_special(int ndim, int64_t itemsize, bytes_mut dst, const int6
   // Index entries are zeros, uninit (read as zeros) or NaNs of 4 or 8 bytes: the item fits a small buffer.
   uint8_t nan[8] = {};
   if (kind == chunk_special::nan) {
-    if (itemsize != 4 && itemsize != 8) return make_error(errc::malformed, "array: a NaN chunk in an array whose itemsize is not 4 or 8");
+    if (itemsize != 4 && itemsize != 8) return make_error(errc::malformed, TESSERA_MSG("array: a NaN chunk in an array whose itemsize is not 4 or 8"));
     TESSERA_TRY(special_item(kind, static_cast<int32_t>(itemsize), nan));
     return region_fill(ndim, itemsize, dst, dst_shape, dst_start, region_shape, bytes_view(nan, static_cast<size_t>(itemsize)));
   }
@@ -100,14 +100,14 @@ status chunk_decode_whole(array& a, int64_t nchunk, read_scratch& s) noexcept {
   if (s.chunk_index == nchunk) return ok_status();
   const int64_t n = array_access::sizes(a).chunk_nbytes;
   if (s.chunk.data() == nullptr) {
-    TESSERA_TRY(detail::array_budget_check(a, static_cast<uint64_t>(n), "array: the b2nd chunk shape exceeds max_alloc"));
+    TESSERA_TRY(detail::array_budget_check(a, static_cast<uint64_t>(n), TESSERA_MSG("array: the b2nd chunk shape exceeds max_alloc")));
     TESSERA_TRY(s.chunk.allocate(array_access::alloc(a), static_cast<size_t>(n)));
   }
   s.chunk_index = -1;
   auto r = frame_chunk_decode(array_access::frm(a), array_access::decoder(a), nchunk,
                               bytes_mut(s.chunk.data(), s.chunk.size()));
   if (!r.ok()) return r.err();
-  if (static_cast<int64_t>(*r) != n) return make_error(errc::corrupt, "array: a chunk's size disagrees with the geometry");
+  if (static_cast<int64_t>(*r) != n) return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
   s.chunk_index = nchunk;
   return ok_status();
 }
@@ -116,7 +116,7 @@ status chunk_decode_whole(array& a, int64_t nchunk, read_scratch& s) noexcept {
 // before anything is decoded: a chunk written with other blocks is decoded whole. Its nbytes must be the array's.
 result<bool> chunk_blocks_match(const array& a, const frame_chunk_ref& ref) noexcept {
   const layout_sizes& sz = array_access::sizes(a);
-  if (ref.nbytes != sz.chunk_nbytes) return make_error(errc::corrupt, "array: a chunk's nbytes disagrees with the b2nd chunk shape");
+  if (ref.nbytes != sz.chunk_nbytes) return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's nbytes disagrees with the b2nd chunk shape"));
   return int64_t{ref.blocksize} == sz.block_nbytes;
 }
 
@@ -133,7 +133,7 @@ status block_fetch(array& a, const frame_chunk_ref& ref, int64_t nchunk, int64_t
       auto r = frame_block_decode(array_access::frm(a), array_access::decoder(a), nchunk, static_cast<size_t>(nblock),
                                   bytes_mut(s.block.data(), s.block.size()));
       if (!r.ok()) return r.err();
-      if (static_cast<int64_t>(*r) != bn) return make_error(errc::corrupt, "array: a block's size disagrees with its header");
+      if (static_cast<int64_t>(*r) != bn) return make_error(errc::corrupt, TESSERA_MSG("array: a block's size disagrees with its header"));
       *out = s.block.data();
       return ok_status();
     }
@@ -226,7 +226,7 @@ status touched_block_consume(void* context, size_t i, bytes_view decoded, uint32
   auto& j = *static_cast<chunk_copy_job*>(context);
   const array_layout& l = *j.l;
   if (static_cast<int64_t>(decoded.size()) != l.block_nitems * j.itemsize)
-    return make_error(errc::corrupt, "array: a block's size disagrees with its chunk's header");
+    return make_error(errc::corrupt, TESSERA_MSG("array: a block's size disagrees with its chunk's header"));
   int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
   (void)touched_block(j, static_cast<int64_t>(i), src_start, dst, shape);
   return nd_copy_region(l.ndim, j.itemsize, decoded, l.blockshape, src_start, j.out, j.out_shape, dst, shape);
@@ -284,7 +284,7 @@ status chunk_copy_out(array& a, chunk_copy_job& j) noexcept {
     executor_run(e, static_cast<size_t>(ntasks), chunk_copy_task, &j);
   }
   if (j.failed.load(std::memory_order_relaxed))
-    return make_error(errc::corrupt, "array: a block's copy region disagrees with the geometry");
+    return make_error(errc::corrupt, TESSERA_MSG("array: a block's copy region disagrees with the geometry"));
   return ok_status();
 }
 
@@ -304,12 +304,12 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
   bool out_is_slice = true;
   for (int i = 0; i < l.ndim; ++i) {
     if (out_start[i] < 0 || out_start[i] + plan.shape[i] > out_shape[i])
-      return make_error(errc::out_of_range, "array: the slice does not fit the output's shape");
+      return make_error(errc::out_of_range, TESSERA_MSG("array: the slice does not fit the output's shape"));
     out_total *= out_shape[i];
     out_is_slice &= out_shape[i] == plan.shape[i];
   }
   if (static_cast<int64_t>(out.size()) < out_total)
-    return make_error(errc::buffer_too_small, "array: output buffer smaller than its shape");
+    return make_error(errc::buffer_too_small, TESSERA_MSG("array: output buffer smaller than its shape"));
   if (plan.nitems == 0) return ok_status();
 
   frame& f = array_access::frm(a);
@@ -333,7 +333,7 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
       auto r = frame_chunk_decode(f, array_access::decoder(a), c.nchunk, out);
       if (!r.ok()) return r.err();
       if (static_cast<int64_t>(*r) != sz.chunk_nbytes)
-        return make_error(errc::corrupt, "array: a chunk's size disagrees with the geometry");
+        return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
       continue;
     }
     if (l.ndim == 0) {
@@ -374,7 +374,7 @@ status array_slice_read(array& a, const int64_t* start, const int64_t* stop, byt
   const int64_t zero[kMaxDims] = {};
   for (int i = 0; i < l.ndim; ++i) {
     if (start[i] < 0 || stop[i] < start[i] || stop[i] > l.shape[i])
-      return make_error(errc::out_of_range, "array_slice_read: not 0 <= start <= stop <= shape");
+      return make_error(errc::out_of_range, TESSERA_MSG("array_slice_read: not 0 <= start <= stop <= shape"));
     shape[i] = stop[i] - start[i];
   }
   return detail::array_read_into(a, start, stop, out, shape, zero);
@@ -390,7 +390,7 @@ status array_element_read(array& a, const int64_t* coords, bytes_mut out) noexce
   TESSERA_TRY(detail::array_check_open(a));
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
-  if (static_cast<int64_t>(out.size()) < itemsize) return make_error(errc::buffer_too_small, "array_element_read: out");
+  if (static_cast<int64_t>(out.size()) < itemsize) return make_error(errc::buffer_too_small, TESSERA_MSG("array_element_read: out"));
   auto loc = layout_locate(l, coords);
   if (!loc.ok()) return loc.err();
   if (l.ndim > 0) {  // a one-item slice: its block is decoded only as far as the item, and copied from scratch
@@ -423,20 +423,20 @@ status array_orthogonal_read(array& a, const int64_t* const* indices, const int6
   int64_t total_idx = 0;
   int64_t nout = 1;
   for (int d = 0; d < ndim; ++d) {
-    if (counts[d] < 0) return make_error(errc::invalid_argument, "array_orthogonal_read: negative count");
-    if (counts[d] > 0 && indices[d] == nullptr) return make_error(errc::invalid_argument, "array_orthogonal_read: null indices");
+    if (counts[d] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("array_orthogonal_read: negative count"));
+    if (counts[d] > 0 && indices[d] == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("array_orthogonal_read: null indices"));
     total_idx += counts[d];
     if (counts[d] != 0 && nout > (INT64_MAX / itemsize) / counts[d])
-      return make_error(errc::overflow, "array_orthogonal_read: selection too large");
+      return make_error(errc::overflow, TESSERA_MSG("array_orthogonal_read: selection too large"));
     nout *= counts[d];
   }
   if (static_cast<int64_t>(out.size()) / itemsize < nout)
-    return make_error(errc::buffer_too_small, "array_orthogonal_read: out smaller than the selection");
+    return make_error(errc::buffer_too_small, TESSERA_MSG("array_orthogonal_read: out smaller than the selection"));
   if (nout == 0) return ok_status();
   for (int d = 0; d < ndim; ++d) {
     for (int64_t k = 0; k < counts[d]; ++k) {
       if (indices[d][k] < 0 || indices[d][k] >= l.shape[d])
-        return make_error(errc::out_of_range, "array_orthogonal_read: index outside the array");
+        return make_error(errc::out_of_range, TESSERA_MSG("array_orthogonal_read: index outside the array"));
     }
   }
   // Per dimension: (value, position) sorted by value, so items of one block are consecutive; then the starts

@@ -121,7 +121,7 @@ status zero_exposed(array& a, const array_layout& old_l) noexcept {
     }
     auto r = frame_chunk_decode(f, array_access::decoder(a), n, bytes_mut(chunk.data(), chunk.size()));
     if (!r.ok()) return r.err();
-    if (*r != chunk.size()) return make_error(errc::corrupt, "array: a chunk's size disagrees with the geometry");
+    if (*r != chunk.size()) return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
     for (int64_t b = 0; b < l.blocks_per_chunk; ++b) {
       TESSERA_TRY(layout_block_coords(l, b, bc));
       int64_t keep[kMaxDims] = {};
@@ -155,7 +155,7 @@ status resize_nocommit(array& a, const int64_t* new_shape) noexcept {
   int32_t bs[kMaxDims] = {};
   bool same = true;
   for (int d = 0; d < old_l.ndim; ++d) {
-    if (new_shape[d] < 0) return make_error(errc::invalid_argument, "array_resize: negative extent");
+    if (new_shape[d] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("array_resize: negative extent"));
     cs[d] = static_cast<int32_t>(old_l.chunkshape[d]);
     bs[d] = static_cast<int32_t>(old_l.blockshape[d]);
     same &= new_shape[d] == old_l.shape[d];
@@ -169,7 +169,7 @@ status resize_nocommit(array& a, const int64_t* new_shape) noexcept {
 
 status check_axis(const array& a, int axis) noexcept {
   if (axis < 0 || axis >= array_access::layout(a).ndim)
-    return make_error(errc::invalid_argument, "array: axis outside 0..ndim-1");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array: axis outside 0..ndim-1"));
   return ok_status();
 }
 
@@ -190,8 +190,8 @@ status chunks_shift(array& a, const array_layout& old_l, const int64_t* new_shap
   if (pos % c != 0 || count % c != 0)
     return make_error(errc::invalid_argument,
                       kind == map_kind::insert
-                          ? "array_insert: inside the array, position and count must be multiples of the chunk extent"
-                          : "array_delete: inside the array, position and count must be multiples of the chunk extent");
+                          ? TESSERA_MSG("array_insert: inside the array, position and count must be multiples of the chunk extent")
+                          : TESSERA_MSG("array_delete: inside the array, position and count must be multiples of the chunk extent"));
   int32_t cs[kMaxDims] = {};
   int32_t bs[kMaxDims] = {};
   for (int d = 0; d < old_l.ndim; ++d) {
@@ -214,18 +214,18 @@ status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view s
   TESSERA_TRY(detail::array_check_writable(a));
   TESSERA_TRY(check_axis(a, axis));
   const array_layout old_l = array_access::layout(a);
-  if (pos < 0 || pos > old_l.shape[axis]) return make_error(errc::out_of_range, "array_insert: position outside the axis");
-  if (count < 0 || count > INT64_MAX - old_l.shape[axis]) return make_error(errc::invalid_argument, "array_insert: bad count");
+  if (pos < 0 || pos > old_l.shape[axis]) return make_error(errc::out_of_range, TESSERA_MSG("array_insert: position outside the axis"));
+  if (count < 0 || count > INT64_MAX - old_l.shape[axis]) return make_error(errc::invalid_argument, TESSERA_MSG("array_insert: bad count"));
   if (count == 0) return ok_status();
   // The source must hold the inserted items before anything changes.
   int64_t need = array_access::itemsize(a);
   for (int d = 0; d < old_l.ndim; ++d) {
     const int64_t e = d == axis ? count : old_l.shape[d];
-    if (e != 0 && need > INT64_MAX / e) return make_error(errc::overflow, "array_insert: source size");
+    if (e != 0 && need > INT64_MAX / e) return make_error(errc::overflow, TESSERA_MSG("array_insert: source size"));
     need *= e;
   }
   if (static_cast<int64_t>(src.size()) < need)
-    return make_error(errc::buffer_too_small, "array_insert: source smaller than the inserted items");
+    return make_error(errc::buffer_too_small, TESSERA_MSG("array_insert: source smaller than the inserted items"));
   int64_t new_shape[kMaxDims] = {};
   int64_t start[kMaxDims] = {};
   int64_t stop[kMaxDims] = {};
@@ -253,7 +253,7 @@ status array_delete(array& a, int axis, int64_t pos, int64_t count) noexcept {
   TESSERA_TRY(check_axis(a, axis));
   const array_layout old_l = array_access::layout(a);
   if (pos < 0 || count < 0 || pos > old_l.shape[axis] || count > old_l.shape[axis] - pos)
-    return make_error(errc::out_of_range, "array_delete: range outside the axis");
+    return make_error(errc::out_of_range, TESSERA_MSG("array_delete: range outside the axis"));
   if (count == 0) return ok_status();
   int64_t new_shape[kMaxDims] = {};
   for (int d = 0; d < old_l.ndim; ++d) new_shape[d] = old_l.shape[d];

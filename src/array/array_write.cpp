@@ -22,7 +22,7 @@ status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
   TESSERA_TRY(slice_plan_init(plan, l, start, stop));
   if (plan.nitems == 0) return ok_status();
   if (static_cast<int64_t>(src.size()) / itemsize < plan.nitems)
-    return make_error(errc::buffer_too_small, "array_slice_write: source smaller than the slice");
+    return make_error(errc::buffer_too_small, TESSERA_MSG("array_slice_write: source smaller than the slice"));
   frame& f = array_access::frm(a);
   owned_array<uint8_t> chunk, out;
   TESSERA_TRY(chunk.allocate(array_access::alloc(a), static_cast<size_t>(chunk_nbytes)));
@@ -37,7 +37,7 @@ status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
       auto r = frame_chunk_decode(f, array_access::decoder(a), c.nchunk, bytes_mut(chunk.data(), chunk.size()));
       if (!r.ok()) return r.err();
       if (static_cast<int64_t>(*r) != chunk_nbytes)
-        return make_error(errc::corrupt, "array: a chunk's size disagrees with the geometry");
+        return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
     }
     slice_block_iterator blocks(plan, c);
     while (blocks.next()) {
@@ -70,11 +70,11 @@ status array_element_write(array& a, const int64_t* coords, bytes_view item) noe
   TESSERA_TRY(detail::array_check_open(a));
   const array_layout& l = array_access::layout(a);
   if (static_cast<int64_t>(item.size()) != array_access::itemsize(a))
-    return make_error(errc::invalid_argument, "array_element_write: the item must be itemsize bytes");
+    return make_error(errc::invalid_argument, TESSERA_MSG("array_element_write: the item must be itemsize bytes"));
   int64_t stop[kMaxDims] = {};
   for (int i = 0; i < l.ndim; ++i) {
     if (coords[i] < 0 || coords[i] >= l.shape[i])
-      return make_error(errc::out_of_range, "array_element_write: coordinates outside the array");
+      return make_error(errc::out_of_range, TESSERA_MSG("array_element_write: coordinates outside the array"));
     stop[i] = coords[i] + 1;
   }
   return array_slice_write(a, coords, stop, item);

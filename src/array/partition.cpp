@@ -68,23 +68,23 @@ int64_t array_partition_nearest_divisor(int64_t a, int64_t b, bool strict) noexc
 status array_partition_compute(int ndim, const int64_t* shape, int64_t itemsize, int32_t* chunkshape,
                                bool chunks_given, int32_t* blockshape, bool blocks_given,
                                const array_partition_hints& hints) noexcept {
-  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::invalid_argument, "array_partition: ndim out of range");
-  if (itemsize < 1) return make_error(errc::invalid_argument, "array_partition: itemsize < 1");
+  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::invalid_argument, TESSERA_MSG("array_partition: ndim out of range"));
+  if (itemsize < 1) return make_error(errc::invalid_argument, TESSERA_MSG("array_partition: itemsize < 1"));
   bool has_zero = false;
   for (int i = 0; i < ndim; ++i) {
-    if (shape[i] < 0) return make_error(errc::invalid_argument, "array_partition: negative extent");
+    if (shape[i] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("array_partition: negative extent"));
     if (shape[i] == 0) has_zero = true;
     if (chunks_given && (chunkshape[i] < 0 || (chunkshape[i] == 0 && shape[i] != 0)))
-      return make_error(errc::invalid_argument, "array_partition: a chunk extent is 0 for a non-empty dimension");
+      return make_error(errc::invalid_argument, TESSERA_MSG("array_partition: a chunk extent is 0 for a non-empty dimension"));
     if (blocks_given && (blockshape[i] < 0 || (blockshape[i] == 0 && shape[i] != 0)))
-      return make_error(errc::invalid_argument, "array_partition: a block extent is 0 for a non-empty dimension");
+      return make_error(errc::invalid_argument, TESSERA_MSG("array_partition: a block extent is 0 for a non-empty dimension"));
     if (chunks_given && blocks_given && blockshape[i] > chunkshape[i])
-      return make_error(errc::invalid_argument, "array_partition: a block is larger than its chunk");
+      return make_error(errc::invalid_argument, TESSERA_MSG("array_partition: a block is larger than its chunk"));
   }
   if (chunks_given && blocks_given) return ok_status();
   if (has_zero && !chunks_given && !blocks_given) {
     for (int i = 0; i < ndim; ++i) {
-      if (shape[i] > INT32_MAX) return make_error(errc::overflow, "array_partition: extent does not fit int32");
+      if (shape[i] > INT32_MAX) return make_error(errc::overflow, TESSERA_MSG("array_partition: extent does not fit int32"));
       chunkshape[i] = blockshape[i] = static_cast<int32_t>(shape[i]);
     }
     return ok_status();
@@ -109,14 +109,14 @@ status array_partition_compute(int ndim, const int64_t* shape, int64_t itemsize,
     if (block_bytes < hints.min_block_bytes) block_bytes = hints.min_block_bytes;
     if (block_bytes < itemsize) block_bytes = itemsize;
     if (block_bytes > kChunkMaxBlocksize)
-      return make_error(errc::overflow, "array_partition: the block exceeds the maximum block size");
+      return make_error(errc::overflow, TESSERA_MSG("array_partition: the block exceeds the maximum block size"));
     partition(ndim, block_bytes / itemsize, maxshape, nullptr, blocks);
     for (int i = 0; i < ndim; ++i) blockshape[i] = static_cast<int32_t>(blocks[i]);  // <= maxshape, an int32
     block_bytes = itemsize;
     for (int i = 0; i < ndim; ++i) block_bytes *= blocks[i];
   }
   if (block_bytes > kChunkMaxBlocksize)
-    return make_error(errc::overflow, "array_partition: the block exceeds the maximum block size");
+    return make_error(errc::overflow, TESSERA_MSG("array_partition: the block exceeds the maximum block size"));
   if (chunks_given) return ok_status();
 
   // get_chunksize(blocksize) with reduc_factor 4.
@@ -141,7 +141,7 @@ status array_partition_compute(int ndim, const int64_t* shape, int64_t itemsize,
   for (int i = 0; i < ndim; ++i) {
     int64_t c = chunks[i] % blocks[i] == 0 ? chunks[i] : (chunks[i] / blocks[i] + 1) * blocks[i];
     if (c > shape1[i]) c = shape1[i];
-    if (c > INT32_MAX) return make_error(errc::overflow, "array_partition: a chunk extent does not fit int32");
+    if (c > INT32_MAX) return make_error(errc::overflow, TESSERA_MSG("array_partition: a chunk extent does not fit int32"));
     chunkshape[i] = static_cast<int32_t>(c);
     // Blocks given larger than the shape: keep every block inside its chunk.
     if (blocks_given && blockshape[i] > chunkshape[i]) blockshape[i] = chunkshape[i];

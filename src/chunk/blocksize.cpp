@@ -34,12 +34,12 @@ bool chunk_split_decide(const chunk_encode_params& p, int32_t blocksize) noexcep
 }
 
 result<int32_t> chunk_blocksize_compute(const chunk_encode_params& p, size_t nbytes_in) noexcept {
-  if (p.typesize == 0) return make_error(errc::invalid_argument, "chunk_encode: typesize is zero");
+  if (p.typesize == 0) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: typesize is zero"));
   if (p.clevel < 0 || p.clevel > kChunkMaxClevel)
-    return make_error(errc::invalid_argument, "chunk_encode: clevel outside 0..9");
-  if (p.blocksize < 0) return make_error(errc::invalid_argument, "chunk_encode: negative blocksize");
+    return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: clevel outside 0..9"));
+  if (p.blocksize < 0) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: negative blocksize"));
   if (nbytes_in > static_cast<size_t>(INT32_MAX) - kChunkMaxOverhead)
-    return make_error(errc::invalid_argument, "chunk_encode: more than INT32_MAX - 32 bytes of data");
+    return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: more than INT32_MAX - 32 bytes of data"));
   const int32_t nbytes = static_cast<int32_t>(nbytes_in);
   const int32_t typesize = p.typesize;
   if (nbytes < typesize) return int32_t{1};  // a chunk shorter than one element: 1-byte blocks, as the reference

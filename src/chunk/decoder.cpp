@@ -37,12 +37,12 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
       if (want < out.size()) {
         auto n = detail::blosclz_decompress_prefix(in, out, want);
         if (!n.ok()) return n.err();
-        if (*n < want || *n > out.size()) return make_error(errc::corrupt, "blosclz: stream decodes to a wrong size");
+        if (*n < want || *n > out.size()) return make_error(errc::corrupt, TESSERA_MSG("blosclz: stream decodes to a wrong size"));
         return ok_status();
       }
       auto n = detail::blosclz_decompress(in, out);
       if (!n.ok()) return n.err();
-      if (*n != out.size()) return make_error(errc::corrupt, "blosclz: stream decodes to a wrong size");
+      if (*n != out.size()) return make_error(errc::corrupt, TESSERA_MSG("blosclz: stream decodes to a wrong size"));
       return ok_status();
     }
     case codec_format::lz4:
@@ -51,12 +51,12 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
     case codec_format::zlib: return detail::zlib_decompress(w.codecs, in, out);
     case codec_format::zstd: return detail::zstd_decompress(w.codecs, in, out, dict);
     case codec_format::snappy:
-      return make_error(errc::codec_unavailable, "the chunk needs the Snappy codec, which Blosc2 dropped");
+      return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the Snappy codec, which Blosc2 dropped"));
     case codec_format::user:
-      return make_error(errc::codec_unavailable, "the chunk needs a user-defined or plugin codec (udcodec)");
+      return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs a user-defined or plugin codec (udcodec)"));
     default: break;
   }
-  return make_error(errc::codec_unavailable, "the chunk names a codec format this library does not know");
+  return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk names a codec format this library does not know"));
 }
 
 // The filters to undo, in backward order. Lossy filters have nothing to undo; the bit shuffle of format 2 left
@@ -68,6 +68,10 @@ struct backward_plan {
   bool copying = false;  // some filter needs a separate output buffer
   bool delta = false;
 };
+
+error filter_compiled_out() noexcept {
+  return make_error(errc::unsupported, TESSERA_MSG("chunk: the chunk uses a filter this build compiled out (TESSERA_WITH_*)"));
+}
 
 status backward_plan_make(const chunk_header& h, size_t bsize, backward_plan& p) noexcept {
   p.count = 0;
@@ -82,19 +86,22 @@ status backward_plan_make(const chunk_header& h, size_t bsize, backward_plan& p)
         continue;
       case filter_id::bitshuffle:
         if (h.version == kChunkVersionBlosc1 && (bsize / h.typesize) % 8 != 0) continue;
+        if (!chunk_filter_available(filter_id::bitshuffle)) return filter_compiled_out();
         p.copying = true;
         break;
       case filter_id::shuffle:
       case filter_id::bytedelta:
+        if (!chunk_filter_available(static_cast<filter_id>(f))) return filter_compiled_out();
         p.copying = true;
         break;
       case filter_id::delta:
+        if (!chunk_filter_available(filter_id::delta)) return filter_compiled_out();
         p.delta = true;
         break;
       default:
         return make_error(errc::unsupported,
-                          "the chunk uses a filter this library does not support (ndcell, ndmean, the old "
-                          "bytedelta 34 or a user-defined filter)");
+                          TESSERA_MSG("the chunk uses a filter this library does not support (ndcell, ndmean, the old "
+                          "bytedelta 34 or a user-defined filter)"));
     }
     p.ids[p.count] = f;
     p.metas[p.count] = h.filters_meta[i];
@@ -168,43 +175,43 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
   uint8_t* const b = plan.copying ? a + bsize : nullptr;
   uint8_t* const scratch = plan.copying ? a + 2 * bsize : nullptr;
   uint8_t* cur = plan.copying ? a : dst;
-  if (plan.copying && a == nullptr) return make_error(errc::out_of_memory, "chunk: decoder has no scratch");
+  if (plan.copying && a == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("chunk: decoder has no scratch"));
 
   const uint8_t* c = l.chunk.data();
   const uint64_t cbytes = l.chunk.size();
   if (h.vlblocks) {
     auto vb = detail::vl_block_get(h, l, nblock);
     if (!vb.ok()) return vb.err();
-    if (vb->size != bsize) return make_error(errc::corrupt, "chunk: VL block size changed");
+    if (vb->size != bsize) return make_error(errc::corrupt, TESSERA_MSG("chunk: VL block size changed"));
     bytes_view in(c + vb->stream, static_cast<size_t>(vb->stream_size));
     if (in.size() == bsize) std::memcpy(cur, in.data(), bsize);
     else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict, bsize));
   } else {
     const int32_t start = chunk_load_i32(c + l.bstarts + 4 * nblock);
     if (start < 0 || static_cast<uint64_t>(start) < l.data_start || static_cast<uint64_t>(start) >= cbytes)
-      return make_error(errc::corrupt, "chunk: block start out of bounds");
+      return make_error(errc::corrupt, TESSERA_MSG("chunk: block start out of bounds"));
     const bool short_block = nblock + 1 == h.nblocks && h.leftover > 0;
     const size_t nstreams = h.split && !short_block ? h.typesize : 1;
-    if (bsize % nstreams != 0) return make_error(errc::malformed, "chunk: split block not a multiple of typesize");
+    if (bsize % nstreams != 0) return make_error(errc::malformed, TESSERA_MSG("chunk: split block not a multiple of typesize"));
     const size_t neblock = bsize / nstreams;
     uint64_t pos = static_cast<uint64_t>(start);
     for (size_t s = 0; s < nstreams; ++s) {
       uint8_t* o = cur + s * neblock;
       const size_t want = part.prefix(s, nstreams, neblock, h.typesize);
-      if (cbytes - pos < 4) return make_error(errc::truncated, "chunk: stream size past cbytes");
+      if (cbytes - pos < 4) return make_error(errc::truncated, TESSERA_MSG("chunk: stream size past cbytes"));
       const int32_t csize = chunk_load_i32(c + pos);
       pos += 4;
       if (csize == 0) {
         std::memset(o, 0, want);  // a run of zeros
       } else if (csize < 0) {
-        if (cbytes - pos < 1) return make_error(errc::truncated, "chunk: stream token past cbytes");
+        if (cbytes - pos < 1) return make_error(errc::truncated, TESSERA_MSG("chunk: stream token past cbytes"));
         const uint8_t token = c[pos];
         pos += 1;
-        if ((token & 0x1) == 0) return make_error(errc::unsupported, "chunk: unknown stream token");
-        if (csize < -255) return make_error(errc::corrupt, "chunk: run-length value larger than a byte");
+        if ((token & 0x1) == 0) return make_error(errc::unsupported, TESSERA_MSG("chunk: unknown stream token"));
+        if (csize < -255) return make_error(errc::corrupt, TESSERA_MSG("chunk: run-length value larger than a byte"));
         std::memset(o, static_cast<uint8_t>(-csize), want);
       } else {
-        if (static_cast<uint64_t>(csize) > cbytes - pos) return make_error(errc::truncated, "chunk: stream past cbytes");
+        if (static_cast<uint64_t>(csize) > cbytes - pos) return make_error(errc::truncated, TESSERA_MSG("chunk: stream past cbytes"));
         bytes_view in(c + pos, static_cast<size_t>(csize));
         if (in.size() == neblock) std::memcpy(o, in.data(), want);
         else if (want > 0) TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(o, neblock), l.dict, want));
@@ -218,7 +225,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
   for (int k = 0; k < plan.count; ++k) {
     const auto f = static_cast<filter_id>(plan.ids[k]);
     if (f == filter_id::delta) {
-      detail::delta_decode(dref, nblock == 0, h.typesize, cur, bsize);
+      if constexpr (TESSERA_WITH_DELTA != 0) detail::delta_decode(dref, nblock == 0, h.typesize, cur, bsize);
       continue;
     }
     bool last_copying = true;
@@ -239,8 +246,14 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
           unshuffle(meta != 0 ? meta : h.typesize, bsize, cur, target);
         }
         break;
-      case filter_id::bitshuffle: bitunshuffle(h.typesize, bsize, cur, target, scratch); break;
-      case filter_id::bytedelta: detail::bytedelta_decode(meta != 0 ? meta : h.typesize, cur, target, bsize); break;
+      // Compiled-out filters never reach here (backward_plan_make refuses them); the guards drop their code.
+      case filter_id::bitshuffle:
+        if constexpr (TESSERA_WITH_BITSHUFFLE != 0) bitunshuffle(h.typesize, bsize, cur, target, scratch);
+        break;
+      case filter_id::bytedelta:
+        if constexpr (TESSERA_WITH_BYTEDELTA != 0)
+          detail::bytedelta_decode(meta != 0 ? meta : h.typesize, cur, target, bsize);
+        break;
       default: break;
     }
     cur = target;
@@ -253,7 +266,7 @@ status chunk_open(bytes_view chunk, chunk_header* h, chunk_layout* l) noexcept {
   auto hr = chunk_header_read(chunk);
   if (!hr.ok()) return hr.err();
   if (hr->blosc2_flags & kChunkBlosc2Instrumented)
-    return make_error(errc::unsupported, "chunk: instrumented chunks hold codec statistics, not data");
+    return make_error(errc::unsupported, TESSERA_MSG("chunk: instrumented chunks hold codec statistics, not data"));
   auto lr = detail::chunk_layout_get(*hr, chunk);
   if (!lr.ok()) return lr.err();
   *h = *hr;
@@ -275,16 +288,16 @@ status special_fill(const chunk_header& h, bytes_view chunk, uint8_t* dst, size_
     case chunk_special::nan:
       if (h.typesize == 4) pattern = kNan32;
       else if (h.typesize == 8) pattern = kNan64;
-      else return make_error(errc::malformed, "chunk: NaN chunk whose typesize is not 4 or 8");
+      else return make_error(errc::malformed, TESSERA_MSG("chunk: NaN chunk whose typesize is not 4 or 8"));
       period = h.typesize;
       break;
     case chunk_special::value:
-      if (chunk.size() < static_cast<size_t>(h.cbytes)) return make_error(errc::truncated, "chunk: special value past the bytes given");
+      if (chunk.size() < static_cast<size_t>(h.cbytes)) return make_error(errc::truncated, TESSERA_MSG("chunk: special value past the bytes given"));
       pattern = chunk.data() + kChunkHeaderExtendedSize;
       period = static_cast<size_t>(h.value_size);
       break;
     default:
-      return make_error(errc::malformed, "chunk: not a special-value chunk");
+      return make_error(errc::malformed, TESSERA_MSG("chunk: not a special-value chunk"));
   }
   const size_t first = size < period ? size : period;
   for (size_t i = 0; i < first; ++i) dst[i] = pattern[(offset + i) % period];
@@ -324,11 +337,11 @@ struct chunk_decoder_access {
   }
 
   static status scratch_ensure(chunk_decoder& d, size_t blocksize, bool at_init = false) noexcept {
-    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     if (blocksize <= d.scratch_blocksize_) return ok_status();
     if (d.options_.fixed_scratch && !at_init)
-      return make_error(errc::buffer_too_small, "chunk: blocks larger than the decoder's fixed scratch");
-    if (blocksize > SIZE_MAX / kScratchBlocks) return make_error(errc::overflow, "chunk: block scratch overflows");
+      return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: blocks larger than the decoder's fixed scratch"));
+    if (blocksize > SIZE_MAX / kScratchBlocks) return make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"));
     for (uint32_t i = 0; i < d.nworkers_; ++i) {
       chunk_decoder::worker& w = d.workers_[i];
       if (w.scratch != nullptr)
@@ -343,7 +356,7 @@ struct chunk_decoder_access {
           allocator_deallocate(d.alloc_, d.workers_[k].scratch, kScratchBlocks * blocksize, kScratchAlign);
           d.workers_[k].scratch = nullptr;
         }
-        return make_error(errc::out_of_memory, "chunk: allocator refused the block scratch");
+        return make_error(errc::out_of_memory, TESSERA_MSG("chunk: allocator refused the block scratch"));
       }
       d.workers_[i].scratch = static_cast<uint8_t*>(p);
     }
@@ -374,11 +387,11 @@ struct chunk_decoder_access {
   static result<uint8_t*> block0_ensure(chunk_decoder& d, size_t blocksize) noexcept {
     if (d.block0_size_ >= blocksize) return d.block0_;
     if (d.options_.fixed_scratch && d.block0_ != nullptr)
-      return make_error(errc::buffer_too_small, "chunk: blocks larger than the decoder's fixed scratch");
+      return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: blocks larger than the decoder's fixed scratch"));
     if (d.block0_ != nullptr) allocator_deallocate(d.alloc_, d.block0_, d.block0_size_, kScratchAlign);
     d.block0_size_ = 0;
     d.block0_ = static_cast<uint8_t*>(allocator_allocate(d.alloc_, blocksize, kScratchAlign));
-    if (d.block0_ == nullptr) return make_error(errc::out_of_memory, "chunk: allocator refused the block-0 buffer");
+    if (d.block0_ == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("chunk: allocator refused the block-0 buffer"));
     d.block0_size_ = blocksize;
     return d.block0_;
   }
@@ -389,7 +402,7 @@ struct chunk_decoder_access {
     d.options_ = options;
     const uint32_t n = options.exec.workers == 0 ? 1 : options.exec.workers;
     void* p = allocator_allocate(alloc, sizeof(chunk_decoder::worker) * n, alignof(chunk_decoder::worker));
-    if (p == nullptr) return make_error(errc::out_of_memory, "chunk: allocator refused the decoder's workers");
+    if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("chunk: allocator refused the decoder's workers"));
     d.workers_ = static_cast<chunk_decoder::worker*>(p);
     d.nworkers_ = n;
     for (uint32_t i = 0; i < n; ++i) {
@@ -454,7 +467,7 @@ struct chunk_decoder_access {
     chunk_layout l;
     TESSERA_TRY(chunk_open(chunk, &h, &l));
     const size_t nbytes = static_cast<size_t>(h.nbytes);
-    if (out.size() < nbytes) return make_error(errc::buffer_too_small, "chunk: output shorter than nbytes");
+    if (out.size() < nbytes) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: output shorter than nbytes"));
     if (h.special != chunk_special::none) {
       TESSERA_TRY(special_fill(h, l.chunk, out.data(), 0, nbytes));
       return nbytes;
@@ -464,10 +477,10 @@ struct chunk_decoder_access {
       std::memcpy(out.data(), l.chunk.data() + h.header_size, nbytes);
       return nbytes;
     }
-    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     const bool delta = chunk_has_delta(h);
     if (h.vlblocks) {
-      if (delta) return make_error(errc::unsupported, "chunk: delta over variable-length blocks");
+      if (delta) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
       auto largest = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
       if (!largest.ok()) return largest.err();
       TESSERA_TRY(scratch_ensure(d, *largest));
@@ -499,7 +512,7 @@ struct chunk_decoder_access {
     }
     executor_run(d.options_.exec, h.nblocks - j.first, task, &j);
     if (j.bad_worker.load(std::memory_order_relaxed))
-      return make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers");
+      return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
     for (uint32_t i = 0; i < d.nworkers_; ++i) TESSERA_TRY(d.workers_[i].err);
     return nbytes;
   }
@@ -511,7 +524,7 @@ struct chunk_decoder_access {
     auto er = chunk_block_extent_get(h, l.chunk, nblock);
     if (!er.ok()) return er.err();
     const chunk_block_extent e = *er;
-    if (out.size() < e.size) return make_error(errc::buffer_too_small, "chunk: output shorter than the block");
+    if (out.size() < e.size) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: output shorter than the block"));
     if (h.special != chunk_special::none) {
       TESSERA_TRY(special_fill(h, l.chunk, out.data(), e.offset, e.size));
       return e.size;
@@ -520,11 +533,11 @@ struct chunk_decoder_access {
       std::memcpy(out.data(), l.chunk.data() + h.header_size + e.offset, e.size);
       return e.size;
     }
-    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     chunk_decoder::worker& w = d.workers_[0];
     TESSERA_TRY(codecs_prepare(d, h, false));
     if (h.vlblocks) {
-      if (chunk_has_delta(h)) return make_error(errc::unsupported, "chunk: delta over variable-length blocks");
+      if (chunk_has_delta(h)) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
       TESSERA_TRY(scratch_ensure(d, e.size));
       TESSERA_TRY(block_decode(h, l, nblock, e.size, out.data(), nullptr, w));
       return e.size;
@@ -567,11 +580,11 @@ struct chunk_decoder_access {
     const chunk_block_extent e = *er;
     if (h.memcpyed && h.special == chunk_special::none) {  // in place: the chunk holds its cbytes (layout)
       if (h.header_size + e.offset + e.size > l.chunk.size())
-        return make_error(errc::truncated, "chunk: memcpyed block past cbytes");
+        return make_error(errc::truncated, TESSERA_MSG("chunk: memcpyed block past cbytes"));
       *out = bytes_view(l.chunk.data() + h.header_size + e.offset, e.size);
       return ok_status();
     }
-    if (e.size > j.scratch_blocksize) return make_error(errc::corrupt, "chunk: block larger than the chunk's blocksize");
+    if (e.size > j.scratch_blocksize) return make_error(errc::corrupt, TESSERA_MSG("chunk: block larger than the chunk's blocksize"));
     uint8_t* dst = w.scratch + kScratchDecoded * j.scratch_blocksize;
     if (h.special != chunk_special::none) {
       TESSERA_TRY(special_fill(h, l.chunk, dst, e.offset, e.size));
@@ -605,17 +618,17 @@ struct chunk_decoder_access {
 
   static status block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                 size_t begin, size_t end, bytes_view* decoded) noexcept {
-    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     if (worker >= d.nworkers_)
-      return make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers");
+      return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
     chunk_header h;
     chunk_layout l;
     TESSERA_TRY(chunk_open(chunk, &h, &l));
     if (h.special != chunk_special::none || h.memcpyed || h.vlblocks || (nblock > 0 && chunk_has_delta(h)))
-      return make_error(errc::invalid_argument, "chunk: not a regular chunk whose blocks decode alone");
+      return make_error(errc::invalid_argument, TESSERA_MSG("chunk: not a regular chunk whose blocks decode alone"));
     auto er = chunk_block_extent_get(h, l.chunk, nblock);
     if (!er.ok()) return er.err();
-    if (er->size > d.scratch_blocksize_) return make_error(errc::buffer_too_small, "chunk: decoder scratch not reserved for the block");
+    if (er->size > d.scratch_blocksize_) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: decoder scratch not reserved for the block"));
     chunk_decoder::worker& w = d.workers_[worker];
     uint8_t* dst = w.scratch + kScratchDecoded * d.scratch_blocksize_;
     block_need need;
@@ -628,12 +641,12 @@ struct chunk_decoder_access {
 
   static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
     if (r.count > 0 && (r.block == nullptr || r.consume == nullptr))
-      return make_error(errc::invalid_argument, "chunk_decode_blocks: request without block or consume");
+      return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decode_blocks: request without block or consume"));
     chunk_header h;
     chunk_layout l;
     TESSERA_TRY(chunk_open(chunk, &h, &l));
     if (r.count == 0) return ok_status();
-    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_decoder used before chunk_decoder_init");
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     blocks_job j;
     j.h = &h;
     j.l = &l;
@@ -643,7 +656,7 @@ struct chunk_decoder_access {
     if (!h.memcpyed || h.special != chunk_special::none) {  // special values win over the memcpyed flag
       size_t largest = static_cast<size_t>(h.blocksize);
       if (h.vlblocks && h.special == chunk_special::none) {
-        if (chunk_has_delta(h)) return make_error(errc::unsupported, "chunk: delta over variable-length blocks");
+        if (chunk_has_delta(h)) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
         auto scan = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
         if (!scan.ok()) return scan.err();
         largest = *scan;
@@ -670,7 +683,7 @@ struct chunk_decoder_access {
       executor_run(d.options_.exec, r.count, blocks_task, &j);
     }
     if (j.bad_worker.load(std::memory_order_relaxed))
-      return make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers");
+      return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
     for (uint32_t i = 0; i < d.nworkers_; ++i) TESSERA_TRY(d.workers_[i].err);
     return ok_status();
   }
@@ -720,7 +733,7 @@ namespace detail {
 const executor& chunk_decoder_executor(const chunk_decoder& d) noexcept { return chunk_decoder_access::exec(d); }
 
 status chunk_decoder_prepare(chunk_decoder& d, const chunk_header& h) noexcept {
-  if (h.blocksize < 0) return make_error(errc::malformed, "chunk: negative blocksize");
+  if (h.blocksize < 0) return make_error(errc::malformed, TESSERA_MSG("chunk: negative blocksize"));
   TESSERA_TRY(chunk_decoder_access::scratch_ensure(d, static_cast<size_t>(h.blocksize)));
   return chunk_decoder_access::codecs_prepare(d, h, true);
 }

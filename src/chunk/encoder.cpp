@@ -131,7 +131,7 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
     case codec::zlib: return detail::zlib_compress(w.codecs, in, out, p.codec_level);
     case codec::zstd: return detail::zstd_compress(w.codecs, in, out, p.codec_level);
   }
-  return make_error(errc::invalid_argument, "chunk_encode: unknown codec");
+  return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
 }
 
 // Runs the forward filters on block `nblock` (bsize bytes) and returns where the filtered bytes are: the source
@@ -150,20 +150,29 @@ result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker&
     const uint8_t meta = p.metas[i];
     switch (f) {
       case filter_id::shuffle: shuffle(meta != 0 ? meta : p.typesize, bsize, cur, next); break;
-      case filter_id::bitshuffle: bitshuffle(p.typesize, bsize, cur, next, bits); break;
+      // Compiled-out filters never reach here (params_check refuses them); the guards drop their code.
+      case filter_id::bitshuffle:
+        if constexpr (TESSERA_WITH_BITSHUFFLE != 0) bitshuffle(p.typesize, bsize, cur, next, bits);
+        break;
       case filter_id::delta:
         // Block 0 against itself as it stands in the pipeline; later blocks against the source's block 0, as
         // the reference does (the decoder XORs with the decoded block 0).
-        detail::delta_encode(nblock == 0 ? cur : p.src, nblock == 0, p.typesize, cur, next, bsize);
+        if constexpr (TESSERA_WITH_DELTA != 0)
+          detail::delta_encode(nblock == 0 ? cur : p.src, nblock == 0, p.typesize, cur, next, bsize);
         break;
       case filter_id::trunc_prec:
-        TESSERA_TRY(detail::trunc_prec_encode(static_cast<int8_t>(meta), p.typesize, cur, next, bsize));
+        if constexpr (TESSERA_WITH_TRUNC != 0)
+          TESSERA_TRY(detail::trunc_prec_encode(static_cast<int8_t>(meta), p.typesize, cur, next, bsize));
         break;
-      case filter_id::bytedelta: detail::bytedelta_encode(meta != 0 ? meta : p.typesize, cur, next, bsize); break;
+      case filter_id::bytedelta:
+        if constexpr (TESSERA_WITH_BYTEDELTA != 0)
+          detail::bytedelta_encode(meta != 0 ? meta : p.typesize, cur, next, bsize);
+        break;
       case filter_id::int_trunc:
-        TESSERA_TRY(detail::int_trunc_encode(static_cast<int8_t>(meta), p.typesize, cur, next, bsize));
+        if constexpr (TESSERA_WITH_TRUNC != 0)
+          TESSERA_TRY(detail::int_trunc_encode(static_cast<int8_t>(meta), p.typesize, cur, next, bsize));
         break;
-      default: return make_error(errc::unsupported, "chunk_encode: unsupported filter");
+      default: return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: unsupported filter"));
     }
     cur = next;
   }
@@ -210,7 +219,7 @@ result<int64_t> block_encode(const encode_plan& p, chunk_encoder::worker& w, siz
     auto n = stream_compress(p, w, bytes_view(in, neblock), bytes_mut(dest, static_cast<size_t>(maxout)));
     if (!n.ok()) return n.err();
     size_t csize = *n;
-    if (csize > static_cast<size_t>(maxout)) return make_error(errc::corrupt, "chunk_encode: codec overran its output");
+    if (csize > static_cast<size_t>(maxout)) return make_error(errc::corrupt, TESSERA_MSG("chunk_encode: codec overran its output"));
     if (csize == 0 || csize == neblock) {
       // Not compressible: the stream is stored raw (csize == its length tells the decoder).
       if (ntbytes + static_cast<int64_t>(neblock) > destsize) return int64_t{0};
@@ -267,37 +276,48 @@ void header_write(uint8_t* out, const chunk_encode_params& params, uint8_t flags
 }
 
 status params_check(const chunk_encode_params& params) noexcept {
-  if (params.typesize == 0) return make_error(errc::invalid_argument, "chunk_encode: typesize is zero");
+  if (params.typesize == 0) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: typesize is zero"));
   if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
-    return make_error(errc::invalid_argument, "chunk_encode: clevel outside 0..9");
-  if (!codec_known(params.compressor)) return make_error(errc::invalid_argument, "chunk_encode: unknown codec");
+    return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: clevel outside 0..9"));
+  if (!codec_known(params.compressor)) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
   if (!codec_available(params.compressor))
-    return make_error(errc::codec_unavailable, "chunk_encode: the codec is not included in this build");
+    return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: the codec is not included in this build"));
   switch (params.split) {
     case split_mode::always:
     case split_mode::never:
     case split_mode::automatic:
     case split_mode::forward_compat: break;
-    default: return make_error(errc::invalid_argument, "chunk_encode: unknown split mode");
+    default: return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown split mode"));
   }
   uint8_t probe[1] = {0};
   for (int i = 0; i < kChunkMaxFilters; ++i) {
     const uint8_t meta = params.filters_meta[i];
-    switch (static_cast<filter_id>(params.filters[i])) {
+    const auto f = static_cast<filter_id>(params.filters[i]);
+    switch (f) {
       case filter_id::none:
       case filter_id::shuffle:
       case filter_id::bitshuffle:
       case filter_id::delta:
-      case filter_id::bytedelta: break;
-      case filter_id::trunc_prec:  // validates the meta and typesize on an empty block
-        TESSERA_TRY(detail::trunc_prec_encode(static_cast<int8_t>(meta), params.typesize, probe, probe, 0));
-        break;
+      case filter_id::bytedelta:
+      case filter_id::trunc_prec:
       case filter_id::int_trunc:
-        TESSERA_TRY(detail::int_trunc_encode(static_cast<int8_t>(meta), params.typesize, probe, probe, 0));
+        if (!chunk_filter_available(f))
+          return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: a filter this build compiled out (TESSERA_WITH_*)"));
         break;
       default:
-        return make_error(errc::unsupported, "chunk_encode: a filter this library cannot apply (only shuffle, "
-                                             "bitshuffle, delta, trunc_prec, bytedelta 35, int_trunc 36)");
+        return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: a filter this library cannot apply (only shuffle, "
+                                             "bitshuffle, delta, trunc_prec, bytedelta 35, int_trunc 36)"));
+    }
+    switch (f) {
+      case filter_id::trunc_prec:  // validates the meta and typesize on an empty block
+        if constexpr (TESSERA_WITH_TRUNC != 0)
+          TESSERA_TRY(detail::trunc_prec_encode(static_cast<int8_t>(meta), params.typesize, probe, probe, 0));
+        break;
+      case filter_id::int_trunc:
+        if constexpr (TESSERA_WITH_TRUNC != 0)
+          TESSERA_TRY(detail::int_trunc_encode(static_cast<int8_t>(meta), params.typesize, probe, probe, 0));
+        break;
+      default: break;
     }
   }
   return ok_status();
@@ -347,12 +367,12 @@ struct chunk_encoder_access {
   }
 
   static status scratch_ensure(chunk_encoder& e, size_t blocksize, bool at_init = false) noexcept {
-    if (e.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_encoder used before chunk_encoder_init");
+    if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
     if (blocksize <= e.scratch_blocksize_) return ok_status();
     if (e.options_.fixed_scratch && !at_init)
-      return make_error(errc::buffer_too_small, "chunk_encode: blocks larger than the encoder's fixed scratch");
+      return make_error(errc::buffer_too_small, TESSERA_MSG("chunk_encode: blocks larger than the encoder's fixed scratch"));
     if (blocksize > (SIZE_MAX - 4096) / (kScratchBlocks * (e.nworkers_ + 1) + kMaxSlots))
-      return make_error(errc::overflow, "chunk_encode: block scratch overflows");
+      return make_error(errc::overflow, TESSERA_MSG("chunk_encode: block scratch overflows"));
     buffers_free(e);
     for (uint32_t i = 0; i < e.nworkers_; ++i) {
       void* p = allocator_allocate(e.alloc_, kScratchBlocks * blocksize, kScratchAlign);
@@ -361,7 +381,7 @@ struct chunk_encoder_access {
           allocator_deallocate(e.alloc_, e.workers_[k].scratch, kScratchBlocks * blocksize, kScratchAlign);
           e.workers_[k].scratch = nullptr;
         }
-        return make_error(errc::out_of_memory, "chunk_encode: allocator refused the block scratch");
+        return make_error(errc::out_of_memory, TESSERA_MSG("chunk_encode: allocator refused the block scratch"));
       }
       e.workers_[i].scratch = static_cast<uint8_t*>(p);
     }
@@ -373,7 +393,7 @@ struct chunk_encoder_access {
           allocator_deallocate(e.alloc_, e.workers_[k].scratch, kScratchBlocks * blocksize, kScratchAlign);
           e.workers_[k].scratch = nullptr;
         }
-        return make_error(errc::out_of_memory, "chunk_encode: allocator refused the output slots");
+        return make_error(errc::out_of_memory, TESSERA_MSG("chunk_encode: allocator refused the output slots"));
       }
     }
     e.scratch_blocksize_ = blocksize;
@@ -399,11 +419,12 @@ struct chunk_encoder_access {
 
   static status init(chunk_encoder& e, const allocator& alloc, const chunk_encoder_options& options) noexcept {
     workers_free(e);
+    e.free_ = &workers_free;
     e.alloc_ = alloc;
     e.options_ = options;
     const uint32_t n = options.exec.workers == 0 ? 1 : options.exec.workers;
     void* p = allocator_allocate(alloc, sizeof(chunk_encoder::worker) * n, alignof(chunk_encoder::worker));
-    if (p == nullptr) return make_error(errc::out_of_memory, "chunk_encoder: allocator refused the workers");
+    if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("chunk_encoder: allocator refused the workers"));
     e.workers_ = static_cast<chunk_encoder::worker*>(p);
     e.nworkers_ = n;
     for (uint32_t i = 0; i < n; ++i) {
@@ -414,7 +435,7 @@ struct chunk_encoder_access {
       e.workers_[i].workspace = static_cast<uint8_t*>(allocator_allocate(alloc, detail::kBlosclzWorkspaceMax, 8));
       if (e.workers_[i].workspace == nullptr) {
         workers_free(e);
-        return make_error(errc::out_of_memory, "chunk_encoder: allocator refused the BloscLZ workspace");
+        return make_error(errc::out_of_memory, TESSERA_MSG("chunk_encoder: allocator refused the BloscLZ workspace"));
       }
     }
     if (options.max_blocksize > 0) {
@@ -425,19 +446,6 @@ struct chunk_encoder_access {
       }
     }
     return ok_status();
-  }
-
-  static void move(chunk_encoder& to, chunk_encoder& from) noexcept {
-    to.alloc_ = from.alloc_;
-    to.options_ = from.options_;
-    to.workers_ = from.workers_;
-    to.nworkers_ = from.nworkers_;
-    to.scratch_blocksize_ = from.scratch_blocksize_;
-    to.slots_ = from.slots_;
-    from.workers_ = nullptr;
-    from.nworkers_ = 0;
-    from.scratch_blocksize_ = 0;
-    from.slots_ = nullptr;
   }
 
   // One round of parallel blocks: task i encodes block first + i into slot i without an output limit.
@@ -498,7 +506,7 @@ struct chunk_encoder_access {
       jb.first = first;
       executor_run(e.options_.exec, count, task, &jb);
       if (jb.bad_worker.load(std::memory_order_relaxed))
-        return make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers");
+        return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
       for (uint32_t i = 0; i < e.nworkers_; ++i) TESSERA_TRY(e.workers_[i].err);
       for (size_t i = 0; i < count; ++i) {
         const size_t j = first + i;
@@ -520,13 +528,13 @@ struct chunk_encoder_access {
 
   static result<size_t> encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
                                bytes_mut out) noexcept {
-    if (e.workers_ == nullptr) return make_error(errc::invalid_argument, "chunk_encoder used before chunk_encoder_init");
+    if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
     TESSERA_TRY(params_check(params));
     auto bsr = chunk_blocksize_compute(params, src.size());
     if (!bsr.ok()) return bsr.err();
     const int64_t destsize = out.size() > static_cast<size_t>(INT32_MAX) ? INT32_MAX : static_cast<int64_t>(out.size());
     if (destsize < static_cast<int64_t>(kChunkHeaderExtendedSize))
-      return make_error(errc::buffer_too_small, "chunk_encode: output shorter than the 32-byte header");
+      return make_error(errc::buffer_too_small, TESSERA_MSG("chunk_encode: output shorter than the 32-byte header"));
 
     encode_plan p;
     p.src = src.data();
@@ -596,25 +604,13 @@ struct chunk_encoder_access {
       chunk_store_i32(o + 8, stored_blocksize);
     }
     if (static_cast<int64_t>(p.nbytes) + static_cast<int64_t>(kChunkHeaderExtendedSize) > destsize)
-      return make_error(errc::buffer_too_small, "chunk_encode: output cannot hold the chunk (needs nbytes + 32)");
+      return make_error(errc::buffer_too_small, TESSERA_MSG("chunk_encode: output cannot hold the chunk (needs nbytes + 32)"));
     if (p.nbytes > 0) std::memcpy(o + kChunkHeaderExtendedSize, p.src, p.nbytes);
     const size_t cbytes = p.nbytes + kChunkHeaderExtendedSize;
     chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
     return cbytes;
   }
 };
-
-chunk_encoder::chunk_encoder(chunk_encoder&& o) noexcept { chunk_encoder_access::move(*this, o); }
-
-chunk_encoder& chunk_encoder::operator=(chunk_encoder&& o) noexcept {
-  if (this != &o) {
-    chunk_encoder_access::workers_free(*this);
-    chunk_encoder_access::move(*this, o);
-  }
-  return *this;
-}
-
-chunk_encoder::~chunk_encoder() { chunk_encoder_access::workers_free(*this); }
 
 size_t chunk_encoder_estimate(const chunk_encoder_options& options) noexcept {
   const size_t n = options.exec.workers == 0 ? 1 : options.exec.workers;
@@ -640,7 +636,6 @@ status chunk_encoder_init(chunk_encoder& e, const allocator& alloc, const chunk_
   return chunk_encoder_access::init(e, alloc, options);
 }
 
-void chunk_encoder_release(chunk_encoder& e) noexcept { chunk_encoder_access::workers_free(e); }
 
 result<size_t> chunk_encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
                             bytes_mut out) noexcept {
@@ -649,31 +644,31 @@ result<size_t> chunk_encode(chunk_encoder& e, const chunk_encode_params& params,
 
 result<size_t> chunk_encode_special(const chunk_encode_params& params, chunk_special kind, size_t nbytes,
                                     bytes_view value, bytes_mut out) noexcept {
-  if (params.typesize == 0) return make_error(errc::invalid_argument, "chunk_encode_special: typesize is zero");
+  if (params.typesize == 0) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode_special: typesize is zero"));
   auto bsr = chunk_blocksize_compute(params, nbytes);
   if (!bsr.ok()) return bsr.err();
   if (nbytes % params.typesize != 0)
-    return make_error(errc::invalid_argument, "chunk_encode_special: nbytes not a multiple of typesize");
+    return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode_special: nbytes not a multiple of typesize"));
   size_t cbytes = kChunkHeaderExtendedSize;
   switch (kind) {
     case chunk_special::zeros:
     case chunk_special::uninit: break;
     case chunk_special::nan:
       if (params.typesize != 4 && params.typesize != 8)
-        return make_error(errc::invalid_argument, "chunk_encode_special: NaN chunks need typesize 4 or 8");
+        return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode_special: NaN chunks need typesize 4 or 8"));
       break;
     case chunk_special::value:
       // An item wider than 255 bytes has typesize 1 in the header (the reference's wide types): the value's
       // width is cbytes minus the header, and nbytes holds whole values.
       if (value.size() != params.typesize && !(params.typesize == 1 && value.size() > 255))
-        return make_error(errc::invalid_argument, "chunk_encode_special: the value must have typesize bytes");
+        return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode_special: the value must have typesize bytes"));
       if (value.size() > static_cast<size_t>(INT32_MAX) - kChunkHeaderExtendedSize || nbytes % value.size() != 0)
-        return make_error(errc::invalid_argument, "chunk_encode_special: nbytes not a multiple of the value");
+        return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode_special: nbytes not a multiple of the value"));
       cbytes += value.size();
       break;
-    default: return make_error(errc::invalid_argument, "chunk_encode_special: not a special-value kind");
+    default: return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode_special: not a special-value kind"));
   }
-  if (out.size() < cbytes) return make_error(errc::buffer_too_small, "chunk_encode_special: output too short");
+  if (out.size() < cbytes) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk_encode_special: output too short"));
   uint8_t* o = out.data();
   std::memset(o, 0, kChunkHeaderExtendedSize);
   o[0] = kChunkVersionStable;

@@ -31,7 +31,7 @@ bool codec_available(codec c) noexcept {
 }
 
 result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
-  if (chunk.size() < kChunkHeaderMinSize) return make_error(errc::truncated, "chunk: shorter than its 16-byte header");
+  if (chunk.size() < kChunkHeaderMinSize) return make_error(errc::truncated, TESSERA_MSG("chunk: shorter than its 16-byte header"));
   const uint8_t* p = chunk.data();
   chunk_header h;
   h.version = p[0];
@@ -42,19 +42,19 @@ result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
   h.blocksize = chunk_load_i32(p + 8);
   h.cbytes = chunk_load_i32(p + 12);
   if (h.cbytes < static_cast<int32_t>(kChunkHeaderMinSize))
-    return make_error(errc::malformed, "chunk: cbytes smaller than the header");
-  if (h.nbytes < 0) return make_error(errc::malformed, "chunk: negative nbytes");
-  if (h.blocksize <= 0) return make_error(errc::malformed, "chunk: blocksize is zero or negative");
-  if (h.blocksize > kChunkMaxBlocksize) return make_error(errc::malformed, "chunk: blocksize above the maximum");
-  if (h.typesize == 0) return make_error(errc::malformed, "chunk: typesize is zero");
-  if (h.version == 0) return make_error(errc::malformed, "chunk: format version 0");
+    return make_error(errc::malformed, TESSERA_MSG("chunk: cbytes smaller than the header"));
+  if (h.nbytes < 0) return make_error(errc::malformed, TESSERA_MSG("chunk: negative nbytes"));
+  if (h.blocksize <= 0) return make_error(errc::malformed, TESSERA_MSG("chunk: blocksize is zero or negative"));
+  if (h.blocksize > kChunkMaxBlocksize) return make_error(errc::malformed, TESSERA_MSG("chunk: blocksize above the maximum"));
+  if (h.typesize == 0) return make_error(errc::malformed, TESSERA_MSG("chunk: typesize is zero"));
+  if (h.version == 0) return make_error(errc::malformed, TESSERA_MSG("chunk: format version 0"));
 
   h.extended = (h.flags & kChunkFlagShuffle) != 0 && (h.flags & kChunkFlagBitshuffle) != 0;
   if (h.extended) {
     if (h.cbytes < static_cast<int32_t>(kChunkHeaderExtendedSize))
-      return make_error(errc::malformed, "chunk: cbytes smaller than the extended header");
+      return make_error(errc::malformed, TESSERA_MSG("chunk: cbytes smaller than the extended header"));
     if (chunk.size() < kChunkHeaderExtendedSize)
-      return make_error(errc::truncated, "chunk: shorter than its 32-byte extended header");
+      return make_error(errc::truncated, TESSERA_MSG("chunk: shorter than its 32-byte extended header"));
     std::memcpy(h.filters, p + 16, kChunkMaxFilters);
     h.udcodec = p[22];
     h.compcode_meta = p[23];
@@ -63,19 +63,19 @@ result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
     h.blosc2_flags = p[31];
     const uint8_t special = (h.blosc2_flags >> 4) & 0x7;
     if (special > static_cast<uint8_t>(chunk_special::uninit))
-      return make_error(errc::malformed, "chunk: unknown special-value kind");
+      return make_error(errc::malformed, TESSERA_MSG("chunk: unknown special-value kind"));
     h.special = static_cast<chunk_special>(special);
     h.vlblocks = (h.blosc2_flags2 & kChunkBlosc2VlBlocks) != 0;
     if (h.vlblocks && h.special != chunk_special::none)
-      return make_error(errc::malformed, "chunk: VL-block chunks cannot be special-value chunks");
+      return make_error(errc::malformed, TESSERA_MSG("chunk: VL-block chunks cannot be special-value chunks"));
     if (h.special == chunk_special::value) {
       h.value_size = h.cbytes - static_cast<int32_t>(kChunkHeaderExtendedSize);
-      if (h.value_size <= 0) return make_error(errc::malformed, "chunk: special value chunk without its value");
-      if (h.value_size > h.nbytes) return make_error(errc::malformed, "chunk: special value larger than nbytes");
+      if (h.value_size <= 0) return make_error(errc::malformed, TESSERA_MSG("chunk: special value chunk without its value"));
+      if (h.value_size > h.nbytes) return make_error(errc::malformed, TESSERA_MSG("chunk: special value larger than nbytes"));
       if (h.nbytes % h.value_size != 0)
-        return make_error(errc::malformed, "chunk: nbytes not a multiple of the special value's size");
+        return make_error(errc::malformed, TESSERA_MSG("chunk: nbytes not a multiple of the special value's size"));
     } else if (h.special != chunk_special::none && h.special != chunk_special::zeros) {
-      if (h.nbytes % h.typesize != 0) return make_error(errc::malformed, "chunk: nbytes not a multiple of typesize");
+      if (h.nbytes % h.typesize != 0) return make_error(errc::malformed, TESSERA_MSG("chunk: nbytes not a multiple of typesize"));
     }
     // The Blosc2 alpha format left the sixth slot uninitialized.
     if (h.version == kChunkVersionAlpha) {
@@ -93,11 +93,11 @@ result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
     h.header_size = kChunkHeaderMinSize;
   }
   if (h.version > kChunkVersionVlBlocks && (h.blosc2_flags2 & ~kChunkBlosc2VlBlocks) != 0)
-    return make_error(errc::unsupported, "chunk: a newer format version with features this library lacks");
+    return make_error(errc::unsupported, TESSERA_MSG("chunk: a newer format version with features this library lacks"));
   h.memcpyed = (h.flags & kChunkFlagMemcpyed) != 0;
-  if (h.vlblocks && h.memcpyed) return make_error(errc::malformed, "chunk: VL-block chunks cannot be memcpyed");
+  if (h.vlblocks && h.memcpyed) return make_error(errc::malformed, TESSERA_MSG("chunk: VL-block chunks cannot be memcpyed"));
   if (h.memcpyed && static_cast<int64_t>(h.cbytes) != static_cast<int64_t>(h.nbytes) + h.header_size)
-    return make_error(errc::malformed, "chunk: memcpyed chunk whose cbytes is not nbytes plus the header");
+    return make_error(errc::malformed, TESSERA_MSG("chunk: memcpyed chunk whose cbytes is not nbytes plus the header"));
   h.split = (h.flags & kChunkFlagNoSplit) == 0;
   h.format = static_cast<codec_format>(h.flags >> 5);
   if (h.vlblocks) {
@@ -105,7 +105,7 @@ result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
     h.leftover = 0;
     // Blocks without bytes, or bytes without blocks, cannot add up (found by fuzz_chunk_decode_block).
     if ((h.nbytes == 0) != (h.nblocks == 0))
-      return make_error(errc::malformed, "chunk: VL-block chunk whose block count and nbytes disagree");
+      return make_error(errc::malformed, TESSERA_MSG("chunk: VL-block chunk whose block count and nbytes disagree"));
   } else {
     if (h.nbytes > 0 && h.blocksize > h.nbytes) h.blocksize = h.nbytes;
     h.nblocks = static_cast<uint32_t>(h.nbytes / h.blocksize);
@@ -118,8 +118,8 @@ result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
 namespace detail {
 
 result<chunk_layout> chunk_layout_get(const chunk_header& h, bytes_view chunk) noexcept {
-  if (h.lazy) return make_error(errc::unsupported, "chunk: lazy chunk, its blocks live in the frame");
-  if (chunk.size() < static_cast<size_t>(h.cbytes)) return make_error(errc::truncated, "chunk: shorter than its cbytes");
+  if (h.lazy) return make_error(errc::unsupported, TESSERA_MSG("chunk: lazy chunk, its blocks live in the frame"));
+  if (chunk.size() < static_cast<size_t>(h.cbytes)) return make_error(errc::truncated, TESSERA_MSG("chunk: shorter than its cbytes"));
   chunk_layout l;
   l.chunk = chunk.subspan(0, static_cast<size_t>(h.cbytes));
   l.bstarts = h.header_size;
@@ -127,15 +127,15 @@ result<chunk_layout> chunk_layout_get(const chunk_header& h, bytes_view chunk) n
   if (h.special != chunk_special::none || h.memcpyed) return l;
   if (h.nblocks == 0 && static_cast<uint32_t>(h.cbytes) == h.header_size) return l;  // an empty chunk
   const uint64_t bstarts_end = h.header_size + uint64_t{4} * h.nblocks;
-  if (bstarts_end > l.chunk.size()) return make_error(errc::truncated, "chunk: bstarts run past cbytes");
+  if (bstarts_end > l.chunk.size()) return make_error(errc::truncated, TESSERA_MSG("chunk: bstarts run past cbytes"));
   l.data_start = bstarts_end;
   if (h.dict) {
-    if (l.data_start + 4 > l.chunk.size()) return make_error(errc::truncated, "chunk: dictionary size past cbytes");
+    if (l.data_start + 4 > l.chunk.size()) return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary size past cbytes"));
     const int32_t dsize = chunk_load_i32(l.chunk.data() + l.data_start);
-    if (dsize <= 0 || dsize > kChunkMaxDictSize) return make_error(errc::malformed, "chunk: invalid dictionary size");
+    if (dsize <= 0 || dsize > kChunkMaxDictSize) return make_error(errc::malformed, TESSERA_MSG("chunk: invalid dictionary size"));
     l.data_start += 4;
     if (l.data_start + static_cast<uint64_t>(dsize) > l.chunk.size())
-      return make_error(errc::truncated, "chunk: dictionary runs past cbytes");
+      return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary runs past cbytes"));
     l.dict = l.chunk.subspan(static_cast<size_t>(l.data_start), static_cast<size_t>(dsize));
     l.data_start += static_cast<uint64_t>(dsize);
   }
@@ -150,9 +150,9 @@ result<vl_block> vl_block_get(const chunk_header& h, const chunk_layout& l, size
                                               : static_cast<int64_t>(cbytes);
   if (start < 0 || static_cast<uint64_t>(start) < l.data_start || next <= static_cast<int64_t>(start) + 4 ||
       static_cast<uint64_t>(next) > cbytes)
-    return make_error(errc::corrupt, "chunk: VL block start out of order or out of bounds");
+    return make_error(errc::corrupt, TESSERA_MSG("chunk: VL block start out of order or out of bounds"));
   const int32_t size = chunk_load_i32(c + start);
-  if (size <= 0) return make_error(errc::corrupt, "chunk: VL block with a zero or negative size");
+  if (size <= 0) return make_error(errc::corrupt, TESSERA_MSG("chunk: VL block with a zero or negative size"));
   vl_block b;
   b.stream = static_cast<uint64_t>(start) + 4;
   b.stream_size = static_cast<uint64_t>(next - start - 4);
@@ -169,17 +169,17 @@ result<uint32_t> vl_blocks_scan(const chunk_header& h, const chunk_layout& l, si
     if (!b.ok()) return b.err();
     if (i == offsets_of && offset_out != nullptr) *offset_out = total;
     total += b->size;
-    if (total > static_cast<uint64_t>(h.nbytes)) return make_error(errc::corrupt, "chunk: VL block sizes exceed nbytes");
+    if (total > static_cast<uint64_t>(h.nbytes)) return make_error(errc::corrupt, TESSERA_MSG("chunk: VL block sizes exceed nbytes"));
     if (b->size > largest) largest = b->size;
   }
-  if (total != static_cast<uint64_t>(h.nbytes)) return make_error(errc::corrupt, "chunk: VL block sizes do not add up to nbytes");
+  if (total != static_cast<uint64_t>(h.nbytes)) return make_error(errc::corrupt, TESSERA_MSG("chunk: VL block sizes do not add up to nbytes"));
   return largest;
 }
 
 }  // namespace detail
 
 result<chunk_block_extent> chunk_block_extent_get(const chunk_header& h, bytes_view chunk, size_t nblock) noexcept {
-  if (nblock >= h.nblocks) return make_error(errc::out_of_range, "chunk: block index past the chunk's blocks");
+  if (nblock >= h.nblocks) return make_error(errc::out_of_range, TESSERA_MSG("chunk: block index past the chunk's blocks"));
   chunk_block_extent e;
   if (!h.vlblocks) {
     e.offset = nblock * static_cast<size_t>(h.blocksize);
@@ -200,17 +200,17 @@ result<chunk_block_extent> chunk_block_extent_get(const chunk_header& h, bytes_v
 }
 
 result<chunk_lazy_trailer> chunk_lazy_trailer_read(const chunk_header& h, bytes_view chunk) noexcept {
-  if (!h.lazy) return make_error(errc::invalid_argument, "chunk: not a lazy chunk");
+  if (!h.lazy) return make_error(errc::invalid_argument, TESSERA_MSG("chunk: not a lazy chunk"));
   const uint64_t trailer = h.header_size + uint64_t{4} * h.nblocks;
   const uint64_t end = trailer + 4 + 8 + uint64_t{4} * h.nblocks;
-  if (end > chunk.size()) return make_error(errc::truncated, "chunk: lazy trailer runs past the bytes given");
+  if (end > chunk.size()) return make_error(errc::truncated, TESSERA_MSG("chunk: lazy trailer runs past the bytes given"));
   const uint8_t* p = chunk.data() + trailer;
   chunk_lazy_trailer t;
   t.nchunk = chunk_load_i32(p);
   const uint64_t lo = detail::chunk_load_u32(p + 4);
   const uint64_t hi = detail::chunk_load_u32(p + 8);
   const uint64_t off = lo | hi << 32;
-  if (off > static_cast<uint64_t>(INT64_MAX)) return make_error(errc::malformed, "chunk: negative lazy chunk offset");
+  if (off > static_cast<uint64_t>(INT64_MAX)) return make_error(errc::malformed, TESSERA_MSG("chunk: negative lazy chunk offset"));
   t.offset = static_cast<int64_t>(off);
   t.block_csizes = chunk.subspan(static_cast<size_t>(trailer + 12), size_t{4} * h.nblocks);
   return t;

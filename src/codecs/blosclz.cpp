@@ -154,11 +154,11 @@ size_t blosclz_workspace_size(int clevel) noexcept {
 
 result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_mut workspace) noexcept {
   if (clevel < kBlosclzMinLevel || clevel > kBlosclzMaxLevel)
-    return make_error(errc::invalid_argument, "blosclz_compress: clevel must be 1..9");
+    return make_error(errc::invalid_argument, TESSERA_MSG("blosclz_compress: clevel must be 1..9"));
   if (workspace.size() < blosclz_workspace_size(clevel))
-    return make_error(errc::invalid_argument, "blosclz_compress: workspace smaller than blosclz_workspace_size");
+    return make_error(errc::invalid_argument, TESSERA_MSG("blosclz_compress: workspace smaller than blosclz_workspace_size"));
   if (in.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-    return make_error(errc::invalid_argument, "blosclz_compress: input larger than INT32_MAX bytes");
+    return make_error(errc::invalid_argument, TESSERA_MSG("blosclz_compress: input larger than INT32_MAX bytes"));
 
   const size_t n = in.size();
   if (n < 16 || out.size() < 66) return size_t{0};
@@ -336,7 +336,7 @@ namespace {
 
 // Decodes until the stream ends, or (want < out.size()) until `want` bytes are out.
 result<size_t> decompress_until(bytes_view in, bytes_mut out, size_t want) noexcept {
-  if (in.empty()) return make_error(errc::truncated, "blosclz_decompress: empty stream");
+  if (in.empty()) return make_error(errc::truncated, TESSERA_MSG("blosclz_decompress: empty stream"));
   const uint8_t* ip = in.data();
   const uint8_t* const ip_end = ip + in.size();
   uint8_t* const op_start = out.data();
@@ -348,9 +348,9 @@ result<size_t> decompress_until(bytes_view in, bytes_mut out, size_t want) noexc
     if (ctrl < 32) {
       const size_t run = ctrl + 1;
       if (static_cast<size_t>(ip_end - ip) < run)
-        return make_error(errc::truncated, "blosclz_decompress: stream ends inside a literal run");
+        return make_error(errc::truncated, TESSERA_MSG("blosclz_decompress: stream ends inside a literal run"));
       if (static_cast<size_t>(op_end - op) < run)
-        return make_error(errc::corrupt, "blosclz_decompress: literal run overflows the output");
+        return make_error(errc::corrupt, TESSERA_MSG("blosclz_decompress: literal run overflows the output"));
       if (ip_end - ip >= 32 && op_end - op >= 32) std::memcpy(op, ip, 32);
       else std::memcpy(op, ip, run);
       op += run;
@@ -365,26 +365,26 @@ result<size_t> decompress_until(bytes_view in, bytes_mut out, size_t want) noexc
     if (len == 9) {
       uint8_t code;
       do {
-        if (ip == ip_end) return make_error(errc::truncated, "blosclz_decompress: stream ends inside a match length");
+        if (ip == ip_end) return make_error(errc::truncated, TESSERA_MSG("blosclz_decompress: stream ends inside a match length"));
         code = *ip++;
         len += code;
-        if (len > room) return make_error(errc::corrupt, "blosclz_decompress: match overflows the output");
+        if (len > room) return make_error(errc::corrupt, TESSERA_MSG("blosclz_decompress: match overflows the output"));
       } while (code == 255);
     }
-    if (ip == ip_end) return make_error(errc::truncated, "blosclz_decompress: stream ends inside a match");
+    if (ip == ip_end) return make_error(errc::truncated, TESSERA_MSG("blosclz_decompress: stream ends inside a match"));
     const uint8_t lo = *ip++;
     size_t dist;
     if (lo == 255 && (ctrl & 31u) == 31u) {
-      if (ip_end - ip < 2) return make_error(errc::truncated, "blosclz_decompress: stream ends inside a far distance");
+      if (ip_end - ip < 2) return make_error(errc::truncated, TESSERA_MSG("blosclz_decompress: stream ends inside a far distance"));
       dist = ((size_t{ip[0]} << 8) | ip[1]) + kNearLimit + 1;
       ip += 2;
     } else {
       dist = ((size_t{ctrl & 31u} << 8) | lo) + 1;
     }
-    if (len > room) return make_error(errc::corrupt, "blosclz_decompress: match overflows the output");
+    if (len > room) return make_error(errc::corrupt, TESSERA_MSG("blosclz_decompress: match overflows the output"));
     if (dist > static_cast<size_t>(op - op_start))
-      return make_error(errc::corrupt, "blosclz_decompress: match distance before the start of the output");
-    if (ip == ip_end) return make_error(errc::truncated, "blosclz_decompress: stream ends with a match");
+      return make_error(errc::corrupt, TESSERA_MSG("blosclz_decompress: match distance before the start of the output"));
+    if (ip == ip_end) return make_error(errc::truncated, TESSERA_MSG("blosclz_decompress: stream ends with a match"));
     ctrl = *ip++;
     op = copy_match(op, dist, len, op_end);
     if (static_cast<size_t>(op - op_start) >= want) break;

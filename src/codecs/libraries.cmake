@@ -15,7 +15,7 @@ include(CheckCSourceCompiles)
 # (PROBE, C source) links for this target, with this target's flags. On the Linux cross targets the links are
 # static, so an archive of the wrong architecture, or a shared object where only an archive will do, is not
 # found instead of failing the build later. Cross builds find the libraries in the sysroots of
-# ci/cross-sysroots.sh through CMAKE_FIND_ROOT_PATH (toolchains/linux-cross.cmake).
+# ci/cross-sysroots.sh through CMAKE_FIND_ROOT_PATH (toolchains/linux-cross.cmake, toolchains/cortex-m4.cmake).
 function(tessera_find_codec name header libnames pkgname probe)
   set(_hints_inc "")
   set(_hints_lib "")
@@ -53,16 +53,15 @@ function(tessera_find_codec name header libnames pkgname probe)
   set(TESSERA_${name}_FOUND ${_found} CACHE INTERNAL "the ${name} library exists for this target")
 endfunction()
 
-if(TESSERA_BAREMETAL)
-  # Bare-metal targets have no system libraries: BloscLZ only unless the caller points us at cross-built ones.
-  set(_tessera_codec_default OFF)
-endif()
+# Bare-metal targets have no system libraries: a codec is found only in the toolchain's CMAKE_FIND_ROOT_PATH
+# (toolchains/cortex-m4.cmake: LZ4 and Zstd from ci/cross-sysroots.sh, built there without a heap), and the link
+# check rejects an archive of another CPU or float ABI. Not found: BloscLZ only.
 
 foreach(_codec LZ4 ZLIB ZSTD)
   # The default this option had at the previous configure (older caches: it was TESSERA_<X>_FOUND).
   if(DEFINED _TESSERA_WITH_${_codec}_DEFAULT)
     set(_previous_default ${_TESSERA_WITH_${_codec}_DEFAULT})
-  elseif(DEFINED TESSERA_${_codec}_FOUND AND NOT DEFINED _tessera_codec_default)
+  elseif(DEFINED TESSERA_${_codec}_FOUND)
     set(_previous_default ${TESSERA_${_codec}_FOUND})
   else()
     unset(_previous_default)
@@ -84,11 +83,7 @@ int main(void) { return zlibVersion()[0] == 0 || compressBound(1) == 0; }
 int main(void) { return ZSTD_versionNumber() == 0 || ZSTD_compressBound(1) == 0; }
 ]])
   endif()
-  if(DEFINED _tessera_codec_default)
-    set(_default ${_tessera_codec_default})
-  else()
-    set(_default ${TESSERA_${_codec}_FOUND})
-  endif()
+  set(_default ${TESSERA_${_codec}_FOUND})
   option(TESSERA_WITH_${_codec} "Build with the ${_codec} codec library" ${_default})
   # An option that followed its default follows it on: a library that appears later (ci/cross-sysroots.sh run
   # after the first configure) or goes away switches the codec in an existing build folder. A value the user

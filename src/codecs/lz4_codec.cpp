@@ -22,7 +22,7 @@ bool lz4_available() noexcept { return true; }
 
 status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept {
   if (in.size() > kIntMax || out.size() > kIntMax || dict.size() > kIntMax)
-    return make_error(errc::malformed, "lz4: stream larger than 2 GiB");
+    return make_error(errc::malformed, TESSERA_MSG("lz4: stream larger than 2 GiB"));
   const auto* src = reinterpret_cast<const char*>(in.data());
   auto* dst = reinterpret_cast<char*>(out.data());
   int n;
@@ -32,8 +32,8 @@ status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept {
   } else {
     n = LZ4_decompress_safe(src, dst, static_cast<int>(in.size()), static_cast<int>(out.size()));
   }
-  if (n < 0) return make_error(errc::corrupt, "lz4: invalid compressed stream");
-  if (static_cast<size_t>(n) != out.size()) return make_error(errc::corrupt, "lz4: stream decodes to a wrong size");
+  if (n < 0) return make_error(errc::corrupt, TESSERA_MSG("lz4: invalid compressed stream"));
+  if (static_cast<size_t>(n) != out.size()) return make_error(errc::corrupt, TESSERA_MSG("lz4: stream decodes to a wrong size"));
   return ok_status();
 }
 
@@ -81,14 +81,14 @@ bool lz4_stream_well_formed(bytes_view in, size_t size) noexcept {
 
 status lz4_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept {
   if (want >= out.size()) return lz4_decompress(in, out, bytes_view{});
-  if (in.size() > kIntMax || out.size() > kIntMax) return make_error(errc::malformed, "lz4: stream larger than 2 GiB");
+  if (in.size() > kIntMax || out.size() > kIntMax) return make_error(errc::malformed, TESSERA_MSG("lz4: stream larger than 2 GiB"));
   const int n = LZ4_decompress_safe_partial(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()),
                                             static_cast<int>(in.size()), static_cast<int>(want),
                                             static_cast<int>(out.size()));
-  if (n < 0) return make_error(errc::corrupt, "lz4: invalid compressed stream");
-  if (static_cast<size_t>(n) < want) return make_error(errc::corrupt, "lz4: stream shorter than the block");
+  if (n < 0) return make_error(errc::corrupt, TESSERA_MSG("lz4: invalid compressed stream"));
+  if (static_cast<size_t>(n) < want) return make_error(errc::corrupt, TESSERA_MSG("lz4: stream shorter than the block"));
   if (!lz4_stream_well_formed(in, out.size()))
-    return make_error(errc::corrupt, "lz4: the stream's tail is broken or decodes to a wrong size");
+    return make_error(errc::corrupt, TESSERA_MSG("lz4: the stream's tail is broken or decodes to a wrong size"));
   return ok_status();
 }
 
@@ -97,14 +97,14 @@ status lz4_encoder_prepare(codec_context& c, bool hc) noexcept {
   if (state != nullptr) return ok_status();
   const size_t size = static_cast<size_t>(hc ? LZ4_sizeofStateHC() : LZ4_sizeofState());
   state = allocator_allocate(c.alloc, size, kStateAlign);
-  if (state == nullptr) return make_error(errc::out_of_memory, "lz4: allocator refused the compression state");
+  if (state == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("lz4: allocator refused the compression state"));
   (hc ? c.lz4hc_state_size : c.lz4_state_size) = size;
   return ok_status();
 }
 
 result<size_t> lz4_compress(codec_context& c, bytes_view in, bytes_mut out, int acceleration) noexcept {
-  if (in.size() > kIntMax) return make_error(errc::invalid_argument, "lz4: input larger than 2 GiB");
-  if (c.lz4_state == nullptr) return make_error(errc::invalid_argument, "lz4: compression state not prepared");
+  if (in.size() > kIntMax) return make_error(errc::invalid_argument, TESSERA_MSG("lz4: input larger than 2 GiB"));
+  if (c.lz4_state == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("lz4: compression state not prepared"));
   const int cap = static_cast<int>(out.size() > kIntMax ? kIntMax : out.size());
   const int n = LZ4_compress_fast_extState(c.lz4_state, reinterpret_cast<const char*>(in.data()),
                                            reinterpret_cast<char*>(out.data()), static_cast<int>(in.size()), cap,
@@ -113,8 +113,8 @@ result<size_t> lz4_compress(codec_context& c, bytes_view in, bytes_mut out, int 
 }
 
 result<size_t> lz4hc_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept {
-  if (in.size() > kIntMax) return make_error(errc::invalid_argument, "lz4hc: input larger than 2 GiB");
-  if (c.lz4hc_state == nullptr) return make_error(errc::invalid_argument, "lz4hc: compression state not prepared");
+  if (in.size() > kIntMax) return make_error(errc::invalid_argument, TESSERA_MSG("lz4hc: input larger than 2 GiB"));
+  if (c.lz4hc_state == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("lz4hc: compression state not prepared"));
   const int cap = static_cast<int>(out.size() > kIntMax ? kIntMax : out.size());
   const int n = LZ4_compress_HC_extStateHC(c.lz4hc_state, reinterpret_cast<const char*>(in.data()),
                                            reinterpret_cast<char*>(out.data()), static_cast<int>(in.size()), cap,
@@ -139,16 +139,16 @@ bool lz4_available() noexcept { return false; }
 status lz4_encoder_prepare(codec_context&, bool) noexcept { return ok_status(); }
 
 status lz4_decompress(bytes_view, bytes_mut, bytes_view) noexcept {
-  return make_error(errc::codec_unavailable, "the chunk needs the LZ4 codec, which this build does not include");
+  return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the LZ4 codec, which this build does not include"));
 }
 status lz4_decompress_prefix(bytes_view, bytes_mut, size_t) noexcept {
-  return make_error(errc::codec_unavailable, "the chunk needs the LZ4 codec, which this build does not include");
+  return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the LZ4 codec, which this build does not include"));
 }
 result<size_t> lz4_compress(codec_context&, bytes_view, bytes_mut, int) noexcept {
-  return make_error(errc::codec_unavailable, "LZ4 is not included in this build");
+  return make_error(errc::codec_unavailable, TESSERA_MSG("LZ4 is not included in this build"));
 }
 result<size_t> lz4hc_compress(codec_context&, bytes_view, bytes_mut, int) noexcept {
-  return make_error(errc::codec_unavailable, "LZ4HC is not included in this build");
+  return make_error(errc::codec_unavailable, TESSERA_MSG("LZ4HC is not included in this build"));
 }
 void lz4_context_release(codec_context&) noexcept {}
 size_t lz4_encoder_state_estimate(bool) noexcept { return 0; }

@@ -52,31 +52,31 @@ bool zlib_available() noexcept { return true; }
 status zlib_decoder_prepare(codec_context& c) noexcept {
   if (c.zlib_inflate != nullptr) return ok_status();
   z_stream* s = zlib_stream_new(c);
-  if (s == nullptr) return make_error(errc::out_of_memory, "zlib: allocator refused the stream");
+  if (s == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("zlib: allocator refused the stream"));
   c.zlib_may_allocate = true;
   const int rc = inflateInit(s);
   c.zlib_may_allocate = false;
   if (rc != Z_OK) {
     zlib_stream_delete(c, s);
-    return make_error(errc::out_of_memory, "zlib: inflateInit failed");
+    return make_error(errc::out_of_memory, TESSERA_MSG("zlib: inflateInit failed"));
   }
   c.zlib_inflate = s;
   return ok_status();
 }
 
 status zlib_decompress(codec_context& c, bytes_view in, bytes_mut out) noexcept {
-  if (in.size() > kUIntMax || out.size() > kUIntMax) return make_error(errc::malformed, "zlib: stream too large");
+  if (in.size() > kUIntMax || out.size() > kUIntMax) return make_error(errc::malformed, TESSERA_MSG("zlib: stream too large"));
   auto* s = static_cast<z_stream*>(c.zlib_inflate);
-  if (s == nullptr) return make_error(errc::invalid_argument, "zlib: decoder state not prepared");
-  if (inflateReset(s) != Z_OK) return make_error(errc::corrupt, "zlib: inflateReset failed");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("zlib: decoder state not prepared"));
+  if (inflateReset(s) != Z_OK) return make_error(errc::corrupt, TESSERA_MSG("zlib: inflateReset failed"));
   s->next_in = const_cast<Bytef*>(in.data());
   s->avail_in = static_cast<uInt>(in.size());
   s->next_out = out.data();
   s->avail_out = static_cast<uInt>(out.size());
   const int rc = inflate(s, Z_FINISH);
   // Z_MEM_ERROR: the stream did not end within out (inflate wanted its window), so it decodes to a wrong size.
-  if (rc != Z_STREAM_END) return make_error(errc::corrupt, "zlib: invalid, truncated or oversized compressed stream");
-  if (s->total_out != out.size()) return make_error(errc::corrupt, "zlib: stream decodes to a wrong size");
+  if (rc != Z_STREAM_END) return make_error(errc::corrupt, TESSERA_MSG("zlib: invalid, truncated or oversized compressed stream"));
+  if (s->total_out != out.size()) return make_error(errc::corrupt, TESSERA_MSG("zlib: stream decodes to a wrong size"));
   return ok_status();
 }
 
@@ -90,13 +90,13 @@ status zlib_encoder_prepare(codec_context& c, int level) noexcept {
     c.zlib_deflate_level = -1;
   }
   s = zlib_stream_new(c);
-  if (s == nullptr) return make_error(errc::out_of_memory, "zlib: allocator refused the stream");
+  if (s == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("zlib: allocator refused the stream"));
   c.zlib_may_allocate = true;
   const int rc = deflateInit(s, level);
   c.zlib_may_allocate = false;
   if (rc != Z_OK) {
     zlib_stream_delete(c, s);
-    return make_error(errc::out_of_memory, "zlib: deflateInit failed");
+    return make_error(errc::out_of_memory, TESSERA_MSG("zlib: deflateInit failed"));
   }
   c.zlib_deflate = s;
   c.zlib_deflate_level = level;
@@ -104,17 +104,17 @@ status zlib_encoder_prepare(codec_context& c, int level) noexcept {
 }
 
 result<size_t> zlib_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept {
-  if (in.size() > kUIntMax) return make_error(errc::invalid_argument, "zlib: input too large");
+  if (in.size() > kUIntMax) return make_error(errc::invalid_argument, TESSERA_MSG("zlib: input too large"));
   auto* s = static_cast<z_stream*>(c.zlib_deflate);
   if (s == nullptr || c.zlib_deflate_level != clevel)
-    return make_error(errc::invalid_argument, "zlib: encoder state not prepared for this level");
-  if (deflateReset(s) != Z_OK) return make_error(errc::invalid_argument, "zlib: deflateReset failed");
+    return make_error(errc::invalid_argument, TESSERA_MSG("zlib: encoder state not prepared for this level"));
+  if (deflateReset(s) != Z_OK) return make_error(errc::invalid_argument, TESSERA_MSG("zlib: deflateReset failed"));
   s->next_in = const_cast<Bytef*>(in.data());
   s->avail_in = static_cast<uInt>(in.size());
   s->next_out = out.data();
   s->avail_out = static_cast<uInt>(out.size() > kUIntMax ? kUIntMax : out.size());
   const int rc = deflate(s, Z_FINISH);
-  if (rc == Z_MEM_ERROR) return make_error(errc::out_of_memory, "zlib: deflate asked for memory");
+  if (rc == Z_MEM_ERROR) return make_error(errc::out_of_memory, TESSERA_MSG("zlib: deflate asked for memory"));
   if (rc != Z_STREAM_END) return size_t{0};  // does not fit: stored verbatim
   return static_cast<size_t>(s->total_out);
 }
@@ -146,10 +146,10 @@ bool zlib_available() noexcept { return false; }
 status zlib_decoder_prepare(codec_context&) noexcept { return ok_status(); }
 status zlib_encoder_prepare(codec_context&, int) noexcept { return ok_status(); }
 status zlib_decompress(codec_context&, bytes_view, bytes_mut) noexcept {
-  return make_error(errc::codec_unavailable, "the chunk needs the Zlib codec, which this build does not include");
+  return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the Zlib codec, which this build does not include"));
 }
 result<size_t> zlib_compress(codec_context&, bytes_view, bytes_mut, int) noexcept {
-  return make_error(errc::codec_unavailable, "Zlib is not included in this build");
+  return make_error(errc::codec_unavailable, TESSERA_MSG("Zlib is not included in this build"));
 }
 void zlib_context_release(codec_context&) noexcept {}
 size_t zlib_decoder_state_estimate() noexcept { return 0; }

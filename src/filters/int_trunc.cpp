@@ -7,12 +7,12 @@ namespace tessera::detail {
 
 status int_trunc_encode(int8_t prec_bits, size_t typesize, const uint8_t* src, uint8_t* dst, size_t size) noexcept {
   if (typesize != 1 && typesize != 2 && typesize != 4 && typesize != 8)
-    return make_error(errc::invalid_argument, "int_trunc: typesize must be 1, 2, 4 or 8");
+    return make_error(errc::invalid_argument, TESSERA_MSG("int_trunc: typesize must be 1, 2, 4 or 8"));
   const int max_bits = static_cast<int>(typesize * 8);
   const int bits = prec_bits;
   const int zeroed = bits >= 0 ? max_bits - bits : -bits;
   if (zeroed < 0 || zeroed >= max_bits)
-    return make_error(errc::invalid_argument, "int_trunc: precision out of range for the typesize");
+    return make_error(errc::invalid_argument, TESSERA_MSG("int_trunc: precision out of range for the typesize"));
   const uint64_t mask = ~((uint64_t{1} << zeroed) - 1);
   const size_t n = size / typesize;
   for (size_t i = 0; i < n; ++i) filter_store_le(dst + i * typesize, typesize, filter_load_le(src + i * typesize, typesize) & mask);

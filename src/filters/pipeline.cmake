@@ -4,3 +4,13 @@ target_sources(tessera_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/trunc_prec.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bytedelta.cpp
   ${CMAKE_CURRENT_LIST_DIR}/int_trunc.cpp)
+# Small firmware can compile filters out (config.hpp): a chunk that needs one is then unsupported, and the code
+# of the filter is not linked. PUBLIC: chunk_filter_available (chunk.hpp) reports the setting to every user.
+option(TESSERA_WITH_DELTA "Build the delta filter" ON)
+option(TESSERA_WITH_BYTEDELTA "Build the bytedelta filter" ON)
+option(TESSERA_WITH_TRUNC "Build the trunc_prec and int_trunc filters (encode only)" ON)
+foreach(_filter DELTA BYTEDELTA TRUNC)
+  if(NOT TESSERA_WITH_${_filter})
+    target_compile_definitions(tessera_core PUBLIC TESSERA_WITH_${_filter}=0)
+  endif()
+endforeach()

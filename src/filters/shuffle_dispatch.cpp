@@ -120,7 +120,7 @@ const shuffle_kernels& shuffle_kernels_active() noexcept {
 status simd_level_force(simd_level level) noexcept {
   // Every level below an available one in its family is available too, so the cap is the level itself.
   const shuffle_kernels* kernels = shuffle_kernels_for(level);
-  if (kernels == nullptr) return make_error(errc::unsupported, "simd_level_force: level not available here");
+  if (kernels == nullptr) return make_error(errc::unsupported, TESSERA_MSG("simd_level_force: level not available here"));
   g_active.store(kernels, std::memory_order_release);
   return ok_status();
 }

@@ -49,6 +49,7 @@ void unshuffle_scalar(size_t typesize, size_t size, const uint8_t* src, uint8_t*
   if (size > done) std::memcpy(dst + done, src + done, size - done);
 }
 
+#if TESSERA_WITH_BITSHUFFLE  // config.hpp: small firmware compiles the bit kernels out
 // Bit plane (j, b) holds n8 / 8 bytes; bit m of its byte g is bit b of byte j of element 8g + m. Each group of
 // 8 elements' byte j is one 8x8 bit matrix to transpose.
 void bitshuffle_scalar(size_t typesize, size_t size, const uint8_t* src, uint8_t* dst, uint8_t*) noexcept {
@@ -85,9 +86,15 @@ void bitunshuffle_scalar(size_t typesize, size_t size, const uint8_t* src, uint8
   if (size > done) std::memcpy(dst + done, src + done, size - done);
 }
 
+#endif
+
 }  // namespace
 
+#if TESSERA_WITH_BITSHUFFLE
 const shuffle_kernels kShuffleScalar = {simd_level::scalar, shuffle_scalar, unshuffle_scalar, bitshuffle_scalar,
                                         bitunshuffle_scalar};
+#else
+const shuffle_kernels kShuffleScalar = {simd_level::scalar, shuffle_scalar, unshuffle_scalar, nullptr, nullptr};
+#endif
 
 }  // namespace tessera::detail

@@ -5,6 +5,11 @@ option(TESSERA_SIMD_SSE2 "x86: SSE2 kernels" ON)
 option(TESSERA_SIMD_AVX2 "x86: AVX2 kernels (chosen at run time from cpuid)" ON)
 option(TESSERA_SIMD_NEON "ARM: NEON kernels (aarch64; armv7 built with -mfpu=neon)" ON)
 option(TESSERA_SIMD_ALTIVEC "Power: Altivec/VSX kernels" ON)
+# OFF (small firmware): the scalar table has no bit kernels and chunks that use bitshuffle are unsupported.
+option(TESSERA_WITH_BITSHUFFLE "Build the bitshuffle filter" ON)
+if(NOT TESSERA_WITH_BITSHUFFLE)
+  target_compile_definitions(tessera_core PUBLIC TESSERA_WITH_BITSHUFFLE=0)
+endif()
 
 # CMAKE_CURRENT_LIST_DIR is this file's own folder (src/filters), also when included from src/.
 set(_filters ${CMAKE_CURRENT_LIST_DIR})

@@ -11,12 +11,12 @@ status trunc_prec_encode(int8_t prec_bits, size_t typesize, const uint8_t* src, 
   int mantissa;
   if (typesize == 4) mantissa = 23;
   else if (typesize == 8) mantissa = 52;
-  else return make_error(errc::invalid_argument, "trunc_prec: typesize must be 4 or 8");
+  else return make_error(errc::invalid_argument, TESSERA_MSG("trunc_prec: typesize must be 4 or 8"));
   const int bits = prec_bits;
   if (bits > mantissa || -bits > mantissa)
-    return make_error(errc::invalid_argument, "trunc_prec: precision larger than the mantissa");
+    return make_error(errc::invalid_argument, TESSERA_MSG("trunc_prec: precision larger than the mantissa"));
   const int zeroed = bits >= 0 ? mantissa - bits : -bits;
-  if (zeroed >= mantissa) return make_error(errc::invalid_argument, "trunc_prec: would remove the whole mantissa");
+  if (zeroed >= mantissa) return make_error(errc::invalid_argument, TESSERA_MSG("trunc_prec: would remove the whole mantissa"));
   const uint64_t mask = ~((uint64_t{1} << zeroed) - 1);
   const size_t n = size / typesize;
   for (size_t i = 0; i < n; ++i) filter_store_le(dst + i * typesize, typesize, filter_load_le(src + i * typesize, typesize) & mask);

@@ -11,26 +11,26 @@ constexpr uint32_t kCatervaElements = 5;
 
 status meta_validate(const b2nd_meta& meta) noexcept {
   if (meta.version != kB2ndMetaVersion) {
-    return make_error(errc::unsupported, "b2nd meta: only version 0 can be encoded");
+    return make_error(errc::unsupported, TESSERA_MSG("b2nd meta: only version 0 can be encoded"));
   }
   if (meta.ndim < 0 || meta.ndim > kMaxDims) {
-    return make_error(errc::invalid_argument, "b2nd meta: ndim outside 0..kMaxDims");
+    return make_error(errc::invalid_argument, TESSERA_MSG("b2nd meta: ndim outside 0..kMaxDims"));
   }
   for (int i = 0; i < meta.ndim; ++i) {
-    if (meta.shape[i] < 0) return make_error(errc::invalid_argument, "b2nd meta: negative shape");
-    if (meta.chunkshape[i] < 0) return make_error(errc::invalid_argument, "b2nd meta: negative chunkshape");
-    if (meta.blockshape[i] < 0) return make_error(errc::invalid_argument, "b2nd meta: negative blockshape");
+    if (meta.shape[i] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("b2nd meta: negative shape"));
+    if (meta.chunkshape[i] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("b2nd meta: negative chunkshape"));
+    if (meta.blockshape[i] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("b2nd meta: negative blockshape"));
     if (meta.blockshape[i] == 0 && meta.chunkshape[i] != 0) {
-      return make_error(errc::invalid_argument, "b2nd meta: blockshape 0 where chunkshape is not 0");
+      return make_error(errc::invalid_argument, TESSERA_MSG("b2nd meta: blockshape 0 where chunkshape is not 0"));
     }
   }
-  if (meta.dtype_format < 0) return make_error(errc::invalid_argument, "b2nd meta: negative dtype_format");
+  if (meta.dtype_format < 0) return make_error(errc::invalid_argument, TESSERA_MSG("b2nd meta: negative dtype_format"));
   const span<const char> dtype = b2nd_meta_dtype_or_default(meta);
   if (dtype.data() == nullptr && !dtype.empty()) {
-    return make_error(errc::invalid_argument, "b2nd meta: dtype has a size but no data");
+    return make_error(errc::invalid_argument, TESSERA_MSG("b2nd meta: dtype has a size but no data"));
   }
   // The reference stores the length as an int32.
-  if (dtype.size() > size_t{INT32_MAX}) return make_error(errc::invalid_argument, "b2nd meta: dtype too long");
+  if (dtype.size() > size_t{INT32_MAX}) return make_error(errc::invalid_argument, TESSERA_MSG("b2nd meta: dtype too long"));
   return ok_status();
 }
 
@@ -87,13 +87,13 @@ result<size_t> b2nd_meta_encode(const b2nd_meta& meta, bytes_mut out) noexcept {
   TESSERA_TRY(meta_validate(meta));
   if (out.data() == nullptr) {
     // A null buffer would put the writer in counting mode; here it can only be a buffer too small.
-    return make_error(errc::buffer_too_small, "b2nd meta: no output buffer");
+    return make_error(errc::buffer_too_small, TESSERA_MSG("b2nd meta: no output buffer"));
   }
   msgpack_writer w(out);
   meta_write(meta, w);
   if (!w.ok()) {
     if (w.err().code == errc::buffer_too_small) {
-      return make_error(errc::buffer_too_small, "b2nd meta: the output buffer is too small");
+      return make_error(errc::buffer_too_small, TESSERA_MSG("b2nd meta: the output buffer is too small"));
     }
     return w.err();
   }
@@ -106,80 +106,80 @@ result<b2nd_meta> b2nd_meta_decode(bytes_view in, size_t* consumed) noexcept {
 
   const uint32_t elements = r.read_array();
   if (!r.ok()) {
-    return field_error(r.err(), "b2nd meta: truncated before the top-level array",
-                       "b2nd meta: the metalayer is not a msgpack array");
+    return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated before the top-level array"),
+                       TESSERA_MSG("b2nd meta: the metalayer is not a msgpack array"));
   }
   if (elements != kB2ndElements && elements != kCatervaElements) {
     return make_error(errc::malformed,
-                      "b2nd meta: the top-level array has neither 7 (b2nd) nor 5 (caterva) elements");
+                      TESSERA_MSG("b2nd meta: the top-level array has neither 7 (b2nd) nor 5 (caterva) elements"));
   }
 
   const int64_t version = r.read_int();
-  if (!r.ok()) return field_error(r.err(), "b2nd meta: truncated in version", "b2nd meta: version is not an integer");
-  if (version < 0 || version > 127) return make_error(errc::malformed, "b2nd meta: version outside 0..127");
+  if (!r.ok()) return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated in version"), TESSERA_MSG("b2nd meta: version is not an integer"));
+  if (version < 0 || version > 127) return make_error(errc::malformed, TESSERA_MSG("b2nd meta: version outside 0..127"));
   meta.version = static_cast<int8_t>(version);
 
   const int64_t ndim = r.read_int();
-  if (!r.ok()) return field_error(r.err(), "b2nd meta: truncated in ndim", "b2nd meta: ndim is not an integer");
-  if (ndim < 0 || ndim > 127) return make_error(errc::malformed, "b2nd meta: ndim outside 0..127");
-  if (ndim > kMaxDims) return make_error(errc::unsupported, "b2nd meta: ndim above this build's limit (rebuild with -DTESSERA_MAX_DIMS=16, c-blosc2's limit)");
+  if (!r.ok()) return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated in ndim"), TESSERA_MSG("b2nd meta: ndim is not an integer"));
+  if (ndim < 0 || ndim > 127) return make_error(errc::malformed, TESSERA_MSG("b2nd meta: ndim outside 0..127"));
+  if (ndim > kMaxDims) return make_error(errc::unsupported, TESSERA_MSG("b2nd meta: ndim above this build's limit (rebuild with -DTESSERA_MAX_DIMS=16, c-blosc2's limit)"));
   meta.ndim = static_cast<int8_t>(ndim);
 
   // shape
   uint32_t n = dims_header_read(r, meta.ndim);
-  if (!r.ok()) return field_error(r.err(), "b2nd meta: truncated in shape", "b2nd meta: shape is not an array");
-  if (n != static_cast<uint32_t>(ndim)) return make_error(errc::malformed, "b2nd meta: shape length is not ndim");
+  if (!r.ok()) return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated in shape"), TESSERA_MSG("b2nd meta: shape is not an array"));
+  if (n != static_cast<uint32_t>(ndim)) return make_error(errc::malformed, TESSERA_MSG("b2nd meta: shape length is not ndim"));
   for (int i = 0; i < meta.ndim; ++i) {
     meta.shape[i] = r.read_int();
-    if (!r.ok()) return field_error(r.err(), "b2nd meta: truncated in shape", "b2nd meta: shape item is not an int64");
-    if (meta.shape[i] < 0) return make_error(errc::malformed, "b2nd meta: negative shape");
+    if (!r.ok()) return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated in shape"), TESSERA_MSG("b2nd meta: shape item is not an int64"));
+    if (meta.shape[i] < 0) return make_error(errc::malformed, TESSERA_MSG("b2nd meta: negative shape"));
   }
 
   // chunkshape
   n = dims_header_read(r, meta.ndim);
   if (!r.ok()) {
-    return field_error(r.err(), "b2nd meta: truncated in chunkshape", "b2nd meta: chunkshape is not an array");
+    return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated in chunkshape"), TESSERA_MSG("b2nd meta: chunkshape is not an array"));
   }
-  if (n != static_cast<uint32_t>(ndim)) return make_error(errc::malformed, "b2nd meta: chunkshape length is not ndim");
+  if (n != static_cast<uint32_t>(ndim)) return make_error(errc::malformed, TESSERA_MSG("b2nd meta: chunkshape length is not ndim"));
   for (int i = 0; i < meta.ndim; ++i) {
     meta.chunkshape[i] = r.read_int32();
     if (!r.ok()) {
-      return field_error(r.err(), "b2nd meta: truncated in chunkshape", "b2nd meta: chunkshape item is not an int32");
+      return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated in chunkshape"), TESSERA_MSG("b2nd meta: chunkshape item is not an int32"));
     }
-    if (meta.chunkshape[i] < 0) return make_error(errc::malformed, "b2nd meta: negative chunkshape");
+    if (meta.chunkshape[i] < 0) return make_error(errc::malformed, TESSERA_MSG("b2nd meta: negative chunkshape"));
   }
 
   // blockshape
   n = dims_header_read(r, meta.ndim);
   if (!r.ok()) {
-    return field_error(r.err(), "b2nd meta: truncated in blockshape", "b2nd meta: blockshape is not an array");
+    return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated in blockshape"), TESSERA_MSG("b2nd meta: blockshape is not an array"));
   }
-  if (n != static_cast<uint32_t>(ndim)) return make_error(errc::malformed, "b2nd meta: blockshape length is not ndim");
+  if (n != static_cast<uint32_t>(ndim)) return make_error(errc::malformed, TESSERA_MSG("b2nd meta: blockshape length is not ndim"));
   for (int i = 0; i < meta.ndim; ++i) {
     meta.blockshape[i] = r.read_int32();
     if (!r.ok()) {
-      return field_error(r.err(), "b2nd meta: truncated in blockshape", "b2nd meta: blockshape item is not an int32");
+      return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated in blockshape"), TESSERA_MSG("b2nd meta: blockshape item is not an int32"));
     }
-    if (meta.blockshape[i] < 0) return make_error(errc::malformed, "b2nd meta: negative blockshape");
+    if (meta.blockshape[i] < 0) return make_error(errc::malformed, TESSERA_MSG("b2nd meta: negative blockshape"));
     // The reference refuses it too: chunk / block would divide by zero.
     if (meta.blockshape[i] == 0 && meta.chunkshape[i] != 0) {
-      return make_error(errc::malformed, "b2nd meta: blockshape 0 where chunkshape is not 0");
+      return make_error(errc::malformed, TESSERA_MSG("b2nd meta: blockshape 0 where chunkshape is not 0"));
     }
   }
 
   if (elements == kB2ndElements) {
     const int64_t dtype_format = r.read_int();
     if (!r.ok()) {
-      return field_error(r.err(), "b2nd meta: truncated in dtype_format", "b2nd meta: dtype_format is not an integer");
+      return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated in dtype_format"), TESSERA_MSG("b2nd meta: dtype_format is not an integer"));
     }
     if (dtype_format < 0 || dtype_format > 127) {
-      return make_error(errc::malformed, "b2nd meta: dtype_format outside 0..127");
+      return make_error(errc::malformed, TESSERA_MSG("b2nd meta: dtype_format outside 0..127"));
     }
     meta.dtype_format = static_cast<int8_t>(dtype_format);
 
     const span<const char> dtype = r.read_str();
-    if (!r.ok()) return field_error(r.err(), "b2nd meta: truncated in dtype", "b2nd meta: dtype is not a str");
-    if (dtype.size() > size_t{INT32_MAX}) return make_error(errc::malformed, "b2nd meta: dtype longer than 2^31-1");
+    if (!r.ok()) return field_error(r.err(), TESSERA_MSG("b2nd meta: truncated in dtype"), TESSERA_MSG("b2nd meta: dtype is not a str"));
+    if (dtype.size() > size_t{INT32_MAX}) return make_error(errc::malformed, TESSERA_MSG("b2nd meta: dtype longer than 2^31-1"));
     meta.dtype = dtype;
     meta.has_dtype = true;
   }

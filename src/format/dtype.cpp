@@ -74,14 +74,14 @@ dtype_info dtype_parse(span<const char> text) noexcept {
 
 result<size_t> dtype_format(char byte_order, char kind, uint32_t itemsize, span<char> out,
                             span<const char> unit) noexcept {
-  if (!is_byte_order(byte_order)) return make_error(errc::invalid_argument, "dtype: byte order is not < > | =");
+  if (!is_byte_order(byte_order)) return make_error(errc::invalid_argument, TESSERA_MSG("dtype: byte order is not < > | ="));
   if (!itemsize_valid(kind, itemsize)) {
-    return make_error(errc::invalid_argument, "dtype: no NumPy dtype of this kind and itemsize");
+    return make_error(errc::invalid_argument, TESSERA_MSG("dtype: no NumPy dtype of this kind and itemsize"));
   }
   if (!unit.empty() && kind != 'm' && kind != 'M') {
-    return make_error(errc::invalid_argument, "dtype: only m and M take a unit");
+    return make_error(errc::invalid_argument, TESSERA_MSG("dtype: only m and M take a unit"));
   }
-  if (!unit.empty() && !unit_valid(unit)) return make_error(errc::invalid_argument, "dtype: unit is not alphanumeric");
+  if (!unit.empty() && !unit_valid(unit)) return make_error(errc::invalid_argument, TESSERA_MSG("dtype: unit is not alphanumeric"));
 
   // The number: itemsize, or characters for U. Digits are produced backwards.
   uint32_t number = kind == 'U' ? itemsize / 4 : itemsize;
@@ -93,10 +93,10 @@ result<size_t> dtype_format(char byte_order, char kind, uint32_t itemsize, span<
   } while (number != 0);
 
   const size_t unit_chars = unit.empty() ? 0 : unit.size() + 2;
-  if (unit_chars > SIZE_MAX - 2 - ndigits) return make_error(errc::overflow, "dtype: unit too long");
+  if (unit_chars > SIZE_MAX - 2 - ndigits) return make_error(errc::overflow, TESSERA_MSG("dtype: unit too long"));
   const size_t total = 2 + ndigits + unit_chars;
   if (out.size() < total || out.data() == nullptr) {
-    return make_error(errc::buffer_too_small, "dtype: the output buffer is too small");
+    return make_error(errc::buffer_too_small, TESSERA_MSG("dtype: the output buffer is too small"));
   }
   size_t p = 0;
   out[p++] = byte_order;

@@ -77,7 +77,7 @@ int msgpack_reader::peek_marker() const noexcept {
 const uint8_t* msgpack_reader::take(size_t n) noexcept {
   if (!err_.ok()) return nullptr;
   if (n > in_.size() - pos_) {
-    fail(errc::truncated, "msgpack: the input ends inside an object");
+    fail(errc::truncated, TESSERA_MSG("msgpack: the input ends inside an object"));
     return nullptr;
   }
   const uint8_t* p = in_.data() + pos_;
@@ -97,8 +97,8 @@ bool msgpack_reader::read_be(size_t n, uint64_t* value) noexcept {
 bool msgpack_reader::read_integer(uint64_t* bits, bool* negative) noexcept {
   if (peek_type() != msgpack_type::integer) {
     if (err_.ok()) {
-      if (pos_ >= in_.size()) fail(errc::truncated, "msgpack: the input ends before an integer");
-      else fail(errc::malformed, "msgpack: expected an integer");
+      if (pos_ >= in_.size()) fail(errc::truncated, TESSERA_MSG("msgpack: the input ends before an integer"));
+      else fail(errc::malformed, TESSERA_MSG("msgpack: expected an integer"));
     }
     return false;
   }
@@ -131,7 +131,7 @@ int64_t msgpack_reader::read_int() noexcept {
   bool negative = false;
   if (!read_integer(&bits, &negative)) return 0;
   if (!negative && bits > uint64_t{INT64_MAX}) {
-    fail(errc::overflow, "msgpack: the integer does not fit int64");
+    fail(errc::overflow, TESSERA_MSG("msgpack: the integer does not fit int64"));
     return 0;
   }
   // Two's complement bits to int64 without implementation-defined conversions.
@@ -144,7 +144,7 @@ uint64_t msgpack_reader::read_uint() noexcept {
   bool negative = false;
   if (!read_integer(&bits, &negative)) return 0;
   if (negative) {
-    fail(errc::overflow, "msgpack: a negative integer where an unsigned one was expected");
+    fail(errc::overflow, TESSERA_MSG("msgpack: a negative integer where an unsigned one was expected"));
     return 0;
   }
   return bits;
@@ -153,7 +153,7 @@ uint64_t msgpack_reader::read_uint() noexcept {
 int32_t msgpack_reader::read_int32() noexcept {
   const int64_t v = read_int();
   if (v < INT32_MIN || v > INT32_MAX) {
-    fail(errc::overflow, "msgpack: the integer does not fit int32");
+    fail(errc::overflow, TESSERA_MSG("msgpack: the integer does not fit int32"));
     return 0;
   }
   return static_cast<int32_t>(v);
@@ -162,7 +162,7 @@ int32_t msgpack_reader::read_int32() noexcept {
 uint32_t msgpack_reader::read_uint32() noexcept {
   const uint64_t v = read_uint();
   if (v > UINT32_MAX) {
-    fail(errc::overflow, "msgpack: the integer does not fit uint32");
+    fail(errc::overflow, TESSERA_MSG("msgpack: the integer does not fit uint32"));
     return 0;
   }
   return static_cast<uint32_t>(v);
@@ -174,7 +174,7 @@ void msgpack_reader::read_nil() noexcept {
     ++pos_;
   } else if (err_.ok()) {
     fail(m < 0 ? errc::truncated : errc::malformed,
-         m < 0 ? "msgpack: the input ends before nil" : "msgpack: expected nil");
+         m < 0 ? TESSERA_MSG("msgpack: the input ends before nil") : TESSERA_MSG("msgpack: expected nil"));
   }
 }
 
@@ -186,7 +186,7 @@ bool msgpack_reader::read_bool() noexcept {
   }
   if (err_.ok()) {
     fail(m < 0 ? errc::truncated : errc::malformed,
-         m < 0 ? "msgpack: the input ends before a bool" : "msgpack: expected a bool");
+         m < 0 ? TESSERA_MSG("msgpack: the input ends before a bool") : TESSERA_MSG("msgpack: expected a bool"));
   }
   return false;
 }
@@ -196,7 +196,7 @@ float msgpack_reader::read_float32() noexcept {
   if (m != kFloat32) {
     if (err_.ok()) {
       fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? "msgpack: the input ends before a float32" : "msgpack: expected a float32");
+           m < 0 ? TESSERA_MSG("msgpack: the input ends before a float32") : TESSERA_MSG("msgpack: expected a float32"));
     }
     return 0.0f;
   }
@@ -219,7 +219,7 @@ double msgpack_reader::read_float64() noexcept {
   if (m != kFloat64) {
     if (err_.ok()) {
       fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? "msgpack: the input ends before a float" : "msgpack: expected a float");
+           m < 0 ? TESSERA_MSG("msgpack: the input ends before a float") : TESSERA_MSG("msgpack: expected a float"));
     }
     return 0.0;
   }
@@ -247,13 +247,13 @@ uint32_t msgpack_reader::read_array() noexcept {
   } else {
     if (err_.ok()) {
       fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? "msgpack: the input ends before an array" : "msgpack: expected an array");
+           m < 0 ? TESSERA_MSG("msgpack: the input ends before an array") : TESSERA_MSG("msgpack: expected an array"));
     }
     return 0;
   }
   // Every element takes at least one byte: an impossible count is caught before a caller loops on it.
   if (count > remaining()) {
-    fail(errc::truncated, "msgpack: the array announces more elements than bytes remain");
+    fail(errc::truncated, TESSERA_MSG("msgpack: the array announces more elements than bytes remain"));
     return 0;
   }
   return static_cast<uint32_t>(count);
@@ -271,12 +271,12 @@ uint32_t msgpack_reader::read_map() noexcept {
   } else {
     if (err_.ok()) {
       fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? "msgpack: the input ends before a map" : "msgpack: expected a map");
+           m < 0 ? TESSERA_MSG("msgpack: the input ends before a map") : TESSERA_MSG("msgpack: expected a map"));
     }
     return 0;
   }
   if (count * 2 > remaining()) {
-    fail(errc::truncated, "msgpack: the map announces more entries than bytes remain");
+    fail(errc::truncated, TESSERA_MSG("msgpack: the map announces more entries than bytes remain"));
     return 0;
   }
   return static_cast<uint32_t>(count);
@@ -285,7 +285,7 @@ uint32_t msgpack_reader::read_map() noexcept {
 bool msgpack_reader::read_payload_length(size_t width, uint64_t* len) noexcept {
   if (width > 0 && !read_be(width, len)) return false;
   if (*len > remaining()) {
-    fail(errc::truncated, "msgpack: a str, bin or ext is longer than the bytes that remain");
+    fail(errc::truncated, TESSERA_MSG("msgpack: a str, bin or ext is longer than the bytes that remain"));
     return false;
   }
   return true;
@@ -302,7 +302,7 @@ span<const char> msgpack_reader::read_str() noexcept {
   } else {
     if (err_.ok()) {
       fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? "msgpack: the input ends before a str" : "msgpack: expected a str");
+           m < 0 ? TESSERA_MSG("msgpack: the input ends before a str") : TESSERA_MSG("msgpack: expected a str"));
     }
     return {};
   }
@@ -317,7 +317,7 @@ bytes_view msgpack_reader::read_bin() noexcept {
   if (m < kBin8 || m > kBin32) {
     if (err_.ok()) {
       fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? "msgpack: the input ends before a bin" : "msgpack: expected a bin");
+           m < 0 ? TESSERA_MSG("msgpack: the input ends before a bin") : TESSERA_MSG("msgpack: expected a bin"));
     }
     return {};
   }
@@ -339,7 +339,7 @@ msgpack_ext msgpack_reader::read_ext() noexcept {
   } else {
     if (err_.ok()) {
       fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? "msgpack: the input ends before an ext" : "msgpack: expected an ext");
+           m < 0 ? TESSERA_MSG("msgpack: the input ends before an ext") : TESSERA_MSG("msgpack: expected an ext"));
     }
     return {};
   }
@@ -364,10 +364,10 @@ bool msgpack_reader::skip_header(uint64_t* children) noexcept {
   *children = 0;
   switch (peek_type()) {
     case msgpack_type::none:
-      if (err_.ok()) fail(errc::truncated, "msgpack: the input ends before an object");
+      if (err_.ok()) fail(errc::truncated, TESSERA_MSG("msgpack: the input ends before an object"));
       return false;
     case msgpack_type::invalid:
-      fail(errc::malformed, "msgpack: the reserved marker 0xc1");
+      fail(errc::malformed, TESSERA_MSG("msgpack: the reserved marker 0xc1"));
       return false;
     case msgpack_type::nil: read_nil(); break;
     case msgpack_type::boolean: (void)read_bool(); break;
@@ -398,7 +398,7 @@ void msgpack_reader::skip(int max_depth) noexcept {
     if (!skip_header(&children)) return;
     if (children > 0) {
       if (depth >= max_depth) {
-        fail(errc::unsupported, "msgpack: nesting deeper than the skip limit");
+        fail(errc::unsupported, TESSERA_MSG("msgpack: nesting deeper than the skip limit"));
         return;
       }
       pending[depth++] = children;
@@ -420,7 +420,7 @@ void msgpack_writer::emit(uint8_t marker, uint64_t value, size_t width, const vo
   if (!err_.ok()) return;
   const size_t head = 1 + width;
   if (body_len > SIZE_MAX - head || pos_ > SIZE_MAX - head - body_len) {
-    fail(errc::overflow, "msgpack: the output size overflows size_t");
+    fail(errc::overflow, TESSERA_MSG("msgpack: the output size overflows size_t"));
     return;
   }
   const size_t n = head + body_len;
@@ -429,7 +429,7 @@ void msgpack_writer::emit(uint8_t marker, uint64_t value, size_t width, const vo
     return;
   }
   if (n > out_.size() - pos_) {
-    fail(errc::buffer_too_small, "msgpack: the output buffer is too small");
+    fail(errc::buffer_too_small, TESSERA_MSG("msgpack: the output buffer is too small"));
     return;
   }
   uint8_t* p = out_.data() + pos_;
@@ -507,7 +507,7 @@ void msgpack_writer::write_ext(int8_t type, bytes_view data) noexcept {
   const uint8_t type_byte = static_cast<uint8_t>(type);
   if (!err_.ok()) return;
   if (above_u32(n)) {
-    fail(errc::invalid_argument, "msgpack: an ext payload longer than 2^32-1 bytes");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: an ext payload longer than 2^32-1 bytes"));
     return;
   }
   // The type byte sits between the length and the payload: fold it into the fixed-width field.
@@ -526,7 +526,7 @@ void msgpack_writer::write_ext(int8_t type, bytes_view data) noexcept {
 
 void msgpack_writer::write_fixint(int8_t value) noexcept {
   if (value < -32) {
-    fail(errc::invalid_argument, "msgpack: a fixint holds -32..127");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a fixint holds -32..127"));
     return;
   }
   emit(static_cast<uint8_t>(value), 0, 0, nullptr, 0);
@@ -549,7 +549,7 @@ void msgpack_writer::write_uint64(uint64_t value) noexcept { emit(kUint64, value
 
 void msgpack_writer::write_fixarray(uint32_t count) noexcept {
   if (count > 15) {
-    fail(errc::invalid_argument, "msgpack: a fixarray holds at most 15 elements");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a fixarray holds at most 15 elements"));
     return;
   }
   emit(static_cast<uint8_t>(kFixarray | count), 0, 0, nullptr, 0);
@@ -559,7 +559,7 @@ void msgpack_writer::write_array32(uint32_t count) noexcept { emit(kArray32, cou
 
 void msgpack_writer::write_fixmap(uint32_t pairs) noexcept {
   if (pairs > 15) {
-    fail(errc::invalid_argument, "msgpack: a fixmap holds at most 15 pairs");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a fixmap holds at most 15 pairs"));
     return;
   }
   emit(static_cast<uint8_t>(kFixmap | pairs), 0, 0, nullptr, 0);
@@ -569,7 +569,7 @@ void msgpack_writer::write_map32(uint32_t pairs) noexcept { emit(kMap32, pairs, 
 
 void msgpack_writer::write_fixstr(span<const char> text) noexcept {
   if (text.size() > 31) {
-    fail(errc::invalid_argument, "msgpack: a fixstr holds at most 31 bytes");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a fixstr holds at most 31 bytes"));
     return;
   }
   emit(static_cast<uint8_t>(kFixstr | text.size()), 0, 0, text.data(), text.size());
@@ -577,7 +577,7 @@ void msgpack_writer::write_fixstr(span<const char> text) noexcept {
 
 void msgpack_writer::write_str8(span<const char> text) noexcept {
   if (text.size() > UINT8_MAX) {
-    fail(errc::invalid_argument, "msgpack: a str8 holds at most 255 bytes");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a str8 holds at most 255 bytes"));
     return;
   }
   emit(kStr8, text.size(), 1, text.data(), text.size());
@@ -585,7 +585,7 @@ void msgpack_writer::write_str8(span<const char> text) noexcept {
 
 void msgpack_writer::write_str16(span<const char> text) noexcept {
   if (text.size() > UINT16_MAX) {
-    fail(errc::invalid_argument, "msgpack: a str16 holds at most 65535 bytes");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a str16 holds at most 65535 bytes"));
     return;
   }
   emit(kStr16, text.size(), 2, text.data(), text.size());
@@ -593,7 +593,7 @@ void msgpack_writer::write_str16(span<const char> text) noexcept {
 
 void msgpack_writer::write_str32(span<const char> text) noexcept {
   if (above_u32(text.size())) {
-    fail(errc::invalid_argument, "msgpack: a str32 holds at most 2^32-1 bytes");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a str32 holds at most 2^32-1 bytes"));
     return;
   }
   emit(kStr32, text.size(), 4, text.data(), text.size());
@@ -601,7 +601,7 @@ void msgpack_writer::write_str32(span<const char> text) noexcept {
 
 void msgpack_writer::write_bin8(bytes_view data) noexcept {
   if (data.size() > UINT8_MAX) {
-    fail(errc::invalid_argument, "msgpack: a bin8 holds at most 255 bytes");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a bin8 holds at most 255 bytes"));
     return;
   }
   emit(kBin8, data.size(), 1, data.data(), data.size());
@@ -609,7 +609,7 @@ void msgpack_writer::write_bin8(bytes_view data) noexcept {
 
 void msgpack_writer::write_bin16(bytes_view data) noexcept {
   if (data.size() > UINT16_MAX) {
-    fail(errc::invalid_argument, "msgpack: a bin16 holds at most 65535 bytes");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a bin16 holds at most 65535 bytes"));
     return;
   }
   emit(kBin16, data.size(), 2, data.data(), data.size());
@@ -617,7 +617,7 @@ void msgpack_writer::write_bin16(bytes_view data) noexcept {
 
 void msgpack_writer::write_bin32(bytes_view data) noexcept {
   if (above_u32(data.size())) {
-    fail(errc::invalid_argument, "msgpack: a bin32 holds at most 2^32-1 bytes");
+    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a bin32 holds at most 2^32-1 bytes"));
     return;
   }
   emit(kBin32, data.size(), 4, data.data(), data.size());

@@ -25,44 +25,44 @@ status metas_parse(bytes_view all, uint32_t at, uint32_t max_entries, frame_meta
   const uint8_t* p = all.data();
   const uint64_t len = all.size();
   uint64_t pos = at;
-  if (pos + 7 > len) return make_error(errc::truncated, "frame: metalayer index past its section");
-  if (p[pos + 1] != 0xcd || p[pos + 4] != 0xde) return make_error(errc::malformed, "frame: bad metalayer index markers");
+  if (pos + 7 > len) return make_error(errc::truncated, TESSERA_MSG("frame: metalayer index past its section"));
+  if (p[pos + 1] != 0xcd || p[pos + 4] != 0xde) return make_error(errc::malformed, TESSERA_MSG("frame: bad metalayer index markers"));
   pos += 5;
   const uint32_t n = static_cast<uint32_t>(be_load(p + pos, 2));
   pos += 2;
-  if (n > max_entries) return make_error(errc::malformed, "frame: too many metalayers");
-  if (n > cap_entries) return make_error(errc::malformed, "frame: too many metalayers for the table");
+  if (n > max_entries) return make_error(errc::malformed, TESSERA_MSG("frame: too many metalayers"));
+  if (n > cap_entries) return make_error(errc::malformed, TESSERA_MSG("frame: too many metalayers for the table"));
   for (uint32_t i = 0; i < n; ++i) {
-    if (pos + 1 > len) return make_error(errc::truncated, "frame: metalayer name past its section");
-    if ((p[pos] & 0xe0) != 0xa0) return make_error(errc::malformed, "frame: metalayer name is not a fixstr");
+    if (pos + 1 > len) return make_error(errc::truncated, TESSERA_MSG("frame: metalayer name past its section"));
+    if ((p[pos] & 0xe0) != 0xa0) return make_error(errc::malformed, TESSERA_MSG("frame: metalayer name is not a fixstr"));
     const uint32_t nl = p[pos] & 0x1f;
     pos += 1;
-    if (pos + nl + 5 > len) return make_error(errc::truncated, "frame: metalayer entry past its section");
+    if (pos + nl + 5 > len) return make_error(errc::truncated, TESSERA_MSG("frame: metalayer entry past its section"));
     frame_meta_entry& e = out[i];
     e = frame_meta_entry{};
     std::memcpy(e.name, p + pos, nl);
     e.name[nl] = 0;
     e.name_len = static_cast<uint8_t>(nl);
     pos += nl;
-    if (p[pos] != 0xd2) return make_error(errc::malformed, "frame: metalayer offset is not an int32");
+    if (p[pos] != 0xd2) return make_error(errc::malformed, TESSERA_MSG("frame: metalayer offset is not an int32"));
     const int32_t off = as_signed32(be_load(p + pos + 1, 4));
     pos += 5;
     if (off < 0 || static_cast<uint64_t>(off) + 5 > len)
-      return make_error(errc::malformed, "frame: metalayer offset outside its section");
-    if (p[off] != 0xc6) return make_error(errc::malformed, "frame: metalayer content is not a bin32");
+      return make_error(errc::malformed, TESSERA_MSG("frame: metalayer offset outside its section"));
+    if (p[off] != 0xc6) return make_error(errc::malformed, TESSERA_MSG("frame: metalayer content is not a bin32"));
     const int32_t clen = as_signed32(be_load(p + off + 1, 4));
     if (clen < 0 || static_cast<uint64_t>(off) + 5 + static_cast<uint64_t>(clen) > len)
-      return make_error(errc::truncated, "frame: metalayer content past its section");
+      return make_error(errc::truncated, TESSERA_MSG("frame: metalayer content past its section"));
     e.content_off = static_cast<uint32_t>(off) + 5;
     e.content_len = static_cast<uint32_t>(clen);
     for (uint32_t k = 0; k < i; ++k)
       if (out[k].name_len == e.name_len && std::memcmp(out[k].name, e.name, nl) == 0)
-        return make_error(errc::malformed, "frame: two metalayers with the same name");
+        return make_error(errc::malformed, TESSERA_MSG("frame: two metalayers with the same name"));
     if (copy && clen > 0) {
       e.data = static_cast<uint8_t*>(allocator_allocate(s->alloc, static_cast<size_t>(clen), 1));
       if (e.data == nullptr) {
         *count = i;
-        return make_error(errc::out_of_memory, "frame: allocator refused a vlmetalayer");
+        return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a vlmetalayer"));
       }
       std::memcpy(e.data, p + e.content_off, static_cast<size_t>(clen));
     }
@@ -98,17 +98,17 @@ struct state_entries {  // a frame's vlmetalayers (owned chunks)
 // Entries the section can hold: names of 1..31 bytes (fixstr), all different; contents within int32.
 template <class Entries>
 status metas_check(const Entries& e, uint32_t max_entries) noexcept {
-  if (e.count() > max_entries) return make_error(errc::invalid_argument, "frame: too many metalayers");
+  if (e.count() > max_entries) return make_error(errc::invalid_argument, TESSERA_MSG("frame: too many metalayers"));
   for (uint32_t i = 0; i < e.count(); ++i) {
     const span<const char> name = e.name(i);
     if (name.empty() || name.size() > kFrameMetalayerNameMax || name.data() == nullptr)
-      return make_error(errc::invalid_argument, "frame: metalayer names have 1 to 31 bytes");
+      return make_error(errc::invalid_argument, TESSERA_MSG("frame: metalayer names have 1 to 31 bytes"));
     if (e.content(i).size() > INT32_MAX / 2 || (e.content(i).data() == nullptr && !e.content(i).empty()))
-      return make_error(errc::invalid_argument, "frame: metalayer content too large or missing");
+      return make_error(errc::invalid_argument, TESSERA_MSG("frame: metalayer content too large or missing"));
     for (uint32_t k = 0; k < i; ++k) {
       const span<const char> other = e.name(k);
       if (other.size() == name.size() && std::memcmp(other.data(), name.data(), name.size()) == 0)
-        return make_error(errc::invalid_argument, "frame: two metalayers with one name");
+        return make_error(errc::invalid_argument, TESSERA_MSG("frame: two metalayers with one name"));
     }
   }
   return ok_status();
@@ -123,7 +123,7 @@ result<uint64_t> metas_size(const Entries& e, uint64_t* idx_size) noexcept {
     idx += 1 + e.name(i).size() + 1 + 4;
     total += 1 + 4 + uint64_t{e.content(i).size()};
   }
-  if (idx + 1 >= (1u << 16)) return make_error(errc::overflow, "frame: metalayer index larger than 64 KiB");
+  if (idx + 1 >= (1u << 16)) return make_error(errc::overflow, TESSERA_MSG("frame: metalayer index larger than 64 KiB"));
   *idx_size = idx;
   return 1 + idx + 3 + total;  // 0x93, index, dc n, contents
 }
@@ -181,7 +181,7 @@ result<uint32_t> trailer_size_of(const Entries& e) noexcept {
   auto size = metas_size(e, &idx);
   if (!size.ok()) return size.err();
   const uint64_t total = 2 + *size + 5 + 18;
-  if (total > INT32_MAX) return make_error(errc::overflow, "frame: trailer too large");
+  if (total > INT32_MAX) return make_error(errc::overflow, TESSERA_MSG("frame: trailer too large"));
   return static_cast<uint32_t>(total);
 }
 
@@ -208,36 +208,36 @@ bool names_equal(const frame_meta_entry& e, span<const char> name) noexcept {
 }
 
 status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
-  if (h.size() < kFrameHeaderMinLen) return make_error(errc::truncated, "frame: shorter than its fixed header");
+  if (h.size() < kFrameHeaderMinLen) return make_error(errc::truncated, TESSERA_MSG("frame: shorter than its fixed header"));
   const uint8_t* p = h.data();
-  if ((p[0] & 0xf0) != 0x90) return make_error(errc::malformed, "frame: header is not a msgpack fixarray");
-  if (std::memcmp(p + kFhMagic, kMagic, sizeof kMagic) != 0) return make_error(errc::malformed, "frame: no b2frame magic");
+  if ((p[0] & 0xf0) != 0x90) return make_error(errc::malformed, TESSERA_MSG("frame: header is not a msgpack fixarray"));
+  if (std::memcmp(p + kFhMagic, kMagic, sizeof kMagic) != 0) return make_error(errc::malformed, TESSERA_MSG("frame: no b2frame magic"));
   for (const marker& m : kHeaderMarkers)
-    if (p[m.at] != m.value) return make_error(errc::malformed, "frame: unexpected marker in the fixed header");
-  if (p[kFhHasVlmeta] != 0xc2 && p[kFhHasVlmeta] != 0xc3) return make_error(errc::malformed, "frame: has_vlmetalayers is not a bool");
+    if (p[m.at] != m.value) return make_error(errc::malformed, TESSERA_MSG("frame: unexpected marker in the fixed header"));
+  if (p[kFhHasVlmeta] != 0xc2 && p[kFhHasVlmeta] != 0xc3) return make_error(errc::malformed, TESSERA_MSG("frame: has_vlmetalayers is not a bool"));
   info = frame_info{};
   const uint8_t flags = p[kFhFlags];
   info.version = flags & 0x0f;
-  if (info.version > kFrameVersionVlBlocks) return make_error(errc::unsupported, "frame: a newer frame format version");
-  if (((flags >> 4) & 0x3) != 1) return make_error(errc::unsupported, "frame: chunk offsets other than 64-bit");
+  if (info.version > kFrameVersionVlBlocks) return make_error(errc::unsupported, TESSERA_MSG("frame: a newer frame format version"));
+  if (((flags >> 4) & 0x3) != 1) return make_error(errc::unsupported, TESSERA_MSG("frame: chunk offsets other than 64-bit"));
   info.variable_chunks = (flags & kFrameFlagVariableChunks) != 0;
   info.vl_blocks = (flags & kFrameFlagVlBlocks) != 0;
   const uint8_t type = p[kFhType] & 0x0f;
-  if (type > 1) return make_error(errc::unsupported, "frame: unknown frame type");
+  if (type > 1) return make_error(errc::unsupported, TESSERA_MSG("frame: unknown frame type"));
   info.kind = static_cast<frame_kind>(type);
   const int32_t hl = as_signed32(be_load(p + kFhHeaderLen, 4));
-  if (hl < static_cast<int32_t>(kFrameHeaderMinLen)) return make_error(errc::malformed, "frame: header length too small");
+  if (hl < static_cast<int32_t>(kFrameHeaderMinLen)) return make_error(errc::malformed, TESSERA_MSG("frame: header length too small"));
   info.header_len = static_cast<uint32_t>(hl);
   info.frame_len = be_load(p + kFhFrameLen, 8);
-  if (info.frame_len > static_cast<uint64_t>(INT64_MAX)) return make_error(errc::malformed, "frame: frame length too large");
-  if (info.header_len > info.frame_len) return make_error(errc::malformed, "frame: header longer than the frame");
+  if (info.frame_len > static_cast<uint64_t>(INT64_MAX)) return make_error(errc::malformed, TESSERA_MSG("frame: frame length too large"));
+  if (info.header_len > info.frame_len) return make_error(errc::malformed, TESSERA_MSG("frame: header longer than the frame"));
   info.nbytes = as_signed(be_load(p + kFhNbytes, 8));
   info.cbytes = as_signed(be_load(p + kFhCbytes, 8));
-  if (info.nbytes < 0 || info.cbytes < 0) return make_error(errc::malformed, "frame: negative sizes in the header");
+  if (info.nbytes < 0 || info.cbytes < 0) return make_error(errc::malformed, TESSERA_MSG("frame: negative sizes in the header"));
   info.typesize = as_signed32(be_load(p + kFhTypesize, 4));
   info.blocksize = as_signed32(be_load(p + kFhBlocksize, 4));
   info.chunksize = as_signed32(be_load(p + kFhChunksize, 4));
-  if (info.typesize <= 0) return make_error(errc::malformed, "frame: typesize zero or negative");
+  if (info.typesize <= 0) return make_error(errc::malformed, TESSERA_MSG("frame: typesize zero or negative"));
   info.nthreads_comp = static_cast<int16_t>(static_cast<uint16_t>(be_load(p + kFhNthreadsC, 2)));
   info.nthreads_decomp = static_cast<int16_t>(static_cast<uint16_t>(be_load(p + kFhNthreadsD, 2)));
   info.has_vlmetalayers = p[kFhHasVlmeta] == 0xc3;
@@ -248,7 +248,7 @@ status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
   info.splitmode = static_cast<uint8_t>((p[kFhOtherFlags] & 0x3) + 1);
   info.use_dict = (p[kFhOtherFlags2] & 0x1) != 0;
   const uint8_t nfilters = p[kFhFilterCount];
-  if (nfilters > kChunkMaxFilters) return make_error(errc::malformed, "frame: more filters than the 6 slots");
+  if (nfilters > kChunkMaxFilters) return make_error(errc::malformed, TESSERA_MSG("frame: more filters than the 6 slots"));
   for (int i = 0; i < nfilters; ++i) {
     info.filters[i] = p[kFhFilters + i];
     info.filters_meta[i] = p[kFhFiltersMeta + i];
@@ -259,7 +259,7 @@ status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
     if (info.chunksize > 0) {
       info.nchunks = info.nbytes / info.chunksize + (info.nbytes % info.chunksize != 0 ? 1 : 0);
     } else if (info.chunksize < 0) {
-      return make_error(errc::malformed, "frame: negative chunksize with data");
+      return make_error(errc::malformed, TESSERA_MSG("frame: negative chunksize with data"));
     } else {
       info.nchunks = -1;  // from the index chunk
     }
@@ -269,7 +269,7 @@ status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
 
 status header_metas_parse(frame_state& s) noexcept {
   bytes_view h(s.header, s.info.header_len);
-  if (h.size() < kFhMetalayers + 6) return make_error(errc::truncated, "frame: header ends before its metalayers");
+  if (h.size() < kFhMetalayers + 6) return make_error(errc::truncated, TESSERA_MSG("frame: header ends before its metalayers"));
   uint32_t n = 0;
   status e = metas_parse(h, kFhMetalayers, kFrameMaxMetalayers, s.metas, &n, false, &s, kFrameMaxMetalayers);
   s.nmetas = e.ok() ? n : 0;
@@ -323,11 +323,11 @@ void header_fixed_write(const frame_state& s, uint8_t* p) noexcept {
 status params_check(const frame_create_params& p) noexcept {
   // Above 255 bytes the frame keeps the real typesize and chunk headers say 1 (the reference's wide types).
   if (p.typesize <= 0 || p.typesize > kChunkMaxBlocksize)
-    return make_error(errc::invalid_argument, "frame: typesize must be 1..BLOSC2_MAXTYPESIZE");
-  if (p.blocksize < 0 || p.chunksize < -1) return make_error(errc::invalid_argument, "frame: negative block or chunk size");
-  if (p.clevel > 15 || p.splitmode < 1 || p.splitmode > 4) return make_error(errc::invalid_argument, "frame: clevel or splitmode out of range");
-  if (p.nmetalayers > kFrameMaxMetalayers) return make_error(errc::invalid_argument, "frame: more than 16 metalayers");
-  if (p.nmetalayers > 0 && p.metalayers == nullptr) return make_error(errc::invalid_argument, "frame: metalayers missing");
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame: typesize must be 1..BLOSC2_MAXTYPESIZE"));
+  if (p.blocksize < 0 || p.chunksize < -1) return make_error(errc::invalid_argument, TESSERA_MSG("frame: negative block or chunk size"));
+  if (p.clevel > 15 || p.splitmode < 1 || p.splitmode > 4) return make_error(errc::invalid_argument, TESSERA_MSG("frame: clevel or splitmode out of range"));
+  if (p.nmetalayers > kFrameMaxMetalayers) return make_error(errc::invalid_argument, TESSERA_MSG("frame: more than 16 metalayers"));
+  if (p.nmetalayers > 0 && p.metalayers == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: metalayers missing"));
   return metas_check(init_entries{p.metalayers, p.nmetalayers}, kFrameMaxMetalayers);
 }
 
@@ -356,7 +356,7 @@ result<uint32_t> header_size_of(const frame_create_params& p, uint64_t* idx_size
   auto size = metas_size(init_entries{p.metalayers, p.nmetalayers}, idx_size);
   if (!size.ok()) return size.err();
   const uint64_t hl = kFhMetalayers + *size;
-  if (hl > INT32_MAX) return make_error(errc::overflow, "frame: header too large");
+  if (hl > INT32_MAX) return make_error(errc::overflow, TESSERA_MSG("frame: header too large"));
   return static_cast<uint32_t>(hl);
 }
 
@@ -367,8 +367,8 @@ result<uint32_t> header_encode(const frame_create_params& p, const frame_header_
   if (!hl.ok()) return hl.err();
   if (fields.frame_len > static_cast<uint64_t>(INT64_MAX) || fields.nbytes < 0 || fields.cbytes < 0 ||
       fields.chunksize < -1 || (fields.kind != frame_kind::contiguous && fields.kind != frame_kind::sparse))
-    return make_error(errc::invalid_argument, "frame: header fields out of range");
-  if (out.size() < *hl) return make_error(errc::buffer_too_small, "frame: buffer shorter than the header");
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame: header fields out of range"));
+  if (out.size() < *hl) return make_error(errc::buffer_too_small, TESSERA_MSG("frame: buffer shorter than the header"));
   frame_info info;
   info_from_params(p, info);
   info.header_len = *hl;
@@ -418,18 +418,18 @@ void trailer_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept {
 }
 
 status trailer_parse(frame_state& s, bytes_view t) noexcept {
-  if (t.size() < kFrameTrailerMinLen) return make_error(errc::truncated, "frame: trailer too short");
-  if (t[0] != 0x94) return make_error(errc::malformed, "frame: trailer is not a 4-element fixarray");
+  if (t.size() < kFrameTrailerMinLen) return make_error(errc::truncated, TESSERA_MSG("frame: trailer too short"));
+  if (t[0] != 0x94) return make_error(errc::malformed, TESSERA_MSG("frame: trailer is not a 4-element fixarray"));
   // The count of vlmetalayers comes first, to size the table.
-  if (t[3] != 0xcd || t[6] != 0xde) return make_error(errc::malformed, "frame: bad vlmetalayer index markers");
+  if (t[3] != 0xcd || t[6] != 0xde) return make_error(errc::malformed, TESSERA_MSG("frame: bad vlmetalayer index markers"));
   const uint32_t n = static_cast<uint32_t>(be_load(t.data() + 7, 2));
-  if (n > kFrameMaxVlmetalayers) return make_error(errc::malformed, "frame: too many vlmetalayers");
+  if (n > kFrameMaxVlmetalayers) return make_error(errc::malformed, TESSERA_MSG("frame: too many vlmetalayers"));
   // Each index entry takes at least 7 bytes (a name of 1 byte and an int32 offset): the count is a claim the
   // trailer's length must back before it sizes the table.
-  if (uint64_t{n} * 7 > t.size()) return make_error(errc::malformed, "frame: more vlmetalayers than the trailer holds");
+  if (uint64_t{n} * 7 > t.size()) return make_error(errc::malformed, TESSERA_MSG("frame: more vlmetalayers than the trailer holds"));
   if (n > s.vlcap) {
     void* p = allocator_allocate(s.alloc, sizeof(frame_meta_entry) * n, alignof(frame_meta_entry));
-    if (p == nullptr) return make_error(errc::out_of_memory, "frame: allocator refused the vlmetalayer table");
+    if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the vlmetalayer table"));
     if (s.vlmetas != nullptr) allocator_deallocate(s.alloc, s.vlmetas, sizeof(frame_meta_entry) * s.vlcap, alignof(frame_meta_entry));
     s.vlmetas = static_cast<frame_meta_entry*>(p);
     s.vlcap = n;
@@ -467,10 +467,10 @@ void index_stored_write(bytes_view entries, uint8_t* out) noexcept {
 
 result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mut out) noexcept {
   if (entries.empty() || entries.size() % 8 != 0)
-    return make_error(errc::invalid_argument, "frame: index entries are whole int64s, at least one");
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame: index entries are whole int64s, at least one"));
   auto bound = frame_index_bound(static_cast<int64_t>(entries.size() / 8));
   if (!bound.ok()) return bound.err();
-  if (out.size() < *bound) return make_error(errc::buffer_too_small, "frame: buffer shorter than the index bound");
+  if (out.size() < *bound) return make_error(errc::buffer_too_small, TESSERA_MSG("frame: buffer shorter than the index bound"));
   if (encoder == nullptr) {
     index_stored_write(entries, out.data());
     return size_t{*bound};
@@ -507,7 +507,7 @@ result<chunk_special> index_special(int64_t offset) noexcept {
   if (b & 0x1) return chunk_special::zeros;
   if (b & 0x4) return chunk_special::uninit;
   if (b & 0x2) return chunk_special::nan;
-  return make_error(errc::malformed, "frame: index entry with an unknown special value");
+  return make_error(errc::malformed, TESSERA_MSG("frame: index entry with an unknown special value"));
 }
 
 int64_t index_special_value(chunk_special kind) noexcept {
@@ -552,7 +552,7 @@ result<size_t> frame_header_encode(const frame_create_params& p, const frame_hea
 
 result<uint32_t> frame_index_bound(int64_t nchunks) noexcept {
   if (nchunks < 0 || nchunks > (INT32_MAX - static_cast<int64_t>(detail::kChunkStoredOverhead)) / 8)
-    return make_error(errc::overflow, "frame: too many chunks for the index");
+    return make_error(errc::overflow, TESSERA_MSG("frame: too many chunks for the index"));
   return static_cast<uint32_t>(nchunks * 8 + detail::kChunkStoredOverhead);
 }
 
@@ -564,9 +564,9 @@ result<size_t> frame_index_encode(chunk_encoder* encoder, bytes_view entries_le,
 
 result<size_t> frame_vlmeta_encode(chunk_encoder& encoder, bytes_view content, bytes_mut out) noexcept {
   if (content.size() > static_cast<size_t>(INT32_MAX) - kChunkMaxOverhead)
-    return make_error(errc::invalid_argument, "frame: vlmetalayer content too large");
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame: vlmetalayer content too large"));
   const size_t bound = chunk_encode_bound(content.size());
-  if (out.size() < bound) return make_error(errc::buffer_too_small, "frame: buffer shorter than the vlmetalayer bound");
+  if (out.size() < bound) return make_error(errc::buffer_too_small, TESSERA_MSG("frame: buffer shorter than the vlmetalayer bound"));
   // BLOSC2_CPARAMS_DEFAULTS, and an output buffer of exactly content + 32 bytes, as blosc2_vlmeta_add.
   chunk_encode_params ep;
   ep.typesize = 8;
@@ -578,7 +578,7 @@ result<size_t> frame_vlmeta_encode(chunk_encoder& encoder, bytes_view content, b
 }
 
 result<uint32_t> frame_trailer_size(span<const frame_vlmetalayer> vlmetas) noexcept {
-  if (vlmetas.size() > kFrameMaxVlmetalayers) return make_error(errc::invalid_argument, "frame: too many vlmetalayers");
+  if (vlmetas.size() > kFrameMaxVlmetalayers) return make_error(errc::invalid_argument, TESSERA_MSG("frame: too many vlmetalayers"));
   const detail::vl_entries e{vlmetas.data(), static_cast<uint32_t>(vlmetas.size())};
   TESSERA_TRY(detail::metas_check(e, kFrameMaxVlmetalayers));
   return detail::trailer_size_of(e);
@@ -587,7 +587,7 @@ result<uint32_t> frame_trailer_size(span<const frame_vlmetalayer> vlmetas) noexc
 result<size_t> frame_trailer_encode(span<const frame_vlmetalayer> vlmetas, bytes_mut out) noexcept {
   auto size = frame_trailer_size(vlmetas);
   if (!size.ok()) return size.err();
-  if (out.size() < *size) return make_error(errc::buffer_too_small, "frame: buffer shorter than the trailer");
+  if (out.size() < *size) return make_error(errc::buffer_too_small, TESSERA_MSG("frame: buffer shorter than the trailer"));
   detail::trailer_write_of(detail::vl_entries{vlmetas.data(), static_cast<uint32_t>(vlmetas.size())}, out.data(), *size);
   return size_t{*size};
 }

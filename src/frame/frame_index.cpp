@@ -24,7 +24,7 @@ struct index_block_copy {
   static size_t block(void* context, size_t) noexcept { return static_cast<index_block_copy*>(context)->nblock; }
   static status consume(void* context, size_t, bytes_view decoded, uint32_t) noexcept {
     auto& c = *static_cast<index_block_copy*>(context);
-    if (decoded.size() > c.cap) return make_error(errc::corrupt, "frame: index block larger than its blocksize");
+    if (decoded.size() > c.cap) return make_error(errc::corrupt, TESSERA_MSG("frame: index block larger than its blocksize"));
     std::memcpy(c.out, decoded.data(), decoded.size());
     c.size = decoded.size();
     return ok_status();
@@ -34,9 +34,9 @@ struct index_block_copy {
 status cache_reserve(frame_state& s, size_t need) noexcept {
   lazy_index& z = s.lazy;
   if (need <= z.block_cap) return ok_status();
-  TESSERA_TRY(state_budget_check(s, need, "frame: the index chunk's blocksize exceeds max_alloc"));
+  TESSERA_TRY(state_budget_check(s, need, TESSERA_MSG("frame: the index chunk's blocksize exceeds max_alloc")));
   auto* p = static_cast<uint8_t*>(allocator_allocate(s.alloc, need, 16));
-  if (p == nullptr) return make_error(errc::out_of_memory, "frame: allocator refused an index block");
+  if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused an index block"));
   if (z.block != nullptr) allocator_deallocate(s.alloc, z.block, z.block_cap, 16);
   z.block = p;
   z.block_cap = need;
@@ -64,7 +64,8 @@ status cache_fill(frame_state& s, int64_t i) noexcept {
     const uint64_t first = byte / kIndexWindow * kIndexWindow;
     const uint64_t total = static_cast<uint64_t>(h.nbytes);
     const size_t n = static_cast<size_t>(total - first < kIndexWindow ? total - first : kIndexWindow);
-    TESSERA_TRY(cache_reserve(s, kIndexWindow));
+    // A small index (a firmware's table of a few chunks) costs its own size, not a whole window.
+    TESSERA_TRY(cache_reserve(s, static_cast<size_t>(total < kIndexWindow ? total : kIndexWindow)));
     TESSERA_TRY(storage_read(src.st, src.pos + h.header_size + first, bytes_mut(z.block, n)));
     z.cached_first = static_cast<int64_t>(first / 8);
     z.cached_count = static_cast<int64_t>(n / 8);
@@ -72,8 +73,8 @@ status cache_fill(frame_state& s, int64_t i) noexcept {
   }
   // Blocks of whole entries (the reference's are 16 KiB); a block size that splits entries is not an index.
   const uint64_t bsize = static_cast<uint64_t>(h.blocksize);
-  if (bsize == 0 || bsize % 8 != 0) return make_error(errc::corrupt, "frame: index blocks do not hold whole entries");
-  if (bsize > kIndexBlockMax) return make_error(errc::resource_limit, "frame: the index chunk's blocks exceed 512 KiB");
+  if (bsize == 0 || bsize % 8 != 0) return make_error(errc::corrupt, TESSERA_MSG("frame: index blocks do not hold whole entries"));
+  if (bsize > kIndexBlockMax) return make_error(errc::resource_limit, TESSERA_MSG("frame: the index chunk's blocks exceed 512 KiB"));
   TESSERA_TRY(cache_reserve(s, static_cast<size_t>(bsize)));
   if (!z.decoder_ready) {
     chunk_decoder_options o;
@@ -92,7 +93,7 @@ status cache_fill(frame_state& s, int64_t i) noexcept {
   r.context = &c;
   z.cached_count = 0;
   TESSERA_TRY(blocks_decode_lazy(s, z.decoder, src, r));
-  if (c.size % 8 != 0) return make_error(errc::corrupt, "frame: index block of partial entries");
+  if (c.size % 8 != 0) return make_error(errc::corrupt, TESSERA_MSG("frame: index block of partial entries"));
   z.cached_first = static_cast<int64_t>(c.nblock * bsize / 8);
   z.cached_count = static_cast<int64_t>(c.size / 8);
   return entry.close();
@@ -104,7 +105,7 @@ result<int64_t> lazy_offset(frame_state& s, int64_t i) noexcept {
   if (i < z.cached_first || i >= z.cached_first + z.cached_count) {
     TESSERA_TRY(cache_fill(s, i));
     if (i < z.cached_first || i >= z.cached_first + z.cached_count)
-      return make_error(errc::corrupt, "frame: index block shorter than its entries");
+      return make_error(errc::corrupt, TESSERA_MSG("frame: index block shorter than its entries"));
   }
   return as_signed(le_load64(z.block + 8 * (i - z.cached_first)));
 }
@@ -128,12 +129,12 @@ status index_lazy_open(frame_state& s, uint64_t pos, const chunk_header& h, int6
   z.cached_first = 0;
   z.cached_count = 0;
   for (int64_t& k : z.recent_n) k = -1;
-  if (h.lazy || h.vlblocks) return make_error(errc::malformed, "frame: the index chunk is lazy or has variable blocks");
+  if (h.lazy || h.vlblocks) return make_error(errc::malformed, TESSERA_MSG("frame: the index chunk is lazy or has variable blocks"));
   if (h.special == chunk_special::zeros) {
     z.special_value = 0;
   } else if (h.special == chunk_special::value) {
     // One repeated int64, right after the header.
-    if (h.value_size != 8) return make_error(errc::corrupt, "frame: the index chunk repeats a value that is not an int64");
+    if (h.value_size != 8) return make_error(errc::corrupt, TESSERA_MSG("frame: the index chunk repeats a value that is not an int64"));
     uint8_t v[8];
     if (s.sparse) {
       sparse_entry entry;
@@ -145,15 +146,15 @@ status index_lazy_open(frame_state& s, uint64_t pos, const chunk_header& h, int6
     }
     z.special_value = as_signed(le_load64(v));
   } else if (h.special != chunk_special::none) {
-    return make_error(errc::corrupt, "frame: the index chunk is NaNs or uninitialized");
+    return make_error(errc::corrupt, TESSERA_MSG("frame: the index chunk is NaNs or uninitialized"));
   } else if (h.memcpyed && uint64_t{h.header_size} + static_cast<uint64_t>(n) * 8 > z.cbytes) {
-    return make_error(errc::truncated, "frame: the stored index is shorter than its entries");
+    return make_error(errc::truncated, TESSERA_MSG("frame: the stored index is shorter than its entries"));
   }
   // A chunksize tells every chunk's nbytes: the last one must fit it.
   if (s.info.chunksize > 0 && n > 0) {
     const int64_t last = s.info.nbytes - (n - 1) * int64_t{s.info.chunksize};
     if (last <= 0 || last > s.info.chunksize)
-      return make_error(errc::corrupt, "frame: nbytes, chunksize and the number of chunks disagree");
+      return make_error(errc::corrupt, TESSERA_MSG("frame: nbytes, chunksize and the number of chunks disagree"));
   }
   return ok_status();
 }
@@ -214,7 +215,7 @@ status state_index_materialize(frame_state& s) noexcept {
     if (e.offset < 0) {
       ++nspecial;
       if (s.info.chunksize <= 0)
-        return make_error(errc::unsupported, "frame: special index entry in a frame of variable chunk sizes");
+        return make_error(errc::unsupported, TESSERA_MSG("frame: special index entry in a frame of variable chunk sizes"));
     } else if (s.sparse && e.offset >= next_id) {
       next_id = e.offset + 1;
     }

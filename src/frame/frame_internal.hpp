@@ -179,7 +179,7 @@ struct frame_access {
 // Grows *buf to at least `need` bytes; a need above options.max_alloc fails with resource_limit and `what` (the
 // field of the file that asked for it).
 [[nodiscard]] status state_buffer_reserve(frame_state& s, uint8_t** buf, size_t* cap, size_t need,
-                                          const char* what = "frame: a size read from the file exceeds max_alloc") noexcept;
+                                          const char* what = TESSERA_MSG("frame: a size read from the file exceeds max_alloc")) noexcept;
 // Whether `bytes` fits the frame's budget (options.max_alloc).
 [[nodiscard]] status state_budget_check(const frame_state& s, uint64_t bytes, const char* what) noexcept;
 [[nodiscard]] status state_chunks_reserve(frame_state& s, int64_t count) noexcept;

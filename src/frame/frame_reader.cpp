@@ -46,13 +46,13 @@ status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
 result<chunk_header> source_header(frame_state& s, const chunk_source& src, uint8_t (&buf)[kChunkHeaderExtendedSize]) noexcept {
   (void)s;
   const size_t n = src.limit < kChunkHeaderExtendedSize ? static_cast<size_t>(src.limit) : kChunkHeaderExtendedSize;
-  if (n < kChunkHeaderMinSize) return make_error(errc::corrupt, "frame: chunk position too close to the data's end");
+  if (n < kChunkHeaderMinSize) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk position too close to the data's end"));
   const bytes_view v = storage_view(src.st);
   if (!v.empty() && src.pos <= v.size() && n <= v.size() - src.pos) std::memcpy(buf, v.data() + src.pos, n);
   else TESSERA_TRY(storage_read(src.st, src.pos, bytes_mut(buf, n)));
   auto h = chunk_header_read(bytes_view(buf, n));
   if (!h.ok()) return h.err();
-  if (static_cast<uint64_t>(h->cbytes) > src.limit) return make_error(errc::corrupt, "frame: chunk runs past the frame's data");
+  if (static_cast<uint64_t>(h->cbytes) > src.limit) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk runs past the frame's data"));
   return h;
 }
 
@@ -67,7 +67,7 @@ status decode_scratch_check(const frame_state& s, const chunk_decoder& d, const 
   const size_t none = chunk_decoder_estimate(o);
   o.max_blocksize = static_cast<size_t>(h.blocksize);
   return state_budget_check(s, chunk_decoder_estimate(o) - none,
-                            "frame: a chunk's blocksize needs more decoder scratch than max_alloc");
+                            TESSERA_MSG("frame: a chunk's blocksize needs more decoder scratch than max_alloc"));
 }
 
 // The bytes [at, at + n) of a chunk source: a view, or read into the state's scratch at scratch_off.
@@ -86,14 +86,14 @@ status frame_read_common(frame_state& s, bool sparse_kind) noexcept {
   frame_info info;
   TESSERA_TRY(header_fixed_parse(bytes_view(fixed, sizeof fixed), info));
   if ((info.kind == frame_kind::sparse) != sparse_kind)
-    return make_error(errc::malformed, sparse_kind ? "sframe: the index file is not a sparse frame"
-                                                   : "frame: a sparse frame's index opened as a contiguous frame");
+    return make_error(errc::malformed, sparse_kind ? TESSERA_MSG("sframe: the index file is not a sparse frame")
+                                                   : TESSERA_MSG("frame: a sparse frame's index opened as a contiguous frame"));
   auto size = storage_size(s.st);
   if (!size.ok()) return size.err();
-  if (*size < s.base || info.frame_len > *size - s.base) return make_error(errc::truncated, "frame: storage shorter than the frame length");
-  if (info.frame_len < kFrameHeaderMinLen + kFrameTrailerMinLen) return make_error(errc::malformed, "frame: frame length too small");
+  if (*size < s.base || info.frame_len > *size - s.base) return make_error(errc::truncated, TESSERA_MSG("frame: storage shorter than the frame length"));
+  if (info.frame_len < kFrameHeaderMinLen + kFrameTrailerMinLen) return make_error(errc::malformed, TESSERA_MSG("frame: frame length too small"));
   s.info = info;
-  TESSERA_TRY(state_buffer_reserve(s, &s.header, &s.header_cap, info.header_len, "frame: header_len exceeds max_alloc"));
+  TESSERA_TRY(state_buffer_reserve(s, &s.header, &s.header_cap, info.header_len, TESSERA_MSG("frame: header_len exceeds max_alloc")));
   TESSERA_TRY(frame_read_into(s, 0, bytes_mut(s.header, info.header_len)));
   TESSERA_TRY(header_metas_parse(s));
 
@@ -101,15 +101,15 @@ status frame_read_common(frame_state& s, bool sparse_kind) noexcept {
   uint8_t tail[kFrameTrailerMinLen];
   TESSERA_TRY(frame_read_into(s, info.frame_len - kFrameTrailerMinLen, bytes_mut(tail, sizeof tail)));
   const uint32_t lenpos = kFrameTrailerMinLen - kTrailerLenFromEnd;
-  if (tail[lenpos - 1] != 0xce) return make_error(errc::malformed, "frame: trailer length is not a uint32");
+  if (tail[lenpos - 1] != 0xce) return make_error(errc::malformed, TESSERA_MSG("frame: trailer length is not a uint32"));
   const uint64_t tl = be_load(tail + lenpos, 4);
   if (tl < kFrameTrailerMinLen || tl > INT32_MAX || tl > info.frame_len - kFrameHeaderMinLen)
-    return make_error(errc::malformed, "frame: trailer length out of range");
+    return make_error(errc::malformed, TESSERA_MSG("frame: trailer length out of range"));
   s.info.trailer_len = static_cast<uint32_t>(tl);
   const bool has_data = info.nbytes > 0;
   const uint64_t trailer_off = has_data ? info.frame_len - tl : info.header_len;
   if (trailer_off < info.header_len || trailer_off + tl > info.frame_len)
-    return make_error(errc::malformed, "frame: trailer outside the frame");
+    return make_error(errc::malformed, TESSERA_MSG("frame: trailer outside the frame"));
   {
     auto t = frame_bytes(s, trailer_off, static_cast<size_t>(tl));
     if (!t.ok()) return t.err();
@@ -121,18 +121,18 @@ status frame_read_common(frame_state& s, bool sparse_kind) noexcept {
   if (has_data) {
     const uint64_t off_pos = info.header_len + (sparse_kind ? 0 : static_cast<uint64_t>(info.cbytes));
     if ((!sparse_kind && info.cbytes > static_cast<int64_t>(info.frame_len)) || off_pos + kChunkHeaderMinSize > trailer_off)
-      return make_error(errc::malformed, "frame: index chunk outside the frame");
+      return make_error(errc::malformed, TESSERA_MSG("frame: index chunk outside the frame"));
     uint8_t hb[kChunkHeaderExtendedSize];
     const size_t hn = trailer_off - off_pos < sizeof hb ? static_cast<size_t>(trailer_off - off_pos) : sizeof hb;
     TESSERA_TRY(frame_read_into(s, off_pos, bytes_mut(hb, hn)));
     auto ih = chunk_header_read(bytes_view(hb, hn));
     if (!ih.ok()) return ih.err();
-    if (static_cast<uint64_t>(ih->cbytes) > trailer_off - off_pos) return make_error(errc::malformed, "frame: index chunk runs into the trailer");
-    if (ih->nbytes % 8 != 0) return make_error(errc::malformed, "frame: index chunk size not a multiple of 8");
+    if (static_cast<uint64_t>(ih->cbytes) > trailer_off - off_pos) return make_error(errc::malformed, TESSERA_MSG("frame: index chunk runs into the trailer"));
+    if (ih->nbytes % 8 != 0) return make_error(errc::malformed, TESSERA_MSG("frame: index chunk size not a multiple of 8"));
     n = ih->nbytes / 8;
-    if (info.nchunks >= 0 && n != info.nchunks) return make_error(errc::corrupt, "frame: index chunk and header disagree on the number of chunks");
+    if (info.nchunks >= 0 && n != info.nchunks) return make_error(errc::corrupt, TESSERA_MSG("frame: index chunk and header disagree on the number of chunks"));
     // Every chunk holds at least one byte: an index with more entries than the frame has bytes is lying.
-    if (n > info.nbytes) return make_error(errc::corrupt, "frame: more index entries than the frame has bytes");
+    if (n > info.nbytes) return make_error(errc::corrupt, TESSERA_MSG("frame: more index entries than the frame has bytes"));
     s.nchunks = n;
     s.info.nchunks = n;
     TESSERA_TRY(index_lazy_open(s, off_pos, *ih, n));
@@ -167,7 +167,7 @@ result<chunk_source> chunk_source_get(frame_state& s, int64_t i, sparse_entry& e
   }
   const uint64_t data = s.info.header_len;
   const uint64_t section = s.data_end - data;
-  if (static_cast<uint64_t>(off) >= section) return make_error(errc::corrupt, "frame: chunk offset past the chunks section");
+  if (static_cast<uint64_t>(off) >= section) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk offset past the chunks section"));
   src.st = s.st;
   src.pos = s.base + data + static_cast<uint64_t>(off);
   src.limit = section - static_cast<uint64_t>(off);
@@ -178,7 +178,7 @@ status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept {
   frame_chunk_entry e;
   TESSERA_TRY(index_entry_get(s, i, &e));
   if (e.nbytes < 0 || e.cbytes < 0 || e.blocksize < 0) {
-    if (e.offset < 0) return make_error(errc::unsupported, "frame: special index entry in a frame of variable chunk sizes");
+    if (e.offset < 0) return make_error(errc::unsupported, TESSERA_MSG("frame: special index entry in a frame of variable chunk sizes"));
     sparse_entry entry;
     auto src = chunk_source_get(s, i, entry);
     if (!src.ok()) return src.err();
@@ -187,7 +187,7 @@ status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept {
     if (!h.ok()) return h.err();
     // With a fixed chunksize the header already said each chunk's nbytes: the chunk must agree.
     if (e.nbytes >= 0 && e.nbytes != h->nbytes)
-      return make_error(errc::corrupt, "frame: a chunk's nbytes differs from the frame's chunksize");
+      return make_error(errc::corrupt, TESSERA_MSG("frame: a chunk's nbytes differs from the frame's chunksize"));
     e.nbytes = h->nbytes;
     e.cbytes = h->cbytes;
     e.blocksize = h->blocksize;
@@ -199,8 +199,8 @@ status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept {
 }
 
 status chunk_index_check(const frame_state* s, int64_t nchunk) noexcept {
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
-  if (nchunk < 0 || nchunk >= s->nchunks) return make_error(errc::out_of_range, "frame: chunk number past the frame's chunks");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  if (nchunk < 0 || nchunk >= s->nchunks) return make_error(errc::out_of_range, TESSERA_MSG("frame: chunk number past the frame's chunks"));
   return ok_status();
 }
 
@@ -226,10 +226,10 @@ struct stored_starts {
   }
   int32_t at(size_t j) const noexcept { return as_signed32(le_load32(p + 4 * j)); }
   status extent_of(size_t j, block_extent* e) const noexcept {
-    if (j >= n) return make_error(errc::out_of_range, "chunk: block index past the chunk's blocks");
+    if (j >= n) return make_error(errc::out_of_range, TESSERA_MSG("chunk: block index past the chunk's blocks"));
     const int32_t st = at(j);
     if (st < 0 || static_cast<uint64_t>(st) < data_start || static_cast<uint64_t>(st) >= cbytes)
-      return make_error(errc::corrupt, "chunk: block start out of bounds");
+      return make_error(errc::corrupt, TESSERA_MSG("chunk: block start out of bounds"));
     uint64_t end = cbytes;
     if (ascending) {
       if (j + 1 < n) end = static_cast<uint64_t>(at(j + 1));
@@ -271,7 +271,7 @@ struct parallel_blocks {
     auto& j = *static_cast<parallel_blocks*>(context);
     if (j.failed.load(std::memory_order_acquire)) return;
     if (worker >= j.nworkers) {
-      j.fail(make_error(errc::invalid_argument, "executor: a task ran with a worker index past executor.workers"));
+      j.fail(make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers")));
       return;
     }
     const chunk_block_request& r = *j.request;
@@ -280,7 +280,7 @@ struct parallel_blocks {
     status st = j.starts->extent_of(nblock, &e);
     const uint64_t data_start = j.starts->data_start;
     const uint64_t size = data_start + (e.end - e.start);
-    if (st.ok() && size > j.buffer_size) st = make_error(errc::corrupt, "chunk: block streams larger than measured");
+    if (st.ok() && size > j.buffer_size) st = make_error(errc::corrupt, TESSERA_MSG("chunk: block streams larger than measured"));
     if (st.ok()) {
       uint8_t* m = j.buffers + static_cast<size_t>(worker) * j.buffer_size;
       std::memcpy(m, j.prefix, static_cast<size_t>(data_start));
@@ -325,7 +325,7 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
       auto e = chunk_block_extent_get(h, bytes_view(), r.block(r.context, i));
       if (!e.ok()) return e.err();
       const uint64_t at = h.header_size + uint64_t{e->offset};
-      if (at + e->size > cbytes) return make_error(errc::corrupt, "chunk: memcpyed block past cbytes");
+      if (at + e->size > cbytes) return make_error(errc::corrupt, TESSERA_MSG("chunk: memcpyed block past cbytes"));
       TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, e->size));
       TESSERA_TRY(storage_read(src.st, src.pos + at, bytes_mut(s.scratch, e->size)));
       TESSERA_TRY(r.consume(r.context, i, bytes_view(s.scratch, e->size), 0));
@@ -333,16 +333,16 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     return ok_status();
   }
   const uint64_t bstarts_end = h.header_size + uint64_t{4} * h.nblocks;
-  if (bstarts_end > cbytes) return make_error(errc::truncated, "chunk: bstarts run past cbytes");
+  if (bstarts_end > cbytes) return make_error(errc::truncated, TESSERA_MSG("chunk: bstarts run past cbytes"));
   uint64_t data_start = bstarts_end;
   if (h.dict) {
     uint8_t ds[4];
-    if (bstarts_end + 4 > cbytes) return make_error(errc::truncated, "chunk: dictionary size past cbytes");
+    if (bstarts_end + 4 > cbytes) return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary size past cbytes"));
     TESSERA_TRY(storage_read(src.st, src.pos + bstarts_end, bytes_mut(ds, 4)));
     const int32_t dsize = as_signed32(le_load32(ds));
-    if (dsize <= 0 || dsize > kChunkMaxDictSize) return make_error(errc::malformed, "chunk: invalid dictionary size");
+    if (dsize <= 0 || dsize > kChunkMaxDictSize) return make_error(errc::malformed, TESSERA_MSG("chunk: invalid dictionary size"));
     data_start += 4 + static_cast<uint64_t>(dsize);
-    if (data_start > cbytes) return make_error(errc::truncated, "chunk: dictionary runs past cbytes");
+    if (data_start > cbytes) return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary runs past cbytes"));
   }
   auto pre = source_bytes(s, src, 0, static_cast<size_t>(data_start), 0);
   if (!pre.ok()) return pre.err();
@@ -370,7 +370,7 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   if (src.st.concurrent_reads && !delta && ex.run != nullptr && ex.workers > 1 && r.count > 1) {
     // Buffers of all workers: at most `workers` times a block's compressed size and the chunk's prefix.
     const size_t buffer_size = static_cast<size_t>((data_start + largest + 15) / 16 * 16);
-    if (buffer_size > SIZE_MAX / ex.workers) return make_error(errc::overflow, "chunk: block buffers overflow");
+    if (buffer_size > SIZE_MAX / ex.workers) return make_error(errc::overflow, TESSERA_MSG("chunk: block buffers overflow"));
     TESSERA_TRY(state_buffer_reserve(s, &s.worker_scratch, &s.worker_scratch_cap, buffer_size * ex.workers));
     TESSERA_TRY(chunk_decoder_prepare(d, h));
     parallel_blocks job;
@@ -393,7 +393,7 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     total += e0.end - e0.start;
     if (total > cbytes) return whole();
   }
-  if (total > INT32_MAX) return make_error(errc::overflow, "chunk: block too large");
+  if (total > INT32_MAX) return make_error(errc::overflow, TESSERA_MSG("chunk: block too large"));
   // The sparse chunk at the scratch's start, the stored starts kept after it while the copies' starts are written.
   const size_t starts_size = 4 * static_cast<size_t>(h.nblocks);
   const bool pre_in_scratch = *pre == s.scratch;
@@ -442,13 +442,13 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
 status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept {
   auto h = chunk_header_read(chunk);
   if (!h.ok()) return h.err();
-  if (static_cast<int64_t>(h->nbytes) != n * 8) return make_error(errc::corrupt, "frame: index chunk size mismatch");
+  if (static_cast<int64_t>(h->nbytes) != n * 8) return make_error(errc::corrupt, TESSERA_MSG("frame: index chunk size mismatch"));
   if (n == 0) return ok_status();
   // Decode into the chunk table's memory viewed as bytes, then spread the int64 offsets backwards.
   const size_t raw = static_cast<size_t>(n) * 8;
   auto* bytes = reinterpret_cast<uint8_t*>(s.chunks);
   if (h->memcpyed) {
-    if (chunk.size() < h->header_size + raw) return make_error(errc::truncated, "frame: index chunk truncated");
+    if (chunk.size() < h->header_size + raw) return make_error(errc::truncated, TESSERA_MSG("frame: index chunk truncated"));
     std::memmove(bytes, chunk.data() + h->header_size, raw);
   } else {
     chunk_decoder d;
@@ -520,7 +520,7 @@ result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8
   auto src = chunk_source_get(s, nchunk, entry);
   if (!src.ok()) return src.err();
   const size_t cb = static_cast<size_t>(ref->cbytes);
-  if (static_cast<uint64_t>(cb) > src->limit) return make_error(errc::corrupt, "frame: chunk runs past the frame's data");
+  if (static_cast<uint64_t>(cb) > src->limit) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk runs past the frame's data"));
   if (!s.sparse && may_view) {
     const bytes_view v = storage_view(src->st);
     if (!v.empty() && src->pos <= v.size() && cb <= v.size() - src->pos) return bytes_view(v.data() + src->pos, cb);
@@ -561,7 +561,7 @@ status open_with(frame& f, const allocator& alloc, const frame_open_options& opt
   }
   if (options.writable && st != nullptr && st->write == nullptr) {
     detail::state_free(s);
-    return make_error(errc::invalid_argument, "frame: writable open of a read-only storage");
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame: writable open of a read-only storage"));
   }
   status e = body(*s);
   if (!e.ok()) {
@@ -590,8 +590,8 @@ uint64_t frame_max_alloc(const frame& f) noexcept {
 
 status frame_open_again(frame& out, const frame& f, const allocator& alloc) noexcept {
   const frame_state* s = frame_access::get(f);
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
-  if (&out == &f) return make_error(errc::invalid_argument, "frame_open_again: the same frame");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  if (&out == &f) return make_error(errc::invalid_argument, TESSERA_MSG("frame_open_again: the same frame"));
   frame_open_options o = s->options;
   o.writable = false;
   o.encoder = nullptr;
@@ -607,7 +607,7 @@ status frame_open_again(frame& out, const frame& f, const allocator& alloc) noex
       uint8_t again[kFrameHeaderMinLen];
       last = storage_read(n->st, n->base, bytes_mut(again, sizeof again));
       if (last.ok() && std::memcmp(again, n->header, sizeof again) != 0)
-        last = make_error(errc::corrupt, "frame: the header kept changing while it was read (a writer committing)");
+        last = make_error(errc::corrupt, TESSERA_MSG("frame: the header kept changing while it was read (a writer committing)"));
     }
     if (last.ok()) {
       out = std::move(fresh);
@@ -621,8 +621,8 @@ status frame_open_again(frame& out, const frame& f, const allocator& alloc) noex
 
 status frame_refresh(frame& f) noexcept {
   const frame_state* s = frame_access::get(f);
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
-  if (s->options.writable) return make_error(errc::invalid_argument, "frame_refresh: a writable frame is its own writer");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  if (s->options.writable) return make_error(errc::invalid_argument, TESSERA_MSG("frame_refresh: a writable frame is its own writer"));
   frame fresh;
   TESSERA_TRY(frame_open_again(fresh, f, s->alloc));
   f = std::move(fresh);
@@ -636,32 +636,32 @@ const frame_info* frame_info_get(const frame& f) noexcept {
 
 result<span<const char>> frame_meta_name(const frame& f, uint32_t i) noexcept {
   const frame_state* s = frame_access::get(f);
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
-  if (i >= s->nmetas) return make_error(errc::out_of_range, "frame: metalayer number past the metalayers");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  if (i >= s->nmetas) return make_error(errc::out_of_range, TESSERA_MSG("frame: metalayer number past the metalayers"));
   return span<const char>(s->metas[i].name, s->metas[i].name_len);
 }
 
 result<bytes_view> frame_meta_find(const frame& f, span<const char> name) noexcept {
   const frame_state* s = frame_access::get(f);
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
   for (uint32_t i = 0; i < s->nmetas; ++i)
     if (detail::names_equal(s->metas[i], name)) return bytes_view(s->header + s->metas[i].content_off, s->metas[i].content_len);
-  return make_error(errc::out_of_range, "frame: no fixed metalayer with that name");
+  return make_error(errc::out_of_range, TESSERA_MSG("frame: no fixed metalayer with that name"));
 }
 
 result<span<const char>> frame_vlmeta_name(const frame& f, uint32_t i) noexcept {
   const frame_state* s = frame_access::get(f);
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
-  if (i >= s->nvlmetas) return make_error(errc::out_of_range, "frame: vlmetalayer number past the vlmetalayers");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  if (i >= s->nvlmetas) return make_error(errc::out_of_range, TESSERA_MSG("frame: vlmetalayer number past the vlmetalayers"));
   return span<const char>(s->vlmetas[i].name, s->vlmetas[i].name_len);
 }
 
 result<bytes_view> frame_vlmeta_raw(const frame& f, span<const char> name) noexcept {
   const frame_state* s = frame_access::get(f);
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
   for (uint32_t i = 0; i < s->nvlmetas; ++i)
     if (detail::names_equal(s->vlmetas[i], name)) return bytes_view(s->vlmetas[i].data, s->vlmetas[i].content_len);
-  return make_error(errc::out_of_range, "frame: no vlmetalayer with that name");
+  return make_error(errc::out_of_range, TESSERA_MSG("frame: no vlmetalayer with that name"));
 }
 
 result<size_t> frame_vlmeta_nbytes(const frame& f, span<const char> name) noexcept {
@@ -669,7 +669,7 @@ result<size_t> frame_vlmeta_nbytes(const frame& f, span<const char> name) noexce
   if (!raw.ok()) return raw.err();
   auto h = chunk_header_read(*raw);
   if (!h.ok()) return h.err();
-  if (static_cast<size_t>(h->cbytes) != raw->size()) return make_error(errc::corrupt, "frame: vlmetalayer chunk size mismatch");
+  if (static_cast<size_t>(h->cbytes) != raw->size()) return make_error(errc::corrupt, TESSERA_MSG("frame: vlmetalayer chunk size mismatch"));
   return static_cast<size_t>(h->nbytes);
 }
 
@@ -684,13 +684,13 @@ result<size_t> frame_vlmeta_decode(const frame& f, chunk_decoder& d, span<const 
 
 result<frame_chunk_ref> frame_chunk_locate(frame& f, int64_t nchunk) noexcept {
   frame_state* s = frame_access::get(f);
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
   return detail::chunk_locate(*s, nchunk);
 }
 
 result<bytes_view> frame_chunk_read(frame& f, int64_t nchunk, owned_array<uint8_t>& buffer) noexcept {
   frame_state* s = frame_access::get(f);
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
   // A writable frame's next append may move its storage (a growable buffer reallocates): a view handed to the
   // caller could dangle, so its chunks are always copied into `buffer`.
   return detail::chunk_bytes(*s, nchunk, &buffer, !s->options.writable);
@@ -698,7 +698,7 @@ result<bytes_view> frame_chunk_read(frame& f, int64_t nchunk, owned_array<uint8_
 
 result<size_t> frame_chunk_decode(frame& f, chunk_decoder& d, int64_t nchunk, bytes_mut out) noexcept {
   frame_state* s = frame_access::get(f);
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
   auto bytes = detail::chunk_bytes(*s, nchunk, nullptr);
   if (!bytes.ok()) return bytes.err();
   auto h = chunk_header_read(*bytes);
@@ -716,7 +716,7 @@ struct block_copy {
   static size_t block(void* context, size_t) noexcept { return static_cast<block_copy*>(context)->nblock; }
   static status consume(void* context, size_t, bytes_view decoded, uint32_t) noexcept {
     auto& c = *static_cast<block_copy*>(context);
-    if (c.out.size() < decoded.size()) return make_error(errc::buffer_too_small, "chunk: output shorter than the block");
+    if (c.out.size() < decoded.size()) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: output shorter than the block"));
     std::memcpy(c.out.data(), decoded.data(), decoded.size());
     c.size = decoded.size();
     return ok_status();
@@ -740,9 +740,9 @@ result<size_t> frame_block_decode(frame& f, chunk_decoder& d, int64_t nchunk, si
 
 status frame_blocks_decode(frame& f, chunk_decoder& d, int64_t nchunk, const chunk_block_request& request) noexcept {
   frame_state* s = frame_access::get(f);
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
   if (request.count > 0 && (request.block == nullptr || request.consume == nullptr))
-    return make_error(errc::invalid_argument, "frame_blocks_decode: request without block or consume");
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame_blocks_decode: request without block or consume"));
   auto ref = detail::chunk_locate(*s, nchunk);
   if (!ref.ok()) return ref.err();
   if (ref->special != chunk_special::none) {

@@ -7,7 +7,7 @@
 namespace tessera {
 
 status storage_directory_open(const storage_directory& d, const char* name, storage_open mode, storage* out) noexcept {
-  if (d.open == nullptr) return make_error(errc::unsupported, "storage_directory: no open callback");
+  if (d.open == nullptr) return make_error(errc::unsupported, TESSERA_MSG("storage_directory: no open callback"));
   return d.open(d.context, name, mode, out);
 }
 status storage_directory_close(const storage_directory& d, storage* s) noexcept {
@@ -15,18 +15,18 @@ status storage_directory_close(const storage_directory& d, storage* s) noexcept 
   return d.close(d.context, s);
 }
 status storage_directory_remove(const storage_directory& d, const char* name) noexcept {
-  if (d.remove == nullptr) return make_error(errc::unsupported, "storage_directory: no remove callback");
+  if (d.remove == nullptr) return make_error(errc::unsupported, TESSERA_MSG("storage_directory: no remove callback"));
   return d.remove(d.context, name);
 }
 status storage_directory_rename(const storage_directory& d, const char* from, const char* to) noexcept {
-  if (d.rename == nullptr) return make_error(errc::unsupported, "storage_directory: no rename callback");
+  if (d.rename == nullptr) return make_error(errc::unsupported, TESSERA_MSG("storage_directory: no rename callback"));
   return d.rename(d.context, from, to);
 }
 
 status frame_sparse_chunk_name(int64_t id, char* out, size_t out_size) noexcept {
   if (id < 0 || id > static_cast<int64_t>(UINT32_MAX))
-    return make_error(errc::out_of_range, "sframe: chunk number outside the 8 hex digits of its name");
-  if (out == nullptr || out_size < 15) return make_error(errc::buffer_too_small, "sframe: chunk name needs 15 bytes");
+    return make_error(errc::out_of_range, TESSERA_MSG("sframe: chunk number outside the 8 hex digits of its name"));
+  if (out == nullptr || out_size < 15) return make_error(errc::buffer_too_small, TESSERA_MSG("sframe: chunk name needs 15 bytes"));
   static constexpr char kHex[] = "0123456789ABCDEF";
   const uint32_t v = static_cast<uint32_t>(id);
   for (int i = 0; i < 8; ++i) out[i] = kHex[(v >> (28 - 4 * i)) & 0xf];
@@ -38,7 +38,7 @@ namespace detail {
 
 result<frame_state*> state_new(const allocator& alloc) noexcept {
   void* p = allocator_allocate(alloc, sizeof(frame_state), alignof(frame_state));
-  if (p == nullptr) return make_error(errc::out_of_memory, "frame: allocator refused the frame state");
+  if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the frame state"));
   auto* s = new (p) frame_state;
   s->alloc = alloc;
   return s;
@@ -81,7 +81,7 @@ status state_buffer_reserve(frame_state& s, uint8_t** buf, size_t* cap, size_t n
     want = need;
     p = static_cast<uint8_t*>(allocator_allocate(s.alloc, want, 16));
   }
-  if (p == nullptr) return make_error(errc::out_of_memory, "frame: allocator refused a buffer");
+  if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a buffer"));
   if (*buf != nullptr) {
     std::memcpy(p, *buf, *cap);
     allocator_deallocate(s.alloc, *buf, *cap, 16);
@@ -94,9 +94,9 @@ status state_buffer_reserve(frame_state& s, uint8_t** buf, size_t* cap, size_t n
 status state_chunks_reserve(frame_state& s, int64_t count) noexcept {
   if (count <= s.chunk_cap) return ok_status();
   if (count > static_cast<int64_t>(SIZE_MAX / sizeof(frame_chunk_entry)) / 2)
-    return make_error(errc::overflow, "frame: too many chunks");
+    return make_error(errc::overflow, TESSERA_MSG("frame: too many chunks"));
   TESSERA_TRY(state_budget_check(s, sizeof(frame_chunk_entry) * static_cast<uint64_t>(count),
-                                 "frame: the chunk table (24 bytes a chunk) exceeds max_alloc"));
+                                 TESSERA_MSG("frame: the chunk table (24 bytes a chunk) exceeds max_alloc")));
   int64_t want = s.chunk_cap * 2 > count ? s.chunk_cap * 2 : count;
   if (want < 16) want = 16;
   if (sizeof(frame_chunk_entry) * static_cast<uint64_t>(want) > s.options.max_alloc) want = count;
@@ -105,7 +105,7 @@ status state_chunks_reserve(frame_state& s, int64_t count) noexcept {
     want = count;
     p = allocator_allocate(s.alloc, sizeof(frame_chunk_entry) * static_cast<size_t>(want), alignof(frame_chunk_entry));
   }
-  if (p == nullptr) return make_error(errc::out_of_memory, "frame: allocator refused the chunk index");
+  if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the chunk index"));
   if (s.chunks != nullptr) {
     std::memcpy(p, s.chunks, sizeof(frame_chunk_entry) * static_cast<size_t>(s.nchunks));
     allocator_deallocate(s.alloc, s.chunks, sizeof(frame_chunk_entry) * static_cast<size_t>(s.chunk_cap),
@@ -118,10 +118,10 @@ status state_chunks_reserve(frame_state& s, int64_t count) noexcept {
 
 status state_ids_push(frame_state& s, int64_t** ids, uint32_t* n, uint32_t* cap, int64_t id) noexcept {
   if (*n == *cap) {
-    if (*cap > UINT32_MAX / 2 - 8) return make_error(errc::overflow, "frame: too many pending entries");
+    if (*cap > UINT32_MAX / 2 - 8) return make_error(errc::overflow, TESSERA_MSG("frame: too many pending entries"));
     const uint32_t want = *cap == 0 ? 16 : *cap * 2;
     void* p = allocator_allocate(s.alloc, sizeof(int64_t) * want, alignof(int64_t));
-    if (p == nullptr) return make_error(errc::out_of_memory, "frame: allocator refused the pending entry list");
+    if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the pending entry list"));
     if (*ids != nullptr) {
       std::memcpy(p, *ids, sizeof(int64_t) * *n);
       allocator_deallocate(s.alloc, *ids, sizeof(int64_t) * *cap, alignof(int64_t));
@@ -135,11 +135,11 @@ status state_ids_push(frame_state& s, int64_t** ids, uint32_t* n, uint32_t* cap,
 
 result<bytes_view> frame_bytes(frame_state& s, uint64_t pos, size_t n) noexcept {
   if (pos > UINT64_MAX - s.base || s.base + pos > UINT64_MAX - n)
-    return make_error(errc::overflow, "frame: position overflows");
+    return make_error(errc::overflow, TESSERA_MSG("frame: position overflows"));
   const uint64_t at = s.base + pos;
   const bytes_view v = storage_view(s.st);
   if (!v.empty()) {
-    if (at > v.size() || n > v.size() - at) return make_error(errc::truncated, "frame: range past the storage's end");
+    if (at > v.size() || n > v.size() - at) return make_error(errc::truncated, TESSERA_MSG("frame: range past the storage's end"));
     return bytes_view(v.data() + at, n);
   }
   TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, n));
@@ -148,12 +148,12 @@ result<bytes_view> frame_bytes(frame_state& s, uint64_t pos, size_t n) noexcept 
 }
 
 status frame_read_into(frame_state& s, uint64_t pos, bytes_mut dst) noexcept {
-  if (pos > UINT64_MAX - s.base) return make_error(errc::overflow, "frame: position overflows");
+  if (pos > UINT64_MAX - s.base) return make_error(errc::overflow, TESSERA_MSG("frame: position overflows"));
   return storage_read(s.st, s.base + pos, dst);
 }
 
 status frame_write(frame_state& s, uint64_t pos, bytes_view src) noexcept {
-  if (pos > UINT64_MAX - s.base) return make_error(errc::overflow, "frame: position overflows");
+  if (pos > UINT64_MAX - s.base) return make_error(errc::overflow, TESSERA_MSG("frame: position overflows"));
   return storage_write(s.st, s.base + pos, src);
 }
 

@@ -13,14 +13,14 @@ namespace detail {
 namespace {
 
 status writable_check(const frame_state* s) noexcept {
-  if (s == nullptr) return make_error(errc::invalid_argument, "frame: not open");
-  if (!s->options.writable) return make_error(errc::invalid_argument, "frame: opened read-only");
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  if (!s->options.writable) return make_error(errc::invalid_argument, TESSERA_MSG("frame: opened read-only"));
   return ok_status();
 }
 
 status name_check(span<const char> name) noexcept {
   if (name.empty() || name.size() > kFrameMetalayerNameMax)
-    return make_error(errc::invalid_argument, "frame: metalayer names have 1 to 31 bytes");
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame: metalayer names have 1 to 31 bytes"));
   return ok_status();
 }
 
@@ -34,9 +34,9 @@ struct incoming {
 result<incoming> incoming_check(bytes_view chunk) noexcept {
   auto h = chunk_header_read(chunk);
   if (!h.ok()) return h.err();
-  if (chunk.size() < static_cast<size_t>(h->cbytes)) return make_error(errc::truncated, "frame: chunk shorter than its cbytes");
-  if (h->lazy) return make_error(errc::invalid_argument, "frame: lazy chunks cannot be stored");
-  if (h->nbytes == 0) return make_error(errc::invalid_argument, "frame: empty chunks are not stored (the reference would lose them)");
+  if (chunk.size() < static_cast<size_t>(h->cbytes)) return make_error(errc::truncated, TESSERA_MSG("frame: chunk shorter than its cbytes"));
+  if (h->lazy) return make_error(errc::invalid_argument, TESSERA_MSG("frame: lazy chunks cannot be stored"));
+  if (h->nbytes == 0) return make_error(errc::invalid_argument, TESSERA_MSG("frame: empty chunks are not stored (the reference would lose them)"));
   incoming in;
   in.h = *h;
   in.bytes = chunk.subspan(0, static_cast<size_t>(h->cbytes));
@@ -79,7 +79,7 @@ result<int64_t> chunk_store(frame_state& s, const incoming& in, uint64_t* new_da
   }
   const uint64_t pos = place_at(s);
   const uint64_t end = pos + in.bytes.size();
-  if (end > static_cast<uint64_t>(INT64_MAX)) return make_error(errc::overflow, "frame: frame too large");
+  if (end > static_cast<uint64_t>(INT64_MAX)) return make_error(errc::overflow, TESSERA_MSG("frame: frame too large"));
   TESSERA_TRY(frame_write(s, pos, in.bytes));
   *new_data_end = end;
   return static_cast<int64_t>(pos - s.info.header_len);
@@ -101,7 +101,7 @@ status chunksize_after(frame_state& s, change kind, int64_t nchunk, int32_t nb, 
   if (!variable && kind == change::update && (nb > cs || (nchunk != n - 1 && nb != cs))) variable = true;
   // As the reference: a chunk larger than the chunksize an emptied frame kept is refused.
   if (!variable && cs > 0 && nb > cs)
-    return make_error(errc::invalid_argument, "frame: chunk larger than the frame's chunksize (the reference refuses it)");
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame: chunk larger than the frame's chunksize (the reference refuses it)"));
   *out = variable ? 0 : cs;
   return ok_status();
 }
@@ -112,13 +112,13 @@ status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chun
   auto in = incoming_check(chunk);
   if (!in.ok()) return in.err();
   const int64_t n = s.nchunks;
-  if (kind == change::insert && (nchunk < 0 || nchunk > n)) return make_error(errc::out_of_range, "frame: insert position past the end");
-  if (kind == change::update && (nchunk < 0 || nchunk >= n)) return make_error(errc::out_of_range, "frame: no chunk to update there");
+  if (kind == change::insert && (nchunk < 0 || nchunk > n)) return make_error(errc::out_of_range, TESSERA_MSG("frame: insert position past the end"));
+  if (kind == change::update && (nchunk < 0 || nchunk >= n)) return make_error(errc::out_of_range, TESSERA_MSG("frame: no chunk to update there"));
   if (kind == change::append) nchunk = n;
   // Regular and VL-block chunks do not mix.
   const bool sole = n == 0 || (kind == change::update && n == 1);
   if (!sole && in->h.vlblocks != s.info.vl_blocks)
-    return make_error(errc::invalid_argument, "frame: regular and variable-length-block chunks cannot mix");
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame: regular and variable-length-block chunks cannot mix"));
   int32_t cs = 0;
   TESSERA_TRY(chunksize_after(s, kind, nchunk, in->h.nbytes, &cs));
   frame_chunk_entry old;
@@ -129,7 +129,7 @@ status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chun
   }
   const int64_t nspecial = s.nspecial + (in->special ? 1 : 0) - (kind == change::update && old.offset < 0 ? 1 : 0);
   if (cs == 0 && nspecial > 0)
-    return make_error(errc::unsupported, "frame: special-value chunks in a frame of different chunk sizes (unreadable by the reference)");
+    return make_error(errc::unsupported, TESSERA_MSG("frame: special-value chunks in a frame of different chunk sizes (unreadable by the reference)"));
   if (kind != change::update) TESSERA_TRY(state_chunks_reserve(s, n + 1));
   if (s.sparse && kind == change::update && old.offset >= 0) {
     // Reserve the doomed slot so the commit can remove the replaced entry.
@@ -199,7 +199,7 @@ struct temp_buffer {
     s = &state;
     n = size == 0 ? 1 : size;
     p = static_cast<uint8_t*>(allocator_allocate(state.alloc, n, 16));
-    return p == nullptr ? make_error(errc::out_of_memory, "frame: allocator refused a commit buffer") : ok_status();
+    return p == nullptr ? make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a commit buffer")) : ok_status();
   }
 };
 
@@ -245,7 +245,7 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
   auto ih = chunk_header_read(bytes_view(ih_bytes, sizeof ih_bytes));
   if (!ih.ok()) return ih.err();
   const int64_t cn = ih->nbytes / 8;
-  if (cn <= 0) return make_error(errc::corrupt, "frame: committed frame with data but an empty index");
+  if (cn <= 0) return make_error(errc::corrupt, TESSERA_MSG("frame: committed frame with data but an empty index"));
   auto enc = encoder_get(s);
   if (!enc.ok()) return enc.err();
   // The committed offsets, decoded into a temporary state's table.
@@ -279,7 +279,7 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
     TESSERA_TRY(frame_read_into(s, hl + static_cast<uint64_t>(off), bytes_mut(hb, kChunkHeaderMinSize)));
     const uint32_t cb = static_cast<uint32_t>(hb[12] | uint32_t{hb[13]} << 8 | uint32_t{hb[14]} << 16 | uint32_t{hb[15]} << 24);
     if (cb > INT32_MAX || static_cast<uint64_t>(off) + cb > static_cast<uint64_t>(ci.cbytes))
-      return make_error(errc::corrupt, "frame: committed chunk runs past its data");
+      return make_error(errc::corrupt, TESSERA_MSG("frame: committed chunk runs past its data"));
     temp_buffer b;
     TESSERA_TRY(b.get(s, cb));
     TESSERA_TRY(frame_read_into(s, hl + static_cast<uint64_t>(off), bytes_mut(b.p, cb)));
@@ -293,7 +293,7 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
   uint8_t ctail[kFrameTrailerMinLen];
   TESSERA_TRY(frame_read_into(s, ci.frame_len - kFrameTrailerMinLen, bytes_mut(ctail, sizeof ctail)));
   const uint32_t ctl = static_cast<uint32_t>(be_load(ctail + kFrameTrailerMinLen - kTrailerLenFromEnd, 4));
-  if (ctl < kFrameTrailerMinLen || ctl > ci.frame_len) return make_error(errc::corrupt, "frame: committed trailer unreadable");
+  if (ctl < kFrameTrailerMinLen || ctl > ci.frame_len) return make_error(errc::corrupt, TESSERA_MSG("frame: committed trailer unreadable"));
   auto ibound = frame_index_bound(cn);
   if (!ibound.ok()) return ibound.err();
   temp_buffer it;
@@ -456,14 +456,14 @@ status vlmeta_put(frame_state& s, span<const char> name, uint8_t* data, uint32_t
   }
   if (s.nvlmetas >= kFrameMaxVlmetalayers) {
     allocator_deallocate(s.alloc, data, size, 1);
-    return make_error(errc::out_of_range, "frame: too many vlmetalayers");
+    return make_error(errc::out_of_range, TESSERA_MSG("frame: too many vlmetalayers"));
   }
   if (s.nvlmetas == s.vlcap) {
     const uint32_t want = s.vlcap == 0 ? 4 : s.vlcap * 2;
     void* p = allocator_allocate(s.alloc, sizeof(frame_meta_entry) * want, alignof(frame_meta_entry));
     if (p == nullptr) {
       allocator_deallocate(s.alloc, data, size, 1);
-      return make_error(errc::out_of_memory, "frame: allocator refused the vlmetalayer table");
+      return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the vlmetalayer table"));
     }
     auto* t = static_cast<frame_meta_entry*>(p);
     for (uint32_t i = 0; i < want; ++i) new (&t[i]) frame_meta_entry;
@@ -506,7 +506,7 @@ namespace {
 status create_with(frame& f, const allocator& alloc, const frame_create_params& p, frame_open_options options,
                    const storage* st, const storage_directory* dir) noexcept {
   TESSERA_TRY(frame_close(f));
-  if (st != nullptr && st->write == nullptr) return make_error(errc::invalid_argument, "frame: cannot create in a read-only storage");
+  if (st != nullptr && st->write == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: cannot create in a read-only storage"));
   auto sr = detail::state_new(alloc);
   if (!sr.ok()) return sr.err();
   frame_state* s = *sr;
@@ -562,7 +562,7 @@ status frame_chunk_update(frame& f, int64_t nchunk, bytes_view chunk) noexcept {
 status frame_chunk_delete(frame& f, int64_t nchunk) noexcept {
   frame_state* s = frame_access::get(f);
   TESSERA_TRY(detail::writable_check(s));
-  if (nchunk < 0 || nchunk >= s->nchunks) return make_error(errc::out_of_range, "frame: no chunk to delete there");
+  if (nchunk < 0 || nchunk >= s->nchunks) return make_error(errc::out_of_range, TESSERA_MSG("frame: no chunk to delete there"));
   TESSERA_TRY(detail::state_index_materialize(*s));
   int32_t onb = 0;
   TESSERA_TRY(detail::frame_chunk_entry_nbytes(*s, nchunk, &onb));
@@ -587,12 +587,12 @@ status frame_meta_update(frame& f, span<const char> name, bytes_view content) no
     detail::frame_meta_entry& e = s->metas[i];
     if (!detail::names_equal(e, name)) continue;
     if (content.size() != e.content_len)
-      return make_error(errc::invalid_argument, "frame: a fixed metalayer keeps its size (the header cannot move)");
+      return make_error(errc::invalid_argument, TESSERA_MSG("frame: a fixed metalayer keeps its size (the header cannot move)"));
     if (!content.empty()) std::memcpy(s->header + e.content_off, content.data(), content.size());
     s->dirty = true;
     return ok_status();
   }
-  return make_error(errc::out_of_range, "frame: no fixed metalayer with that name");
+  return make_error(errc::out_of_range, TESSERA_MSG("frame: no fixed metalayer with that name"));
 }
 
 status frame_vlmeta_set(frame& f, span<const char> name, bytes_view content) noexcept {
@@ -600,7 +600,7 @@ status frame_vlmeta_set(frame& f, span<const char> name, bytes_view content) noe
   TESSERA_TRY(detail::writable_check(s));
   TESSERA_TRY(detail::name_check(name));
   if (content.size() > static_cast<size_t>(INT32_MAX) - kChunkMaxOverhead)
-    return make_error(errc::invalid_argument, "frame: vlmetalayer content too large");
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame: vlmetalayer content too large"));
   auto enc = detail::encoder_get(*s);
   if (!enc.ok()) return enc.err();
   // Encoded into the scratch, then kept at its exact size.
@@ -609,7 +609,7 @@ status frame_vlmeta_set(frame& f, span<const char> name, bytes_view content) noe
   auto size = frame_vlmeta_encode(**enc, content, bytes_mut(s->scratch, bound));
   if (!size.ok()) return size.err();
   auto* data = static_cast<uint8_t*>(allocator_allocate(s->alloc, *size, 1));
-  if (data == nullptr) return make_error(errc::out_of_memory, "frame: allocator refused a vlmetalayer");
+  if (data == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a vlmetalayer"));
   std::memcpy(data, s->scratch, *size);
   return detail::vlmeta_put(*s, name, data, static_cast<uint32_t>(*size));
 }
@@ -620,10 +620,10 @@ status frame_vlmeta_set_chunk(frame& f, span<const char> name, bytes_view chunk)
   TESSERA_TRY(detail::name_check(name));
   auto h = chunk_header_read(chunk);
   if (!h.ok()) return h.err();
-  if (static_cast<size_t>(h->cbytes) != chunk.size()) return make_error(errc::invalid_argument, "frame: vlmetalayer chunk size mismatch");
+  if (static_cast<size_t>(h->cbytes) != chunk.size()) return make_error(errc::invalid_argument, TESSERA_MSG("frame: vlmetalayer chunk size mismatch"));
   const uint32_t size = static_cast<uint32_t>(chunk.size());
   auto* data = static_cast<uint8_t*>(allocator_allocate(s->alloc, size, 1));
-  if (data == nullptr) return make_error(errc::out_of_memory, "frame: allocator refused a vlmetalayer");
+  if (data == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a vlmetalayer"));
   std::memcpy(data, chunk.data(), size);
   return detail::vlmeta_put(*s, name, data, size);
 }
@@ -642,7 +642,7 @@ status frame_vlmeta_delete(frame& f, span<const char> name) noexcept {
     s->dirty = true;
     return ok_status();
   }
-  return make_error(errc::out_of_range, "frame: no vlmetalayer with that name");
+  return make_error(errc::out_of_range, TESSERA_MSG("frame: no vlmetalayer with that name"));
 }
 
 status frame_commit(frame& f) noexcept {

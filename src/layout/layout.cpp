@@ -29,9 +29,9 @@ void index_split(int ndim, const int64_t* extents, int64_t index, int64_t* coord
 status layout_init(array_layout& out, int ndim, const int64_t* shape, const int32_t* chunkshape,
                    const int32_t* blockshape) noexcept {
   out = array_layout{};
-  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::unsupported, "layout: ndim outside 0..kMaxDims");
+  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::unsupported, TESSERA_MSG("layout: ndim outside 0..kMaxDims"));
   if (ndim > 0 && (shape == nullptr || chunkshape == nullptr || blockshape == nullptr))
-    return make_error(errc::invalid_argument, "layout: null shape, chunkshape or blockshape");
+    return make_error(errc::invalid_argument, TESSERA_MSG("layout: null shape, chunkshape or blockshape"));
 
   array_layout l;
   l.ndim = ndim;
@@ -43,11 +43,11 @@ status layout_init(array_layout& out, int ndim, const int64_t* shape, const int3
     const int64_t s = shape[i];
     const int64_t c = chunkshape[i];
     const int64_t b = blockshape[i];
-    if (s < 0) return make_error(errc::invalid_argument, "layout: negative shape");
-    if (c < 0) return make_error(errc::invalid_argument, "layout: negative chunkshape");
-    if (b < 0) return make_error(errc::invalid_argument, "layout: negative blockshape");
-    if (b == 0 && c != 0) return make_error(errc::invalid_argument, "layout: blockshape 0 with chunkshape non-zero");
-    if (c == 0 && s != 0) return make_error(errc::invalid_argument, "layout: chunkshape 0 in a non-empty dimension");
+    if (s < 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: negative shape"));
+    if (c < 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: negative chunkshape"));
+    if (b < 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: negative blockshape"));
+    if (b == 0 && c != 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: blockshape 0 with chunkshape non-zero"));
+    if (c == 0 && s != 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: chunkshape 0 in a non-empty dimension"));
     l.shape[i] = s;
     l.chunkshape[i] = c;
     l.blockshape[i] = b;
@@ -63,7 +63,7 @@ status layout_init(array_layout& out, int ndim, const int64_t* shape, const int3
     if (srem == 0) {
       l.extshape[i] = s;
     } else if (s > INT64_MAX - (c - srem)) {
-      return make_error(errc::overflow, "layout: shape rounded up to chunkshape overflows int64");
+      return make_error(errc::overflow, TESSERA_MSG("layout: shape rounded up to chunkshape overflows int64"));
     } else {
       l.extshape[i] = s + (c - srem);
     }
@@ -78,13 +78,13 @@ status layout_init(array_layout& out, int ndim, const int64_t* shape, const int3
   for (int i = 0; i < ndim; ++i) {
     if (__builtin_mul_overflow(nitems, l.shape[i], &nitems) ||
         __builtin_mul_overflow(extnitems, l.extshape[i], &extnitems))
-      return make_error(errc::overflow, "layout: item count overflows int64");
+      return make_error(errc::overflow, TESSERA_MSG("layout: item count overflows int64"));
     if (__builtin_mul_overflow(extchunk_nitems, l.extchunkshape[i], &extchunk_nitems))
-      return make_error(errc::overflow, "layout: items per stored chunk overflow int64");
+      return make_error(errc::overflow, TESSERA_MSG("layout: items per stored chunk overflow int64"));
     if (__builtin_mul_overflow(chunk_nitems, l.chunkshape[i], &chunk_nitems) || chunk_nitems > INT32_MAX)
-      return make_error(errc::overflow, "layout: prod(chunkshape) overflows int32");
+      return make_error(errc::overflow, TESSERA_MSG("layout: prod(chunkshape) overflows int32"));
     if (__builtin_mul_overflow(block_nitems, l.blockshape[i], &block_nitems) || block_nitems > INT32_MAX)
-      return make_error(errc::overflow, "layout: prod(blockshape) overflows int32");
+      return make_error(errc::overflow, TESSERA_MSG("layout: prod(blockshape) overflows int32"));
     // Both are bounded by products checked above (extnitems and extchunk_nitems).
     nchunks *= l.chunk_grid[i];
     blocks_per_chunk *= l.block_grid[i];
@@ -99,7 +99,7 @@ status layout_init(array_layout& out, int ndim, const int64_t* shape, const int3
   if (!strides_compute(ndim, l.shape, l.item_strides) || !strides_compute(ndim, l.chunk_grid, l.chunk_strides) ||
       !strides_compute(ndim, l.block_grid, l.block_strides) ||
       !strides_compute(ndim, l.blockshape, l.block_item_strides))
-    return make_error(errc::overflow, "layout: a stride overflows int64");
+    return make_error(errc::overflow, TESSERA_MSG("layout: a stride overflows int64"));
   for (int i = ndim; i < kMaxDims; ++i)
     l.item_strides[i] = l.chunk_strides[i] = l.block_strides[i] = l.block_item_strides[i] = 0;
   out = l;
@@ -107,12 +107,12 @@ status layout_init(array_layout& out, int ndim, const int64_t* shape, const int3
 }
 
 result<layout_sizes> layout_sizes_compute(const array_layout& layout, int64_t itemsize) noexcept {
-  if (itemsize < 1) return make_error(errc::invalid_argument, "layout: itemsize < 1");
+  if (itemsize < 1) return make_error(errc::invalid_argument, TESSERA_MSG("layout: itemsize < 1"));
   layout_sizes s;
   if (__builtin_mul_overflow(layout.nitems, itemsize, &s.array_nbytes))
-    return make_error(errc::overflow, "layout: array byte size overflows int64");
+    return make_error(errc::overflow, TESSERA_MSG("layout: array byte size overflows int64"));
   if (__builtin_mul_overflow(layout.extchunk_nitems, itemsize, &s.chunk_nbytes) || s.chunk_nbytes > kMaxChunkBytes)
-    return make_error(errc::overflow, "layout: chunk byte size exceeds the Blosc2 chunk limit");
+    return make_error(errc::overflow, TESSERA_MSG("layout: chunk byte size exceeds the Blosc2 chunk limit"));
   s.block_nbytes = layout.block_nitems * itemsize;  // a block is part of the chunk checked just above
   return s;
 }
@@ -121,16 +121,16 @@ result<int64_t> layout_chunk_index(const array_layout& layout, const int64_t* ch
   int64_t index = 0;
   for (int i = 0; i < layout.ndim; ++i) {
     if (chunk_coords[i] < 0 || chunk_coords[i] >= layout.chunk_grid[i])
-      return make_error(errc::out_of_range, "layout: chunk coordinates outside the chunk grid");
+      return make_error(errc::out_of_range, TESSERA_MSG("layout: chunk coordinates outside the chunk grid"));
     index += chunk_coords[i] * layout.chunk_strides[i];
   }
-  if (layout.nchunks == 0) return make_error(errc::out_of_range, "layout: the array has no chunks");
+  if (layout.nchunks == 0) return make_error(errc::out_of_range, TESSERA_MSG("layout: the array has no chunks"));
   return index;
 }
 
 status layout_chunk_coords(const array_layout& layout, int64_t nchunk, int64_t* chunk_coords) noexcept {
   if (nchunk < 0 || nchunk >= layout.nchunks)
-    return make_error(errc::out_of_range, "layout: chunk index outside the array");
+    return make_error(errc::out_of_range, TESSERA_MSG("layout: chunk index outside the array"));
   index_split(layout.ndim, layout.chunk_grid, nchunk, chunk_coords);
   return ok_status();
 }
@@ -139,16 +139,16 @@ result<int64_t> layout_block_index(const array_layout& layout, const int64_t* bl
   int64_t index = 0;
   for (int i = 0; i < layout.ndim; ++i) {
     if (block_coords[i] < 0 || block_coords[i] >= layout.block_grid[i])
-      return make_error(errc::out_of_range, "layout: block coordinates outside the block grid");
+      return make_error(errc::out_of_range, TESSERA_MSG("layout: block coordinates outside the block grid"));
     index += block_coords[i] * layout.block_strides[i];
   }
-  if (layout.blocks_per_chunk == 0) return make_error(errc::out_of_range, "layout: a chunk has no blocks");
+  if (layout.blocks_per_chunk == 0) return make_error(errc::out_of_range, TESSERA_MSG("layout: a chunk has no blocks"));
   return index;
 }
 
 status layout_block_coords(const array_layout& layout, int64_t nblock, int64_t* block_coords) noexcept {
   if (nblock < 0 || nblock >= layout.blocks_per_chunk)
-    return make_error(errc::out_of_range, "layout: block index outside the chunk");
+    return make_error(errc::out_of_range, TESSERA_MSG("layout: block index outside the chunk"));
   index_split(layout.ndim, layout.block_grid, nblock, block_coords);
   return ok_status();
 }
@@ -156,7 +156,7 @@ status layout_block_coords(const array_layout& layout, int64_t nblock, int64_t* 
 status layout_chunk_extent(const array_layout& layout, int64_t nchunk, int64_t* chunk_start,
                            int64_t* chunk_extent) noexcept {
   if (nchunk < 0 || nchunk >= layout.nchunks)
-    return make_error(errc::out_of_range, "layout: chunk index outside the array");
+    return make_error(errc::out_of_range, TESSERA_MSG("layout: chunk index outside the array"));
   int64_t coords[kMaxDims];
   index_split(layout.ndim, layout.chunk_grid, nchunk, coords);
   for (int i = 0; i < layout.ndim; ++i) {
@@ -173,7 +173,7 @@ result<item_location> layout_locate(const array_layout& layout, const int64_t* c
   int64_t in_block = 0;
   for (int i = 0; i < layout.ndim; ++i) {
     const int64_t x = coords[i];
-    if (x < 0 || x >= layout.shape[i]) return make_error(errc::out_of_range, "layout: coordinates outside the array");
+    if (x < 0 || x >= layout.shape[i]) return make_error(errc::out_of_range, TESSERA_MSG("layout: coordinates outside the array"));
     const int64_t c = layout.chunkshape[i];
     const int64_t b = layout.blockshape[i];
     const int64_t within_chunk = x % c;
@@ -187,9 +187,9 @@ result<item_location> layout_locate(const array_layout& layout, const int64_t* c
 
 status layout_item_coords(const array_layout& layout, int64_t nchunk, int64_t offset, int64_t* coords) noexcept {
   if (nchunk < 0 || nchunk >= layout.nchunks)
-    return make_error(errc::out_of_range, "layout: chunk index outside the array");
+    return make_error(errc::out_of_range, TESSERA_MSG("layout: chunk index outside the array"));
   if (offset < 0 || offset >= layout.extchunk_nitems)
-    return make_error(errc::out_of_range, "layout: item offset outside the stored chunk");
+    return make_error(errc::out_of_range, TESSERA_MSG("layout: item offset outside the stored chunk"));
   int64_t chunk_coords[kMaxDims];
   int64_t block_coords[kMaxDims];
   int64_t item_coords[kMaxDims];
@@ -203,7 +203,7 @@ status layout_item_coords(const array_layout& layout, int64_t nchunk, int64_t of
     padding |= within_chunk >= layout.chunkshape[i] || x >= layout.shape[i];
     coords[i] = x;
   }
-  if (padding) return make_error(errc::out_of_range, "layout: the slot is padding");
+  if (padding) return make_error(errc::out_of_range, TESSERA_MSG("layout: the slot is padding"));
   return ok_status();
 }
 

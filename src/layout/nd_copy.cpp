@@ -23,9 +23,9 @@ struct loop {
                                   size_t& nbytes) noexcept {
   int64_t n = itemsize;
   for (int i = 0; i < ndim; ++i)
-    if (__builtin_mul_overflow(n, shape[i], &n)) return make_error(errc::overflow, "nd_copy: buffer size overflows");
+    if (__builtin_mul_overflow(n, shape[i], &n)) return make_error(errc::overflow, TESSERA_MSG("nd_copy: buffer size overflows"));
   if (static_cast<uint64_t>(n) > static_cast<uint64_t>(size))
-    return make_error(errc::buffer_too_small, "nd_copy: buffer smaller than its shape");
+    return make_error(errc::buffer_too_small, TESSERA_MSG("nd_copy: buffer smaller than its shape"));
   nbytes = static_cast<size_t>(n);
   return ok_status();
 }
@@ -35,20 +35,20 @@ struct loop {
 status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t* src_shape, const int64_t* src_start,
                       bytes_mut dst, const int64_t* dst_shape, const int64_t* dst_start,
                       const int64_t* copy_shape) noexcept {
-  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::invalid_argument, "nd_copy: ndim outside 0..kMaxDims");
-  if (itemsize < 1) return make_error(errc::invalid_argument, "nd_copy: itemsize < 1");
+  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::invalid_argument, TESSERA_MSG("nd_copy: ndim outside 0..kMaxDims"));
+  if (itemsize < 1) return make_error(errc::invalid_argument, TESSERA_MSG("nd_copy: itemsize < 1"));
   if (ndim > 0 && (src_shape == nullptr || src_start == nullptr || dst_shape == nullptr || dst_start == nullptr ||
                    copy_shape == nullptr))
-    return make_error(errc::invalid_argument, "nd_copy: null shape or start");
+    return make_error(errc::invalid_argument, TESSERA_MSG("nd_copy: null shape or start"));
   bool empty = false;
   for (int i = 0; i < ndim; ++i) {
     if (src_shape[i] < 0 || dst_shape[i] < 0 || copy_shape[i] < 0)
-      return make_error(errc::invalid_argument, "nd_copy: negative shape");
-    if (src_start[i] < 0 || dst_start[i] < 0) return make_error(errc::invalid_argument, "nd_copy: negative start");
+      return make_error(errc::invalid_argument, TESSERA_MSG("nd_copy: negative shape"));
+    if (src_start[i] < 0 || dst_start[i] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("nd_copy: negative start"));
     if (src_start[i] > src_shape[i] || copy_shape[i] > src_shape[i] - src_start[i])
-      return make_error(errc::out_of_range, "nd_copy: region outside the source shape");
+      return make_error(errc::out_of_range, TESSERA_MSG("nd_copy: region outside the source shape"));
     if (dst_start[i] > dst_shape[i] || copy_shape[i] > dst_shape[i] - dst_start[i])
-      return make_error(errc::out_of_range, "nd_copy: region outside the destination shape");
+      return make_error(errc::out_of_range, TESSERA_MSG("nd_copy: region outside the destination shape"));
     empty |= copy_shape[i] == 0;
   }
   size_t src_nbytes = 0;
@@ -59,7 +59,7 @@ status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t*
   const uintptr_t s0 = reinterpret_cast<uintptr_t>(src.data());
   const uintptr_t d0 = reinterpret_cast<uintptr_t>(dst.data());
   if (s0 < d0 + dst_nbytes && d0 < s0 + src_nbytes)
-    return make_error(errc::invalid_argument, "nd_copy: source and destination overlap");
+    return make_error(errc::invalid_argument, TESSERA_MSG("nd_copy: source and destination overlap"));
 
   // Every offset below is inside a buffer whose byte size fits size_t, so size_t arithmetic cannot wrap.
   loop loops[kMaxDims + 1];
@@ -116,13 +116,13 @@ status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t*
 
 status nd_copy(int ndim, int64_t itemsize, bytes_view src, const int64_t* src_shape, const int64_t* src_start,
                const int64_t* src_stop, bytes_mut dst, const int64_t* dst_shape, const int64_t* dst_start) noexcept {
-  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::invalid_argument, "nd_copy: ndim outside 0..kMaxDims");
+  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::invalid_argument, TESSERA_MSG("nd_copy: ndim outside 0..kMaxDims"));
   if (ndim > 0 && (src_start == nullptr || src_stop == nullptr))
-    return make_error(errc::invalid_argument, "nd_copy: null start or stop");
+    return make_error(errc::invalid_argument, TESSERA_MSG("nd_copy: null start or stop"));
   int64_t copy_shape[kMaxDims] = {};
   for (int i = 0; i < ndim; ++i) {
-    if (src_start[i] < 0) return make_error(errc::invalid_argument, "nd_copy: negative start");
-    if (src_stop[i] < src_start[i]) return make_error(errc::out_of_range, "nd_copy: stop is before start");
+    if (src_start[i] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("nd_copy: negative start"));
+    if (src_stop[i] < src_start[i]) return make_error(errc::out_of_range, TESSERA_MSG("nd_copy: stop is before start"));
     copy_shape[i] = src_stop[i] - src_start[i];
   }
   return nd_copy_region(ndim, itemsize, src, src_shape, src_start, dst, dst_shape, dst_start, copy_shape);

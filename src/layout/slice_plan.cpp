@@ -21,12 +21,12 @@ status slice_plan_init(slice_plan& plan, const array_layout& layout, const int64
   plan = slice_plan{};
   const int ndim = layout.ndim;
   if (ndim > 0 && (start == nullptr || stop == nullptr))
-    return make_error(errc::invalid_argument, "slice: null start or stop");
+    return make_error(errc::invalid_argument, TESSERA_MSG("slice: null start or stop"));
   bool empty = false;
   for (int i = 0; i < ndim; ++i) {
-    if (start[i] < 0) return make_error(errc::out_of_range, "slice: start is negative");
-    if (stop[i] < start[i]) return make_error(errc::out_of_range, "slice: stop is before start");
-    if (stop[i] > layout.shape[i]) return make_error(errc::out_of_range, "slice: stop is beyond the array's shape");
+    if (start[i] < 0) return make_error(errc::out_of_range, TESSERA_MSG("slice: start is negative"));
+    if (stop[i] < start[i]) return make_error(errc::out_of_range, TESSERA_MSG("slice: stop is before start"));
+    if (stop[i] > layout.shape[i]) return make_error(errc::out_of_range, TESSERA_MSG("slice: stop is beyond the array's shape"));
     empty |= stop[i] == start[i];
   }
   plan.layout = &layout;

@@ -1,5 +1,8 @@
 #include "tessera/allocator.hpp"
+#include "tessera/error.hpp"
 #include "tessera/span.hpp"
+
+#include <cstring>
 
 #include "../support/check.hpp"
 #include "../support/test_allocators.hpp"
@@ -85,6 +88,23 @@ TESSERA_TEST(error, codes_have_stable_names) {
   CHECK_EQ(good.value(), 5);
   CHECK(!bad.ok());
   CHECK_EQ(bad.err().code, errc::malformed);
+}
+
+TESSERA_TEST(error, messages_follow_the_build_setting) {
+  // The library wraps its messages in TESSERA_MSG: compiled out (TESSERA_ERROR_MESSAGES 0), an error's message is
+  // its code's name; a null message always is.
+  const error e = make_error(errc::corrupt, TESSERA_MSG("frame: the chunk offset is past the file"));
+  CHECK_EQ(e.code, errc::corrupt);
+#if TESSERA_ERROR_MESSAGES
+  CHECK(std::strcmp(e.message, "frame: the chunk offset is past the file") == 0);
+#else
+  CHECK(std::strcmp(e.message, "corrupt") == 0);
+#endif
+  CHECK(std::strcmp(make_error(errc::no_space, nullptr).message, "no_space") == 0);
+  CHECK(std::strcmp(error{}.message, "") == 0);
+  static_assert(error{errc::io, nullptr}.message[0] == 'i', "the fallback is constexpr");
+  // A code read from stored data (the C API, a result) may lie outside the enum: still a string.
+  CHECK(std::strcmp(error(static_cast<errc>(77), nullptr).message, "unknown") == 0);
 }
 
 TESSERA_TEST(allocator, reallocate_keeps_the_bytes_with_or_without_the_callback) {

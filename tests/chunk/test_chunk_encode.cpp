@@ -423,11 +423,13 @@ void run_backwards(void*, size_t ntasks, executor_task task, void* ctx) noexcept
 
 TESSERA_TEST(chunk_encode, executor_does_not_change_the_chunk) {
   chunk_encoder serial, parallel;
-  REQUIRE_OK(chunk_encoder_init(serial, test::system_allocator()));
   chunk_encoder_options o;
+  // Scratch grows on demand, and with it the Zstd contexts, sized for the blocks (<= 18 KB) instead of 256 KiB:
+  // at level 22 that is 1 MB instead of 5.5 MB each, which the Cortex-M4's 16 MiB of RAM hold four times.
+  o.max_blocksize = 2048;
+  REQUIRE_OK(chunk_encoder_init(serial, test::system_allocator(), o));
   o.exec.run = run_backwards;
   o.exec.workers = 3;
-  o.max_blocksize = 2048;  // grows on demand
   REQUIRE_OK(chunk_encoder_init(parallel, test::system_allocator(), o));
   test::rng r(33);
   for (int i = 0; i < 160; ++i) {

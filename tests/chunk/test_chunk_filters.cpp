@@ -2,9 +2,11 @@
 #include <cstring>
 
 #include "../../src/filters/filters.hpp"
+#include "tessera/chunk.hpp"
 
 #include "../support/check.hpp"
 #include "../support/random.hpp"
+#include "../support/test_allocators.hpp"
 #include "chunk_builder.hpp"
 
 using namespace tessera;
@@ -90,6 +92,48 @@ TESSERA_TEST(chunk_filters, truncations_match_reference_masks) {
       for (int k = 0; k < 8; ++k)
         if (bit0 + k < zeroed) keep = static_cast<uint8_t>(keep & ~(1u << k));
       CHECK_EQ(g_b[i], static_cast<uint8_t>(g_a[i] & keep));
+    }
+  }
+}
+
+// Small firmware compiles filters out (TESSERA_WITH_BITSHUFFLE, _DELTA, _BYTEDELTA, _TRUNC = 0): the codec
+// then refuses them with unsupported both ways, except the truncations, which have nothing to undo.
+TESSERA_TEST(chunk_filters, a_compiled_out_filter_is_unsupported_both_ways) {
+  chunk_encoder e;
+  chunk_decoder d;
+  REQUIRE_OK(chunk_encoder_init(e, test::system_allocator()));
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  const size_t n = 4000;
+  for (size_t i = 0; i < n; ++i) g_a[i] = static_cast<uint8_t>((i / 4) * 7 + (i % 4 == 0 ? i / 64 : 0));
+  const filter_id all[] = {filter_id::bitshuffle, filter_id::delta, filter_id::bytedelta, filter_id::trunc_prec,
+                           filter_id::int_trunc};
+  for (const filter_id f : all) {
+    chunk_encode_params p;
+    p.typesize = 4;
+    p.filters[4] = static_cast<uint8_t>(f);
+    p.filters_meta[4] = f == filter_id::trunc_prec || f == filter_id::int_trunc ? 20 : 0;
+    const result<size_t> enc = chunk_encode(e, p, bytes_view(g_a, n), bytes_mut(g_b, sizeof g_b));
+    if (chunk_filter_available(f)) {
+      REQUIRE_OK(enc);
+      const result<size_t> dec = chunk_decode(d, bytes_view(g_b, *enc), bytes_mut(g_c, sizeof g_c));
+      REQUIRE_OK(dec);
+      CHECK_EQ(*dec, n);
+      if (f != filter_id::trunc_prec && f != filter_id::int_trunc) CHECK(std::memcmp(g_a, g_c, n) == 0);
+      continue;
+    }
+    CHECK_ERR(enc, errc::unsupported);
+    // A chunk that names the filter (a shuffle chunk with the filter written into its header's empty slot 4):
+    // decoding it needs the filter, except for the truncations.
+    p.filters[4] = 0;
+    const result<size_t> plain = chunk_encode(e, p, bytes_view(g_a, n), bytes_mut(g_b, sizeof g_b));
+    REQUIRE_OK(plain);
+    g_b[16 + 4] = static_cast<uint8_t>(f);
+    const result<size_t> dec = chunk_decode(d, bytes_view(g_b, *plain), bytes_mut(g_c, sizeof g_c));
+    if (f == filter_id::trunc_prec || f == filter_id::int_trunc) {
+      REQUIRE_OK(dec);
+      CHECK(std::memcmp(g_a, g_c, n) == 0);
+    } else {
+      CHECK_ERR(dec, errc::unsupported);
     }
   }
 }

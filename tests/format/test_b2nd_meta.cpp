@@ -305,7 +305,12 @@ void expect_error(test::context& t, const uint8_t* bytes, size_t n, errc code, c
   heap_bytes copy(bytes, n);
   const result<b2nd_meta> r = b2nd_meta_decode(copy.view());
   const bool code_ok = !r.ok() && r.err().code == code;
+#if TESSERA_ERROR_MESSAGES
   const bool named = !r.ok() && std::strstr(r.err().message, field) != nullptr;
+#else  // messages compiled out: the message is the code's name
+  const bool named = !r.ok() && std::strcmp(r.err().message, errc_name(code)) == 0;
+  (void)field;
+#endif
   if (!code_ok || !named) {
     char text[256];
     std::snprintf(text, sizeof text, "expected %s (%s) naming '%s', got %s (%s)", errc_name(code),

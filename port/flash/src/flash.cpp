@@ -10,47 +10,47 @@ bool multiple_of(uint32_t value, uint32_t unit) noexcept { return unit != 0 && v
 
 status flash_device_validate(const flash_device& d) noexcept {
   if (d.read == nullptr || d.prog == nullptr || d.erase == nullptr)
-    return make_error(errc::invalid_argument, "flash: device needs read, prog and erase callbacks");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash: device needs read, prog and erase callbacks"));
   if (d.read_size == 0 || d.prog_size == 0 || d.sector_size == 0 || d.sector_count == 0)
-    return make_error(errc::invalid_argument, "flash: read_size, prog_size, sector_size, sector_count must be > 0");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash: read_size, prog_size, sector_size, sector_count must be > 0"));
   if (!multiple_of(d.prog_size, d.read_size))
-    return make_error(errc::invalid_argument, "flash: prog_size must be a multiple of read_size");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash: prog_size must be a multiple of read_size"));
   const uint32_t page = flash_page_size(d);
   if (!multiple_of(page, d.prog_size))
-    return make_error(errc::invalid_argument, "flash: page_size must be a multiple of prog_size");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash: page_size must be a multiple of prog_size"));
   if (!multiple_of(d.sector_size, page))
-    return make_error(errc::invalid_argument, "flash: sector_size must be a multiple of page_size");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash: sector_size must be a multiple of page_size"));
   return ok_status();
 }
 
 status flash_read(const flash_device& d, uint32_t sector, uint32_t offset, bytes_mut dst) noexcept {
-  if (d.read == nullptr) return make_error(errc::unsupported, "flash: no read callback");
-  if (sector >= d.sector_count) return make_error(errc::out_of_range, "flash read: sector past the device");
+  if (d.read == nullptr) return make_error(errc::unsupported, TESSERA_MSG("flash: no read callback"));
+  if (sector >= d.sector_count) return make_error(errc::out_of_range, TESSERA_MSG("flash read: sector past the device"));
   if (offset > d.sector_size || dst.size() > d.sector_size - offset)
-    return make_error(errc::out_of_range, "flash read: range crosses the end of the sector");
+    return make_error(errc::out_of_range, TESSERA_MSG("flash read: range crosses the end of the sector"));
   if (d.read_size == 0 || offset % d.read_size != 0 || dst.size() % d.read_size != 0)
-    return make_error(errc::invalid_argument, "flash read: offset or size not a multiple of read_size");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash read: offset or size not a multiple of read_size"));
   if (dst.empty()) return ok_status();
   return d.read(d.context, sector, offset, dst);
 }
 
 status flash_prog(const flash_device& d, uint32_t sector, uint32_t offset, bytes_view src) noexcept {
-  if (d.prog == nullptr) return make_error(errc::unsupported, "flash: no prog callback");
-  if (sector >= d.sector_count) return make_error(errc::out_of_range, "flash prog: sector past the device");
+  if (d.prog == nullptr) return make_error(errc::unsupported, TESSERA_MSG("flash: no prog callback"));
+  if (sector >= d.sector_count) return make_error(errc::out_of_range, TESSERA_MSG("flash prog: sector past the device"));
   if (offset > d.sector_size || src.size() > d.sector_size - offset)
-    return make_error(errc::out_of_range, "flash prog: range crosses the end of the sector");
+    return make_error(errc::out_of_range, TESSERA_MSG("flash prog: range crosses the end of the sector"));
   if (d.prog_size == 0 || offset % d.prog_size != 0 || src.size() % d.prog_size != 0)
-    return make_error(errc::invalid_argument, "flash prog: offset or size not a multiple of prog_size");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash prog: offset or size not a multiple of prog_size"));
   const uint32_t page = flash_page_size(d);
   if (!src.empty() && offset / page != (offset + static_cast<uint32_t>(src.size()) - 1) / page)
-    return make_error(errc::invalid_argument, "flash prog: range crosses a page boundary");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash prog: range crosses a page boundary"));
   if (src.empty()) return ok_status();
   return d.prog(d.context, sector, offset, src);
 }
 
 status flash_erase(const flash_device& d, uint32_t sector) noexcept {
-  if (d.erase == nullptr) return make_error(errc::unsupported, "flash: no erase callback");
-  if (sector >= d.sector_count) return make_error(errc::out_of_range, "flash erase: sector past the device");
+  if (d.erase == nullptr) return make_error(errc::unsupported, TESSERA_MSG("flash: no erase callback"));
+  if (sector >= d.sector_count) return make_error(errc::out_of_range, TESSERA_MSG("flash erase: sector past the device"));
   return d.erase(d.context, sector);
 }
 

@@ -23,13 +23,13 @@ status header_encode(flash_frame& ff, int64_t nchunks, uint64_t frame_len, uint6
   hf.chunksize = ff.chunksize;
   result<size_t> n = frame_header_encode(ff.params, hf, bytes_mut(ff.header.data(), ff.header.size()));
   if (!n.ok()) return n.err();
-  return *n == ff.header_len ? ok_status() : make_error(errc::corrupt, "flash frame: header length changed");
+  return *n == ff.header_len ? ok_status() : make_error(errc::corrupt, TESSERA_MSG("flash frame: header length changed"));
 }
 
 // Keeps a copy of the params (and their metalayers) and encodes the empty array's header and the trailer.
 status templates_build(flash_frame& ff, const frame_create_params& params) noexcept {
   if (params.chunksize <= 0)
-    return make_error(errc::invalid_argument, "flash frame: params.chunksize must be set (every chunk the same nbytes)");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: params.chunksize must be set (every chunk the same nbytes)"));
   result<uint32_t> hl = frame_header_size(params);  // also checks the params
   if (!hl.ok()) return hl.err();
   result<uint32_t> tl = frame_trailer_size(span<const frame_vlmetalayer>());
@@ -95,7 +95,7 @@ uint32_t next_header_slot(const flash_frame& ff) noexcept {
 status storage_read_cb(void* c, uint64_t offset, bytes_mut dst) noexcept {
   auto& ff = *static_cast<flash_frame*>(c);
   if (offset > ff.frame_len || dst.size() > ff.frame_len - offset)
-    return make_error(errc::truncated, "flash frame: read past the frame's end");
+    return make_error(errc::truncated, TESSERA_MSG("flash frame: read past the frame's end"));
   return flash_log_read(ff.log, static_cast<uint32_t>(ff.frame_start + offset), dst);
 }
 
@@ -117,12 +117,12 @@ result<size_t> index_build(flash_frame& ff, uint32_t base, owned_array<uint8_t>&
     if (!more.ok()) return more.err();
     if (!*more) break;
     if (b.tag != tag_chunk) continue;
-    if (i == n || b.offset < base) return make_error(errc::corrupt, "flash frame: chunk list changed under the index");
+    if (i == n || b.offset < base) return make_error(errc::corrupt, TESSERA_MSG("flash frame: chunk list changed under the index"));
     const uint64_t rel = b.offset - base;
     for (int k = 0; k < 8; ++k) offsets[i * 8 + k] = static_cast<uint8_t>(rel >> (8 * k));
     ++i;
   }
-  if (i != n) return make_error(errc::corrupt, "flash frame: chunk count changed under the index");
+  if (i != n) return make_error(errc::corrupt, TESSERA_MSG("flash frame: chunk count changed under the index"));
   result<uint32_t> bound = frame_index_bound(ff.nchunks);
   if (!bound.ok()) return bound.err();
   TESSERA_TRY(out.allocate(ff.alloc, *bound));
@@ -144,7 +144,7 @@ status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const 
   TESSERA_TRY(open_prepare(ff, config, alloc, params));
   TESSERA_TRY(flash_log_mount(ff.log, config, alloc));
   if (ff.log.user_tag != ff.tag || ff.log.front_reserve != kHeaderSlots * ff.slot_stride)
-    return make_error(errc::invalid_argument, "flash frame: the array on flash was created with other params");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: the array on flash was created with other params"));
   flash_log_cursor cursor;
   flash_blob b;
   flash_blob header{};
@@ -168,7 +168,7 @@ status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const 
         last_is_header = true;
         break;
       default:
-        return make_error(errc::corrupt, "flash frame: a blob of unknown kind");
+        return make_error(errc::corrupt, TESSERA_MSG("flash frame: a blob of unknown kind"));
     }
   }
   if (last_is_header) {
@@ -177,7 +177,7 @@ status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const 
       ff.frame_len = ff.header_len + ff.trailer_len;
     } else {
       if (!ff.has_tail || ff.tail.aux != header.aux)
-        return make_error(errc::corrupt, "flash frame: a header without its index and trailer");
+        return make_error(errc::corrupt, TESSERA_MSG("flash frame: a header without its index and trailer"));
       ff.frame_len = static_cast<uint64_t>(ff.tail.offset) + ff.tail.size - ff.frame_start;
     }
     ff.finalized = true;
@@ -200,16 +200,16 @@ void flash_frame_close(flash_frame& ff) noexcept {
 }
 
 status flash_frame_append(flash_frame& ff, bytes_view chunk) noexcept {
-  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, "flash frame: not open");
-  if (ff.finalized) return make_error(errc::invalid_argument, "flash frame: finalized, no more chunks");
+  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: not open"));
+  if (ff.finalized) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: finalized, no more chunks"));
   result<chunk_header> h = chunk_header_read(chunk);
   if (!h.ok()) return h.err();
   if (static_cast<size_t>(h->cbytes) != chunk.size())
-    return make_error(errc::invalid_argument, "flash frame: chunk size differs from its header's cbytes");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: chunk size differs from its header's cbytes"));
   if (h->nbytes != ff.chunksize)
-    return make_error(errc::invalid_argument, "flash frame: chunk nbytes differs from the array's chunksize");
-  if (h->vlblocks || h->lazy) return make_error(errc::unsupported, "flash frame: VL-block or lazy chunk");
-  if (ff.nchunks >= INT32_MAX / 8 - 64) return make_error(errc::overflow, "flash frame: too many chunks");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: chunk nbytes differs from the array's chunksize"));
+  if (h->vlblocks || h->lazy) return make_error(errc::unsupported, TESSERA_MSG("flash frame: VL-block or lazy chunk"));
+  if (ff.nchunks >= INT32_MAX / 8 - 64) return make_error(errc::overflow, TESSERA_MSG("flash frame: too many chunks"));
   const uint64_t keep_bytes = round_up(static_cast<uint32_t>(tail_size(ff, ff.nchunks + 1)), ff.log.device.prog_size);
   flash_log_keep keep;
   keep.bytes = keep_bytes > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(keep_bytes);
@@ -223,11 +223,11 @@ status flash_frame_append(flash_frame& ff, bytes_view chunk) noexcept {
 }
 
 status flash_frame_finalize(flash_frame& ff) noexcept {
-  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, "flash frame: not open");
+  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: not open"));
   if (ff.finalized) return ok_status();
   const uint32_t slot = next_header_slot(ff);
   if (slot >= kHeaderSlots)
-    return make_error(errc::no_space, "flash frame: both header slots were torn by power cuts; no cframe possible");
+    return make_error(errc::no_space, TESSERA_MSG("flash frame: both header slots were torn by power cuts; no cframe possible"));
   const uint32_t start = slot * ff.slot_stride;
   const uint32_t base = start + ff.header_len;  // the chunks section
   uint8_t* h = ff.header.data();
@@ -267,36 +267,36 @@ status flash_frame_finalize(flash_frame& ff) noexcept {
 }
 
 status flash_frame_meta_update(flash_frame& ff, span<const char> name, bytes_view content) noexcept {
-  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, "flash frame: not open");
-  if (ff.finalized) return make_error(errc::invalid_argument, "flash frame: finalized, metalayers are written");
+  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: not open"));
+  if (ff.finalized) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: finalized, metalayers are written"));
   for (uint32_t i = 0; i < ff.params.nmetalayers; ++i) {
     frame_metalayer_init& m = ff.metas[i];
     if (m.name.size() != name.size() || (!name.empty() && std::memcmp(m.name.data(), name.data(), name.size()) != 0))
       continue;
     if (content.size() != m.content.size())
-      return make_error(errc::invalid_argument, "flash frame: a metalayer update must keep the content's size");
+      return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: a metalayer update must keep the content's size"));
     // The content lives in meta_bytes (templates_build): write it there.
     uint8_t* dst = ff.meta_bytes.data() + (m.content.data() - ff.meta_bytes.data());
     if (!content.empty()) std::memmove(dst, content.data(), content.size());
     return ok_status();
   }
-  return make_error(errc::invalid_argument, "flash frame: no metalayer of that name");
+  return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: no metalayer of that name"));
 }
 
 result<size_t> flash_frame_chunk_read(flash_frame& ff, int64_t nchunk, bytes_mut out) noexcept {
-  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, "flash frame: not open");
-  if (nchunk < 0 || nchunk >= ff.nchunks) return make_error(errc::out_of_range, "flash frame: no such chunk");
+  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: not open"));
+  if (nchunk < 0 || nchunk >= ff.nchunks) return make_error(errc::out_of_range, TESSERA_MSG("flash frame: no such chunk"));
   flash_log_cursor cursor;
   flash_blob b;
   int64_t i = 0;
   for (;;) {
     result<bool> more = flash_log_next(ff.log, cursor, &b);
     if (!more.ok()) return more.err();
-    if (!*more) return make_error(errc::corrupt, "flash frame: chunk missing from the log");
+    if (!*more) return make_error(errc::corrupt, TESSERA_MSG("flash frame: chunk missing from the log"));
     if (b.tag != tag_chunk) continue;
     if (i++ == nchunk) break;
   }
-  if (out.size() < b.size) return make_error(errc::buffer_too_small, "flash frame: buffer smaller than the chunk");
+  if (out.size() < b.size) return make_error(errc::buffer_too_small, TESSERA_MSG("flash frame: buffer smaller than the chunk"));
   TESSERA_TRY(flash_log_read(ff.log, b.offset, out.subspan(0, b.size)));
   return static_cast<size_t>(b.size);
 }

@@ -91,7 +91,7 @@ status region_read_aligned(const flash_log& log, uint32_t offset, bytes_mut dst)
 
 status region_read(flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
   if (offset > log.region_size || dst.size() > log.region_size - offset)
-    return make_error(errc::out_of_range, "flash log: read past the region");
+    return make_error(errc::out_of_range, TESSERA_MSG("flash log: read past the region"));
   const uint32_t rs = log.device.read_size;
   if (offset % rs == 0 && dst.size() % rs == 0) return region_read_aligned(log, offset, dst);
   while (!dst.empty()) {
@@ -152,7 +152,7 @@ status program_pieces(flash_log& log, uint32_t offset, span<const bytes_view> pi
 
 status write_record(flash_log& log, const record& r, uint32_t floor) noexcept {
   const uint32_t at = slot_offset(log, r.seq, floor);
-  if (at == UINT32_MAX) return make_error(errc::no_space, "flash log: no room for a record");
+  if (at == UINT32_MAX) return make_error(errc::no_space, TESSERA_MSG("flash log: no room for a record"));
   std::memset(log.cache, log.device.erased_value, log.slot_size);
   record_encode(r, log.cache);
   return region_prog(log, at, bytes_view(log.cache, log.slot_size));
@@ -171,7 +171,7 @@ result<int> read_record(flash_log& log, uint32_t i, uint32_t floor, record* r) n
 
 status crc_of_range(flash_log& log, uint32_t offset, uint32_t size, uint32_t* out) noexcept {
   if (offset > log.region_size || size > log.region_size - offset || offset % log.device.read_size != 0)
-    return make_error(errc::corrupt, "flash log: blob misaligned or past the region");
+    return make_error(errc::corrupt, TESSERA_MSG("flash log: blob misaligned or past the region"));
   uint32_t crc = 0;
   while (size != 0) {
     const uint32_t n = size < log.cache_size ? size : log.cache_size;
@@ -191,23 +191,23 @@ status open_common(flash_log& log, const flash_log_config& config, const allocat
   TESSERA_TRY(flash_device_validate(config.device));
   const flash_device& d = config.device;
   if (config.first_sector >= d.sector_count)
-    return make_error(errc::invalid_argument, "flash log: first_sector past the device");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash log: first_sector past the device"));
   const uint32_t count = config.sector_count == 0 ? d.sector_count - config.first_sector : config.sector_count;
   if (count > d.sector_count - config.first_sector)
-    return make_error(errc::invalid_argument, "flash log: region past the end of the device");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash log: region past the end of the device"));
   if (static_cast<uint64_t>(count) * d.sector_size > UINT32_MAX)
-    return make_error(errc::invalid_argument, "flash log: region larger than 4 GiB");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash log: region larger than 4 GiB"));
   log.device = d;
   log.first_sector = config.first_sector;
   log.sector_count = count;
   log.region_size = count * d.sector_size;
   log.slot_size = round_up(kFlashLogRecordSize, d.prog_size);
   if (log.slot_size > d.sector_size)
-    return make_error(errc::invalid_argument, "flash log: a record does not fit in a sector");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash log: a record does not fit in a sector"));
   uint32_t cache = config.cache_size;
   if (cache == 0) cache = round_up(log.slot_size < 64 ? 64 : log.slot_size, d.prog_size);
   if (cache % d.prog_size != 0 || cache < log.slot_size)
-    return make_error(errc::invalid_argument, "flash log: cache_size must be a prog_size multiple >= a record slot");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash log: cache_size must be a prog_size multiple >= a record slot"));
   log.cache_size = cache;
   if (config.cache_buffer != nullptr) {
     log.cache = static_cast<uint8_t*>(config.cache_buffer);
@@ -299,7 +299,7 @@ status flash_log_format(flash_log& log, const flash_log_config& config, const al
   log.front_reserve = front_reserve;
   log.data_start = round_up(front_reserve, log.device.prog_size);
   if (log.data_start < front_reserve || slot_offset(log, 0, log.data_start) == UINT32_MAX)
-    return make_error(errc::no_space, "flash log: front_reserve leaves no room in the region");
+    return make_error(errc::no_space, TESSERA_MSG("flash log: front_reserve leaves no room in the region"));
   log.user_tag = user_tag;
   // The records' top sector first: a cut inside this loop leaves either the old log (its records and its data
   // untouched) or no begin record at all, never a new begin record over old bytes.
@@ -326,16 +326,16 @@ status flash_log_mount(flash_log& log, const flash_log_config& config, const all
   result<int> first = read_record(log, 0, 0, &r);
   if (!first.ok()) return first.err();
   if (*first != 1 || r.kind != kind_begin)
-    return make_error(errc::malformed, "flash log: no log in the region (not formatted, or format was cut)");
+    return make_error(errc::malformed, TESSERA_MSG("flash log: no log in the region (not formatted, or format was cut)"));
   if (r.crc != geometry_fingerprint(log) || r.size != log.slot_size)
-    return make_error(errc::invalid_argument, "flash log: the region was formatted with another geometry");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash log: the region was formatted with another geometry"));
   log.front_reserve = r.offset;
   log.data_start = round_up(r.offset, log.device.prog_size);
   log.user_tag = r.aux;
   log.data_end = log.data_start;
   log.front_end = 0;
   if (log.data_start < r.offset || log.data_start > log.region_size)
-    return make_error(errc::corrupt, "flash log: begin record's front_reserve past the region");
+    return make_error(errc::corrupt, TESSERA_MSG("flash log: begin record's front_reserve past the region"));
 
   uint32_t last_blob = 0;
   uint32_t last_offset = 0;
@@ -358,11 +358,11 @@ status flash_log_mount(flash_log& log, const flash_log_config& config, const all
     const uint64_t end64 = static_cast<uint64_t>(r.offset) + r.size;
     const bool in_front = r.offset >= log.front_end && end64 <= log.front_reserve;
     const bool in_data = r.offset >= log.data_start && end64 <= slot_offset(log, i, 0);
-    if (!in_front && !in_data) return make_error(errc::corrupt, "flash log: a blob record points outside its area");
+    if (!in_front && !in_data) return make_error(errc::corrupt, TESSERA_MSG("flash log: a blob record points outside its area"));
     const uint32_t end = round_up(static_cast<uint32_t>(end64), log.device.prog_size);
     if (in_data && r.offset >= log.data_end) log.data_end = end;
     else if (in_front) log.front_end = end;
-    else return make_error(errc::corrupt, "flash log: blob records overlap");
+    else return make_error(errc::corrupt, TESSERA_MSG("flash log: blob records overlap"));
     last_blob = i;
     last_offset = r.offset;
     last_size = r.size;
@@ -403,23 +403,23 @@ uint32_t flash_log_free_bytes(const flash_log& log, flash_log_keep keep) noexcep
 
 result<flash_blob> flash_log_append(flash_log& log, uint8_t tag, uint32_t aux, span<const bytes_view> pieces,
                                     flash_log_keep keep) noexcept {
-  if (log.cache == nullptr) return make_error(errc::invalid_argument, "flash log: not mounted");
+  if (log.cache == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash log: not mounted"));
   const uint64_t size = pieces_size(pieces);
   if (size > flash_log_free_bytes(log, keep))
-    return make_error(errc::no_space, "flash log: the region is full");
+    return make_error(errc::no_space, TESSERA_MSG("flash log: the region is full"));
   const uint32_t n = static_cast<uint32_t>(size);
   return write_blob(log, tag, aux, log.data_end, n, pieces, log.data_end + round_up(n, log.device.prog_size));
 }
 
 result<flash_blob> flash_log_write_front(flash_log& log, uint8_t tag, uint32_t aux, uint32_t offset,
                                          span<const bytes_view> pieces, uint32_t keep_records) noexcept {
-  if (log.cache == nullptr) return make_error(errc::invalid_argument, "flash log: not mounted");
+  if (log.cache == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash log: not mounted"));
   const uint64_t size = pieces_size(pieces);
   if (offset % log.device.prog_size != 0 || offset < log.front_end || offset + size > log.front_reserve)
-    return make_error(errc::invalid_argument, "flash log: front write misaligned, rewritten or past the front area");
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash log: front write misaligned, rewritten or past the front area"));
   const uint64_t records = static_cast<uint64_t>(log.next_record) + 1 + keep_records + (log.abort_pending ? 1 : 0);
   if (records * log.slot_size > log.region_size - log.data_end)
-    return make_error(errc::no_space, "flash log: no room for the record");
+    return make_error(errc::no_space, TESSERA_MSG("flash log: no room for the record"));
   return write_blob(log, tag, aux, offset, static_cast<uint32_t>(size), pieces, log.data_end);
 }
 
@@ -452,15 +452,15 @@ result<bool> flash_log_next(flash_log& log, flash_log_cursor& cursor, flash_blob
 }
 
 status flash_log_read(flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
-  if (log.cache == nullptr) return make_error(errc::invalid_argument, "flash log: not mounted");
+  if (log.cache == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash log: not mounted"));
   return region_read(log, offset, dst);
 }
 
 status flash_log_verify(flash_log& log, const flash_blob& blob) noexcept {
-  if (log.cache == nullptr) return make_error(errc::invalid_argument, "flash log: not mounted");
+  if (log.cache == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash log: not mounted"));
   uint32_t crc = 0;
   TESSERA_TRY(crc_of_range(log, blob.offset, blob.size, &crc));
-  if (crc != blob.crc) return make_error(errc::corrupt, "flash log: blob bytes do not match their record's CRC");
+  if (crc != blob.crc) return make_error(errc::corrupt, TESSERA_MSG("flash log: blob bytes do not match their record's CRC"));
   return ok_status();
 }
 

@@ -13,7 +13,7 @@ uint64_t rng_next(uint64_t& state) noexcept {  // splitmix64
   return z ^ (z >> 31);
 }
 
-status power_lost() noexcept { return make_error(errc::io, "flash sim: power lost"); }
+status power_lost() noexcept { return make_error(errc::io, TESSERA_MSG("flash sim: power lost")); }
 
 // Counts a program or erase; true when it is the one the cut falls on.
 bool count_op(flash_sim& sim) noexcept {
@@ -58,14 +58,14 @@ status sim_prog(void* context, uint32_t sector, uint32_t offset, bytes_view src)
     const uint8_t programmed_old = static_cast<uint8_t>(cell[i] ^ erased);
     const uint8_t programmed_new = static_cast<uint8_t>(src[i] ^ erased);
     if (sim.config.overwrite == flash_overwrite::error && (programmed_old & ~programmed_new) != 0)
-      return make_error(errc::invalid_argument, "flash sim: program would move a bit back to the erased value");
+      return make_error(errc::invalid_argument, TESSERA_MSG("flash sim: program would move a bit back to the erased value"));
   }
   if (sim.config.prog_once) {
     const uint32_t unit = sim.config.prog_size;
     for (size_t u = 0; u < src.size(); u += unit) {
       for (size_t i = 0; i < unit; ++i) {
         if (cell[u + i] != erased)
-          return make_error(errc::invalid_argument, "flash sim: prog_size unit programmed twice without erase");
+          return make_error(errc::invalid_argument, TESSERA_MSG("flash sim: prog_size unit programmed twice without erase"));
       }
     }
   }
@@ -118,7 +118,7 @@ status flash_sim_init(flash_sim& sim, const flash_sim_config& config, const allo
   flash_device probe = flash_sim_device(sim);
   TESSERA_TRY(flash_device_validate(probe));
   const uint64_t total = static_cast<uint64_t>(config.sector_size) * config.sector_count;
-  if (total > SIZE_MAX) return make_error(errc::overflow, "flash sim: device larger than memory");
+  if (total > SIZE_MAX) return make_error(errc::overflow, TESSERA_MSG("flash sim: device larger than memory"));
   TESSERA_TRY(sim.bytes.allocate(alloc, static_cast<size_t>(total)));
   TESSERA_TRY(sim.erase_counts.allocate(alloc, config.sector_count));
   std::memset(sim.bytes.data(), config.erased_value, sim.bytes.size());

@@ -18,7 +18,7 @@ void fixed_buffer_init(fixed_buffer& b, void* data, size_t capacity, size_t size
 namespace {
 
 status range_read(const uint8_t* data, size_t size, uint64_t offset, bytes_mut dst) noexcept {
-  if (offset > size || dst.size() > size - offset) return make_error(errc::truncated, "memory: read past the end");
+  if (offset > size || dst.size() > size - offset) return make_error(errc::truncated, TESSERA_MSG("memory: read past the end"));
   std::memcpy(dst.data(), data + offset, dst.size());
   return ok_status();
 }
@@ -30,7 +30,7 @@ status fixed_read(void* c, uint64_t offset, bytes_mut dst) noexcept {
 status fixed_write(void* c, uint64_t offset, bytes_view src) noexcept {
   auto* b = static_cast<fixed_buffer*>(c);
   if (offset > b->capacity || src.size() > b->capacity - offset)
-    return make_error(errc::no_space, "memory: write past the fixed buffer's capacity");
+    return make_error(errc::no_space, TESSERA_MSG("memory: write past the fixed buffer's capacity"));
   if (offset > b->size) std::memset(b->data + b->size, 0, static_cast<size_t>(offset) - b->size);
   std::memmove(b->data + offset, src.data(), src.size());
   const size_t end = static_cast<size_t>(offset) + src.size();
@@ -43,7 +43,7 @@ status fixed_size(void* c, uint64_t* out) noexcept {
 }
 status fixed_truncate(void* c, uint64_t size) noexcept {
   auto* b = static_cast<fixed_buffer*>(c);
-  if (size > b->capacity) return make_error(errc::no_space, "memory: truncate past the fixed buffer's capacity");
+  if (size > b->capacity) return make_error(errc::no_space, TESSERA_MSG("memory: truncate past the fixed buffer's capacity"));
   if (size > b->size) std::memset(b->data + b->size, 0, static_cast<size_t>(size) - b->size);
   b->size = static_cast<size_t>(size);
   return ok_status();
@@ -93,7 +93,7 @@ storage const_buffer_storage(const_buffer& b) noexcept {
 struct growable_buffer_access {
   static status grow(growable_buffer& b, size_t need) noexcept {
     if (need <= b.capacity_) return ok_status();
-    if (need > b.max_size_) return make_error(errc::no_space, "memory: buffer would exceed its maximum size");
+    if (need > b.max_size_) return make_error(errc::no_space, TESSERA_MSG("memory: buffer would exceed its maximum size"));
     size_t want = b.capacity_ > SIZE_MAX / 2 ? SIZE_MAX : b.capacity_ * 2;
     if (want < need) want = need;
     if (want < 64) want = 64;
@@ -104,7 +104,7 @@ struct growable_buffer_access {
       want = need;
       p = static_cast<uint8_t*>(allocator_reallocate(b.alloc_, b.data_, b.capacity_, want, 16, b.size_));
     }
-    if (p == nullptr) return make_error(errc::no_space, "memory: allocator refused to grow the buffer");
+    if (p == nullptr) return make_error(errc::no_space, TESSERA_MSG("memory: allocator refused to grow the buffer"));
     b.data_ = p;
     b.capacity_ = want;
     return ok_status();
@@ -115,7 +115,7 @@ struct growable_buffer_access {
   }
   static status write(void* c, uint64_t offset, bytes_view src) noexcept {
     auto* b = static_cast<growable_buffer*>(c);
-    if (offset > SIZE_MAX - src.size()) return make_error(errc::no_space, "memory: write past the address space");
+    if (offset > SIZE_MAX - src.size()) return make_error(errc::no_space, TESSERA_MSG("memory: write past the address space"));
     const size_t end = static_cast<size_t>(offset) + src.size();
     TESSERA_TRY(grow(*b, end));
     if (offset > b->size_) std::memset(b->data_ + b->size_, 0, static_cast<size_t>(offset) - b->size_);
@@ -129,7 +129,7 @@ struct growable_buffer_access {
   }
   static status truncate(void* c, uint64_t size) noexcept {
     auto* b = static_cast<growable_buffer*>(c);
-    if (size > SIZE_MAX) return make_error(errc::no_space, "memory: size past the address space");
+    if (size > SIZE_MAX) return make_error(errc::no_space, TESSERA_MSG("memory: size past the address space"));
     TESSERA_TRY(grow(*b, static_cast<size_t>(size)));
     if (size > b->size_) std::memset(b->data_ + b->size_, 0, static_cast<size_t>(size) - b->size_);
     b->size_ = static_cast<size_t>(size);
@@ -218,15 +218,15 @@ struct memory_directory_access {
   }
   static status open(void* c, const char* name, storage_open mode, storage* out) noexcept {
     auto* d = static_cast<memory_directory*>(c);
-    if (name == nullptr || out == nullptr) return make_error(errc::invalid_argument, "memory directory: null name");
+    if (name == nullptr || out == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("memory directory: null name"));
     const size_t n = name_len(name);
-    if (n == 0 || n > kStorageNameMax) return make_error(errc::invalid_argument, "memory directory: bad entry name");
+    if (n == 0 || n > kStorageNameMax) return make_error(errc::invalid_argument, TESSERA_MSG("memory directory: bad entry name"));
     memory_directory_entry* e = find(*d, name);
     if (e == nullptr) {
-      if (mode != storage_open::replace) return make_error(errc::io, "memory directory: no such entry");
+      if (mode != storage_open::replace) return make_error(errc::io, TESSERA_MSG("memory directory: no such entry"));
       for (uint32_t i = 0; i < d->max_entries_ && e == nullptr; ++i)
         if (!d->entries_[i].used) e = &d->entries_[i];
-      if (e == nullptr) return make_error(errc::no_space, "memory directory: every entry slot is used");
+      if (e == nullptr) return make_error(errc::no_space, TESSERA_MSG("memory directory: every entry slot is used"));
       e->used = true;
       std::memcpy(e->name, name, n + 1);
       growable_buffer_init(e->buffer, d->alloc_, d->max_entry_size_);
@@ -247,7 +247,7 @@ struct memory_directory_access {
   static status remove(void* c, const char* name) noexcept {
     auto* d = static_cast<memory_directory*>(c);
     memory_directory_entry* e = find(*d, name);
-    if (e == nullptr) return make_error(errc::io, "memory directory: no such entry to remove");
+    if (e == nullptr) return make_error(errc::io, TESSERA_MSG("memory directory: no such entry to remove"));
     growable_buffer_release(e->buffer);
     e->used = false;
     e->name[0] = 0;
@@ -256,9 +256,9 @@ struct memory_directory_access {
   static status rename(void* c, const char* from, const char* to) noexcept {
     auto* d = static_cast<memory_directory*>(c);
     memory_directory_entry* src = find(*d, from);
-    if (src == nullptr) return make_error(errc::io, "memory directory: no such entry to rename");
+    if (src == nullptr) return make_error(errc::io, TESSERA_MSG("memory directory: no such entry to rename"));
     const size_t n = to == nullptr ? 0 : name_len(to);
-    if (n == 0 || n > kStorageNameMax) return make_error(errc::invalid_argument, "memory directory: bad entry name");
+    if (n == 0 || n > kStorageNameMax) return make_error(errc::invalid_argument, TESSERA_MSG("memory directory: bad entry name"));
     memory_directory_entry* dst = find(*d, to);
     if (dst == src) return ok_status();
     if (dst != nullptr) {
@@ -276,13 +276,13 @@ memory_directory::~memory_directory() { memory_directory_release(*this); }
 status memory_directory_init(memory_directory& d, const allocator& alloc, uint32_t max_entries,
                              size_t max_entry_size) noexcept {
   memory_directory_release(d);
-  if (max_entries == 0) return make_error(errc::invalid_argument, "memory directory: no entries");
+  if (max_entries == 0) return make_error(errc::invalid_argument, TESSERA_MSG("memory directory: no entries"));
   // Divided by the count, not the entry size: on 64-bit targets a 32-bit count can never overflow, and clang
   // rejects a comparison it knows is always false.
   if (sizeof(memory_directory_entry) > SIZE_MAX / max_entries)
-    return make_error(errc::overflow, "memory directory: too many entries");
+    return make_error(errc::overflow, TESSERA_MSG("memory directory: too many entries"));
   void* p = allocator_allocate(alloc, sizeof(memory_directory_entry) * max_entries, alignof(memory_directory_entry));
-  if (p == nullptr) return make_error(errc::out_of_memory, "memory directory: allocator refused the entry table");
+  if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("memory directory: allocator refused the entry table"));
   auto* e = static_cast<memory_directory_entry*>(p);
   for (uint32_t i = 0; i < max_entries; ++i) new (&e[i]) memory_directory_entry;
   d.alloc_ = alloc;

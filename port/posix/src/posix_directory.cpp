@@ -20,23 +20,23 @@ namespace {
 int fd_of(void* context) noexcept { return static_cast<int>(reinterpret_cast<intptr_t>(context)); }
 
 status name_check(const char* name) noexcept {
-  if (name == nullptr || name[0] == '\0') return make_error(errc::invalid_argument, "posix_directory: empty entry name");
+  if (name == nullptr || name[0] == '\0') return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: empty entry name"));
   size_t n = 0;
   for (; name[n] != '\0'; ++n) {
-    if (n >= kStorageNameMax) return make_error(errc::invalid_argument, "posix_directory: entry name too long");
-    if (name[n] == '/') return make_error(errc::invalid_argument, "posix_directory: entry name with a '/'");
+    if (n >= kStorageNameMax) return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: entry name too long"));
+    if (name[n] == '/') return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: entry name with a '/'"));
   }
   if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0)
-    return make_error(errc::invalid_argument, "posix_directory: entry name '.' or '..'");
+    return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: entry name '.' or '..'"));
   return ok_status();
 }
 
 status dir_open(void* context, const char* name, storage_open mode, storage* out) noexcept {
-  if (out == nullptr) return make_error(errc::invalid_argument, "posix_directory: no storage to open into");
+  if (out == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: no storage to open into"));
   *out = storage{};
   TESSERA_TRY(name_check(name));
   const int dirfd = fd_of(context);
-  if (dirfd < 0) return make_error(errc::invalid_argument, "posix_directory: the directory is closed");
+  if (dirfd < 0) return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: the directory is closed"));
   int fd = -1;
   bool created = false;
   switch (mode) {
@@ -55,17 +55,17 @@ status dir_open(void* context, const char* name, storage_open mode, storage* out
         }
       }
       break;
-    default: return make_error(errc::invalid_argument, "posix_directory: unknown open mode");
+    default: return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: unknown open mode"));
   }
   if (fd < 0) return detail::posix_open_error(errno);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    return make_error(errc::io, "posix_directory: fstat failed");
+    return make_error(errc::io, TESSERA_MSG("posix_directory: fstat failed"));
   }
   if (S_ISDIR(st.st_mode)) {
     ::close(fd);
-    return make_error(errc::io, "posix_directory: the entry is a directory");
+    return make_error(errc::io, TESSERA_MSG("posix_directory: the entry is a directory"));
   }
   if (created) {
     const status s = detail::posix_fsync_directory_fd(dirfd);
@@ -92,12 +92,12 @@ status dir_close(void*, storage* s) noexcept {
 status dir_remove(void* context, const char* name) noexcept {
   TESSERA_TRY(name_check(name));
   const int dirfd = fd_of(context);
-  if (dirfd < 0) return make_error(errc::invalid_argument, "posix_directory: the directory is closed");
+  if (dirfd < 0) return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: the directory is closed"));
   if (::unlinkat(dirfd, name, 0) != 0) {
-    if (errno == ENOENT) return make_error(errc::io, "posix_directory: unlink failed: no such entry");
-    if (errno == EISDIR || errno == EPERM) return make_error(errc::io, "posix_directory: unlink failed: a directory or not permitted");
-    if (errno == EACCES) return make_error(errc::io, "posix_directory: unlink failed: permission denied");
-    return make_error(errc::io, "posix_directory: unlink failed");
+    if (errno == ENOENT) return make_error(errc::io, TESSERA_MSG("posix_directory: unlink failed: no such entry"));
+    if (errno == EISDIR || errno == EPERM) return make_error(errc::io, TESSERA_MSG("posix_directory: unlink failed: a directory or not permitted"));
+    if (errno == EACCES) return make_error(errc::io, TESSERA_MSG("posix_directory: unlink failed: permission denied"));
+    return make_error(errc::io, TESSERA_MSG("posix_directory: unlink failed"));
   }
   return detail::posix_fsync_directory_fd(dirfd);
 }
@@ -106,12 +106,12 @@ status dir_rename(void* context, const char* from, const char* to) noexcept {
   TESSERA_TRY(name_check(from));
   TESSERA_TRY(name_check(to));
   const int dirfd = fd_of(context);
-  if (dirfd < 0) return make_error(errc::invalid_argument, "posix_directory: the directory is closed");
+  if (dirfd < 0) return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: the directory is closed"));
   if (::renameat(dirfd, from, dirfd, to) != 0) {
-    if (errno == ENOENT) return make_error(errc::io, "posix_directory: rename failed: no such entry");
-    if (detail::posix_errno_is_full(errno)) return make_error(errc::no_space, "posix_directory: rename failed: no space left");
-    if (errno == EACCES || errno == EPERM) return make_error(errc::io, "posix_directory: rename failed: permission denied");
-    return make_error(errc::io, "posix_directory: rename failed");
+    if (errno == ENOENT) return make_error(errc::io, TESSERA_MSG("posix_directory: rename failed: no such entry"));
+    if (detail::posix_errno_is_full(errno)) return make_error(errc::no_space, TESSERA_MSG("posix_directory: rename failed: no space left"));
+    if (errno == EACCES || errno == EPERM) return make_error(errc::io, TESSERA_MSG("posix_directory: rename failed: permission denied"));
+    return make_error(errc::io, TESSERA_MSG("posix_directory: rename failed"));
   }
   return detail::posix_fsync_directory_fd(dirfd);
 }
@@ -124,10 +124,10 @@ status mkdir_one(char* path, size_t len) noexcept {
   if (::mkdir(path, 0777) == 0) {
     s = posix_directory_sync_parent(path);
   } else if (errno != EEXIST) {
-    if (errno == EACCES || errno == EPERM) s = make_error(errc::io, "posix_directory: mkdir failed: permission denied");
-    else if (errno == ENOTDIR) s = make_error(errc::io, "posix_directory: mkdir failed: a path component is not a directory");
-    else if (detail::posix_errno_is_full(errno)) s = make_error(errc::no_space, "posix_directory: mkdir failed: no space left");
-    else s = make_error(errc::io, "posix_directory: mkdir failed");
+    if (errno == EACCES || errno == EPERM) s = make_error(errc::io, TESSERA_MSG("posix_directory: mkdir failed: permission denied"));
+    else if (errno == ENOTDIR) s = make_error(errc::io, TESSERA_MSG("posix_directory: mkdir failed: a path component is not a directory"));
+    else if (detail::posix_errno_is_full(errno)) s = make_error(errc::no_space, TESSERA_MSG("posix_directory: mkdir failed: no space left"));
+    else s = make_error(errc::io, TESSERA_MSG("posix_directory: mkdir failed"));
   }
   path[len] = saved;
   return s;
@@ -136,11 +136,11 @@ status mkdir_one(char* path, size_t len) noexcept {
 }  // namespace
 
 result<posix_directory> posix_directory_open(const char* path, bool create) noexcept {
-  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, "posix_directory: empty path");
+  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: empty path"));
   if (create) {
     char buf[4096];
     const size_t n = std::strlen(path);
-    if (n >= sizeof buf) return make_error(errc::io, "posix_directory: path too long");
+    if (n >= sizeof buf) return make_error(errc::io, TESSERA_MSG("posix_directory: path too long"));
     std::memcpy(buf, path, n + 1);
     // Every prefix ending before a '/', then the whole path ("a//b/" and "/abs" work too).
     for (size_t i = 1; i < n; ++i)
@@ -149,7 +149,7 @@ result<posix_directory> posix_directory_open(const char* path, bool create) noex
   }
   const int fd = detail::posix_open_retry(-1, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (fd < 0) {
-    if (errno == ENOTDIR) return make_error(errc::io, "posix_directory: open failed: not a directory");
+    if (errno == ENOTDIR) return make_error(errc::io, TESSERA_MSG("posix_directory: open failed: not a directory"));
     return detail::posix_open_error(errno);
   }
   posix_directory d;
@@ -161,7 +161,7 @@ status posix_directory_close(posix_directory& d) noexcept {
   if (d.fd < 0) return ok_status();
   const int fd = d.fd;
   d.fd = -1;
-  if (::close(fd) != 0 && errno != EINTR) return make_error(errc::io, "posix_directory: close failed");
+  if (::close(fd) != 0 && errno != EINTR) return make_error(errc::io, TESSERA_MSG("posix_directory: close failed"));
   return ok_status();
 }
 

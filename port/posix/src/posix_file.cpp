@@ -34,19 +34,19 @@ bool detail::posix_errno_is_full(int e) noexcept { return e == ENOSPC || e == ED
 
 status detail::posix_open_error(int e) noexcept {
   switch (e) {
-    case ENOENT: return make_error(errc::io, "posix_file: open failed: no such file or directory");
+    case ENOENT: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: no such file or directory"));
     case EACCES:
-    case EPERM: return make_error(errc::io, "posix_file: open failed: permission denied");
-    case EISDIR: return make_error(errc::io, "posix_file: open failed: the path is a directory");
-    case ENOTDIR: return make_error(errc::io, "posix_file: open failed: a path component is not a directory");
-    case EROFS: return make_error(errc::io, "posix_file: open failed: read-only file system");
-    case EEXIST: return make_error(errc::io, "posix_file: open failed: the file exists");
+    case EPERM: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: permission denied"));
+    case EISDIR: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: the path is a directory"));
+    case ENOTDIR: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: a path component is not a directory"));
+    case EROFS: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: read-only file system"));
+    case EEXIST: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: the file exists"));
     case EMFILE:
-    case ENFILE: return make_error(errc::io, "posix_file: open failed: too many open files");
-    case ENAMETOOLONG: return make_error(errc::io, "posix_file: open failed: name too long");
+    case ENFILE: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: too many open files"));
+    case ENAMETOOLONG: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: name too long"));
     case ENOSPC:
-    case EDQUOT: return make_error(errc::no_space, "posix_file: open failed: no space to create the file");
-    default: return make_error(errc::io, "posix_file: open failed");
+    case EDQUOT: return make_error(errc::no_space, TESSERA_MSG("posix_file: open failed: no space to create the file"));
+    default: return make_error(errc::io, TESSERA_MSG("posix_file: open failed"));
   }
 }
 
@@ -55,7 +55,7 @@ namespace {
 status file_read(void* context, uint64_t offset, bytes_mut dst) noexcept {
   const int fd = fd_of(context);
   if (offset > kMaxOffset || dst.size() > kMaxOffset - offset)
-    return make_error(errc::out_of_range, "posix_file: read offset past the largest file offset");
+    return make_error(errc::out_of_range, TESSERA_MSG("posix_file: read offset past the largest file offset"));
   uint8_t* p = dst.data();
   size_t left = dst.size();
   uint64_t at = offset;
@@ -64,11 +64,11 @@ status file_read(void* context, uint64_t offset, bytes_mut dst) noexcept {
     const ssize_t n = ::pread(fd, p, want, static_cast<off_t>(at));
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EISDIR) return make_error(errc::io, "posix_file: pread failed: the file is a directory");
-      if (errno == EBADF) return make_error(errc::io, "posix_file: pread failed: bad or write-only descriptor");
-      return make_error(errc::io, "posix_file: pread failed");
+      if (errno == EISDIR) return make_error(errc::io, TESSERA_MSG("posix_file: pread failed: the file is a directory"));
+      if (errno == EBADF) return make_error(errc::io, TESSERA_MSG("posix_file: pread failed: bad or write-only descriptor"));
+      return make_error(errc::io, TESSERA_MSG("posix_file: pread failed"));
     }
-    if (n == 0) return make_error(errc::truncated, "posix_file: read past the end of the file");
+    if (n == 0) return make_error(errc::truncated, TESSERA_MSG("posix_file: read past the end of the file"));
     p += n;
     left -= static_cast<size_t>(n);
     at += static_cast<uint64_t>(n);
@@ -79,7 +79,7 @@ status file_read(void* context, uint64_t offset, bytes_mut dst) noexcept {
 status file_write(void* context, uint64_t offset, bytes_view src) noexcept {
   const int fd = fd_of(context);
   if (offset > kMaxOffset || src.size() > kMaxOffset - offset)
-    return make_error(errc::no_space, "posix_file: write past the largest file offset");
+    return make_error(errc::no_space, TESSERA_MSG("posix_file: write past the largest file offset"));
   const uint8_t* p = src.data();
   size_t left = src.size();
   uint64_t at = offset;
@@ -88,12 +88,12 @@ status file_write(void* context, uint64_t offset, bytes_view src) noexcept {
     const ssize_t n = ::pwrite(fd, p, want, static_cast<off_t>(at));
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (is_full(errno)) return make_error(errc::no_space, "posix_file: pwrite failed: no space left");
-      if (errno == EBADF) return make_error(errc::io, "posix_file: pwrite failed: bad or read-only descriptor");
-      return make_error(errc::io, "posix_file: pwrite failed");
+      if (is_full(errno)) return make_error(errc::no_space, TESSERA_MSG("posix_file: pwrite failed: no space left"));
+      if (errno == EBADF) return make_error(errc::io, TESSERA_MSG("posix_file: pwrite failed: bad or read-only descriptor"));
+      return make_error(errc::io, TESSERA_MSG("posix_file: pwrite failed"));
     }
     // A zero-byte write of a non-empty buffer makes no progress: treat it as full rather than spin.
-    if (n == 0) return make_error(errc::no_space, "posix_file: pwrite wrote nothing");
+    if (n == 0) return make_error(errc::no_space, TESSERA_MSG("posix_file: pwrite wrote nothing"));
     p += n;
     left -= static_cast<size_t>(n);
     at += static_cast<uint64_t>(n);
@@ -103,19 +103,19 @@ status file_write(void* context, uint64_t offset, bytes_view src) noexcept {
 
 status file_size(void* context, uint64_t* out) noexcept {
   struct stat st;
-  if (::fstat(fd_of(context), &st) != 0) return make_error(errc::io, "posix_file: fstat failed");
-  if (st.st_size < 0) return make_error(errc::io, "posix_file: fstat reported a negative size");
+  if (::fstat(fd_of(context), &st) != 0) return make_error(errc::io, TESSERA_MSG("posix_file: fstat failed"));
+  if (st.st_size < 0) return make_error(errc::io, TESSERA_MSG("posix_file: fstat reported a negative size"));
   *out = static_cast<uint64_t>(st.st_size);
   return ok_status();
 }
 
 status file_truncate(void* context, uint64_t size) noexcept {
-  if (size > kMaxOffset) return make_error(errc::no_space, "posix_file: truncate past the largest file offset");
+  if (size > kMaxOffset) return make_error(errc::no_space, TESSERA_MSG("posix_file: truncate past the largest file offset"));
   for (;;) {
     if (::ftruncate(fd_of(context), static_cast<off_t>(size)) == 0) return ok_status();
     if (errno == EINTR) continue;
-    if (is_full(errno)) return make_error(errc::no_space, "posix_file: ftruncate failed: no space left");
-    return make_error(errc::io, "posix_file: ftruncate failed");
+    if (is_full(errno)) return make_error(errc::no_space, TESSERA_MSG("posix_file: ftruncate failed: no space left"));
+    return make_error(errc::io, TESSERA_MSG("posix_file: ftruncate failed"));
   }
 }
 
@@ -123,8 +123,8 @@ status file_sync(void* context) noexcept {
   for (;;) {
     if (::fsync(fd_of(context)) == 0) return ok_status();
     if (errno == EINTR) continue;
-    if (is_full(errno)) return make_error(errc::no_space, "posix_file: fsync failed: no space left");
-    return make_error(errc::io, "posix_file: fsync failed");
+    if (is_full(errno)) return make_error(errc::no_space, TESSERA_MSG("posix_file: fsync failed: no space left"));
+    return make_error(errc::io, TESSERA_MSG("posix_file: fsync failed"));
   }
 }
 
@@ -134,7 +134,7 @@ int open_retry(const char* path, int flags, mode_t mode) noexcept {
 
 status fsync_directory(const char* dir) noexcept {
   const int fd = open_retry(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-  if (fd < 0) return make_error(errc::io, "posix_file: opening the directory to fsync it failed");
+  if (fd < 0) return make_error(errc::io, TESSERA_MSG("posix_file: opening the directory to fsync it failed"));
   const status s = detail::posix_fsync_directory_fd(fd);
   ::close(fd);
   return s;
@@ -155,26 +155,26 @@ status detail::posix_fsync_directory_fd(int fd) noexcept {
     if (errno == EINTR) continue;
     // Some file systems cannot fsync directories (EINVAL): their entries are as durable as they get.
     if (errno == EINVAL) return ok_status();
-    return make_error(errc::io, "posix: fsync of a directory failed");
+    return make_error(errc::io, TESSERA_MSG("posix: fsync of a directory failed"));
   }
 }
 
 status posix_directory_sync_parent(const char* path) noexcept {
-  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, "posix_file: empty path");
+  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, TESSERA_MSG("posix_file: empty path"));
   const char* slash = std::strrchr(path, '/');
   if (slash == nullptr) return fsync_directory(".");
   if (slash == path) return fsync_directory("/");
   // The parent's name, copied: PATH_MAX bounds every path the kernel accepts.
   char dir[4096];
   const size_t n = static_cast<size_t>(slash - path);
-  if (n >= sizeof dir) return make_error(errc::io, "posix_file: path too long");
+  if (n >= sizeof dir) return make_error(errc::io, TESSERA_MSG("posix_file: path too long"));
   std::memcpy(dir, path, n);
   dir[n] = '\0';
   return fsync_directory(dir);
 }
 
 result<posix_file> posix_file_open(const char* path, posix_open mode) noexcept {
-  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, "posix_file: empty path");
+  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, TESSERA_MSG("posix_file: empty path"));
   constexpr mode_t kMode = 0666;  // less the umask, as every tool creates files
   int fd = -1;
   bool created = false;
@@ -198,18 +198,18 @@ result<posix_file> posix_file_open(const char* path, posix_open mode) noexcept {
       }
       break;
     }
-    default: return make_error(errc::invalid_argument, "posix_file: unknown open mode");
+    default: return make_error(errc::invalid_argument, TESSERA_MSG("posix_file: unknown open mode"));
   }
   if (fd < 0) return detail::posix_open_error(errno);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    return make_error(errc::io, "posix_file: fstat failed");
+    return make_error(errc::io, TESSERA_MSG("posix_file: fstat failed"));
   }
   // open(O_RDONLY) of a directory succeeds; its reads would fail later with EISDIR. Refuse it here.
   if (S_ISDIR(st.st_mode)) {
     ::close(fd);
-    return make_error(errc::io, "posix_file: open failed: the path is a directory");
+    return make_error(errc::io, TESSERA_MSG("posix_file: open failed: the path is a directory"));
   }
   if (created) {
     status s = posix_directory_sync_parent(path);
@@ -231,8 +231,8 @@ status posix_file_close(posix_file& f) noexcept {
   f.writable = false;
   // Linux closes the descriptor even when close reports EINTR: never retry (the number may be reused).
   if (::close(fd) != 0 && errno != EINTR) {
-    if (is_full(errno)) return make_error(errc::no_space, "posix_file: close failed: no space left");
-    return make_error(errc::io, "posix_file: close failed");
+    if (is_full(errno)) return make_error(errc::no_space, TESSERA_MSG("posix_file: close failed: no space left"));
+    return make_error(errc::io, TESSERA_MSG("posix_file: close failed"));
   }
   return ok_status();
 }
@@ -254,11 +254,11 @@ storage posix_file_storage(const posix_file& f) noexcept {
 
 status posix_file_rename(const char* from, const char* to) noexcept {
   if (from == nullptr || to == nullptr || from[0] == '\0' || to[0] == '\0')
-    return make_error(errc::invalid_argument, "posix_file: empty path");
+    return make_error(errc::invalid_argument, TESSERA_MSG("posix_file: empty path"));
   if (::rename(from, to) != 0) {
-    if (errno == ENOENT) return make_error(errc::io, "posix_file: rename failed: no such file or directory");
-    if (is_full(errno)) return make_error(errc::no_space, "posix_file: rename failed: no space left");
-    return make_error(errc::io, "posix_file: rename failed");
+    if (errno == ENOENT) return make_error(errc::io, TESSERA_MSG("posix_file: rename failed: no such file or directory"));
+    if (is_full(errno)) return make_error(errc::no_space, TESSERA_MSG("posix_file: rename failed: no space left"));
+    return make_error(errc::io, TESSERA_MSG("posix_file: rename failed"));
   }
   TESSERA_TRY(posix_directory_sync_parent(to));
   // A rename across directories changes both: the source's directory loses the entry.
@@ -271,12 +271,12 @@ status posix_file_rename(const char* from, const char* to) noexcept {
 }
 
 status posix_file_remove(const char* path) noexcept {
-  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, "posix_file: empty path");
+  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, TESSERA_MSG("posix_file: empty path"));
   if (::unlink(path) != 0) {
-    if (errno == ENOENT) return make_error(errc::io, "posix_file: unlink failed: no such file");
+    if (errno == ENOENT) return make_error(errc::io, TESSERA_MSG("posix_file: unlink failed: no such file"));
     if (errno == EISDIR || errno == EPERM)
-      return make_error(errc::io, "posix_file: unlink failed: permission denied or a directory");
-    return make_error(errc::io, "posix_file: unlink failed");
+      return make_error(errc::io, TESSERA_MSG("posix_file: unlink failed: permission denied or a directory"));
+    return make_error(errc::io, TESSERA_MSG("posix_file: unlink failed"));
   }
   return ok_status();
 }

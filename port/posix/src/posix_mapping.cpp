@@ -23,7 +23,7 @@ const posix_mapping* mapping_of(void* context) noexcept { return static_cast<con
 status mapping_read(void* context, uint64_t offset, bytes_mut dst) noexcept {
   const posix_mapping* m = mapping_of(context);
   if (offset > m->size || dst.size() > m->size - offset)
-    return make_error(errc::truncated, "posix_mapping: read past the end of the mapped file");
+    return make_error(errc::truncated, TESSERA_MSG("posix_mapping: read past the end of the mapped file"));
   if (!dst.empty()) std::memcpy(dst.data(), m->data + offset, dst.size());
   return ok_status();
 }
@@ -41,60 +41,60 @@ bytes_view mapping_view(void* context) noexcept {
 
 status open_error(int e) noexcept {
   switch (e) {
-    case ENOENT: return make_error(errc::io, "posix_mapping: open failed: no such file or directory");
+    case ENOENT: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: no such file or directory"));
     case EACCES:
-    case EPERM: return make_error(errc::io, "posix_mapping: open failed: permission denied");
-    case ENOTDIR: return make_error(errc::io, "posix_mapping: open failed: a path component is not a directory");
+    case EPERM: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: permission denied"));
+    case ENOTDIR: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: a path component is not a directory"));
     case EMFILE:
-    case ENFILE: return make_error(errc::io, "posix_mapping: open failed: too many open files");
-    case ENAMETOOLONG: return make_error(errc::io, "posix_mapping: open failed: name too long");
-    case EOVERFLOW: return make_error(errc::io, "posix_mapping: open failed: the file is too large to open");
-    default: return make_error(errc::io, "posix_mapping: open failed");
+    case ENFILE: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: too many open files"));
+    case ENAMETOOLONG: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: name too long"));
+    case EOVERFLOW: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: the file is too large to open"));
+    default: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed"));
   }
 }
 
 status mmap_error(int e) noexcept {
   switch (e) {
     case ENOMEM:
-    case EOVERFLOW: return make_error(errc::io, "posix_mapping: mmap failed: not enough address space");
+    case EOVERFLOW: return make_error(errc::io, TESSERA_MSG("posix_mapping: mmap failed: not enough address space"));
     case EACCES:
-    case EPERM: return make_error(errc::io, "posix_mapping: mmap failed: permission denied");
-    case ENODEV: return make_error(errc::io, "posix_mapping: mmap failed: the file system cannot map files");
-    case EAGAIN: return make_error(errc::io, "posix_mapping: mmap failed: the file is locked or memory limit");
-    default: return make_error(errc::io, "posix_mapping: mmap failed");
+    case EPERM: return make_error(errc::io, TESSERA_MSG("posix_mapping: mmap failed: permission denied"));
+    case ENODEV: return make_error(errc::io, TESSERA_MSG("posix_mapping: mmap failed: the file system cannot map files"));
+    case EAGAIN: return make_error(errc::io, TESSERA_MSG("posix_mapping: mmap failed: the file is locked or memory limit"));
+    default: return make_error(errc::io, TESSERA_MSG("posix_mapping: mmap failed"));
   }
 }
 
 }  // namespace
 
 result<posix_mapping> posix_mapping_open(const char* path) noexcept {
-  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, "posix_mapping: empty path");
+  if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, TESSERA_MSG("posix_mapping: empty path"));
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below); regular files ignore it.
   const int fd = detail::posix_open_retry(-1, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
   if (fd < 0) return open_error(errno);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    return make_error(errc::io, "posix_mapping: fstat failed");
+    return make_error(errc::io, TESSERA_MSG("posix_mapping: fstat failed"));
   }
   if (S_ISDIR(st.st_mode)) {
     ::close(fd);
-    return make_error(errc::io, "posix_mapping: open failed: the path is a directory");
+    return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: the path is a directory"));
   }
   // Devices, FIFOs and sockets report no meaningful size (0): mapping them would silently be empty or fail.
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return make_error(errc::io, "posix_mapping: open failed: not a regular file");
+    return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: not a regular file"));
   }
   if (st.st_size < 0) {
     ::close(fd);
-    return make_error(errc::io, "posix_mapping: fstat reported a negative size");
+    return make_error(errc::io, TESSERA_MSG("posix_mapping: fstat reported a negative size"));
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   // 32-bit targets: a size that size_t cannot hold would wrap mmap's length.
   if (size > static_cast<uint64_t>(SIZE_MAX)) {
     ::close(fd);
-    return make_error(errc::overflow, "posix_mapping: the file is larger than the address space");
+    return make_error(errc::overflow, TESSERA_MSG("posix_mapping: the file is larger than the address space"));
   }
   posix_mapping m;
   if (size == 0) {  // mmap of length 0 is EINVAL; an empty file is a valid, empty mapping
@@ -120,7 +120,7 @@ status posix_mapping_close(posix_mapping& m) noexcept {
   const size_t n = static_cast<size_t>(m.size);
   m.data = nullptr;
   m.size = 0;
-  if (::munmap(p, n) != 0) return make_error(errc::io, "posix_mapping: munmap failed");
+  if (::munmap(p, n) != 0) return make_error(errc::io, TESSERA_MSG("posix_mapping: munmap failed"));
   return ok_status();
 }
 

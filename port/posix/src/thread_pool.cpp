@@ -247,7 +247,7 @@ void state_release(thread_pool_state* s) noexcept {
 }
 
 status pthread_error(int e, const char* what_io) noexcept {
-  if (e == ENOMEM || e == EAGAIN) return make_error(errc::out_of_memory, "thread_pool: no resources for a thread or lock");
+  if (e == ENOMEM || e == EAGAIN) return make_error(errc::out_of_memory, TESSERA_MSG("thread_pool: no resources for a thread or lock"));
   return make_error(errc::io, what_io);
 }
 
@@ -267,25 +267,25 @@ thread_pool::~thread_pool() { thread_pool_release(*this); }
 status thread_pool_init(thread_pool& p, uint32_t workers) noexcept {
   thread_pool_release(p);
   if (workers == 0 || workers > kThreadPoolMaxWorkers)
-    return make_error(errc::invalid_argument, "thread_pool: workers must be in [1, kThreadPoolMaxWorkers]");
+    return make_error(errc::invalid_argument, TESSERA_MSG("thread_pool: workers must be in [1, kThreadPoolMaxWorkers]"));
   void* mem = nullptr;
   if (::posix_memalign(&mem, alignof(thread_pool_state), sizeof(thread_pool_state)) != 0)
-    return make_error(errc::out_of_memory, "thread_pool: no memory for the pool");
+    return make_error(errc::out_of_memory, TESSERA_MSG("thread_pool: no memory for the pool"));
   auto* s = new (mem) thread_pool_state;
   int e = pthread_mutex_init(&s->mutex, nullptr);
-  if (e != 0) return state_destroy(s), pthread_error(e, "thread_pool: pthread_mutex_init failed");
+  if (e != 0) return state_destroy(s), pthread_error(e, TESSERA_MSG("thread_pool: pthread_mutex_init failed"));
   s->mutex_ready = true;
   e = pthread_cond_init(&s->wake, nullptr);
-  if (e != 0) return state_destroy(s), pthread_error(e, "thread_pool: pthread_cond_init failed");
+  if (e != 0) return state_destroy(s), pthread_error(e, TESSERA_MSG("thread_pool: pthread_cond_init failed"));
   s->wake_ready = true;
   e = pthread_cond_init(&s->finished, nullptr);
-  if (e != 0) return state_destroy(s), pthread_error(e, "thread_pool: pthread_cond_init failed");
+  if (e != 0) return state_destroy(s), pthread_error(e, TESSERA_MSG("thread_pool: pthread_cond_init failed"));
   s->finished_ready = true;
 
   const uint32_t nthreads = workers - 1;
   if (nthreads > 0) {
     s->threads = static_cast<thread_pool_thread*>(std::calloc(nthreads, sizeof(thread_pool_thread)));
-    if (s->threads == nullptr) return state_destroy(s), make_error(errc::out_of_memory, "thread_pool: no memory for the threads");
+    if (s->threads == nullptr) return state_destroy(s), make_error(errc::out_of_memory, TESSERA_MSG("thread_pool: no memory for the threads"));
     // The pool's threads never handle asynchronous signals: they inherit a fully blocked mask.
     sigset_t all, old;
     sigfillset(&all);
@@ -297,7 +297,7 @@ status thread_pool_init(thread_pool& p, uint32_t workers) noexcept {
       t.worker = i + 1;
       e = pthread_create(&t.handle, nullptr, thread_main, &t);
       if (e != 0) {
-        st = pthread_error(e, "thread_pool: pthread_create failed");
+        st = pthread_error(e, TESSERA_MSG("thread_pool: pthread_create failed"));
         break;
       }
       s->nthreads = i + 1;
