@@ -50,6 +50,18 @@ function(tessera_firmware_image target)
   endif()
 endfunction()
 
+# tessera_image_symbols(<target> ABSENT <regex> [PRESENT <regex>]): a ctest test that the image links no symbol
+# matching ABSENT (and some matching PRESENT): a firmware pays only for what it calls.
+function(tessera_image_symbols target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "ABSENT;PRESENT" "")
+  if(NOT TESSERA_BAREMETAL OR NOT TESSERA_BUILD_TESTS OR NOT CMAKE_NM OR NOT TARGET ${target})
+    return()
+  endif()
+  add_test(NAME ${target}_links_only_what_it_asks
+           COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DIMAGE=$<TARGET_FILE:${target}> "-DABSENT=${arg_ABSENT}"
+                   "-DPRESENT=${arg_PRESENT}" -P ${_tessera_firmware_dir}/check_image_symbols.cmake)
+endfunction()
+
 # The proof that the check fails: an image compiled with exceptions (a throw and a catch) must be rejected.
 if(TESSERA_BAREMETAL AND TESSERA_BUILD_TESTS AND CMAKE_NM)
   set(_probe ${CMAKE_BINARY_DIR}/unwinder_probe/unwinder_probe.cpp)

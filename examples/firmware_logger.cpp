@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "tessera/array.hpp"
+#include "tessera/codecs.hpp"
 #include "tessera/port/flash_frame.hpp"
 #include "tessera/port/flash_sim.hpp"
 
@@ -80,6 +81,10 @@ void sensor_sample(sensor& s, int64_t t, int16_t* xyz) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef TESSERA_LOGGER_LINK_LZ4
+  codec_link_lz4_encoder();  // a firmware links the codec libraries it names, nothing else (tessera/codecs.hpp)
+  codec_link_lz4_decoder();
+#endif
   const char* out_path = "firmware_log.b2nd";
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "-o") == 0) out_path = argv[i + 1];

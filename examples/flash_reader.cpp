@@ -17,6 +17,7 @@
 
 #include "flash_reader_data.hpp"
 #include "tessera/array.hpp"
+#include "tessera/codecs.hpp"
 #include "tessera/port/memory_storage.hpp"
 
 using namespace tessera;
@@ -75,6 +76,9 @@ void item_print(span<const char> dtype, const uint8_t* item, size_t size) {
 }  // namespace
 
 int main() {
+#ifdef TESSERA_READER_CODEC_LINK
+  tessera::TESSERA_READER_CODEC_LINK();  // links the one codec library this array needs, its decoder only
+#endif
   const flash_golden& g = kFlashGolden;
   arena heap;
   arena_init(heap, g_arena, sizeof g_arena);

@@ -32,6 +32,12 @@
 #define TESSERA_WITH_TRUNC 1
 #endif
 
+// 1 on bare metal (CMake): the codec libraries are linked only into programs that call their codec_link_*
+// function (tessera/codecs.hpp). 0 on hosts: every codec of the build is linked.
+#ifndef TESSERA_CODECS_ON_DEMAND
+#define TESSERA_CODECS_ON_DEMAND 0
+#endif
+
 namespace tessera {
 
 inline constexpr int kMaxDims = TESSERA_MAX_DIMS;

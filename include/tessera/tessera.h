@@ -539,6 +539,23 @@ tessera_status tessera_array_chunk_decode(tessera_array* a, int64_t nchunk, void
  */
 tessera_status tessera_array_chunk_update(tessera_array* a, int64_t nchunk, const void* chunk, size_t size);
 
+/* ---- Codec libraries ------------------------------------------------------------------------------------ */
+
+/**
+ * On bare metal a program links LZ4, Zlib and Zstd only when it asks (tessera/codecs.hpp has one function per
+ * codec and direction); calling this once links every codec of the build, both ways. A no-op on hosts, which
+ * link them all.
+ */
+void tessera_codec_link_all(void);
+/** One codec, one direction (LZ4 decoding covers LZ4HC data). */
+void tessera_codec_link_lz4_decoder(void);
+void tessera_codec_link_lz4_encoder(void);
+void tessera_codec_link_lz4hc_encoder(void);
+void tessera_codec_link_zlib_decoder(void);
+void tessera_codec_link_zlib_encoder(void);
+void tessera_codec_link_zstd_decoder(void);
+void tessera_codec_link_zstd_encoder(void);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -28,6 +28,29 @@ constexpr size_t kScratchDecoded = 3;  // the block chunk_decode_blocks hands to
 
 // ---- Per-block work ----------------------------------------------------------------------------------------
 
+// Why a chunk's library codec cannot be decoded: this build has no such library, or (bare metal) the program did
+// not link it (tessera/codecs.hpp).
+error codec_missing(codec_format f, bool not_linked) noexcept {
+  if (not_linked) {
+    switch (f) {
+      case codec_format::lz4:
+        return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs LZ4, which this program does not link (tessera::codec_link_lz4_decoder)"));
+      case codec_format::zlib:
+        return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs Zlib, which this program does not link (tessera::codec_link_zlib_decoder)"));
+      default:
+        return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs Zstd, which this program does not link (tessera::codec_link_zstd_decoder)"));
+    }
+  }
+  switch (f) {
+    case codec_format::lz4:
+      return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the LZ4 codec, which this build does not include"));
+    case codec_format::zlib:
+      return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the Zlib codec, which this build does not include"));
+    default:
+      return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the Zstd codec, which this build does not include"));
+  }
+}
+
 // Decodes a stream into out (exactly out.size() bytes), or only at least its first `want` bytes when the codec
 // can stop early (LZ4 without a dictionary, BloscLZ); the others decode it all.
 status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_view in, bytes_mut out,
@@ -46,10 +69,12 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
       return ok_status();
     }
     case codec_format::lz4:
-      if (want < out.size() && dict.empty()) return detail::lz4_decompress_prefix(in, out, want);
-      return detail::lz4_decompress(in, out, dict);
-    case codec_format::zlib: return detail::zlib_decompress(w.codecs, in, out);
-    case codec_format::zstd: return detail::zstd_decompress(w.codecs, in, out, dict);
+    case codec_format::zlib:
+    case codec_format::zstd: {
+      const detail::codec_decoder_impl* impl = detail::codec_decoder_find(h.format);
+      if (impl == nullptr || !impl->available) return codec_missing(h.format, impl == nullptr);
+      return impl->decompress(w.codecs, in, out, dict, want);
+    }
     case codec_format::snappy:
       return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the Snappy codec, which Blosc2 dropped"));
     case codec_format::user:
@@ -371,11 +396,8 @@ struct chunk_decoder_access {
     const uint32_t n = parallel ? d.nworkers_ : 1;
     for (uint32_t i = 0; i < n; ++i) {
       detail::codec_context& c = d.workers_[i].codecs;
-      switch (h.format) {
-        case codec_format::zlib: TESSERA_TRY(detail::zlib_decoder_prepare(c)); break;
-        case codec_format::zstd: TESSERA_TRY(detail::zstd_decoder_prepare(c)); break;
-        default: break;  // BloscLZ and LZ4 decode without state
-      }
+      const detail::codec_decoder_impl* impl = detail::codec_decoder_find(h.format);
+      if (impl != nullptr && impl->available && impl->prepare != nullptr) TESSERA_TRY(impl->prepare(c));
     }
     return ok_status();
   }

@@ -88,7 +88,7 @@ bool codec_known(codec c) noexcept {
 int codec_level_of(codec c, int clevel) noexcept {
   switch (c) {
     case codec::lz4: return 10 - clevel;  // LZ4's acceleration
-    case codec::zstd: return clevel < 9 ? 2 * clevel - 1 : detail::zstd_max_level();
+    case codec::zstd: return clevel < 9 ? 2 * clevel - 1 : detail::kZstdMaxLevel;
     default: return clevel;
   }
 }
@@ -126,10 +126,15 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
   switch (p.compressor) {
     case codec::blosclz:
       return detail::blosclz_compress(p.clevel, in, out, bytes_mut(w.workspace, detail::kBlosclzWorkspaceMax));
-    case codec::lz4: return detail::lz4_compress(w.codecs, in, out, p.codec_level);
-    case codec::lz4hc: return detail::lz4hc_compress(w.codecs, in, out, p.codec_level);
-    case codec::zlib: return detail::zlib_compress(w.codecs, in, out, p.codec_level);
-    case codec::zstd: return detail::zstd_compress(w.codecs, in, out, p.codec_level);
+    case codec::lz4:
+    case codec::lz4hc:
+    case codec::zlib:
+    case codec::zstd: {
+      const detail::codec_encoder_impl* impl = detail::codec_encoder_find(p.compressor);
+      if (impl == nullptr || !impl->available)  // params_check refused it already
+        return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: the codec is not linked"));
+      return impl->compress(w.codecs, in, out, p.codec_level);
+    }
   }
   return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
 }
@@ -280,8 +285,14 @@ status params_check(const chunk_encode_params& params) noexcept {
   if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
     return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: clevel outside 0..9"));
   if (!codec_known(params.compressor)) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
-  if (!codec_available(params.compressor))
-    return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: the codec is not included in this build"));
+  if (params.compressor != codec::blosclz) {
+    const detail::codec_encoder_impl* impl = detail::codec_encoder_find(params.compressor);
+    if (impl == nullptr)
+      return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: this program does not link the codec's encoder "
+                                                             "(tessera::codec_link_*_encoder, tessera/codecs.hpp)"));
+    if (!impl->available)
+      return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: the codec is not included in this build"));
+  }
   switch (params.split) {
     case split_mode::always:
     case split_mode::never:
@@ -406,13 +417,10 @@ struct chunk_encoder_access {
     const uint32_t n = parallel(e) && p.nblocks > 1 ? e.nworkers_ : 1;
     for (uint32_t i = 0; i < n; ++i) {
       detail::codec_context& c = e.workers_[i].codecs;
-      switch (p.compressor) {
-        case codec::blosclz: break;  // its workspace is made at init
-        case codec::lz4: TESSERA_TRY(detail::lz4_encoder_prepare(c, false)); break;
-        case codec::lz4hc: TESSERA_TRY(detail::lz4_encoder_prepare(c, true)); break;
-        case codec::zlib: TESSERA_TRY(detail::zlib_encoder_prepare(c, p.codec_level)); break;
-        case codec::zstd: TESSERA_TRY(detail::zstd_encoder_prepare(c, p.codec_level, e.scratch_blocksize_)); break;
-      }
+      // BloscLZ's workspace is made at init; the libraries' state here.
+      const detail::codec_encoder_impl* impl = detail::codec_encoder_find(p.compressor);
+      if (impl != nullptr && impl->available && impl->prepare != nullptr)
+        TESSERA_TRY(impl->prepare(c, p.codec_level, e.scratch_blocksize_));
     }
     return ok_status();
   }
@@ -618,14 +626,10 @@ size_t chunk_encoder_estimate(const chunk_encoder_options& options) noexcept {
   size_t total = sizeof(chunk_encoder::worker) * n + slack;
   const int clevel = options.estimate_clevel < 1 ? 1 : (options.estimate_clevel > 9 ? 9 : options.estimate_clevel);
   size_t state = 0;
-  switch (options.estimate_codec) {
-    case codec::blosclz: break;
-    case codec::lz4: state = detail::lz4_encoder_state_estimate(false); break;
-    case codec::lz4hc: state = detail::lz4_encoder_state_estimate(true); break;
-    case codec::zlib: state = detail::zlib_encoder_state_estimate(clevel); break;
-    case codec::zstd: state = detail::zstd_encoder_state_estimate(codec_level_of(codec::zstd, clevel),
-                                                                                 options.max_blocksize);
-      break;
+  if (options.estimate_codec != codec::blosclz) {
+    const detail::codec_encoder_impl* impl = detail::codec_encoder_find(options.estimate_codec);
+    if (impl != nullptr && impl->available && impl->state_estimate != nullptr)
+      state = impl->state_estimate(codec_level_of(options.estimate_codec, clevel), options.max_blocksize);
   }
   total += n * (kScratchBlocks * options.max_blocksize + slack + detail::kBlosclzWorkspaceMax + slack + state);
   if (options.exec.run != nullptr && n > 1) total += slot_count(n) * slot_size(options.max_blocksize) + slack;

@@ -23,9 +23,13 @@ bool codec_available(codec c) noexcept {
   switch (c) {
     case codec::blosclz: return true;
     case codec::lz4:
-    case codec::lz4hc: return detail::lz4_available();
-    case codec::zlib: return detail::zlib_available();
-    case codec::zstd: return detail::zstd_available();
+    case codec::lz4hc:
+    case codec::zlib:
+    case codec::zstd: {
+      const codec_format f = c == codec::zlib ? codec_format::zlib : c == codec::zstd ? codec_format::zstd : codec_format::lz4;
+      const detail::codec_decoder_impl* impl = detail::codec_decoder_find(f);
+      return impl != nullptr && impl->available;
+    }
   }
   return false;
 }

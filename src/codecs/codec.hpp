@@ -1,11 +1,13 @@
-// The wrappers of the codec libraries (LZ4, Zlib, Zstd): one interface, every library wired to the caller's
-// allocator. A build without a library keeps the functions, which then fail with codec_unavailable.
+// The wrappers of the codec libraries (LZ4, Zlib, Zstd): one interface per direction, every library wired to the
+// caller's allocator. A build without a library keeps the interface, marked unavailable (codec_unavailable).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "tessera/allocator.hpp"
+#include "tessera/chunk.hpp"
+#include "tessera/config.hpp"
 #include "tessera/error.hpp"
 #include "tessera/span.hpp"
 
@@ -35,50 +37,81 @@ struct codec_context {
   size_t lz4hc_state_size = 0;
 };
 
+// Frees the state of every codec library the program links.
 void codec_context_release(codec_context& c) noexcept;
-
-// Create what decompressing (or compressing streams of at most max_src bytes) needs, on the calling thread; a no-op
-// when it is there already. Without them the (de)compressors fail with invalid_argument instead of allocating.
-// Libraries that are absent succeed here and fail later with codec_unavailable.
-[[nodiscard]] status zlib_decoder_prepare(codec_context& c) noexcept;
-[[nodiscard]] status zstd_decoder_prepare(codec_context& c) noexcept;
-[[nodiscard]] status lz4_encoder_prepare(codec_context& c, bool hc) noexcept;
-[[nodiscard]] status zlib_encoder_prepare(codec_context& c, int level) noexcept;
-[[nodiscard]] status zstd_encoder_prepare(codec_context& c, int level, size_t max_src) noexcept;
-
-// Defined by each library's wrapper (a no-op, or 0, when the library is absent).
-void lz4_context_release(codec_context& c) noexcept;
-void zlib_context_release(codec_context& c) noexcept;
-void zstd_context_release(codec_context& c) noexcept;
-// The state one codec context allocates, for estimates.
-[[nodiscard]] size_t zlib_decoder_state_estimate() noexcept;
-[[nodiscard]] size_t zstd_decoder_state_estimate() noexcept;
-[[nodiscard]] size_t lz4_encoder_state_estimate(bool hc) noexcept;
-[[nodiscard]] size_t zlib_encoder_state_estimate(int level) noexcept;
-[[nodiscard]] size_t zstd_encoder_state_estimate(int level, size_t max_src) noexcept;
-
-// Bytes the decompression contexts of this build's codecs take (for estimates).
+// Bytes the decompression contexts of the linked codecs take (for estimates).
 [[nodiscard]] size_t codec_decoder_state_estimate() noexcept;
 
-// Each decompressor succeeds only when the stream decodes to exactly out.size() bytes.
-// `dict` is empty when the chunk has no dictionary.
-[[nodiscard]] status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept;
-// At least the first `want` bytes of a stream that decodes to out.size() bytes (no dictionary); the rest of out is
-// unspecified. want >= out.size() is lz4_decompress.
-[[nodiscard]] status lz4_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept;
-[[nodiscard]] status zlib_decompress(codec_context& c, bytes_view in, bytes_mut out) noexcept;
-[[nodiscard]] status zstd_decompress(codec_context& c, bytes_view in, bytes_mut out, bytes_view dict) noexcept;
+// One codec library in one direction: what the chunk decoder (or encoder) needs of it. Each lives in its own
+// object file (lz4_decode.cpp, zstd_encode.cpp, ...). On bare metal the core refers to them weakly
+// (TESSERA_CODECS_ON_DEMAND), so a firmware links a library only when it calls its codec_link_* function
+// (tessera/codecs.hpp): the codecs it does not use cost it nothing. Hosts refer to them strongly: every codec of
+// the build is there. `available` is false when the build has no such library.
+struct codec_decoder_impl {
+  bool available;
+  // Creates the context's state on the calling thread (null: stateless); a no-op when it is there.
+  status (*prepare)(codec_context& c) noexcept;
+  // Exactly out.size() bytes; or, when want < out.size() and the codec can stop early (LZ4 without a
+  // dictionary), at least the first `want` (the rest of out unspecified). `dict` is empty without a dictionary.
+  status (*decompress)(codec_context& c, bytes_view in, bytes_mut out, bytes_view dict, size_t want) noexcept;
+  void (*release)(codec_context& c) noexcept;  // null: nothing to free
+  size_t (*state_estimate)() noexcept;         // null: no state
+};
 
-// Compressors: return the compressed size, 0 when the data does not fit in out (store it verbatim then).
-[[nodiscard]] result<size_t> lz4_compress(codec_context& c, bytes_view in, bytes_mut out, int acceleration) noexcept;
-[[nodiscard]] result<size_t> lz4hc_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept;
-[[nodiscard]] result<size_t> zlib_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept;
-[[nodiscard]] result<size_t> zstd_compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept;
+struct codec_encoder_impl {
+  bool available;
+  // Creates what compressing streams of at most max_src bytes at `level` needs, on the calling thread.
+  status (*prepare)(codec_context& c, int level, size_t max_src) noexcept;
+  // The compressed size, 0 when the data does not fit in out (it is stored verbatim then).
+  result<size_t> (*compress)(codec_context& c, bytes_view in, bytes_mut out, int level) noexcept;
+  void (*release)(codec_context& c) noexcept;
+  size_t (*state_estimate)(int level, size_t max_src) noexcept;
+};
 
-[[nodiscard]] bool lz4_available() noexcept;
-[[nodiscard]] bool zlib_available() noexcept;
-[[nodiscard]] bool zstd_available() noexcept;
-[[nodiscard]] int zstd_max_level() noexcept;
+#if TESSERA_CODECS_ON_DEMAND
+#define TESSERA_CODEC_LINK __attribute__((weak))
+#else
+#define TESSERA_CODEC_LINK
+#endif
+
+extern const codec_decoder_impl lz4_decoder_impl TESSERA_CODEC_LINK;
+extern const codec_decoder_impl zlib_decoder_impl TESSERA_CODEC_LINK;
+extern const codec_decoder_impl zstd_decoder_impl TESSERA_CODEC_LINK;
+extern const codec_encoder_impl lz4_encoder_impl TESSERA_CODEC_LINK;
+extern const codec_encoder_impl lz4hc_encoder_impl TESSERA_CODEC_LINK;
+extern const codec_encoder_impl zlib_encoder_impl TESSERA_CODEC_LINK;
+extern const codec_encoder_impl zstd_encoder_impl TESSERA_CODEC_LINK;
+
+// The decoder of a codec format (LZ4, Zlib, Zstd), or null when this program does not link it (bare metal).
+inline const codec_decoder_impl* codec_decoder_find(codec_format f) noexcept {
+  switch (f) {
+    case codec_format::lz4: return &lz4_decoder_impl;
+    case codec_format::zlib: return &zlib_decoder_impl;
+    case codec_format::zstd: return &zstd_decoder_impl;
+    default: return nullptr;
+  }
+}
+
+// The encoder of a library codec, or null when this program does not link it (bare metal).
+inline const codec_encoder_impl* codec_encoder_find(codec c) noexcept {
+  switch (c) {
+    case codec::lz4: return &lz4_encoder_impl;
+    case codec::lz4hc: return &lz4hc_encoder_impl;
+    case codec::zlib: return &zlib_encoder_impl;
+    case codec::zstd: return &zstd_encoder_impl;
+    default: return nullptr;
+  }
+}
+
+// Zstd's strongest level (ZSTD_maxCLevel() of every libzstd since 1.3): Blosc's clevel 9.
+inline constexpr int kZstdMaxLevel = 22;
+
+// Frees a workspace from the context's allocator and clears what pointed at it.
+inline void codec_workspace_free(codec_context& c, void*& mem, size_t& size, size_t align) noexcept {
+  if (mem != nullptr) allocator_deallocate(c.alloc, mem, size, align);
+  mem = nullptr;
+  size = 0;
+}
 
 // Libraries that free without a size (zlib, zstd) get blocks prefixed with their size.
 [[nodiscard]] void* sized_allocate(const allocator& a, size_t size) noexcept;

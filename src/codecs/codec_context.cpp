@@ -26,14 +26,28 @@ void sized_deallocate(const allocator& a, void* block) noexcept {
   allocator_deallocate(a, p, size + kPrefix, kPrefix);
 }
 
+namespace {
+
+// The codec libraries this program links: on bare metal a weak reference is null unless the program called the
+// codec's codec_link_* function.
+const codec_decoder_impl* const kDecoders[] = {&lz4_decoder_impl, &zlib_decoder_impl, &zstd_decoder_impl};
+const codec_encoder_impl* const kEncoders[] = {&lz4_encoder_impl, &lz4hc_encoder_impl, &zlib_encoder_impl,
+                                               &zstd_encoder_impl};
+
+}  // namespace
+
 void codec_context_release(codec_context& c) noexcept {
-  lz4_context_release(c);
-  zlib_context_release(c);
-  zstd_context_release(c);
+  for (const codec_decoder_impl* d : kDecoders)
+    if (d != nullptr && d->release != nullptr) d->release(c);
+  for (const codec_encoder_impl* e : kEncoders)
+    if (e != nullptr && e->release != nullptr) e->release(c);
 }
 
 size_t codec_decoder_state_estimate() noexcept {
-  return zlib_decoder_state_estimate() + zstd_decoder_state_estimate();
+  size_t total = 0;
+  for (const codec_decoder_impl* d : kDecoders)
+    if (d != nullptr && d->state_estimate != nullptr) total += d->state_estimate();
+  return total;
 }
 
 }  // namespace tessera::detail

@@ -1,11 +1,21 @@
 # The codec libraries (LZ4/LZ4HC, Zlib, Zstd), each optional: ON by default when the target has it. A build
 # without one still decodes everything else and reports codec_unavailable for its data.
 set(_codecs ${CMAKE_CURRENT_LIST_DIR})
+# One object file per library and direction: on bare metal the core refers to them weakly, so a firmware links
+# only those whose codec_link_* function it calls (tessera/codecs.hpp); hosts link every one.
 target_sources(tessera_core PRIVATE
   ${_codecs}/codec_context.cpp
-  ${_codecs}/lz4_codec.cpp
-  ${_codecs}/zlib_codec.cpp
-  ${_codecs}/zstd_codec.cpp)
+  ${_codecs}/codec_link_all.cpp
+  ${_codecs}/lz4_decode.cpp
+  ${_codecs}/lz4_encode.cpp
+  ${_codecs}/lz4hc_encode.cpp
+  ${_codecs}/zlib_decode.cpp
+  ${_codecs}/zlib_encode.cpp
+  ${_codecs}/zstd_decode.cpp
+  ${_codecs}/zstd_encode.cpp)
+if(TESSERA_BAREMETAL)
+  target_compile_definitions(tessera_core PUBLIC TESSERA_CODECS_ON_DEMAND=1)
+endif()
 
 find_package(PkgConfig QUIET)
 include(CheckCSourceCompiles)

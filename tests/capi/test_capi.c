@@ -818,6 +818,7 @@ static const test_case g_cases[] = {
 };
 
 int main(void) {
+  tessera_codec_link_all(); /* the tests use every codec of the build */
   int passed = 0, failed = 0;
   size_t i;
   for (i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); ++i) {

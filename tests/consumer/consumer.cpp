@@ -13,6 +13,7 @@
 #include "tessera/allocator.hpp"
 #include "tessera/b2nd_meta.hpp"
 #include "tessera/chunk.hpp"
+#include "tessera/codecs.hpp"
 #include "tessera/error.hpp"
 #include "tessera/span.hpp"
 #if defined(TESSERA_CONSUMER_MEMORY)
@@ -80,7 +81,9 @@ int main() {
     }
   }
 
-  // A chunk of int32 with the best codec this build has, encoded and decoded.
+  // A chunk of int32 with the best codec this build has, encoded and decoded. On bare metal a program links the
+  // codec libraries it asks for (tessera/codecs.hpp): this one asks for all.
+  codec_link_all();
 #if defined(TESSERA_CONSUMER_POSIX)
   const allocator alloc = posix_allocator();
 #else

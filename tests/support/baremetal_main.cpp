@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "check.hpp"
+#include "tessera/codecs.hpp"
 
 namespace {
 
@@ -14,6 +15,7 @@ void print_failure(void*, const char* file, int line, const char* text) {
 }  // namespace
 
 int main() {
+  tessera::codec_link_all();  // the tests use every codec of the build
   int passed = 0;
   int failed = 0;
   for (auto* c = tessera::test::registry_first(); c != nullptr; c = c->next) {

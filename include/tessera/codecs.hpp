@@ -1,0 +1,20 @@
+// Which codec libraries a program links. On bare metal (TESSERA_CODECS_ON_DEMAND) the core refers to LZ4, Zlib
+// and Zstd only weakly: a firmware links one, in one direction, by calling its function below once, anywhere
+// (the call is what links it; it does nothing at run time). A chunk that needs a codec the program did not link
+// fails with codec_unavailable, naming the function. On hosts every codec of the build is linked and these are
+// no-ops. BloscLZ is always there.
+#pragma once
+
+namespace tessera {
+
+void codec_link_lz4_decoder() noexcept;    ///< LZ4 and LZ4HC data (one format)
+void codec_link_lz4_encoder() noexcept;    ///< writing LZ4
+void codec_link_lz4hc_encoder() noexcept;  ///< writing LZ4HC
+void codec_link_zlib_decoder() noexcept;
+void codec_link_zlib_encoder() noexcept;
+void codec_link_zstd_decoder() noexcept;
+void codec_link_zstd_encoder() noexcept;
+/// Every codec of the build, both directions (tests, tools, and firmware that has the room).
+void codec_link_all() noexcept;
+
+}  // namespace tessera

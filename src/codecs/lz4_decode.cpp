@@ -1,0 +1,111 @@
+// LZ4 (and LZ4HC, the same format) decoding through liblz4: stateless, so nothing is allocated.
+#include <limits>
+
+#include "codecs/codec.hpp"
+#include "tessera/codecs.hpp"
+#include "tessera/tessera.h"
+
+#ifdef TESSERA_HAVE_LZ4
+#include <lz4.h>
+#endif
+
+namespace tessera {
+
+void codec_link_lz4_decoder() noexcept {}
+
+namespace detail {
+
+#ifdef TESSERA_HAVE_LZ4
+
+namespace {
+
+constexpr size_t kIntMax = static_cast<size_t>(std::numeric_limits<int>::max());
+
+status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept {
+  if (in.size() > kIntMax || out.size() > kIntMax || dict.size() > kIntMax)
+    return make_error(errc::malformed, TESSERA_MSG("lz4: stream larger than 2 GiB"));
+  const auto* src = reinterpret_cast<const char*>(in.data());
+  auto* dst = reinterpret_cast<char*>(out.data());
+  int n;
+  if (!dict.empty()) {
+    n = LZ4_decompress_safe_usingDict(src, dst, static_cast<int>(in.size()), static_cast<int>(out.size()),
+                                      reinterpret_cast<const char*>(dict.data()), static_cast<int>(dict.size()));
+  } else {
+    n = LZ4_decompress_safe(src, dst, static_cast<int>(in.size()), static_cast<int>(out.size()));
+  }
+  if (n < 0) return make_error(errc::corrupt, TESSERA_MSG("lz4: invalid compressed stream"));
+  if (static_cast<size_t>(n) != out.size()) return make_error(errc::corrupt, TESSERA_MSG("lz4: stream decodes to a wrong size"));
+  return ok_status();
+}
+
+// Walks an LZ4 block's sequences without copying anything (the block format: a token, literal length, literals,
+// then a 2-byte offset and match length, except in the last sequence) and checks that the stream ends exactly
+// at its input's end, decodes to exactly `size` bytes and never refers before its start. A partial decode reads
+// only the front of a stream; this keeps a broken tail from passing unseen, at the cost of a parse, not a decode.
+bool lz4_stream_well_formed(bytes_view in, size_t size) noexcept {
+  const uint8_t* p = in.data();
+  const uint8_t* const end = p + in.size();
+  size_t pos = 0;
+  auto length = [&](size_t n) -> bool {  // adds the extension bytes of a length field
+    uint8_t b = 255;
+    while (b == 255) {
+      if (p == end) return false;
+      b = *p++;
+      n += b;
+      if (n > size) return false;
+    }
+    pos += n;
+    return pos <= size;
+  };
+  while (p < end) {
+    const uint8_t token = *p++;
+    const size_t lit = token >> 4;
+    const size_t before = pos;
+    if (lit == 15 ? !length(15) : (pos += lit) > size) return false;
+    const size_t nlit = pos - before;
+    if (static_cast<size_t>(end - p) < nlit) return false;
+    p += nlit;
+    if (p == end) return pos == size;  // the last sequence: literals only
+    if (end - p < 2) return false;
+    const size_t offset = static_cast<size_t>(p[0]) | static_cast<size_t>(p[1]) << 8;
+    p += 2;
+    if (offset == 0 || offset > pos) return false;
+    const size_t match = token & 15;
+    if (match == 15 ? !length(15 + 4) : (pos += match + 4) > size) return false;
+  }
+  return false;  // an empty stream, or one that ends with a match
+}
+
+status lz4_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept {
+  if (want >= out.size()) return lz4_decompress(in, out, bytes_view{});
+  if (in.size() > kIntMax || out.size() > kIntMax) return make_error(errc::malformed, TESSERA_MSG("lz4: stream larger than 2 GiB"));
+  const int n = LZ4_decompress_safe_partial(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()),
+                                            static_cast<int>(in.size()), static_cast<int>(want),
+                                            static_cast<int>(out.size()));
+  if (n < 0) return make_error(errc::corrupt, TESSERA_MSG("lz4: invalid compressed stream"));
+  if (static_cast<size_t>(n) < want) return make_error(errc::corrupt, TESSERA_MSG("lz4: stream shorter than the block"));
+  if (!lz4_stream_well_formed(in, out.size()))
+    return make_error(errc::corrupt, TESSERA_MSG("lz4: the stream's tail is broken or decodes to a wrong size"));
+  return ok_status();
+}
+
+status lz4_decode(codec_context&, bytes_view in, bytes_mut out, bytes_view dict, size_t want) noexcept {
+  if (want < out.size() && dict.empty()) return lz4_decompress_prefix(in, out, want);
+  return lz4_decompress(in, out, dict);
+}
+
+}  // namespace
+
+extern const codec_decoder_impl lz4_decoder_impl = {true, nullptr, lz4_decode, nullptr, nullptr};
+
+#else  // no liblz4
+
+extern const codec_decoder_impl lz4_decoder_impl = {false, nullptr, nullptr, nullptr, nullptr};
+
+#endif
+
+}  // namespace detail
+}  // namespace tessera
+
+// The C API's twin (tessera/tessera.h), in this object file so that calling it links this codec alone.
+extern "C" void tessera_codec_link_lz4_decoder(void) {}
