@@ -114,11 +114,19 @@ int parse_value(pparser& p) {
   } else if ((c >= '0' && c <= '9') || c == '-') {
     id = new_node(p, 'i');
     if (id < 0) return -1;
-    errno = 0;
-    char* end = nullptr;
-    const long long v = std::strtoll(p.s + p.pos, &end, 10);
-    if (errno != 0 || end == p.s + p.pos) return -1;
-    p.pos = static_cast<size_t>(end - p.s);
+    // Digits read within the header's bounds (it is not NUL-terminated, so no strtoll).
+    const bool negative = c == '-';
+    size_t i = p.pos + (negative ? 1 : 0);
+    const size_t first = i;
+    uint64_t mag = 0;
+    while (i < p.n && p.s[i] >= '0' && p.s[i] <= '9') {
+      if (mag > (static_cast<uint64_t>(INT64_MAX) - 9) / 10) return -1;  // far beyond any shape or offset
+      mag = mag * 10 + static_cast<uint64_t>(p.s[i] - '0');
+      ++i;
+    }
+    if (i == first) return -1;
+    const long long v = negative ? -static_cast<long long>(mag) : static_cast<long long>(mag);
+    p.pos = i;
     if (p.pos < p.n && p.s[p.pos] == 'L') ++p.pos;  // Python 2 longs in old files
     p.nodes[id].ival = v;
     p.nodes[id].end = p.pos;
