@@ -61,6 +61,10 @@ struct vl_block {
 // [begin, end) (chunk_block_request.range).
 [[nodiscard]] const executor& chunk_decoder_executor(const chunk_decoder& d) noexcept;
 [[nodiscard]] status chunk_decoder_prepare(chunk_decoder& d, const chunk_header& h) noexcept;
+// For callers that encode whole chunks on their own tasks (array writes, one chunk per worker, each with its own
+// serial encoder): scratch and codec state for chunk_encode of nbytes with these parameters, made on the
+// caller's thread, so the encode in the task allocates nothing.
+[[nodiscard]] status chunk_encoder_prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept;
 [[nodiscard]] status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                            size_t begin, size_t end, bytes_view* decoded) noexcept;
 

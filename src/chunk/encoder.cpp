@@ -63,6 +63,8 @@ struct encode_plan {
   size_t nblocks = 0;
   size_t leftover = 0;
   bool split = false;
+  const chunk_plugins* plugins = nullptr;  // a user codec (compressor) and user filters
+  uint8_t compcode_meta = 0;               // handed to a user codec
 };
 
 size_t plan_block_size(const encode_plan& p, size_t nblock) noexcept {
@@ -77,7 +79,7 @@ uint8_t codec_format_of(codec c) noexcept {
     case codec::zlib: return static_cast<uint8_t>(codec_format::zlib);
     case codec::zstd: return static_cast<uint8_t>(codec_format::zstd);
   }
-  return 0;
+  return static_cast<uint8_t>(codec_format::user);  // params_check let through only user codecs; udcodec holds the id
 }
 
 bool codec_known(codec c) noexcept {
@@ -136,6 +138,12 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
       return impl->compress(w.codecs, in, out, p.codec_level);
     }
   }
+  const chunk_user_codec* u = chunk_plugins_codec(p.plugins, static_cast<uint8_t>(p.compressor));
+  if (u != nullptr && u->encode != nullptr) {  // params_check found it; block_encode checks the size it claims
+    size_t n = 0;
+    TESSERA_TRY(u->encode(u->context, in, out, p.compcode_meta, &n));
+    return n >= in.size() ? size_t{0} : n;  // not smaller: stored raw
+  }
   return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
 }
 
@@ -177,7 +185,13 @@ result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker&
         if constexpr (TESSERA_WITH_TRUNC != 0)
           TESSERA_TRY(detail::int_trunc_encode(static_cast<int8_t>(meta), p.typesize, cur, next, bsize));
         break;
-      default: return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: unsupported filter"));
+      default: {
+        const chunk_user_filter* u = chunk_plugins_filter(p.plugins, p.filters[i]);
+        if (u == nullptr || u->forward == nullptr)  // params_check refused it already
+          return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: unsupported filter"));
+        TESSERA_TRY(u->forward(u->context, bytes_view(cur, bsize), bytes_mut(next, bsize), meta, p.typesize));
+        break;
+      }
     }
     cur = next;
   }
@@ -284,8 +298,14 @@ status params_check(const chunk_encode_params& params) noexcept {
   if (params.typesize == 0) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: typesize is zero"));
   if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
     return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: clevel outside 0..9"));
-  if (!codec_known(params.compressor)) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
-  if (params.compressor != codec::blosclz) {
+  if (!codec_known(params.compressor)) {
+    const uint8_t id = static_cast<uint8_t>(params.compressor);
+    if (id < kChunkUserIdFirst) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
+    const chunk_user_codec* u = chunk_plugins_codec(params.plugins, id);
+    if (u == nullptr || u->encode == nullptr)
+      return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: a user codec that params.plugins does not register "
+                                                             "(with an encode function)"));
+  } else if (params.compressor != codec::blosclz) {
     const detail::codec_encoder_impl* impl = detail::codec_encoder_find(params.compressor);
     if (impl == nullptr)
       return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: this program does not link the codec's encoder "
@@ -315,9 +335,14 @@ status params_check(const chunk_encode_params& params) noexcept {
         if (!chunk_filter_available(f))
           return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: a filter this build compiled out (TESSERA_WITH_*)"));
         break;
-      default:
-        return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: a filter this library cannot apply (only shuffle, "
-                                             "bitshuffle, delta, trunc_prec, bytedelta 35, int_trunc 36)"));
+      default: {
+        const chunk_user_filter* u = chunk_plugins_filter(params.plugins, params.filters[i]);
+        if (u == nullptr || u->forward == nullptr)
+          return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: a filter this library cannot apply (only shuffle, "
+                                               "bitshuffle, delta, trunc_prec, bytedelta 35, int_trunc 36) and that "
+                                               "params.plugins does not register as a user filter"));
+        break;
+      }
     }
     switch (f) {
       case filter_id::trunc_prec:  // validates the meta and typesize on an empty block
@@ -534,6 +559,23 @@ struct chunk_encoder_access {
     return ntbytes;
   }
 
+  // Everything chunk_encode of nbytes with these parameters will need (scratch, codec state), made now on the
+  // caller's thread, so that a later chunk_encode on another thread allocates nothing.
+  static status prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept {
+    if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
+    TESSERA_TRY(params_check(params));
+    auto bsr = chunk_blocksize_compute(params, nbytes);
+    if (!bsr.ok()) return bsr.err();
+    if (params.clevel == 0 || nbytes < 32) return ok_status();  // memcpyed: no blocks to encode
+    encode_plan p;
+    p.compressor = params.compressor;
+    p.codec_level = codec_level_of(params.compressor, params.clevel);
+    p.blocksize = static_cast<size_t>(*bsr);
+    p.nblocks = (nbytes + p.blocksize - 1) / p.blocksize;
+    TESSERA_TRY(scratch_ensure(e, p.blocksize));
+    return codecs_prepare(e, p);
+  }
+
   static result<size_t> encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
                                bytes_mut out) noexcept {
     if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
@@ -553,6 +595,8 @@ struct chunk_encoder_access {
     p.codec_level = params.clevel > 0 ? codec_level_of(params.compressor, params.clevel) : 0;
     std::memcpy(p.filters, params.filters, kChunkMaxFilters);
     std::memcpy(p.metas, params.filters_meta, kChunkMaxFilters);
+    p.plugins = params.plugins;
+    p.compcode_meta = params.compcode_meta;
     bool delta = false;
     for (uint8_t f : p.filters) {
       if (f != 0) p.any_filter = true;
@@ -686,5 +730,13 @@ result<size_t> chunk_encode_special(const chunk_encode_params& params, chunk_spe
   if (kind == chunk_special::value) std::memcpy(o + kChunkHeaderExtendedSize, value.data(), value.size());
   return cbytes;
 }
+
+namespace detail {
+
+status chunk_encoder_prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept {
+  return chunk_encoder_access::prepare(e, params, nbytes);
+}
+
+}  // namespace detail
 
 }  // namespace tessera

@@ -5,7 +5,9 @@
 #include <cstring>
 #include <vector>
 
+#include "tessera/array.hpp"
 #include "tessera/chunk.hpp"
+#include "tessera/port/memory_storage.hpp"
 #include "tessera/port/posix_allocator.hpp"
 #include "tessera/port/thread_pool.hpp"
 
@@ -90,6 +92,81 @@ TESSERA_TEST(parallel_chunks, a_few_small_blocks_over_two_workers) {
       const auto src = make_data(nblocks * blocksize, 2);
       for (codec c : {codec::blosclz, codec::lz4}) {
         if (codec_available(c)) check_roundtrip(t, pool, src, c, blocksize);
+      }
+    }
+  }
+}
+
+namespace {
+
+// The compressed chunks, back to back, of a new array (in a growable buffer) from `items`, made on an executor
+// with `workers` workers (1: serial). The frame header differs only in nthreads, which records the executor.
+void chunks_of(test::context& t, array& a, std::vector<uint8_t>& all) {
+  all.clear();
+  const frame_info* info = frame_info_get(array_frame(a));
+  REQUIRE(info != nullptr);
+  for (int64_t n = 0; n < info->nchunks; ++n) {
+    owned_array<uint8_t> buf;
+    auto c = frame_chunk_read(array_frame(a), n, buf);
+    REQUIRE(c.ok());
+    all.insert(all.end(), c->begin(), c->end());
+  }
+  CHECK(info->nchunks == 4 * 3);
+}
+
+void array_chunks(test::context& t, const std::vector<uint8_t>& items, codec c, uint32_t workers, bool via_copy,
+                  std::vector<uint8_t>& out) {
+  thread_pool pool;
+  REQUIRE(thread_pool_init(pool, workers).ok());
+  growable_buffer g, g2;
+  growable_buffer_init(g, posix_allocator());
+  growable_buffer_init(g2, posix_allocator());
+  array_params p;
+  p.ndim = 3;
+  const int64_t shape[3] = {70, 45, 33};
+  const int32_t chunks[3] = {20, 20, 33};
+  const int32_t blocks[3] = {10, 5, 33};
+  for (int d = 0; d < 3; ++d) {
+    p.shape[d] = shape[d];
+    p.chunkshape[d] = chunks[d];
+    p.blockshape[d] = blocks[d];
+  }
+  p.dtype = "<i4";
+  p.compressor = c;
+  p.exec = thread_pool_executor(pool);
+  array a;
+  REQUIRE(array_create(a, array_target_contiguous(growable_buffer_storage(g)), posix_allocator(), p,
+                       array_fill_buffer(bytes_view(items.data(), items.size())))
+              .ok());
+  if (via_copy) {  // a copy reads its source through a callback: packed on the caller, encoded on the workers
+    array b;
+    array_params q = array_params_get(a);
+    q.exec = thread_pool_executor(pool);
+    REQUIRE(array_copy(b, array_target_contiguous(growable_buffer_storage(g2)), posix_allocator(), a, &q).ok());
+    chunks_of(t, b, out);
+    REQUIRE(array_close(b).ok());
+    REQUIRE(array_close(a).ok());
+    return;
+  }
+  chunks_of(t, a, out);
+  REQUIRE(array_close(a).ok());
+}
+
+}  // namespace
+
+// Creating an array encodes whole chunks on every worker at once; the frame is the serial one, byte for byte,
+// whatever the number of workers, from a buffer and from another array.
+TESSERA_TEST(posix_parallel_chunks, array_create_writes_the_serial_frame_on_any_workers) {
+  const std::vector<uint8_t> items = make_data(70 * 45 * 33 * 4, 77);
+  for (codec c : {codec::blosclz, codec::lz4, codec::zstd}) {
+    if (!codec_available(c)) continue;
+    for (bool via_copy : {false, true}) {
+      std::vector<uint8_t> serial, parallel;
+      array_chunks(t, items, c, 1, via_copy, serial);
+      REQUIRE(!serial.empty());
+      for (uint32_t w : {2u, 3u}) {
+        array_chunks(t, items, c, w, via_copy, parallel);
+        CHECK(parallel == serial);
       }
     }
   }
