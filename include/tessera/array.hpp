@@ -23,8 +23,12 @@
 // block; typesize is the itemsize, or 1 above 255 bytes), so an array written here equals, chunk for chunk, one the
 // reference writes.
 //
-// Not supported: zstd dictionaries when writing (arrays with dictionary chunks read fine), user-defined codecs
-// and filters.
+// User codecs and filters (tessera/chunk.hpp, chunk_plugins): the application passes their implementations in
+// array_params::plugins (create, copy) or array_open_options::plugins (open); the array's decoder and chunk
+// writers run them, and arrays made from it (copies, array_open_again) keep them. Without them, reading a chunk
+// that needs one fails codec_unavailable (codec) or unsupported (filter); chunk_plugins_missing names the id.
+//
+// Not supported: zstd dictionaries when writing (arrays with dictionary chunks read fine).
 #pragma once
 
 #include <cstddef>
@@ -70,13 +74,16 @@ struct array_params {
   span<const char> dtype{};
   int32_t itemsize = 0;                  ///< 0: from the dtype. Else must agree with a known dtype.
 
-  /// Compression (the reference's defaults: BloscLZ, level 5, shuffle).
+  /// Compression (the reference's defaults: BloscLZ, level 5, shuffle). A user codec: chunk_user_codec_id(id),
+  /// user filters by id in `filters`, both implemented in `plugins`.
   codec compressor = codec::blosclz;
   int clevel = 5;
   uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, static_cast<uint8_t>(filter_id::shuffle)};
   uint8_t filters_meta[kChunkMaxFilters] = {};
   split_mode split = split_mode::forward_compat;
   uint8_t compcode_meta = 0;
+  /// User codecs and filters for writing and reading this array (caller-owned; must outlive the array).
+  const chunk_plugins* plugins = nullptr;
 
   /// Decoding and encoding run on this executor (exec.workers is stored as the frame's nthreads).
   executor exec = executor_serial();
@@ -126,6 +133,8 @@ struct array_fill {
 struct array_open_options {
   frame_open_options frame{};
   executor exec = executor_serial();
+  /// User codecs and filters the array's chunks may need (caller-owned; must outlive the array).
+  const chunk_plugins* plugins = nullptr;
 };
 
 // ---- The array ---------------------------------------------------------------------------------------------
@@ -161,6 +170,7 @@ class array {
   owned_array<char> dtype_;
   chunk_encode_params encode_{};
   executor exec_ = executor_serial();
+  const chunk_plugins* plugins_ = nullptr;  ///< set by each create/open entry point before array_attach
   chunk_decoder decoder_;
   chunk_encoder encoder_;
   bool encoder_ready_ = false;
@@ -184,10 +194,11 @@ class array {
                                        const array_open_options& options = array_open_options{}) noexcept;
 /// Takes over an open frame (e.g. one opened at an offset, or a finalized flash frame).
 [[nodiscard]] status array_open_frame(array& a, frame&& f, bool writable, const allocator& alloc,
-                                      const executor& exec = executor_serial()) noexcept;
+                                      const executor& exec = executor_serial(),
+                                      const chunk_plugins* plugins = nullptr) noexcept;
 
 /// Another read-only array over what `a` reads (the same storage or directory, options and geometry), with its
-/// own frame state, decoder and executor: a service reads one array from several threads with one such handle
+/// own frame state, decoder and executor (and a's plugins): a service reads one array from several threads with one such handle
 /// per thread. Handles share only the storage, whose reads must be allowed to run concurrently
 /// (storage.concurrent_reads: posix_file, posix_mapping; or a view: const_buffer). One handle takes one call at a
 /// time; the allocator must allow calls from the threads the handles are used on. Picks up what was committed.

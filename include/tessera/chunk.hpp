@@ -114,6 +114,74 @@ struct chunk_header {
 /// can learn a chunk's cbytes before reading the rest. Errors: truncated, malformed, unsupported.
 [[nodiscard]] result<chunk_header> chunk_header_read(bytes_view chunk) noexcept;
 
+// ---- User codecs and filters ------------------------------------------------------------------------------
+
+/// Codec and filter ids an application may implement (the reference's registered ids 32..159, such as NDLZ 32
+/// and ZFP 33..35, and user ids 160..255). A chunk with a user codec stores codec format 6 (codec_format::user)
+/// and the id in its udcodec byte, and hands compcode_meta to the codec; user filters sit in the filter slots
+/// with their meta. Encoding selects a user codec with `chunk_encode_params::compressor = chunk_user_codec_id(id)`.
+inline constexpr uint8_t kChunkUserIdFirst = 32;
+inline constexpr uint8_t kChunkUserIdPrivate = 160;  ///< the first id the reference leaves to applications
+[[nodiscard]] constexpr codec chunk_user_codec_id(uint8_t id) noexcept { return static_cast<codec>(id); }
+
+/// A codec the application implements. Both functions may be null (a program that only reads needs decode).
+/// encode: compress `in` into `out` (out.size() is the most it may write) and set *written; 0 (or in.size())
+///   means "does not shrink" and the stream is stored raw, as the reference does.
+/// decode: decompress `in` into all of `out` (the stream's decoded size) and set *written (must be out.size()).
+/// Errors they return are passed on as they are. They run on the executor's workers, possibly several at once:
+/// they must be thread-safe (or the caller uses a serial executor) and must not allocate (no hidden heap: give
+/// them what they need through `context`). `meta` is the chunk's compcode_meta.
+struct chunk_user_codec {
+  uint8_t id = 0;
+  status (*encode)(void* context, bytes_view in, bytes_mut out, uint8_t meta, size_t* written) noexcept = nullptr;
+  status (*decode)(void* context, bytes_view in, bytes_mut out, uint8_t meta, size_t* written) noexcept = nullptr;
+  void* context = nullptr;
+};
+
+/// A filter the application implements: forward on encode, backward on decode, each from `in` to `out` of the
+/// same size (one block; `typesize` is the chunk's, `meta` the slot's). Either may be null. Same rules as
+/// chunk_user_codec (thread-safe, no allocation). Ids the library implements itself (0..4, 35, 36) never reach
+/// a user filter.
+struct chunk_user_filter {
+  uint8_t id = 0;
+  status (*forward)(void* context, bytes_view in, bytes_mut out, uint8_t meta, uint8_t typesize) noexcept = nullptr;
+  status (*backward)(void* context, bytes_view in, bytes_mut out, uint8_t meta, uint8_t typesize) noexcept = nullptr;
+  void* context = nullptr;
+};
+
+/// The codecs and filters an application supplies to one decoder, encode call or array: caller-owned tables
+/// (no global registry) that must outlive their users. The first entry with an id wins.
+struct chunk_plugins {
+  const chunk_user_codec* codecs = nullptr;
+  size_t ncodecs = 0;
+  const chunk_user_filter* filters = nullptr;
+  size_t nfilters = 0;
+};
+
+[[nodiscard]] constexpr const chunk_user_codec* chunk_plugins_codec(const chunk_plugins* p, uint8_t id) noexcept {
+  if (p == nullptr || p->codecs == nullptr) return nullptr;
+  for (size_t i = 0; i < p->ncodecs; ++i)
+    if (p->codecs[i].id == id) return &p->codecs[i];
+  return nullptr;
+}
+[[nodiscard]] constexpr const chunk_user_filter* chunk_plugins_filter(const chunk_plugins* p, uint8_t id) noexcept {
+  if (p == nullptr || p->filters == nullptr) return nullptr;
+  for (size_t i = 0; i < p->nfilters; ++i)
+    if (p->filters[i].id == id) return &p->filters[i];
+  return nullptr;
+}
+
+/// What decoding a chunk with this header needs that neither the library nor `plugins` provides: the kind and
+/// id, for a report naming it (error messages are static and cannot hold the id); the first the decoder meets
+/// (a user filter before the user codec). none when nothing is missing.
+enum class chunk_missing_kind : uint8_t { none, codec, filter };
+struct chunk_missing {
+  chunk_missing_kind kind = chunk_missing_kind::none;
+  uint8_t id = 0;  ///< the udcodec (kind codec) or the filter id
+};
+[[nodiscard]] chunk_missing chunk_plugins_missing(const chunk_header& h, const chunk_plugins* plugins) noexcept;
+
+
 /// Where block `nblock` lands in the decoded chunk. For VL-block chunks it reads the block's bstart entry.
 struct chunk_block_extent {
   size_t offset = 0;
@@ -139,6 +207,8 @@ struct chunk_decoder_options {
   size_t max_blocksize = 256 * 1024;
   bool fixed_scratch = false;
   executor exec = executor_serial();  ///< exec.workers sets the number of per-worker scratch sets
+  /// User codecs and filters this decoder may run (chunks that need others fail codec_unavailable / unsupported).
+  const chunk_plugins* plugins = nullptr;
 };
 
 /// The decoder's state: per-worker scratch and codec contexts, all from the allocator. Not copyable; movable.
@@ -175,7 +245,8 @@ void chunk_decoder_release(chunk_decoder& d) noexcept;
 
 /// Decodes the whole chunk into out[0, nbytes) and returns nbytes. out may be larger; bytes past nbytes are not
 /// touched. Errors: buffer_too_small (out shorter than nbytes), truncated/malformed/corrupt (bad chunk),
-/// codec_unavailable (a codec this build lacks), unsupported (lazy chunks, unknown filters), out_of_memory.
+/// codec_unavailable (a codec this build lacks, a user codec options.plugins lacks), unsupported (lazy chunks,
+/// unknown filters, a user filter options.plugins lacks: chunk_plugins_missing names its id), out_of_memory.
 [[nodiscard]] result<size_t> chunk_decode(chunk_decoder& d, bytes_view chunk, bytes_mut out) noexcept;
 
 /// Decodes block `nblock` alone into out[0, block size) and returns the block size. Only block 0 is decoded in
@@ -224,6 +295,9 @@ struct chunk_encode_params {
   split_mode split = split_mode::forward_compat;
   int32_t blocksize = 0;                ///< 0: automatic (as the reference chooses); else rounded down to whole
                                         // elements and clamped to nbytes
+  /// Implementations of a user codec (compressor = chunk_user_codec_id(id)) and of user filters in `filters`.
+  /// With the parameters rather than the encoder: they go wherever the parameters go (an array's chunk writers).
+  const chunk_plugins* plugins = nullptr;
 };
 
 /// The block size the encoder uses for `nbytes` bytes with these parameters (the reference's stune choice when

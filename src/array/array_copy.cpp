@@ -153,6 +153,7 @@ status raw_copy(array& dst, const array_target& target, const allocator& alloc, 
     TESSERA_TRY(frame_vlmeta_set_chunk(f, *name, *raw));
   }
   TESSERA_TRY(frame_commit(f));
+  array_access::plugins(dst) = array_access::plugins(src);
   return detail::array_attach(dst, std::move(f), true, alloc, array_access::exec(src));
 }
 
@@ -187,6 +188,7 @@ status array_slice_copy(array& dst, const array_target& target, const allocator&
     os.offset[d] = start[d];
   }
   const array_params p = dst_params(src, params, l.ndim, shape);
+  array_access::plugins(dst) = p.plugins;
   return detail::array_create_from_source(dst, target, alloc, p, detail::array_source{offset_read, &os});
 }
 
@@ -222,6 +224,7 @@ status array_concatenate(array& dst, const array_target& target, const allocator
   shape[axis] += l2.shape[axis];
   const array_params p = dst_params(src1, params, l1.ndim, shape);
   concat_source cs{&src1, &src2, axis, l1.shape[axis]};
+  array_access::plugins(dst) = p.plugins;
   return detail::array_create_from_source(dst, target, alloc, p, detail::array_source{concat_read, &cs});
 }
 
@@ -257,6 +260,7 @@ status array_squeeze(array& dst, const array_target& target, const allocator& al
     p.chunkshape[d] = d < k ? m.chunkshape[d] : 0;
     p.blockshape[d] = d < k ? m.blockshape[d] : 0;
   }
+  array_access::plugins(dst) = p.plugins;
   return detail::array_create_from_source(dst, target, alloc, p, detail::array_source{squeeze_read, &ss});
 }
 

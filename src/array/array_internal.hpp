@@ -32,6 +32,9 @@ struct array_access {
   static executor& exec(array& a) noexcept { return a.exec_; }
   static const executor& exec(const array& a) noexcept { return a.exec_; }
   static chunk_decoder& decoder(array& a) noexcept { return a.decoder_; }
+  // The user codecs and filters array_attach gives the decoder and the encode parameters (array_close keeps it).
+  static const chunk_plugins*& plugins(array& a) noexcept { return a.plugins_; }
+  static const chunk_plugins* plugins(const array& a) noexcept { return a.plugins_; }
   static chunk_encoder& encoder(array& a) noexcept { return a.encoder_; }
   static bool& encoder_ready(array& a) noexcept { return a.encoder_ready_; }
 
@@ -84,7 +87,7 @@ struct array_access {
 // Re-publishes the b2nd metalayer after a shape change (same encoded size).
 [[nodiscard]] status array_meta_publish(array& a) noexcept;
 
-// Initializes `a` over an open frame (geometry from its b2nd metalayer).
+// Initializes `a` over an open frame (geometry from its b2nd metalayer), with the plugins already in `a`.
 // `fresh`: the frame was just created and has no chunks yet.
 [[nodiscard]] status array_attach(array& a, frame&& f, bool writable, const allocator& alloc,
                                   const executor& exec, bool fresh = false) noexcept;

@@ -17,6 +17,7 @@ using detail::chunk_load_i32;
 struct chunk_decoder::worker {
   uint8_t* scratch = nullptr;  // 4 blocks: stream output, filter output, bit-shuffle scratch, a decoded block
   detail::codec_context codecs;
+  const chunk_plugins* plugins = nullptr;  // the decoder's options.plugins
   status err;
 };
 
@@ -77,8 +78,17 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
     }
     case codec_format::snappy:
       return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the Snappy codec, which Blosc2 dropped"));
-    case codec_format::user:
-      return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs a user-defined or plugin codec (udcodec)"));
+    case codec_format::user: {
+      // The whole stream: a user codec has no way to stop early.
+      const chunk_user_codec* u = chunk_plugins_codec(w.plugins, h.udcodec);
+      if (u == nullptr || u->decode == nullptr)
+        return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs a user codec (udcodec) that the decoder's plugins do not "
+                                                               "register (chunk_plugins_missing names its id)"));
+      size_t n = 0;
+      TESSERA_TRY(u->decode(u->context, in, out, h.compcode_meta, &n));
+      if (n != out.size()) return make_error(errc::corrupt, TESSERA_MSG("chunk: a user codec decoded a stream to a wrong size"));
+      return ok_status();
+    }
     default: break;
   }
   return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk names a codec format this library does not know"));
@@ -89,6 +99,7 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
 struct backward_plan {
   uint8_t ids[kChunkMaxFilters];
   uint8_t metas[kChunkMaxFilters];
+  const chunk_user_filter* user[kChunkMaxFilters];  // the implementation of a user filter, else null
   int count = 0;
   bool copying = false;  // some filter needs a separate output buffer
   bool delta = false;
@@ -98,12 +109,13 @@ error filter_compiled_out() noexcept {
   return make_error(errc::unsupported, TESSERA_MSG("chunk: the chunk uses a filter this build compiled out (TESSERA_WITH_*)"));
 }
 
-status backward_plan_make(const chunk_header& h, size_t bsize, backward_plan& p) noexcept {
+status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugins* plugins, backward_plan& p) noexcept {
   p.count = 0;
   p.copying = false;
   p.delta = false;
   for (int i = kChunkMaxFilters - 1; i >= 0; --i) {
     const uint8_t f = h.filters[i];
+    p.user[p.count] = nullptr;
     switch (static_cast<filter_id>(f)) {
       case filter_id::none:
       case filter_id::trunc_prec:
@@ -123,10 +135,16 @@ status backward_plan_make(const chunk_header& h, size_t bsize, backward_plan& p)
         if (!chunk_filter_available(filter_id::delta)) return filter_compiled_out();
         p.delta = true;
         break;
-      default:
-        return make_error(errc::unsupported,
-                          TESSERA_MSG("the chunk uses a filter this library does not support (ndcell, ndmean, the old "
-                          "bytedelta 34 or a user-defined filter)"));
+      default: {
+        const chunk_user_filter* u = chunk_plugins_filter(plugins, f);
+        if (u == nullptr || u->backward == nullptr)
+          return make_error(errc::unsupported,
+                            TESSERA_MSG("the chunk uses a user filter (or ndcell, ndmean, the old bytedelta 34) that neither "
+                            "this library nor the decoder's plugins provide (chunk_plugins_missing names its id)"));
+        p.user[p.count] = u;
+        p.copying = true;
+        break;
+      }
     }
     p.ids[p.count] = f;
     p.metas[p.count] = h.filters_meta[i];
@@ -194,7 +212,7 @@ partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan,
 status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock, size_t bsize, uint8_t* dst,
                     const uint8_t* dref, chunk_decoder::worker& w, block_need need = block_need{}) noexcept {
   backward_plan plan;
-  TESSERA_TRY(backward_plan_make(h, bsize, plan));
+  TESSERA_TRY(backward_plan_make(h, bsize, w.plugins, plan));
   const partial_plan part = partial_plan_make(h, plan, bsize, need);
   uint8_t* const a = w.scratch;
   uint8_t* const b = plan.copying ? a + bsize : nullptr;
@@ -279,7 +297,12 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
         if constexpr (TESSERA_WITH_BYTEDELTA != 0)
           detail::bytedelta_decode(meta != 0 ? meta : h.typesize, cur, target, bsize);
         break;
-      default: break;
+      default:  // a user filter (backward_plan_make found it)
+        if (plan.user[k] != nullptr) {
+          const chunk_user_filter& u = *plan.user[k];
+          TESSERA_TRY(u.backward(u.context, bytes_view(cur, bsize), bytes_mut(target, bsize), plan.metas[k], h.typesize));
+        }
+        break;
     }
     cur = target;
   }
@@ -430,6 +453,7 @@ struct chunk_decoder_access {
     for (uint32_t i = 0; i < n; ++i) {
       auto* w = new (&d.workers_[i]) chunk_decoder::worker;
       w->codecs.alloc = alloc;
+      w->plugins = options.plugins;
     }
     if (options.max_blocksize > 0) {
       status s = scratch_ensure(d, options.max_blocksize, true);
@@ -730,6 +754,39 @@ size_t chunk_decoder_estimate(const chunk_decoder_options& options) noexcept {
   total += n * (kScratchBlocks * options.max_blocksize + slack + detail::codec_decoder_state_estimate());
   total += options.max_blocksize + slack;  // block 0 for delta when decoding single blocks
   return total;
+}
+
+chunk_missing chunk_plugins_missing(const chunk_header& h, const chunk_plugins* plugins) noexcept {
+  chunk_missing m;
+  if (h.special != chunk_special::none || h.memcpyed) return m;  // no codec nor filter runs
+  // In the order the decoder meets them: the filters (planned before any stream), then the codec.
+  for (int i = kChunkMaxFilters - 1; i >= 0; --i) {
+    const uint8_t f = h.filters[i];
+    switch (static_cast<filter_id>(f)) {
+      case filter_id::none:
+      case filter_id::shuffle:
+      case filter_id::bitshuffle:
+      case filter_id::delta:
+      case filter_id::trunc_prec:
+      case filter_id::bytedelta:
+      case filter_id::int_trunc: continue;
+      default: break;
+    }
+    const chunk_user_filter* u = chunk_plugins_filter(plugins, f);
+    if (u == nullptr || u->backward == nullptr) {
+      m.kind = chunk_missing_kind::filter;
+      m.id = f;
+      return m;
+    }
+  }
+  if (h.format == codec_format::user) {
+    const chunk_user_codec* u = chunk_plugins_codec(plugins, h.udcodec);
+    if (u == nullptr || u->decode == nullptr) {
+      m.kind = chunk_missing_kind::codec;
+      m.id = h.udcodec;
+    }
+  }
+  return m;
 }
 
 status chunk_decoder_init(chunk_decoder& d, const allocator& alloc, const chunk_decoder_options& options) noexcept {

@@ -142,7 +142,7 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
   if (u != nullptr && u->encode != nullptr) {  // params_check found it; block_encode checks the size it claims
     size_t n = 0;
     TESSERA_TRY(u->encode(u->context, in, out, p.compcode_meta, &n));
-    return n >= in.size() ? size_t{0} : n;  // not smaller: stored raw
+    return n;  // 0 or in.size(): stored raw; past out: block_encode's overrun error
   }
   return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
 }
