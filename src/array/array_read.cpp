@@ -180,7 +180,7 @@ int64_t touched_block(const chunk_copy_job& j, int64_t r, int64_t* src_start, in
   return nblock;
 }
 
-// Sets up the job for chunk c's region (ndim >= 1); false when the region is empty.
+// Sets up the job for chunk c's region (ndim 0: its one item); false when the region is empty.
 bool chunk_copy_init(chunk_copy_job& j, array& a, const slice_chunk& c, bytes_mut out, const int64_t* out_shape,
                      const int64_t* dst0) noexcept {
   const array_layout& l = array_access::layout(a);
@@ -336,13 +336,7 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
         return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
       continue;
     }
-    if (l.ndim == 0) {
-      const uint8_t* block = nullptr;
-      TESSERA_TRY(block_fetch(a, *ref, c.nchunk, 0, s, &block));
-      std::memcpy(out.data(), block, static_cast<size_t>(itemsize));
-      continue;
-    }
-    chunk_copy_job j;
+    chunk_copy_job j;  // ndim 0 too: one block of one item
     if (!chunk_copy_init(j, a, c, out, out_shape, dst0)) continue;
     auto match = chunk_blocks_match(a, *ref);
     if (!match.ok()) return match.err();
@@ -393,25 +387,17 @@ status array_element_read(array& a, const int64_t* coords, bytes_mut out) noexce
   if (static_cast<int64_t>(out.size()) < itemsize) return make_error(errc::buffer_too_small, TESSERA_MSG("array_element_read: out"));
   auto loc = layout_locate(l, coords);
   if (!loc.ok()) return loc.err();
-  if (l.ndim > 0) {  // a one-item slice: its block is decoded only as far as the item, and copied from scratch
-    int64_t stop[kMaxDims] = {};
-    int64_t one[kMaxDims] = {};
-    const int64_t zero[kMaxDims] = {};
-    for (int d = 0; d < l.ndim; ++d) {
-      stop[d] = coords[d] + 1;
-      one[d] = 1;
-    }
-    return detail::array_read_into(a, coords, stop, bytes_mut(out.data(), static_cast<size_t>(itemsize)), one, zero);
+  // A one-item slice: its block is decoded only as far as the item, and copied from scratch (ndim 0: the one
+  // item of the one chunk).
+  int64_t stop[kMaxDims] = {};
+  int64_t one[kMaxDims] = {};
+  const int64_t zero[kMaxDims] = {};
+  for (int d = 0; d < l.ndim; ++d) {
+    stop[d] = coords[d] + 1;
+    one[d] = 1;
   }
-  auto ref = frame_chunk_locate(array_access::frm(a), loc->nchunk);
-  if (!ref.ok()) return ref.err();
-  if (ref->special != chunk_special::none) return detail::special_item(ref->special, static_cast<int32_t>(itemsize), out.data());
-  read_scratch s;
-  const uint8_t* block = nullptr;
-  TESSERA_TRY(block_fetch(a, *ref, loc->nchunk, loc->nblock, s, &block));
-  const int64_t in_block = loc->offset - loc->nblock * l.block_nitems;
-  std::memcpy(out.data(), block + in_block * itemsize, static_cast<size_t>(itemsize));
-  return ok_status();
+  const bytes_mut item(out.data(), static_cast<size_t>(itemsize));
+  return detail::array_read_into(a, l.ndim > 0 ? coords : zero, stop, item, one, zero);
 }
 
 status array_orthogonal_read(array& a, const int64_t* const* indices, const int64_t* counts, bytes_mut out) noexcept {

@@ -15,7 +15,11 @@ using detail::chunk_layout;
 using detail::chunk_load_i32;
 
 struct chunk_decoder::worker {
-  uint8_t* scratch = nullptr;  // 4 blocks: stream output, filter output, bit-shuffle scratch, a decoded block
+  // What the blocks met so far needed: the filters' temporaries, then the decoded block a block request hands
+  // on (block_decode). Allocated when first needed, grown on demand, on the caller's thread.
+  uint8_t* scratch = nullptr;
+  size_t scratch_size = 0;
+  bool fixed = false;  // options.fixed_scratch: made at init for max_blocksize, larger blocks refused
   detail::codec_context codecs;
   const chunk_plugins* plugins = nullptr;  // the decoder's options.plugins
   status err;
@@ -24,8 +28,8 @@ struct chunk_decoder::worker {
 namespace {
 
 constexpr size_t kScratchAlign = 64;
-constexpr size_t kScratchBlocks = 4;
-constexpr size_t kScratchDecoded = 3;  // the block chunk_decode_blocks hands to its consumer
+constexpr size_t kScratchBlocks = 4;  // the most a block needs: two filter temporaries, bit-shuffle's, its output
+constexpr size_t kGatherStack = 256;  // bytes of elements gathered on the stack (gather::stack)
 
 // ---- Per-block work ----------------------------------------------------------------------------------------
 
@@ -101,7 +105,8 @@ struct backward_plan {
   uint8_t metas[kChunkMaxFilters];
   const chunk_user_filter* user[kChunkMaxFilters];  // the implementation of a user filter, else null
   int count = 0;
-  bool copying = false;  // some filter needs a separate output buffer
+  int copying = 0;  // filters that need a separate output buffer
+  bool bits = false;  // bitunshuffle, which needs a block of scratch
   bool delta = false;
 };
 
@@ -111,7 +116,8 @@ error filter_compiled_out() noexcept {
 
 status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugins* plugins, backward_plan& p) noexcept {
   p.count = 0;
-  p.copying = false;
+  p.copying = 0;
+  p.bits = false;
   p.delta = false;
   for (int i = kChunkMaxFilters - 1; i >= 0; --i) {
     const uint8_t f = h.filters[i];
@@ -124,12 +130,13 @@ status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugi
       case filter_id::bitshuffle:
         if (h.version == kChunkVersionBlosc1 && (bsize / h.typesize) % 8 != 0) continue;
         if (!chunk_filter_available(filter_id::bitshuffle)) return filter_compiled_out();
-        p.copying = true;
+        ++p.copying;
+        p.bits = true;
         break;
       case filter_id::shuffle:
       case filter_id::bytedelta:
         if (!chunk_filter_available(static_cast<filter_id>(f))) return filter_compiled_out();
-        p.copying = true;
+        ++p.copying;
         break;
       case filter_id::delta:
         if (!chunk_filter_available(filter_id::delta)) return filter_compiled_out();
@@ -142,7 +149,7 @@ status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugi
                             TESSERA_MSG("the chunk uses a user filter (or ndcell, ndmean, the old bytedelta 34) that neither "
                             "this library nor the decoder's plugins provide (chunk_plugins_missing names its id)"));
         p.user[p.count] = u;
-        p.copying = true;
+        ++p.copying;
         break;
       }
     }
@@ -165,12 +172,20 @@ struct block_need {
   size_t end = SIZE_MAX;
 };
 
+// How a plain shuffle's few wanted elements are unshuffled inside the one block they are decoded into, so that
+// no second block is needed (the low-RAM path a partial read takes; it does what the fast path does for few
+// elements, a byte gather, so it costs no time): planes (split streams: each byte plane is decoded into the
+// part of the block the elements do not cover, then scattered to them), stack (the streams decoded in place,
+// the elements gathered through the stack). none: unshuffled into a separate output.
+enum class gather : uint8_t { none, planes, stack };
+
 // How much of each stream a block needs decoded when only part of it is wanted: possible when no filter mixes
 // bytes across the block (none, or a plain shuffle of whole elements: element k's bytes sit at k in each byte
 // plane). `prefix(s)` is what stream s must yield (0: skip it); [e0, e1) the elements to unshuffle.
 struct partial_plan {
-  bool on = false;
-  bool shuffle = false;
+  bool on = false;       // streams stop early (prefix)
+  bool shuffle = false;  // a plain shuffle, of which only elements [e0, e1) are wanted
+  gather how = gather::none;
   size_t e0 = 0, e1 = 0;  // shuffle: elements needed
   size_t begin = 0, end = 0;
   size_t prefix(size_t s, size_t nstreams, size_t stream_size, size_t typesize) const noexcept {
@@ -185,7 +200,7 @@ struct partial_plan {
   }
 };
 
-partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan, size_t bsize,
+partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan, size_t nblock, size_t bsize,
                                block_need need) noexcept {
   partial_plan p;
   if (need.end > bsize) need.end = bsize;
@@ -202,23 +217,69 @@ partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan,
   p.begin = need.begin;
   p.end = need.end;
   // Stopping early pays only when it skips much: LZ4's partial decoder is slower than its full one.
-  if (p.on && (p.shuffle ? p.e1 * 4 > bsize / h.typesize * 3 : need.end * 4 > bsize * 3)) p.on = p.shuffle = false;
+  if (p.on && (p.shuffle ? p.e1 * 4 > bsize / h.typesize * 3 : need.end * 4 > bsize * 3)) p.on = false;
+  const size_t ts = h.typesize;
+  const size_t ne = bsize / ts;
+  const size_t n = p.e1 - p.e0;
+  if (p.shuffle && n * 4 <= ne) {  // many: the fast path's SIMD unshuffle of the whole block is faster
+    const bool split = h.split && !(nblock + 1 == h.nblocks && h.leftover > 0);
+    if (split && (p.e0 * ts >= ne || bsize - p.e1 * ts >= ne)) p.how = gather::planes;
+    else if (n * ts <= kGatherStack) p.how = gather::stack;
+  }
   return p;
 }
 
-// Decodes block `nblock` (bsize bytes) into dst. dref is the decoded block 0 when nblock > 0 and the chunk uses
-// delta. scratch holds kScratchBlocks * bsize bytes when the plan is copying. With `need` narrower than the
-// block, only dst[need.begin, need.end) is sure to be decoded (streams are decoded only as far as it needs).
+// Elements [e0, e1) of a shuffled block of ne elements (byte plane b at b * ne) to out, unshuffled.
+void elements_gather(const uint8_t* planes, size_t ne, size_t ts, size_t e0, size_t e1, uint8_t* out) noexcept {
+  for (size_t e = e0; e < e1; ++e)
+    for (size_t b = 0; b < ts; ++b) *out++ = planes[b * ne + e];
+}
+
+// Grows a worker's scratch to at least `bytes`, from the decoder's allocator (on the caller's thread).
+status scratch_grow(chunk_decoder::worker& w, size_t bytes) noexcept {
+  if (bytes <= w.scratch_size) return ok_status();
+  if (w.scratch != nullptr) allocator_deallocate(w.codecs.alloc, w.scratch, w.scratch_size, kScratchAlign);
+  w.scratch_size = 0;
+  w.scratch = static_cast<uint8_t*>(allocator_allocate(w.codecs.alloc, bytes, kScratchAlign));
+  if (w.scratch == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("chunk: allocator refused the block scratch"));
+  w.scratch_size = bytes;
+  return ok_status();
+}
+
+// The worker's scratch holding `blocks` blocks of bsize bytes, grown to it when `grow` (on the caller's thread)
+// unless it is fixed.
+status scratch_hold(chunk_decoder::worker& w, size_t blocks, size_t bsize, bool grow) noexcept {
+  if (bsize > SIZE_MAX / kScratchBlocks) return make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"));
+  if (w.fixed && bsize > w.scratch_size / kScratchBlocks)
+    return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: blocks larger than the decoder's fixed scratch"));
+  if (grow && !w.fixed) TESSERA_TRY(scratch_grow(w, blocks * bsize));
+  if (blocks * bsize > w.scratch_size)
+    return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: decoder scratch not reserved for the block"));
+  return ok_status();
+}
+
+// Decodes block `nblock` (bsize bytes) into dst, or (dst null) into the worker's scratch past the pipeline's
+// temporaries, where *at tells; the scratch grows to what the block needs when `grow` (on the caller's thread).
+// dref is the decoded block 0 when nblock > 0 and the chunk uses delta. With `need` narrower than the block,
+// only [need.begin, need.end) is sure to be decoded (streams are decoded only as far as it needs).
 status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock, size_t bsize, uint8_t* dst,
-                    const uint8_t* dref, chunk_decoder::worker& w, block_need need = block_need{}) noexcept {
+                    const uint8_t* dref, chunk_decoder::worker& w, block_need need = block_need{}, bool grow = false,
+                    uint8_t** at = nullptr) noexcept {
   backward_plan plan;
   TESSERA_TRY(backward_plan_make(h, bsize, w.plugins, plan));
-  const partial_plan part = partial_plan_make(h, plan, bsize, need);
+  const partial_plan part = partial_plan_make(h, plan, nblock, bsize, need);
+  // Blocks of scratch before the output: the stream output when a filter copies, a second temporary for a
+  // second copying filter, bit-shuffle's.
+  const size_t temporaries = part.how != gather::none || plan.copying == 0 ? 0 : 1 + (plan.copying > 1) + plan.bits;
+  TESSERA_TRY(scratch_hold(w, temporaries + (dst == nullptr ? 1 : 0), bsize, grow));
   uint8_t* const a = w.scratch;
-  uint8_t* const b = plan.copying ? a + bsize : nullptr;
-  uint8_t* const scratch = plan.copying ? a + 2 * bsize : nullptr;
-  uint8_t* cur = plan.copying ? a : dst;
-  if (plan.copying && a == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("chunk: decoder has no scratch"));
+  if (dst == nullptr) *at = dst = a + temporaries * bsize;
+  uint8_t* const b = plan.copying > 1 ? a + bsize : nullptr;
+  uint8_t* const scratch = plan.bits ? a + (plan.copying > 1 ? 2 : 1) * bsize : nullptr;
+  uint8_t* cur = temporaries > 0 ? a : dst;
+  const size_t ne = bsize / h.typesize;
+  // gather::planes: each stream goes to the side of the block the wanted elements leave free.
+  uint8_t* const side = part.e0 * h.typesize >= ne ? dst : dst + bsize - ne;
 
   const uint8_t* c = l.chunk.data();
   const uint64_t cbytes = l.chunk.size();
@@ -239,7 +300,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     const size_t neblock = bsize / nstreams;
     uint64_t pos = static_cast<uint64_t>(start);
     for (size_t s = 0; s < nstreams; ++s) {
-      uint8_t* o = cur + s * neblock;
+      uint8_t* o = part.how == gather::planes ? side : cur + s * neblock;
       const size_t want = part.prefix(s, nstreams, neblock, h.typesize);
       if (cbytes - pos < 4) return make_error(errc::truncated, TESSERA_MSG("chunk: stream size past cbytes"));
       const int32_t csize = chunk_load_i32(c + pos);
@@ -260,8 +321,11 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
         else if (want > 0) TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(o, neblock), l.dict, want));
         pos += static_cast<uint64_t>(csize);
       }
+      if (part.how == gather::planes)
+        for (size_t e = part.e0; e < part.e1; ++e) dst[e * h.typesize + s] = o[e];
     }
   }
+  if (part.how == gather::planes) return ok_status();
 
   // Undo the filters. Each copying filter writes the other temporary, the last one writes dst; delta works in
   // place (the reference's delta always runs on the destination block).
@@ -280,11 +344,12 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
       case filter_id::shuffle:
         // A few needed elements: only those (element k's byte b is at b * nelems + k). Many: the whole SIMD
         // unshuffle is faster, and the elements past the decoded prefixes come out as garbage nobody reads.
-        if (part.shuffle && (part.e1 - part.e0) * 4 <= bsize / h.typesize) {
-          const size_t ts = h.typesize;
-          const size_t ne = bsize / ts;
-          for (size_t e = part.e0; e < part.e1; ++e)
-            for (size_t byte = 0; byte < ts; ++byte) target[e * ts + byte] = cur[byte * ne + e];
+        if (part.shuffle && (part.e1 - part.e0) * 4 <= ne) {
+          // gather::stack decodes in place (cur is dst): the elements go through the stack.
+          uint8_t t[kGatherStack];
+          uint8_t* const to = cur == target ? t : target + part.e0 * h.typesize;
+          elements_gather(cur, ne, h.typesize, part.e0, part.e1, to);
+          if (to == t) std::memcpy(target + part.e0 * h.typesize, t, (part.e1 - part.e0) * h.typesize);
         } else {
           unshuffle(meta != 0 ? meta : h.typesize, bsize, cur, target);
         }
@@ -368,8 +433,7 @@ struct chunk_decoder_access {
     if (d.workers_ != nullptr) {
       for (uint32_t i = 0; i < d.nworkers_; ++i) {
         chunk_decoder::worker& w = d.workers_[i];
-        if (w.scratch != nullptr)
-          allocator_deallocate(d.alloc_, w.scratch, kScratchBlocks * d.scratch_blocksize_, kScratchAlign);
+        if (w.scratch != nullptr) allocator_deallocate(d.alloc_, w.scratch, w.scratch_size, kScratchAlign);
         detail::codec_context_release(w.codecs);
         w.~worker();
       }
@@ -384,31 +448,19 @@ struct chunk_decoder_access {
     d.block0_size_ = 0;
   }
 
-  static status scratch_ensure(chunk_decoder& d, size_t blocksize, bool at_init = false) noexcept {
-    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
-    if (blocksize <= d.scratch_blocksize_) return ok_status();
-    if (d.options_.fixed_scratch && !at_init)
-      return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: blocks larger than the decoder's fixed scratch"));
+  // At least `blocks` (at most kScratchBlocks) blocks of `blocksize` bytes of scratch for the workers that may
+  // run (all of them when `parallel`, else worker 0), allocated here on the caller's thread.
+  static status scratch_ensure(chunk_decoder& d, size_t blocks, size_t blocksize, bool parallel,
+                               bool at_init = false) noexcept {
     if (blocksize > SIZE_MAX / kScratchBlocks) return make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"));
-    for (uint32_t i = 0; i < d.nworkers_; ++i) {
+    const size_t bytes = blocks * blocksize;
+    for (uint32_t i = 0; i < (parallel ? d.nworkers_ : 1); ++i) {
       chunk_decoder::worker& w = d.workers_[i];
-      if (w.scratch != nullptr)
-        allocator_deallocate(d.alloc_, w.scratch, kScratchBlocks * d.scratch_blocksize_, kScratchAlign);
-      w.scratch = nullptr;
+      if (bytes <= w.scratch_size) continue;
+      if (d.options_.fixed_scratch && !at_init)
+        return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: blocks larger than the decoder's fixed scratch"));
+      TESSERA_TRY(scratch_grow(w, bytes));
     }
-    d.scratch_blocksize_ = 0;
-    for (uint32_t i = 0; i < d.nworkers_; ++i) {
-      void* p = allocator_allocate(d.alloc_, kScratchBlocks * blocksize, kScratchAlign);
-      if (p == nullptr) {
-        for (uint32_t k = 0; k < i; ++k) {
-          allocator_deallocate(d.alloc_, d.workers_[k].scratch, kScratchBlocks * blocksize, kScratchAlign);
-          d.workers_[k].scratch = nullptr;
-        }
-        return make_error(errc::out_of_memory, TESSERA_MSG("chunk: allocator refused the block scratch"));
-      }
-      d.workers_[i].scratch = static_cast<uint8_t*>(p);
-    }
-    d.scratch_blocksize_ = blocksize;
     return ok_status();
   }
 
@@ -454,9 +506,10 @@ struct chunk_decoder_access {
       auto* w = new (&d.workers_[i]) chunk_decoder::worker;
       w->codecs.alloc = alloc;
       w->plugins = options.plugins;
+      w->fixed = options.fixed_scratch;
     }
-    if (options.max_blocksize > 0) {
-      status s = scratch_ensure(d, options.max_blocksize, true);
+    if (options.fixed_scratch && options.max_blocksize > 0) {  // else allocated when a chunk needs it
+      status s = scratch_ensure(d, kScratchBlocks, options.max_blocksize, true, true);
       if (!s.ok()) {
         workers_free(d);
         return s;
@@ -489,6 +542,7 @@ struct chunk_decoder_access {
     chunk_decoder::worker* workers;
     uint32_t nworkers;
     size_t first;
+    bool grow;  // the tasks run on the caller's thread (a serial executor) and grow scratch as needed
     std::atomic<bool> bad_worker{false};
   };
 
@@ -504,7 +558,7 @@ struct chunk_decoder_access {
     const chunk_header& h = *j.h;
     const size_t bs = static_cast<size_t>(h.blocksize);
     const size_t bsize = (nblock + 1 == h.nblocks && h.leftover > 0) ? static_cast<size_t>(h.leftover) : bs;
-    status s = block_decode(h, *j.l, nblock, bsize, j.out + nblock * bs, j.dref, w);
+    status s = block_decode(h, *j.l, nblock, bsize, j.out + nblock * bs, j.dref, w, block_need{}, j.grow);
     if (!s.ok()) w.err = s;
   }
 
@@ -529,18 +583,19 @@ struct chunk_decoder_access {
       if (delta) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
       auto largest = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
       if (!largest.ok()) return largest.err();
-      TESSERA_TRY(scratch_ensure(d, *largest));
       TESSERA_TRY(codecs_prepare(d, h, false));
       size_t offset = 0;
-      for (size_t i = 0; i < h.nblocks; ++i) {
+      for (size_t i = 0; i < h.nblocks; ++i) {  // on the caller's thread: scratch grows as the blocks need
         auto vb = detail::vl_block_get(h, l, i);
         if (!vb.ok()) return vb.err();
-        TESSERA_TRY(block_decode(h, l, i, vb->size, out.data() + offset, nullptr, d.workers_[0]));
+        TESSERA_TRY(block_decode(h, l, i, vb->size, out.data() + offset, nullptr, d.workers_[0], block_need{}, true));
         offset += vb->size;
       }
       return nbytes;
     }
-    TESSERA_TRY(scratch_ensure(d, static_cast<size_t>(h.blocksize)));
+    // An executor's workers get the most any pipeline needs beforehand; a serial run grows it as blocks need.
+    const bool serial = d.options_.exec.run == nullptr;
+    if (!serial) TESSERA_TRY(scratch_ensure(d, kScratchBlocks - 1, static_cast<size_t>(h.blocksize), true));
     TESSERA_TRY(codecs_prepare(d, h, runs_parallel(d, h.nblocks)));
     for (uint32_t i = 0; i < d.nworkers_; ++i) d.workers_[i].err = ok_status();
     job j;
@@ -551,6 +606,7 @@ struct chunk_decoder_access {
     j.workers = d.workers_;
     j.nworkers = d.nworkers_;
     j.first = 0;
+    j.grow = serial;
     if (delta && h.nblocks > 1) {
       task(&j, 0, 0);
       TESSERA_TRY(d.workers_[0].err);
@@ -582,26 +638,29 @@ struct chunk_decoder_access {
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     chunk_decoder::worker& w = d.workers_[0];
     TESSERA_TRY(codecs_prepare(d, h, false));
-    if (h.vlblocks) {
-      if (chunk_has_delta(h)) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
-      TESSERA_TRY(scratch_ensure(d, e.size));
-      TESSERA_TRY(block_decode(h, l, nblock, e.size, out.data(), nullptr, w));
-      return e.size;
-    }
-    const size_t bs = static_cast<size_t>(h.blocksize);
-    TESSERA_TRY(scratch_ensure(d, bs));
+    if (h.vlblocks && chunk_has_delta(h))
+      return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
+    const bool grow = true;  // on the caller's thread: scratch grows as the blocks need
     const uint8_t* dref = nullptr;
-    if (nblock > 0 && chunk_has_delta(h)) {
+    if (nblock > 0 && !h.vlblocks && chunk_has_delta(h)) {
+      const size_t bs = static_cast<size_t>(h.blocksize);
       auto b0 = block0_ensure(d, bs);
       if (!b0.ok()) return b0.err();
-      TESSERA_TRY(block_decode(h, l, 0, bs, *b0, nullptr, w));
+      TESSERA_TRY(block_decode(h, l, 0, bs, *b0, nullptr, w, block_need{}, grow));
       dref = *b0;
     }
-    TESSERA_TRY(block_decode(h, l, nblock, e.size, out.data(), dref, w));
+    TESSERA_TRY(block_decode(h, l, nblock, e.size, out.data(), dref, w, block_need{}, grow));
     return e.size;
   }
 
   static const executor& exec(const chunk_decoder& d) noexcept { return d.options_.exec; }
+
+  // For blocks decoded into every worker's scratch (chunk_block_decode_on): each block's output and temporaries.
+  static status prepare(chunk_decoder& d, const chunk_header& h) noexcept {
+    if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
+    TESSERA_TRY(scratch_ensure(d, kScratchBlocks, static_cast<size_t>(h.blocksize), true));
+    return codecs_prepare(d, h, true);
+  }
 
   // ---- Requested blocks, each decoded into a worker's scratch and consumed there ----
 
@@ -610,9 +669,9 @@ struct chunk_decoder_access {
     const chunk_layout* l = nullptr;
     const chunk_block_request* request = nullptr;
     const uint8_t* dref = nullptr;  // block 0 decoded, for delta
+    bool grow = false;              // serial runs: the tasks run on the caller's thread and grow scratch as needed
     chunk_decoder::worker* workers = nullptr;
     uint32_t nworkers = 0;
-    size_t scratch_blocksize = 0;
     std::atomic<bool> failed{false};
     std::atomic<bool> bad_worker{false};
   };
@@ -630,12 +689,13 @@ struct chunk_decoder_access {
       *out = bytes_view(l.chunk.data() + h.header_size + e.offset, e.size);
       return ok_status();
     }
-    if (e.size > j.scratch_blocksize) return make_error(errc::corrupt, TESSERA_MSG("chunk: block larger than the chunk's blocksize"));
-    uint8_t* dst = w.scratch + kScratchDecoded * j.scratch_blocksize;
+    uint8_t* dst = nullptr;
     if (h.special != chunk_special::none) {
+      TESSERA_TRY(scratch_hold(w, 1, e.size, j.grow));
+      dst = w.scratch;
       TESSERA_TRY(special_fill(h, l.chunk, dst, e.offset, e.size));
     } else {
-      TESSERA_TRY(block_decode(h, l, nblock, e.size, dst, nblock > 0 ? j.dref : nullptr, w, need));
+      TESSERA_TRY(block_decode(h, l, nblock, e.size, nullptr, nblock > 0 ? j.dref : nullptr, w, need, j.grow, &dst));
     }
     *out = bytes_view(dst, e.size);
     return ok_status();
@@ -672,17 +732,13 @@ struct chunk_decoder_access {
     TESSERA_TRY(chunk_open(chunk, &h, &l));
     if (h.special != chunk_special::none || h.memcpyed || h.vlblocks || (nblock > 0 && chunk_has_delta(h)))
       return make_error(errc::invalid_argument, TESSERA_MSG("chunk: not a regular chunk whose blocks decode alone"));
-    auto er = chunk_block_extent_get(h, l.chunk, nblock);
-    if (!er.ok()) return er.err();
-    if (er->size > d.scratch_blocksize_) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: decoder scratch not reserved for the block"));
-    chunk_decoder::worker& w = d.workers_[worker];
-    uint8_t* dst = w.scratch + kScratchDecoded * d.scratch_blocksize_;
+    blocks_job j;  // no scratch grows: chunk_decoder_prepare made it
+    j.h = &h;
+    j.l = &l;
     block_need need;
     need.begin = begin;
     need.end = end;
-    TESSERA_TRY(block_decode(h, l, nblock, er->size, dst, nullptr, w, need));
-    *decoded = bytes_view(dst, er->size);
-    return ok_status();
+    return block_one(j, d.workers_[worker], nblock, need, decoded);
   }
 
   static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
@@ -700,24 +756,28 @@ struct chunk_decoder_access {
     j.workers = d.workers_;
     j.nworkers = d.nworkers_;
     if (!h.memcpyed || h.special != chunk_special::none) {  // special values win over the memcpyed flag
+      const bool regular = h.special == chunk_special::none;
       size_t largest = static_cast<size_t>(h.blocksize);
-      if (h.vlblocks && h.special == chunk_special::none) {
+      if (h.vlblocks && regular) {
         if (chunk_has_delta(h)) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
         auto scan = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
         if (!scan.ok()) return scan.err();
         largest = *scan;
       }
-      TESSERA_TRY(scratch_ensure(d, largest));
-      TESSERA_TRY(codecs_prepare(d, h, runs_parallel(d, r.count)));
-      j.scratch_blocksize = d.scratch_blocksize_;
-      if (h.special == chunk_special::none && !h.vlblocks && chunk_has_delta(h) && h.nblocks > 1) {
+      // Scratch for each block's output and its pipeline's temporaries (none when its few wanted elements are
+      // gathered in place): made here for every worker when they run at once, else by each block as it comes.
+      const bool parallel = runs_parallel(d, r.count);
+      if (parallel) TESSERA_TRY(scratch_ensure(d, kScratchBlocks, largest, true));
+      j.grow = !parallel;
+      TESSERA_TRY(codecs_prepare(d, h, parallel));
+      if (regular && !h.vlblocks && chunk_has_delta(h) && h.nblocks > 1) {
         bool later = false;
         for (size_t i = 0; i < r.count && !later; ++i) later = r.block(r.context, i) > 0;
         if (later) {
           const size_t bs = static_cast<size_t>(h.blocksize);
           auto b0 = block0_ensure(d, bs);
           if (!b0.ok()) return b0.err();
-          TESSERA_TRY(block_decode(h, l, 0, bs, *b0, nullptr, d.workers_[0]));
+          TESSERA_TRY(block_decode(h, l, 0, bs, *b0, nullptr, d.workers_[0], block_need{}, true));
           j.dref = *b0;
         }
       }
@@ -813,8 +873,7 @@ const executor& chunk_decoder_executor(const chunk_decoder& d) noexcept { return
 
 status chunk_decoder_prepare(chunk_decoder& d, const chunk_header& h) noexcept {
   if (h.blocksize < 0) return make_error(errc::malformed, TESSERA_MSG("chunk: negative blocksize"));
-  TESSERA_TRY(chunk_decoder_access::scratch_ensure(d, static_cast<size_t>(h.blocksize)));
-  return chunk_decoder_access::codecs_prepare(d, h, true);
+  return chunk_decoder_access::prepare(d, h);
 }
 
 status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,

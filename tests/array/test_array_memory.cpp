@@ -132,6 +132,58 @@ TESSERA_TEST(array_memory, element_needs_one_block_and_slice_one_chunk) {
   }
 }
 
+// A firmware's reader (issue 12): opening allocates no decoder scratch, and an element or a small slice of a
+// shuffled array takes one block of it, since their few elements are gathered inside the block they are decoded
+// into. Measured from before the open: the open's own state plus one block (8 KiB blocks: four, as the decoder
+// once kept from the open on, would not fit).
+TESSERA_TEST(array_memory, open_and_a_few_elements_take_one_block) {
+  const codec codecs[] = {codec::blosclz, codec::lz4};
+  constexpr int64_t kBlock = 32 * 64 * 4;
+  for (codec c : codecs) {
+    if (!codec_available(c)) continue;
+    test::counting_allocator counting;
+    const allocator alloc = counting.get();
+    {
+      buf data;
+      REQUIRE(data.make(static_cast<size_t>(128 * kCols * 4)));
+      for (size_t i = 0; i < data.n; i += 4) {
+        const float v = static_cast<float>(i / 4) * 0.25f;
+        std::memcpy(data.data() + i, &v, 4);
+      }
+      growable_buffer g;
+      growable_buffer_init(g, alloc);
+      const storage st = growable_buffer_storage(g);
+      array_params p = params_for(c);
+      p.shape[0] = 128;
+      p.blockshape[0] = 32;
+      p.blockshape[1] = 64;
+      array a;
+      REQUIRE_OK(array_create(a, array_target_contiguous(st, false), alloc, p, array_fill_buffer(data.view())));
+      REQUIRE_OK(array_close(a));
+      counting.reset_high_water();
+      const size_t base = counting.live_bytes;
+      REQUIRE_OK(array_open(a, st, alloc));
+      const size_t open = counting.high_water_bytes - base;
+      CHECK_LE(open, static_cast<size_t>(kConstant));
+      const int64_t at[][2] = {{0, 0}, {37, 201}, {127, 255}, {64, 63}, {95, 128}};
+      for (const auto& e : at) {
+        uint8_t item[4];
+        REQUIRE_OK(array_element_read(a, e, bytes_mut(item, 4)));
+        CHECK(std::memcmp(item, data.data() + (e[0] * kCols + e[1]) * 4, 4) == 0);
+      }
+      const int64_t s0[2] = {70, 10};
+      const int64_t s1[2] = {72, 20};
+      uint8_t out[2 * 10 * 4];
+      REQUIRE_OK(array_slice_read(a, s0, s1, bytes_mut(out, sizeof out)));
+      for (int64_t i = 0; i < 2; ++i)
+        CHECK(std::memcmp(out + i * 40, data.data() + ((70 + i) * kCols + 10) * 4, 40) == 0);
+      CHECK_LE(counting.high_water_bytes - base, open + static_cast<size_t>(kBlock) + 1024);
+      REQUIRE_OK(array_close(a));
+    }
+    CHECK(!counting.leaked());
+  }
+}
+
 TESSERA_TEST(array_memory, a_slice_reads_only_what_it_touches) {
   // Compressed with clevel 0 (memcpyed blocks), so bytes read map directly to blocks.
   test::counting_allocator counting;

@@ -1,6 +1,8 @@
 // Decoding hand-built chunks (special values, memcpyed, stream encodings, split and not, filters) and chunks
 // the reference made; whole chunks and single blocks, serially and over a scrambling executor.
+#include <cstdio>
 #include <cstring>
+#include <initializer_list>
 
 #include "tessera/chunk.hpp"
 
@@ -555,4 +557,155 @@ TESSERA_TEST(chunk_decode, partial_lz4_decode_checks_the_streams_tail) {
   for (int k = 0; k < 4; ++k) g_chunk[at + k] = static_cast<uint8_t>(cut >> (8 * k));
   CHECK_ERR(chunk_decode(d, bytes_view(g_chunk, *cs), bytes_mut(g_out, sizeof g_out)), errc::corrupt);
   CHECK_ERR(chunk_decode_blocks(d, bytes_view(g_chunk, *cs), r), errc::corrupt);
+}
+
+// ---- Scratch: what the chunk's pipeline needs, made when first needed -------------------------------------------
+
+namespace {
+
+// Items that compress under a shuffle: a slow count in the low bytes, a little noise, zeros above.
+void shuffled_source_fill(size_t n, uint8_t ts) {
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = i / ts, b = i % ts;
+    g_src[i] = static_cast<uint8_t>(b == 0 ? k * 3 + (k * 2654435761u >> 28) : b == 1 ? k >> 6 : 0);
+  }
+}
+
+result<size_t> encode_with(const allocator& a, codec c, uint8_t ts, split_mode split, uint8_t filter, size_t n,
+                           size_t bs) {
+  chunk_encode_params p;
+  p.typesize = ts;
+  p.compressor = c;
+  p.blocksize = static_cast<int32_t>(bs);
+  p.split = split;
+  p.filters[kChunkMaxFilters - 1] = filter;
+  chunk_encoder e;
+  TESSERA_TRY(chunk_encoder_init(e, a));
+  return chunk_encode(e, p, bytes_view(g_src, n), bytes_mut(g_chunk, sizeof g_chunk));
+}
+
+// One block asked for with a byte range; consume compares the range with the source.
+struct range_probe {
+  size_t nblock = 0, begin = 0, end = 0;
+  const uint8_t* expect = nullptr;  // the block's source bytes
+  bool same = false;
+  static size_t block(void* c, size_t) noexcept { return static_cast<range_probe*>(c)->nblock; }
+  static void range(void* c, size_t, size_t* begin, size_t* end) noexcept {
+    *begin = static_cast<range_probe*>(c)->begin;
+    *end = static_cast<range_probe*>(c)->end;
+  }
+  static status consume(void* c, size_t, bytes_view decoded, uint32_t) noexcept {
+    auto& p = *static_cast<range_probe*>(c);
+    p.same = p.end <= decoded.size() && std::memcmp(decoded.data() + p.begin, p.expect + p.begin, p.end - p.begin) == 0;
+    return ok_status();
+  }
+};
+
+}  // namespace
+
+TESSERA_TEST(chunk_decode, scratch_is_made_when_first_needed) {
+  test::counting_allocator ca;
+  chunk_decoder_options opt;
+  opt.max_blocksize = 64 * 1024;
+  {
+    chunk_decoder d;
+    REQUIRE_OK(chunk_decoder_init(d, ca.get(), opt));
+    CHECK_LE(ca.live_bytes, size_t{4096});  // the worker, no block
+  }
+  opt.fixed_scratch = true;  // made whole at init: nothing is allocated later
+  {
+    chunk_decoder d;
+    REQUIRE_OK(chunk_decoder_init(d, ca.get(), opt));
+    CHECK(ca.live_bytes >= 4 * opt.max_blocksize);
+  }
+  CHECK(!ca.leaked());
+}
+
+// A whole chunk decoded into the caller's buffer takes only its filters' temporaries: none without a filter (or
+// stored verbatim), one block for a shuffle, two for a bit shuffle (its own scratch).
+TESSERA_TEST(chunk_decode, whole_chunks_take_the_scratch_their_filters_need) {
+  const size_t bs = 4096, n = 3 * bs + 1000;
+  shuffled_source_fill(n, 4);
+  struct pipeline {
+    uint8_t filter;
+    int clevel;
+    size_t blocks;
+  };
+  const pipeline pipelines[] = {{0, 5, 0}, {1, 0, 0}, {1, 5, 1}, {2, 5, 2}};
+  for (const pipeline& pl : pipelines) {
+    test::counting_allocator ca;
+    chunk_encode_params p;
+    p.typesize = 4;
+    p.clevel = pl.clevel;
+    p.blocksize = static_cast<int32_t>(bs);
+    p.filters[kChunkMaxFilters - 1] = pl.filter;
+    chunk_encoder e;
+    REQUIRE_OK(chunk_encoder_init(e, ca.get()));
+    auto cs = chunk_encode(e, p, bytes_view(g_src, n), bytes_mut(g_chunk, sizeof g_chunk));
+    REQUIRE_OK(cs);
+    chunk_decoder d;
+    REQUIRE_OK(chunk_decoder_init(d, ca.get()));
+    ca.reset_high_water();
+    const size_t base = ca.live_bytes;
+    auto r = chunk_decode(d, bytes_view(g_chunk, *cs), bytes_mut(g_out, n));
+    REQUIRE_OK(r);
+    CHECK(*r == n && std::memcmp(g_out, g_src, n) == 0);
+    CHECK_EQ(ca.high_water_bytes - base, pl.blocks * bs);
+  }
+}
+
+// A few elements of a shuffled block, as a firmware reads one element or a small slice: gathered inside the one
+// block they are decoded into, so that block is all the scratch there is, wherever they lie in the block, for
+// each codec, typesize and split; with split streams (each byte plane decoded beside the elements) up to a
+// quarter of the block at either end too. More elements take the fast path's second block.
+TESSERA_TEST(chunk_decode, few_shuffled_elements_need_one_block_of_scratch) {
+  const codec codecs[] = {codec::blosclz, codec::lz4};
+  const size_t bs = 4096, n = 3 * bs + 1024;  // three full blocks and a short one
+  for (codec c : codecs) {
+    if (!codec_available(c)) continue;
+    for (uint8_t ts : {uint8_t{2}, uint8_t{4}, uint8_t{8}}) {
+      shuffled_source_fill(n, ts);
+      for (split_mode split : {split_mode::always, split_mode::never}) {
+        test::counting_allocator ca;
+        auto cs = encode_with(ca.get(), c, ts, split, 1, n, bs);
+        REQUIRE_OK(cs);
+        auto h = chunk_header_read(bytes_view(g_chunk, *cs));
+        REQUIRE_OK(h);
+        REQUIRE(!h->memcpyed && h->special == chunk_special::none);
+        for (size_t nblock = 0; nblock < 4; ++nblock) {
+          const size_t size = nblock == 3 ? 1024 : bs;
+          const size_t ne = size / ts;
+          // (first element, count): single ones, short runs, a quarter at either end, half, all.
+          const size_t picks[][2] = {{0, 1},          {1, 1},        {ne / 3, 1},         {ne / 2 - 1, 1},
+                                     {ne / 2, 1},     {ne - 1, 1},   {ne / 2 - 5, 10},    {ne - 32, 32},
+                                     {0, ne / 4},     {ne * 3 / 4, ne / 4}, {ne / 4, ne / 2}, {0, ne}};
+          for (const auto& pick : picks) {
+            range_probe probe;
+            probe.nblock = nblock;
+            probe.begin = pick[0] * ts;
+            probe.end = (pick[0] + pick[1]) * ts;
+            probe.expect = g_src + nblock * bs;
+            chunk_block_request r;
+            r.count = 1;
+            r.block = range_probe::block;
+            r.consume = range_probe::consume;
+            r.range = range_probe::range;
+            r.context = &probe;
+            chunk_decoder d;  // a fresh one: scratch grows and stays
+            REQUIRE_OK(chunk_decoder_init(d, ca.get()));
+            ca.reset_high_water();
+            const size_t base = ca.live_bytes;
+            REQUIRE_OK(chunk_decode_blocks(d, bytes_view(g_chunk, *cs), r));
+            CHECK(probe.same);
+            const bool few = pick[1] * 4 <= ne;
+            const bool one = few && (pick[1] * ts <= 256 || (h->split && nblock < 3));
+            if (!probe.same || ca.high_water_bytes - base > (one ? size : 2 * size))
+              std::printf("  codec %d typesize %u split %d block %zu elements [%zu, +%zu): %zu bytes of scratch\n",
+                          static_cast<int>(c), ts, h->split, nblock, pick[0], pick[1], ca.high_water_bytes - base);
+            CHECK_LE(ca.high_water_bytes - base, one ? size : 2 * size);
+          }
+        }
+      }
+    }
+  }
 }
