@@ -77,6 +77,21 @@ class msgpack_reader {
   /// The next n raw bytes, whatever they are.
   bytes_view read_raw(size_t n) noexcept;
 
+  /// Exactly one encoding, for formats that pin it (the Blosc2 frame, whose fields sit at fixed offsets): another
+  /// marker gives errc::malformed, even one that would hold the value. read_map16's count is returned as written,
+  /// not checked against the bytes left as read_map does: such formats cap their counts themselves.
+  int16_t read_int16_fixed() noexcept;      ///< d1
+  int32_t read_int32_fixed() noexcept;      ///< d2
+  int64_t read_int64_fixed() noexcept;      ///< d3
+  uint16_t read_uint16_fixed() noexcept;    ///< cd
+  uint32_t read_uint32_fixed() noexcept;    ///< ce
+  uint64_t read_uint64_fixed() noexcept;    ///< cf
+  uint32_t read_fixarray() noexcept;        ///< 90..9f: the count
+  uint16_t read_map16() noexcept;           ///< de: the count of pairs
+  span<const char> read_fixstr() noexcept;  ///< a0..bf
+  bytes_view read_bin32() noexcept;         ///< c6
+  msgpack_ext read_fixext16() noexcept;     ///< d8
+
   /// Skips one complete object (arrays and maps with all their contents), iteratively. Nesting deeper than
   /// max_depth gives errc::unsupported.
   void skip(int max_depth = kMsgpackMaxDepth) noexcept;
@@ -86,6 +101,16 @@ class msgpack_reader {
   bool read_be(size_t n, uint64_t* value) noexcept;
   /// An integer of any encoding: its two's-complement bits, and whether it is negative.
   bool read_integer(uint64_t* bits, bool* negative) noexcept;
+  /// Records the error for a marker m (-1: the input ended) that is not the expected one.
+  void fail_expected(int m, const char* ends, const char* expected) noexcept;
+  /// The count of an array or a map (any encoding), checked against the bytes left.
+  uint32_t read_container(bool map) noexcept;
+  /// A marker and the `width` big-endian bytes after it; false (nothing consumed) for any other marker.
+  bool read_marked(uint8_t marker, size_t width, uint64_t* value) noexcept;
+  /// Whether the next marker is one of first..last; else a sticky error (malformed; truncated at the end).
+  bool form_check(int first, int last) noexcept;
+  /// read_marked for the exact-form readers: the value, or 0 and a sticky error.
+  uint64_t read_fixed(uint8_t marker, size_t width) noexcept;
   /// The length of a str or bin (its marker already consumed), checked against the bytes left.
   bool read_payload_length(size_t width, uint64_t* len) noexcept;
   /// The header of any object: scalars are consumed whole, containers report their number of children.
@@ -154,6 +179,9 @@ class msgpack_writer {
  private:
   /// Writes a marker followed by `width` big-endian bytes of value, then body_len bytes of body, all or nothing.
   void emit(uint8_t marker, uint64_t value, size_t width, const void* body, size_t body_len) noexcept;
+  /// emit when the value fits the encoding; else errc::invalid_argument with message.
+  void emit_if(bool fits, const char* message, uint8_t marker, uint64_t value, size_t width, const void* body,
+               size_t body_len) noexcept;
 
   bytes_mut out_;
   size_t pos_ = 0;

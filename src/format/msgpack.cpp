@@ -64,6 +64,10 @@ void msgpack_reader::fail(errc code, const char* message) noexcept {
   if (err_.ok()) err_ = error{code, message};
 }
 
+void msgpack_reader::fail_expected(int m, const char* ends, const char* expected) noexcept {
+  fail(m < 0 ? errc::truncated : errc::malformed, m < 0 ? ends : expected);
+}
+
 msgpack_type msgpack_reader::peek_type() const noexcept {
   if (!err_.ok() || pos_ >= in_.size()) return msgpack_type::none;
   return type_of(in_[pos_]);
@@ -90,6 +94,21 @@ bool msgpack_reader::read_be(size_t n, uint64_t* value) noexcept {
   if (p == nullptr) return false;
   uint64_t v = 0;
   for (size_t i = 0; i < n; ++i) v = (v << 8) | p[i];
+  *value = v;
+  return true;
+}
+
+bool msgpack_reader::read_marked(uint8_t marker, size_t width, uint64_t* value) noexcept {
+  if (peek_marker() != marker) return false;
+  // Inline, not through take(): a frame header is a dozen of these, read on every open.
+  if (width >= in_.size() - pos_) {  // the error stays where the object starts
+    fail(errc::truncated, TESSERA_MSG("msgpack: the input ends inside an object"));
+    return false;
+  }
+  const uint8_t* p = in_.data() + pos_ + 1;
+  uint64_t v = 0;
+  for (size_t i = 0; i < width; ++i) v = (v << 8) | p[i];
+  pos_ += 1 + width;
   *value = v;
   return true;
 }
@@ -172,9 +191,8 @@ void msgpack_reader::read_nil() noexcept {
   const int m = peek_marker();
   if (m == kNil) {
     ++pos_;
-  } else if (err_.ok()) {
-    fail(m < 0 ? errc::truncated : errc::malformed,
-         m < 0 ? TESSERA_MSG("msgpack: the input ends before nil") : TESSERA_MSG("msgpack: expected nil"));
+  } else {
+    fail_expected(m, TESSERA_MSG("msgpack: the input ends before nil"), TESSERA_MSG("msgpack: expected nil"));
   }
 }
 
@@ -184,27 +202,15 @@ bool msgpack_reader::read_bool() noexcept {
     ++pos_;
     return m == kTrue;
   }
-  if (err_.ok()) {
-    fail(m < 0 ? errc::truncated : errc::malformed,
-         m < 0 ? TESSERA_MSG("msgpack: the input ends before a bool") : TESSERA_MSG("msgpack: expected a bool"));
-  }
+  fail_expected(m, TESSERA_MSG("msgpack: the input ends before a bool"), TESSERA_MSG("msgpack: expected a bool"));
   return false;
 }
 
 float msgpack_reader::read_float32() noexcept {
   const int m = peek_marker();
-  if (m != kFloat32) {
-    if (err_.ok()) {
-      fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? TESSERA_MSG("msgpack: the input ends before a float32") : TESSERA_MSG("msgpack: expected a float32"));
-    }
-    return 0.0f;
-  }
-  const size_t start = pos_;
-  ++pos_;
   uint64_t v = 0;
-  if (!read_be(4, &v)) {
-    pos_ = start;
+  if (!read_marked(kFloat32, 4, &v)) {
+    fail_expected(m, TESSERA_MSG("msgpack: the input ends before a float32"), TESSERA_MSG("msgpack: expected a float32"));
     return 0.0f;
   }
   const uint32_t bits = static_cast<uint32_t>(v);
@@ -216,18 +222,9 @@ float msgpack_reader::read_float32() noexcept {
 double msgpack_reader::read_float64() noexcept {
   const int m = peek_marker();
   if (m == kFloat32) return static_cast<double>(read_float32());
-  if (m != kFloat64) {
-    if (err_.ok()) {
-      fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? TESSERA_MSG("msgpack: the input ends before a float") : TESSERA_MSG("msgpack: expected a float"));
-    }
-    return 0.0;
-  }
-  const size_t start = pos_;
-  ++pos_;
   uint64_t bits = 0;
-  if (!read_be(8, &bits)) {
-    pos_ = start;
+  if (!read_marked(kFloat64, 8, &bits)) {
+    fail_expected(m, TESSERA_MSG("msgpack: the input ends before a float"), TESSERA_MSG("msgpack: expected a float"));
     return 0.0;
   }
   double d;
@@ -235,52 +232,35 @@ double msgpack_reader::read_float64() noexcept {
   return d;
 }
 
-uint32_t msgpack_reader::read_array() noexcept {
+uint32_t msgpack_reader::read_container(bool map) noexcept {
   const int m = peek_marker();
+  const int fix = map ? kFixmap : kFixarray;
+  const int form16 = map ? kMap16 : kArray16;  // form16 + 1 is the 32-bit form
   uint64_t count = 0;
-  if (m >= kFixarray && m <= kFixarray + 15) {
+  if (m >= fix && m <= fix + 15) {
     ++pos_;
     count = static_cast<uint64_t>(m) & 0x0fu;
-  } else if (m == kArray16 || m == kArray32) {
+  } else if (m == form16 || m == form16 + 1) {
     ++pos_;
-    if (!read_be(m == kArray16 ? 2 : 4, &count)) return 0;
+    if (!read_be(m == form16 ? 2 : 4, &count)) return 0;
   } else {
-    if (err_.ok()) {
-      fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? TESSERA_MSG("msgpack: the input ends before an array") : TESSERA_MSG("msgpack: expected an array"));
-    }
+    fail_expected(m,
+                  map ? TESSERA_MSG("msgpack: the input ends before a map")
+                      : TESSERA_MSG("msgpack: the input ends before an array"),
+                  map ? TESSERA_MSG("msgpack: expected a map") : TESSERA_MSG("msgpack: expected an array"));
     return 0;
   }
-  // Every element takes at least one byte: an impossible count is caught before a caller loops on it.
-  if (count > remaining()) {
-    fail(errc::truncated, TESSERA_MSG("msgpack: the array announces more elements than bytes remain"));
+  // Every element takes at least one byte (a pair two): an impossible count is caught before a caller loops on it.
+  if (count * (map ? 2 : 1) > remaining()) {
+    fail(errc::truncated, map ? TESSERA_MSG("msgpack: the map announces more entries than bytes remain")
+                              : TESSERA_MSG("msgpack: the array announces more elements than bytes remain"));
     return 0;
   }
   return static_cast<uint32_t>(count);
 }
 
-uint32_t msgpack_reader::read_map() noexcept {
-  const int m = peek_marker();
-  uint64_t count = 0;
-  if (m >= kFixmap && m <= kFixmap + 15) {
-    ++pos_;
-    count = static_cast<uint64_t>(m) & 0x0fu;
-  } else if (m == kMap16 || m == kMap32) {
-    ++pos_;
-    if (!read_be(m == kMap16 ? 2 : 4, &count)) return 0;
-  } else {
-    if (err_.ok()) {
-      fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? TESSERA_MSG("msgpack: the input ends before a map") : TESSERA_MSG("msgpack: expected a map"));
-    }
-    return 0;
-  }
-  if (count * 2 > remaining()) {
-    fail(errc::truncated, TESSERA_MSG("msgpack: the map announces more entries than bytes remain"));
-    return 0;
-  }
-  return static_cast<uint32_t>(count);
-}
+uint32_t msgpack_reader::read_array() noexcept { return read_container(false); }
+uint32_t msgpack_reader::read_map() noexcept { return read_container(true); }
 
 bool msgpack_reader::read_payload_length(size_t width, uint64_t* len) noexcept {
   if (width > 0 && !read_be(width, len)) return false;
@@ -293,21 +273,14 @@ bool msgpack_reader::read_payload_length(size_t width, uint64_t* len) noexcept {
 
 span<const char> msgpack_reader::read_str() noexcept {
   const int m = peek_marker();
-  uint64_t len = 0;
-  size_t width = 0;
-  if (m >= kFixstr && m <= kFixstr + 31) {
-    len = static_cast<uint64_t>(m) & 0x1fu;
-  } else if (m >= kStr8 && m <= kStr32) {
-    width = width_of(static_cast<uint8_t>(m), kStr8);
-  } else {
-    if (err_.ok()) {
-      fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? TESSERA_MSG("msgpack: the input ends before a str") : TESSERA_MSG("msgpack: expected a str"));
-    }
+  const bool fix = m >= kFixstr && m <= kFixstr + 31;  // the length in the marker, else in 1, 2 or 4 bytes after it
+  if (!fix && (m < kStr8 || m > kStr32)) {
+    fail_expected(m, TESSERA_MSG("msgpack: the input ends before a str"), TESSERA_MSG("msgpack: expected a str"));
     return {};
   }
   ++pos_;
-  if (!read_payload_length(width, &len)) return {};
+  uint64_t len = fix ? static_cast<uint64_t>(m) & 0x1fu : 0;
+  if (!read_payload_length(fix ? 0 : width_of(static_cast<uint8_t>(m), kStr8), &len)) return {};
   const uint8_t* p = take(static_cast<size_t>(len));
   return span<const char>(reinterpret_cast<const char*>(p), static_cast<size_t>(len));
 }
@@ -315,10 +288,7 @@ span<const char> msgpack_reader::read_str() noexcept {
 bytes_view msgpack_reader::read_bin() noexcept {
   const int m = peek_marker();
   if (m < kBin8 || m > kBin32) {
-    if (err_.ok()) {
-      fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? TESSERA_MSG("msgpack: the input ends before a bin") : TESSERA_MSG("msgpack: expected a bin"));
-    }
+    fail_expected(m, TESSERA_MSG("msgpack: the input ends before a bin"), TESSERA_MSG("msgpack: expected a bin"));
     return {};
   }
   ++pos_;
@@ -337,10 +307,7 @@ msgpack_ext msgpack_reader::read_ext() noexcept {
   } else if (m >= kExt8 && m <= kExt32) {
     width = width_of(static_cast<uint8_t>(m), kExt8);
   } else {
-    if (err_.ok()) {
-      fail(m < 0 ? errc::truncated : errc::malformed,
-           m < 0 ? TESSERA_MSG("msgpack: the input ends before an ext") : TESSERA_MSG("msgpack: expected an ext"));
-    }
+    fail_expected(m, TESSERA_MSG("msgpack: the input ends before an ext"), TESSERA_MSG("msgpack: expected an ext"));
     return {};
   }
   ++pos_;
@@ -358,6 +325,58 @@ bytes_view msgpack_reader::read_raw(size_t n) noexcept {
   const uint8_t* p = take(n);
   if (p == nullptr) return {};
   return bytes_view(p, n);
+}
+
+namespace {
+
+// The errors of the exact-form readers.
+const char* const kEndsFixed = TESSERA_MSG("msgpack: the input ends before a fixed-width object");
+const char* const kOtherForm = TESSERA_MSG("msgpack: another encoding where the format pins one");
+
+// Two's complement of `width` bytes to int64, without implementation-defined conversions.
+int64_t signed_of(uint64_t v, size_t width) noexcept {
+  const uint64_t sign = uint64_t{1} << (8 * width - 1);
+  if ((v & sign) == 0) return static_cast<int64_t>(v);
+  if (width < 8) v |= ~uint64_t{0} << (8 * width);
+  return -static_cast<int64_t>(~v) - 1;
+}
+
+}  // namespace
+
+uint64_t msgpack_reader::read_fixed(uint8_t marker, size_t width) noexcept {
+  const int m = peek_marker();
+  uint64_t v = 0;
+  if (!read_marked(marker, width, &v)) fail_expected(m, kEndsFixed, kOtherForm);  // a short input failed already
+  return v;
+}
+
+int16_t msgpack_reader::read_int16_fixed() noexcept {
+  return static_cast<int16_t>(signed_of(read_fixed(kInt16, 2), 2));
+}
+int32_t msgpack_reader::read_int32_fixed() noexcept {
+  return static_cast<int32_t>(signed_of(read_fixed(kInt32, 4), 4));
+}
+int64_t msgpack_reader::read_int64_fixed() noexcept { return signed_of(read_fixed(kInt64, 8), 8); }
+uint16_t msgpack_reader::read_uint16_fixed() noexcept { return static_cast<uint16_t>(read_fixed(kUint16, 2)); }
+uint32_t msgpack_reader::read_uint32_fixed() noexcept { return static_cast<uint32_t>(read_fixed(kUint32, 4)); }
+uint64_t msgpack_reader::read_uint64_fixed() noexcept { return read_fixed(kUint64, 8); }
+uint16_t msgpack_reader::read_map16() noexcept { return static_cast<uint16_t>(read_fixed(kMap16, 2)); }
+
+bool msgpack_reader::form_check(int first, int last) noexcept {
+  const int m = peek_marker();
+  if (m >= first && m <= last) return true;
+  fail_expected(m, kEndsFixed, kOtherForm);
+  return false;
+}
+
+// The exact forms below are the general readers behind a check of the marker.
+uint32_t msgpack_reader::read_fixarray() noexcept { return form_check(kFixarray, kFixarray + 15) ? read_array() : 0; }
+span<const char> msgpack_reader::read_fixstr() noexcept {
+  return form_check(kFixstr, kFixstr + 31) ? read_str() : span<const char>{};
+}
+bytes_view msgpack_reader::read_bin32() noexcept { return form_check(kBin32, kBin32) ? read_bin() : bytes_view{}; }
+msgpack_ext msgpack_reader::read_fixext16() noexcept {
+  return form_check(kFixext16, kFixext16) ? read_ext() : msgpack_ext{};
 }
 
 bool msgpack_reader::skip_header(uint64_t* children) noexcept {
@@ -437,6 +456,12 @@ void msgpack_writer::emit(uint8_t marker, uint64_t value, size_t width, const vo
   for (size_t i = 0; i < width; ++i) p[1 + i] = static_cast<uint8_t>(value >> (8 * (width - 1 - i)));
   if (body_len > 0) std::memcpy(p + head, body, body_len);
   pos_ += n;
+}
+
+void msgpack_writer::emit_if(bool fits, const char* message, uint8_t marker, uint64_t value, size_t width,
+                             const void* body, size_t body_len) noexcept {
+  if (fits) emit(marker, value, width, body, body_len);
+  else fail(errc::invalid_argument, message);
 }
 
 void msgpack_writer::write_nil() noexcept { emit(kNil, 0, 0, nullptr, 0); }
@@ -525,11 +550,8 @@ void msgpack_writer::write_ext(int8_t type, bytes_view data) noexcept {
 }
 
 void msgpack_writer::write_fixint(int8_t value) noexcept {
-  if (value < -32) {
-    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a fixint holds -32..127"));
-    return;
-  }
-  emit(static_cast<uint8_t>(value), 0, 0, nullptr, 0);
+  emit_if(value >= -32, TESSERA_MSG("msgpack: a fixint holds -32..127"),
+          static_cast<uint8_t>(value), 0, 0, nullptr, 0);
 }
 
 void msgpack_writer::write_int8(int8_t value) noexcept { emit(kInt8, static_cast<uint8_t>(value), 1, nullptr, 0); }
@@ -548,79 +570,52 @@ void msgpack_writer::write_uint32(uint32_t value) noexcept { emit(kUint32, value
 void msgpack_writer::write_uint64(uint64_t value) noexcept { emit(kUint64, value, 8, nullptr, 0); }
 
 void msgpack_writer::write_fixarray(uint32_t count) noexcept {
-  if (count > 15) {
-    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a fixarray holds at most 15 elements"));
-    return;
-  }
-  emit(static_cast<uint8_t>(kFixarray | count), 0, 0, nullptr, 0);
+  emit_if(count <= 15, TESSERA_MSG("msgpack: a fixarray holds at most 15 elements"),
+          static_cast<uint8_t>(kFixarray | count), 0, 0, nullptr, 0);
 }
 void msgpack_writer::write_array16(uint16_t count) noexcept { emit(kArray16, count, 2, nullptr, 0); }
 void msgpack_writer::write_array32(uint32_t count) noexcept { emit(kArray32, count, 4, nullptr, 0); }
 
 void msgpack_writer::write_fixmap(uint32_t pairs) noexcept {
-  if (pairs > 15) {
-    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a fixmap holds at most 15 pairs"));
-    return;
-  }
-  emit(static_cast<uint8_t>(kFixmap | pairs), 0, 0, nullptr, 0);
+  emit_if(pairs <= 15, TESSERA_MSG("msgpack: a fixmap holds at most 15 pairs"),
+          static_cast<uint8_t>(kFixmap | pairs), 0, 0, nullptr, 0);
 }
 void msgpack_writer::write_map16(uint16_t pairs) noexcept { emit(kMap16, pairs, 2, nullptr, 0); }
 void msgpack_writer::write_map32(uint32_t pairs) noexcept { emit(kMap32, pairs, 4, nullptr, 0); }
 
 void msgpack_writer::write_fixstr(span<const char> text) noexcept {
-  if (text.size() > 31) {
-    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a fixstr holds at most 31 bytes"));
-    return;
-  }
-  emit(static_cast<uint8_t>(kFixstr | text.size()), 0, 0, text.data(), text.size());
+  emit_if(text.size() <= 31, TESSERA_MSG("msgpack: a fixstr holds at most 31 bytes"),
+          static_cast<uint8_t>(kFixstr | text.size()), 0, 0, text.data(), text.size());
 }
 
 void msgpack_writer::write_str8(span<const char> text) noexcept {
-  if (text.size() > UINT8_MAX) {
-    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a str8 holds at most 255 bytes"));
-    return;
-  }
-  emit(kStr8, text.size(), 1, text.data(), text.size());
+  emit_if(text.size() <= UINT8_MAX, TESSERA_MSG("msgpack: a str8 holds at most 255 bytes"),
+          kStr8, text.size(), 1, text.data(), text.size());
 }
 
 void msgpack_writer::write_str16(span<const char> text) noexcept {
-  if (text.size() > UINT16_MAX) {
-    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a str16 holds at most 65535 bytes"));
-    return;
-  }
-  emit(kStr16, text.size(), 2, text.data(), text.size());
+  emit_if(text.size() <= UINT16_MAX, TESSERA_MSG("msgpack: a str16 holds at most 65535 bytes"),
+          kStr16, text.size(), 2, text.data(), text.size());
 }
 
 void msgpack_writer::write_str32(span<const char> text) noexcept {
-  if (above_u32(text.size())) {
-    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a str32 holds at most 2^32-1 bytes"));
-    return;
-  }
-  emit(kStr32, text.size(), 4, text.data(), text.size());
+  emit_if(!above_u32(text.size()), TESSERA_MSG("msgpack: a str32 holds at most 2^32-1 bytes"),
+          kStr32, text.size(), 4, text.data(), text.size());
 }
 
 void msgpack_writer::write_bin8(bytes_view data) noexcept {
-  if (data.size() > UINT8_MAX) {
-    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a bin8 holds at most 255 bytes"));
-    return;
-  }
-  emit(kBin8, data.size(), 1, data.data(), data.size());
+  emit_if(data.size() <= UINT8_MAX, TESSERA_MSG("msgpack: a bin8 holds at most 255 bytes"),
+          kBin8, data.size(), 1, data.data(), data.size());
 }
 
 void msgpack_writer::write_bin16(bytes_view data) noexcept {
-  if (data.size() > UINT16_MAX) {
-    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a bin16 holds at most 65535 bytes"));
-    return;
-  }
-  emit(kBin16, data.size(), 2, data.data(), data.size());
+  emit_if(data.size() <= UINT16_MAX, TESSERA_MSG("msgpack: a bin16 holds at most 65535 bytes"),
+          kBin16, data.size(), 2, data.data(), data.size());
 }
 
 void msgpack_writer::write_bin32(bytes_view data) noexcept {
-  if (above_u32(data.size())) {
-    fail(errc::invalid_argument, TESSERA_MSG("msgpack: a bin32 holds at most 2^32-1 bytes"));
-    return;
-  }
-  emit(kBin32, data.size(), 4, data.data(), data.size());
+  emit_if(!above_u32(data.size()), TESSERA_MSG("msgpack: a bin32 holds at most 2^32-1 bytes"),
+          kBin32, data.size(), 4, data.data(), data.size());
 }
 
 void msgpack_writer::write_raw(bytes_view data) noexcept {

@@ -1,70 +1,64 @@
-// The bytes of a frame's header, trailer and index chunk, read and written exactly as the reference lays them
-// out (fixed msgpack encodings at fixed offsets).
+// The bytes of a frame's header, trailer and index chunk, exactly as the reference lays them out. Header and
+// trailer are msgpack in the fixed encodings the format pins (so every field keeps its offset, and the writer can
+// patch sizes in place), read and written through the bounded msgpack reader and writer of src/format.
 #include <cstring>
 
 #include "frame/frame_internal.hpp"
+#include "tessera/msgpack.hpp"
 
 namespace tessera::detail {
 
 namespace {
 
-constexpr uint8_t kMagic[8] = {'b', '2', 'f', 'r', 'a', 'm', 'e', 0};
+constexpr char kMagic[8] = {'b', '2', 'f', 'r', 'a', 'm', 'e', 0};
+constexpr uint32_t kHeaderFields = 14;  // the header's fixarray, metalayers included
+constexpr uint32_t kTrailerFields = 4;  // version, vlmetalayers, trailer length, fingerprint
+constexpr int8_t kTrailerVersion = 1;
+constexpr uint32_t kMetasFields = 3;    // a metalayer section: index size, names to offsets, contents
+constexpr size_t kFlagsLen = 4;         // the fixstr of flags, frame type, codecs and other flags
+constexpr size_t kFiltersLen = 16;      // the fixext16 of filters, codec bytes, filter metas, other flags 2
+constexpr size_t kBin32Head = 5;        // c6 and a 4-byte length
 
-// Markers the reference writes at fixed offsets of the header.
-struct marker {
-  uint32_t at;
-  uint8_t value;
-};
-constexpr marker kHeaderMarkers[] = {{1, 0xa8}, {10, 0xd2}, {15, 0xcf}, {24, 0xa4}, {29, 0xd3}, {38, 0xd3},
-                                     {47, 0xd2}, {52, 0xd2}, {57, 0xd2}, {62, 0xd1}, {65, 0xd1}, {69, 0xd8}};
+// A metalayer section (header or trailer) opens with fixarray 3, uint16 index size, map16 n: n, which the
+// caller's table must hold.
+status metas_count_read(msgpack_reader& r, uint32_t max_entries, uint32_t* n) noexcept {
+  if (r.remaining() < 7) return make_error(errc::truncated, TESSERA_MSG("frame: metalayer index past its section"));
+  (void)r.read_raw(1);          // the fixarray: not checked, as by the reference
+  (void)r.read_uint16_fixed();  // the index size: not needed to read the index
+  *n = r.read_map16();
+  if (!r.ok()) return r.err();
+  if (*n > max_entries) return make_error(errc::malformed, TESSERA_MSG("frame: too many metalayers"));
+  return ok_status();
+}
 
-// One metalayer map (header or trailer): 0x93, cd idx_size, de n, {fixstr name, d2 offset}..., then the
-// contents (dc n, c6 len bytes...). Offsets are relative to `base` (the header or trailer start).
-status metas_parse(bytes_view all, uint32_t at, uint32_t max_entries, frame_meta_entry* out, uint32_t* count,
-                   bool copy, frame_state* s, uint32_t cap_entries) noexcept {
-  const uint8_t* p = all.data();
-  const uint64_t len = all.size();
-  uint64_t pos = at;
-  if (pos + 7 > len) return make_error(errc::truncated, TESSERA_MSG("frame: metalayer index past its section"));
-  if (p[pos + 1] != 0xcd || p[pos + 4] != 0xde) return make_error(errc::malformed, TESSERA_MSG("frame: bad metalayer index markers"));
-  pos += 5;
-  const uint32_t n = static_cast<uint32_t>(be_load(p + pos, 2));
-  pos += 2;
-  if (n > max_entries) return make_error(errc::malformed, TESSERA_MSG("frame: too many metalayers"));
-  if (n > cap_entries) return make_error(errc::malformed, TESSERA_MSG("frame: too many metalayers for the table"));
+// The n entries of a metalayer map, {fixstr name: int32 offset}, each offset (from the start of `all`, the
+// header or trailer) leading to a bin32 content. With copy_to, contents are copied into its allocator's blocks.
+status metas_parse(bytes_view all, msgpack_reader& r, uint32_t n, frame_meta_entry* out, uint32_t* count,
+                   frame_state* copy_to) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
-    if (pos + 1 > len) return make_error(errc::truncated, TESSERA_MSG("frame: metalayer name past its section"));
-    if ((p[pos] & 0xe0) != 0xa0) return make_error(errc::malformed, TESSERA_MSG("frame: metalayer name is not a fixstr"));
-    const uint32_t nl = p[pos] & 0x1f;
-    pos += 1;
-    if (pos + nl + 5 > len) return make_error(errc::truncated, TESSERA_MSG("frame: metalayer entry past its section"));
+    const span<const char> name = r.read_fixstr();
+    const int32_t off = r.read_int32_fixed();
+    if (!r.ok()) return r.err();
     frame_meta_entry& e = out[i];
     e = frame_meta_entry{};
-    std::memcpy(e.name, p + pos, nl);
-    e.name[nl] = 0;
-    e.name_len = static_cast<uint8_t>(nl);
-    pos += nl;
-    if (p[pos] != 0xd2) return make_error(errc::malformed, TESSERA_MSG("frame: metalayer offset is not an int32"));
-    const int32_t off = as_signed32(be_load(p + pos + 1, 4));
-    pos += 5;
-    if (off < 0 || static_cast<uint64_t>(off) + 5 > len)
+    std::memcpy(e.name, name.data(), name.size());  // a fixstr: at most 31 bytes
+    e.name_len = static_cast<uint8_t>(name.size());
+    if (off < 0 || static_cast<uint64_t>(off) + kBin32Head > all.size())
       return make_error(errc::malformed, TESSERA_MSG("frame: metalayer offset outside its section"));
-    if (p[off] != 0xc6) return make_error(errc::malformed, TESSERA_MSG("frame: metalayer content is not a bin32"));
-    const int32_t clen = as_signed32(be_load(p + off + 1, 4));
-    if (clen < 0 || static_cast<uint64_t>(off) + 5 + static_cast<uint64_t>(clen) > len)
-      return make_error(errc::truncated, TESSERA_MSG("frame: metalayer content past its section"));
-    e.content_off = static_cast<uint32_t>(off) + 5;
-    e.content_len = static_cast<uint32_t>(clen);
+    msgpack_reader c(all.subspan(static_cast<size_t>(off)));
+    const bytes_view content = c.read_bin32();
+    if (!c.ok()) return c.err();
+    e.content_off = static_cast<uint32_t>(off) + kBin32Head;
+    e.content_len = static_cast<uint32_t>(content.size());
     for (uint32_t k = 0; k < i; ++k)
-      if (out[k].name_len == e.name_len && std::memcmp(out[k].name, e.name, nl) == 0)
-        return make_error(errc::malformed, TESSERA_MSG("frame: two metalayers with the same name"));
-    if (copy && clen > 0) {
-      e.data = static_cast<uint8_t*>(allocator_allocate(s->alloc, static_cast<size_t>(clen), 1));
+      if (names_equal(out[k], name)) return make_error(errc::malformed, TESSERA_MSG("frame: two metalayers with the same name"));
+    if (copy_to != nullptr && !content.empty()) {
+      e.data = static_cast<uint8_t*>(allocator_allocate(copy_to->alloc, content.size(), 1));
       if (e.data == nullptr) {
         *count = i;
         return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a vlmetalayer"));
       }
-      std::memcpy(e.data, p + e.content_off, static_cast<size_t>(clen));
+      std::memcpy(e.data, content.data(), content.size());
     }
     *count = i + 1;
   }
@@ -128,49 +122,26 @@ result<uint64_t> metas_size(const Entries& e, uint64_t* idx_size) noexcept {
   return 1 + idx + 3 + total;  // 0x93, index, dc n, contents
 }
 
-// Writes a metalayer section at out: 0x93, cd idx_field, de n, {fixstr name, d2 offset}..., dc n,
-// {c6 len, bytes}... Offsets are stored relative to the section's header or trailer (`base_off` is the
-// section's offset in it). When offsets_out is given, entry i's content offset goes to offsets_out[i].
+// Writes a metalayer section: fixarray 3 [uint16 index_field, map16 {fixstr name: int32 offset}, array16
+// [bin32 content]]. idx_size is the index's size from metas_size; offsets count from the start of w (the header
+// or trailer). With offsets_out, entry i's content offset goes to offsets_out[i].content_off.
 template <class Entries>
-uint32_t metas_write(const Entries& e, uint64_t idx_field, uint32_t base_off, uint8_t* out,
-                     frame_meta_entry* offsets_out) noexcept {
+void metas_write(const Entries& e, uint64_t idx_size, uint16_t index_field, msgpack_writer& w,
+                 frame_meta_entry* offsets_out) noexcept {
   const uint32_t n = e.count();
-  uint8_t* p = out;
-  *p++ = 0x93;
-  *p++ = 0xcd;
-  be_store(p, idx_field, 2);
-  p += 2;
-  *p++ = 0xde;
-  be_store(p, n, 2);
-  p += 2;
-  uint8_t* first_off = nullptr;
+  // The contents follow the fixarray, the index and the array16 header.
+  uint64_t at = w.position() + 1 + idx_size + 3;
+  w.write_fixarray(kMetasFields);
+  w.write_uint16(index_field);
+  w.write_map16(static_cast<uint16_t>(n));
   for (uint32_t i = 0; i < n; ++i) {
-    const span<const char> name = e.name(i);
-    *p++ = static_cast<uint8_t>(0xa0 | name.size());
-    std::memcpy(p, name.data(), name.size());
-    p += name.size();
-    *p++ = 0xd2;
-    if (i == 0) first_off = p;
-    p += 4;
+    w.write_fixstr(e.name(i));
+    w.write_int32(static_cast<int32_t>(at));
+    if (offsets_out != nullptr) offsets_out[i].content_off = static_cast<uint32_t>(at + kBin32Head);
+    at += kBin32Head + e.content(i).size();
   }
-  *p++ = 0xdc;
-  be_store(p, n, 2);
-  p += 2;
-  // Walk the index again to fill each offset as its content lands.
-  uint8_t* q = first_off;
-  for (uint32_t i = 0; i < n; ++i) {
-    const bytes_view c = e.content(i);
-    const uint32_t here = base_off + static_cast<uint32_t>(p - out);
-    be_store(q, here, 4);
-    q += 4 + (i + 1 < n ? 1 + e.name(i + 1).size() + 1 : 0);
-    *p++ = 0xc6;
-    be_store(p, c.size(), 4);
-    p += 4;
-    if (!c.empty()) std::memcpy(p, c.data(), c.size());
-    if (offsets_out != nullptr) offsets_out[i].content_off = here + 5;
-    p += c.size();
-  }
-  return static_cast<uint32_t>(p - out);
+  w.write_array16(static_cast<uint16_t>(n));
+  for (uint32_t i = 0; i < n; ++i) w.write_bin32(e.content(i));
 }
 
 // The trailer: 0x94, version 1, the vlmetalayer section, ce trailer_len, d8 00 and a 16-byte (empty)
@@ -187,18 +158,71 @@ result<uint32_t> trailer_size_of(const Entries& e) noexcept {
 
 template <class Entries>
 void trailer_write_of(const Entries& e, uint8_t* out, uint32_t size) noexcept {
+  static constexpr uint8_t kNoFingerprint[kFiltersLen] = {};
   uint64_t idx = 0;
   (void)metas_size(e, &idx);
-  out[0] = 0x94;
-  out[1] = 0x01;  // trailer format version
-  const uint32_t n = metas_write(e, idx, 2, out + 2, nullptr);
-  uint8_t* p = out + 2 + n;
-  *p++ = 0xce;
-  be_store(p, size, 4);
-  p += 4;
-  *p++ = 0xd8;
-  *p++ = 0;  // no fingerprint
-  std::memset(p, 0, 16);
+  msgpack_writer w(bytes_mut(out, size));
+  w.write_fixarray(kTrailerFields);
+  w.write_fixint(kTrailerVersion);
+  metas_write(e, idx, static_cast<uint16_t>(idx), w, nullptr);
+  w.write_uint32(size);
+  w.write_ext(0, bytes_view(kNoFingerprint, sizeof kNoFingerprint));  // fixext16 of type 0: no fingerprint
+}
+
+// The header's fixed fields (kFrameHeaderMinLen bytes), the first 13 of its 14.
+void header_fields_write(msgpack_writer& w, const frame_info& info, int32_t chunksize, bool sparse,
+                         bool has_vlmetalayers) noexcept {
+  const bool variable = chunksize == 0;
+  uint8_t flags = (variable || info.vl_blocks) ? kFrameVersionVlBlocks : kFrameVersionRc1;
+  flags |= kFrameFlag64BitOffsets;
+  if (variable) flags |= kFrameFlagVariableChunks;
+  if (info.vl_blocks) flags |= kFrameFlagVlBlocks;
+  const uint8_t codec_id = info.compcode >= kFrameCodecLast ? kFrameUdcodecFormat : info.compcode;
+  const uint8_t packed[kFlagsLen] = {flags, static_cast<uint8_t>(sparse ? 1 : 0),
+                                     static_cast<uint8_t>(codec_id | (info.clevel << 4)),
+                                     static_cast<uint8_t>((info.splitmode - 1) & 0x3)};
+  uint8_t filters[kFiltersLen] = {};
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    filters[i] = info.filters[i];
+    filters[kFhFiltersMeta - kFhFilters + i] = info.filters_meta[i];
+  }
+  filters[kFhUdcodec - kFhFilters] = info.compcode;
+  filters[kFhCodecMeta - kFhFilters] = info.compcode_meta;
+  filters[kFhOtherFlags2 - kFhFilters] = info.use_dict ? 1 : 0;
+  w.write_fixarray(kHeaderFields);
+  w.write_fixstr(span<const char>(kMagic, sizeof kMagic));
+  w.write_int32(static_cast<int32_t>(info.header_len));
+  w.write_uint64(info.frame_len);
+  w.write_fixstr(span<const char>(reinterpret_cast<const char*>(packed), kFlagsLen));
+  w.write_int64(info.nbytes);
+  w.write_int64(info.cbytes);
+  w.write_int32(info.typesize);
+  w.write_int32(info.blocksize);
+  w.write_int32(chunksize);
+  w.write_int16(info.nthreads_comp);
+  w.write_int16(info.nthreads_decomp);
+  w.write_bool(has_vlmetalayers);
+  // The ext's type byte is the number of filter slots.
+  w.write_ext(static_cast<int8_t>(kChunkMaxFilters), bytes_view(filters, kFiltersLen));
+}
+
+// The fields frame_info and frame_create_params share, from one to the other.
+template <class To, class From>
+void shared_fields_copy(const From& f, To& t) noexcept {
+  t.typesize = f.typesize;
+  t.blocksize = f.blocksize;
+  t.chunksize = f.chunksize;
+  t.compcode = f.compcode;
+  t.clevel = f.clevel;
+  t.splitmode = f.splitmode;
+  t.use_dict = f.use_dict;
+  for (int k = 0; k < kChunkMaxFilters; ++k) {
+    t.filters[k] = f.filters[k];
+    t.filters_meta[k] = f.filters_meta[k];
+  }
+  t.compcode_meta = f.compcode_meta;
+  t.nthreads_comp = f.nthreads_comp;
+  t.nthreads_decomp = f.nthreads_decomp;
 }
 
 }  // namespace
@@ -209,52 +233,67 @@ bool names_equal(const frame_meta_entry& e, span<const char> name) noexcept {
 
 status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
   if (h.size() < kFrameHeaderMinLen) return make_error(errc::truncated, TESSERA_MSG("frame: shorter than its fixed header"));
-  const uint8_t* p = h.data();
-  if ((p[0] & 0xf0) != 0x90) return make_error(errc::malformed, TESSERA_MSG("frame: header is not a msgpack fixarray"));
-  if (std::memcmp(p + kFhMagic, kMagic, sizeof kMagic) != 0) return make_error(errc::malformed, TESSERA_MSG("frame: no b2frame magic"));
-  for (const marker& m : kHeaderMarkers)
-    if (p[m.at] != m.value) return make_error(errc::malformed, TESSERA_MSG("frame: unexpected marker in the fixed header"));
-  if (p[kFhHasVlmeta] != 0xc2 && p[kFhHasVlmeta] != 0xc3) return make_error(errc::malformed, TESSERA_MSG("frame: has_vlmetalayers is not a bool"));
+  // Every field in its pinned encoding: the reader stays inside the fixed part, and each field at its offset.
+  msgpack_reader r(h.subspan(0, kFrameHeaderMinLen));
+  (void)r.read_fixarray();
+  const span<const char> magic = r.read_fixstr();
+  if (r.ok() && (magic.size() != sizeof kMagic || std::memcmp(magic.data(), kMagic, sizeof kMagic) != 0))
+    r.fail(errc::malformed, TESSERA_MSG("frame: no b2frame magic"));
+  const int32_t hl = r.read_int32_fixed();
+  const uint64_t frame_len = r.read_uint64_fixed();
+  const span<const char> packed = r.read_fixstr();
+  if (r.ok() && packed.size() != kFlagsLen) r.fail(errc::malformed, TESSERA_MSG("frame: the flags are not 4 bytes"));
+  const int64_t nbytes = r.read_int64_fixed();
+  const int64_t cbytes = r.read_int64_fixed();
+  const int32_t typesize = r.read_int32_fixed();
+  const int32_t blocksize = r.read_int32_fixed();
+  const int32_t chunksize = r.read_int32_fixed();
+  const int16_t nthreads_comp = r.read_int16_fixed();
+  const int16_t nthreads_decomp = r.read_int16_fixed();
+  const bool has_vlmetalayers = r.read_bool();
+  const msgpack_ext filters = r.read_fixext16();
+  if (!r.ok()) return r.err();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(packed.data());
+  const uint8_t* fp = filters.data.data();  // kFiltersLen bytes, from kFhFilters
   info = frame_info{};
-  const uint8_t flags = p[kFhFlags];
+  const uint8_t flags = p[0];
   info.version = flags & 0x0f;
   if (info.version > kFrameVersionVlBlocks) return make_error(errc::unsupported, TESSERA_MSG("frame: a newer frame format version"));
   if (((flags >> 4) & 0x3) != 1) return make_error(errc::unsupported, TESSERA_MSG("frame: chunk offsets other than 64-bit"));
   info.variable_chunks = (flags & kFrameFlagVariableChunks) != 0;
   info.vl_blocks = (flags & kFrameFlagVlBlocks) != 0;
-  const uint8_t type = p[kFhType] & 0x0f;
+  const uint8_t type = p[kFhType - kFhFlags] & 0x0f;
   if (type > 1) return make_error(errc::unsupported, TESSERA_MSG("frame: unknown frame type"));
   info.kind = static_cast<frame_kind>(type);
-  const int32_t hl = as_signed32(be_load(p + kFhHeaderLen, 4));
   if (hl < static_cast<int32_t>(kFrameHeaderMinLen)) return make_error(errc::malformed, TESSERA_MSG("frame: header length too small"));
   info.header_len = static_cast<uint32_t>(hl);
-  info.frame_len = be_load(p + kFhFrameLen, 8);
+  info.frame_len = frame_len;
   if (info.frame_len > static_cast<uint64_t>(INT64_MAX)) return make_error(errc::malformed, TESSERA_MSG("frame: frame length too large"));
   if (info.header_len > info.frame_len) return make_error(errc::malformed, TESSERA_MSG("frame: header longer than the frame"));
-  info.nbytes = as_signed(be_load(p + kFhNbytes, 8));
-  info.cbytes = as_signed(be_load(p + kFhCbytes, 8));
+  info.nbytes = nbytes;
+  info.cbytes = cbytes;
   if (info.nbytes < 0 || info.cbytes < 0) return make_error(errc::malformed, TESSERA_MSG("frame: negative sizes in the header"));
-  info.typesize = as_signed32(be_load(p + kFhTypesize, 4));
-  info.blocksize = as_signed32(be_load(p + kFhBlocksize, 4));
-  info.chunksize = as_signed32(be_load(p + kFhChunksize, 4));
+  info.typesize = typesize;
+  info.blocksize = blocksize;
+  info.chunksize = chunksize;
   if (info.typesize <= 0) return make_error(errc::malformed, TESSERA_MSG("frame: typesize zero or negative"));
-  info.nthreads_comp = static_cast<int16_t>(static_cast<uint16_t>(be_load(p + kFhNthreadsC, 2)));
-  info.nthreads_decomp = static_cast<int16_t>(static_cast<uint16_t>(be_load(p + kFhNthreadsD, 2)));
-  info.has_vlmetalayers = p[kFhHasVlmeta] == 0xc3;
-  const uint8_t codecs = p[kFhCodecs];
+  info.nthreads_comp = nthreads_comp;
+  info.nthreads_decomp = nthreads_decomp;
+  info.has_vlmetalayers = has_vlmetalayers;
+  const uint8_t codecs = p[kFhCodecs - kFhFlags];
   info.clevel = codecs >> 4;
   info.compcode = codecs & 0x0f;
-  if (info.compcode == kFrameUdcodecFormat) info.compcode = p[kFhUdcodec];
-  info.splitmode = static_cast<uint8_t>((p[kFhOtherFlags] & 0x3) + 1);
-  info.use_dict = (p[kFhOtherFlags2] & 0x1) != 0;
-  const uint8_t nfilters = p[kFhFilterCount];
+  info.udcodec = fp[kFhUdcodec - kFhFilters];
+  info.compcode_meta = fp[kFhCodecMeta - kFhFilters];
+  if (info.compcode == kFrameUdcodecFormat) info.compcode = info.udcodec;
+  info.splitmode = static_cast<uint8_t>((p[kFhOtherFlags - kFhFlags] & 0x3) + 1);
+  info.use_dict = (fp[kFhOtherFlags2 - kFhFilters] & 0x1) != 0;
+  const uint8_t nfilters = static_cast<uint8_t>(filters.type);  // the ext's type byte
   if (nfilters > kChunkMaxFilters) return make_error(errc::malformed, TESSERA_MSG("frame: more filters than the 6 slots"));
   for (int i = 0; i < nfilters; ++i) {
-    info.filters[i] = p[kFhFilters + i];
-    info.filters_meta[i] = p[kFhFiltersMeta + i];
+    info.filters[i] = fp[i];
+    info.filters_meta[i] = fp[kFhFiltersMeta - kFhFilters + i];
   }
-  info.udcodec = p[kFhUdcodec];
-  info.compcode_meta = p[kFhCodecMeta];
   if (info.nbytes > 0) {
     if (info.chunksize > 0) {
       info.nchunks = info.nbytes / info.chunksize + (info.nbytes % info.chunksize != 0 ? 1 : 0);
@@ -270,50 +309,21 @@ status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
 status header_metas_parse(frame_state& s) noexcept {
   bytes_view h(s.header, s.info.header_len);
   if (h.size() < kFhMetalayers + 6) return make_error(errc::truncated, TESSERA_MSG("frame: header ends before its metalayers"));
+  msgpack_reader r(h);
+  (void)r.read_raw(kFhMetalayers);
   uint32_t n = 0;
-  status e = metas_parse(h, kFhMetalayers, kFrameMaxMetalayers, s.metas, &n, false, &s, kFrameMaxMetalayers);
-  s.nmetas = e.ok() ? n : 0;
+  uint32_t got = 0;
+  status e = metas_count_read(r, kFrameMaxMetalayers, &n);
+  if (e.ok()) e = metas_parse(h, r, n, s.metas, &got, nullptr);
+  s.nmetas = e.ok() ? got : 0;
   s.info.nmetalayers = s.nmetas;
   return e;
 }
 
 void header_fixed_encode(const frame_info& info, int32_t chunksize, bool sparse, bool has_vlmetalayers,
                          uint8_t* p) noexcept {
-  p[0] = 0x9e;
-  p[1] = 0xa8;
-  std::memcpy(p + kFhMagic, kMagic, sizeof kMagic);
-  for (const marker& m : kHeaderMarkers) p[m.at] = m.value;
-  be_store(p + kFhHeaderLen, info.header_len, 4);
-  be_store(p + kFhFrameLen, info.frame_len, 8);
-  const bool variable = chunksize == 0;
-  uint8_t flags = (variable || info.vl_blocks) ? kFrameVersionVlBlocks : kFrameVersionRc1;
-  flags |= kFrameFlag64BitOffsets;
-  if (variable) flags |= kFrameFlagVariableChunks;
-  if (info.vl_blocks) flags |= kFrameFlagVlBlocks;
-  p[kFhFlags] = flags;
-  p[kFhType] = sparse ? 1 : 0;
-  const uint8_t codec_id = info.compcode >= kFrameCodecLast ? kFrameUdcodecFormat : info.compcode;
-  p[kFhCodecs] = static_cast<uint8_t>(codec_id | (info.clevel << 4));
-  p[kFhOtherFlags] = static_cast<uint8_t>((info.splitmode - 1) & 0x3);
-  be_store(p + kFhNbytes, static_cast<uint64_t>(info.nbytes), 8);
-  be_store(p + kFhCbytes, static_cast<uint64_t>(info.cbytes), 8);
-  be_store(p + kFhTypesize, static_cast<uint32_t>(info.typesize), 4);
-  be_store(p + kFhBlocksize, static_cast<uint32_t>(info.blocksize), 4);
-  be_store(p + kFhChunksize, static_cast<uint32_t>(chunksize), 4);
-  be_store(p + kFhNthreadsC, static_cast<uint16_t>(info.nthreads_comp), 2);
-  be_store(p + kFhNthreadsD, static_cast<uint16_t>(info.nthreads_decomp), 2);
-  p[kFhHasVlmeta] = has_vlmetalayers ? 0xc3 : 0xc2;
-  p[kFhFilterCount] = kChunkMaxFilters;
-  for (int i = 0; i < 8; ++i) p[kFhFilters + i] = 0;
-  for (int i = 0; i < 8; ++i) p[kFhFiltersMeta + i] = 0;
-  for (int i = 0; i < kChunkMaxFilters; ++i) {
-    p[kFhFilters + i] = info.filters[i];
-    p[kFhFiltersMeta + i] = info.filters_meta[i];
-  }
-  p[kFhUdcodec] = info.compcode;
-  p[kFhCodecMeta] = info.compcode_meta;
-  p[kFhOtherFlags2] = info.use_dict ? 1 : 0;
-  p[86] = 0;
+  msgpack_writer w(bytes_mut(p, kFrameHeaderMinLen));
+  header_fields_write(w, info, chunksize, sparse, has_vlmetalayers);
 }
 
 void header_fixed_write(const frame_state& s, uint8_t* p) noexcept {
@@ -332,21 +342,8 @@ status params_check(const frame_create_params& p) noexcept {
 }
 
 void info_from_params(const frame_create_params& p, frame_info& i) noexcept {
-  i.typesize = p.typesize;
-  i.blocksize = p.blocksize;
-  i.chunksize = p.chunksize;
-  i.compcode = p.compcode;
-  i.clevel = p.clevel;
-  i.splitmode = p.splitmode;
-  i.use_dict = p.use_dict;
-  for (int k = 0; k < kChunkMaxFilters; ++k) {
-    i.filters[k] = p.filters[k];
-    i.filters_meta[k] = p.filters_meta[k];
-  }
+  shared_fields_copy(p, i);
   i.udcodec = p.compcode;
-  i.compcode_meta = p.compcode_meta;
-  i.nthreads_comp = p.nthreads_comp;
-  i.nthreads_decomp = p.nthreads_decomp;
   i.version = kFrameVersionRc1;
   i.nmetalayers = p.nmetalayers;
 }
@@ -376,11 +373,12 @@ result<uint32_t> header_encode(const frame_create_params& p, const frame_header_
   info.nbytes = fields.nbytes;
   info.cbytes = fields.cbytes;
   info.vl_blocks = fields.vl_blocks;
-  header_fixed_encode(info, fields.chunksize, fields.kind == frame_kind::sparse, fields.has_vlmetalayers, out.data());
-  // The header's index size counts its 0x93 marker too (the trailer's does not): the reference measures
+  msgpack_writer w(out.subspan(0, *hl));
+  header_fields_write(w, info, fields.chunksize, fields.kind == frame_kind::sparse, fields.has_vlmetalayers);
+  // The header's index size counts its fixarray marker too (the trailer's does not): the reference measures
   // them from different starts.
-  metas_write(init_entries{p.metalayers, p.nmetalayers}, idx + 1, kFhMetalayers, out.data() + kFhMetalayers,
-              offsets_out);
+  metas_write(init_entries{p.metalayers, p.nmetalayers}, idx, static_cast<uint16_t>(idx + 1), w, offsets_out);
+  if (!w.ok()) return w.err();
   return *hl;
 }
 
@@ -417,13 +415,32 @@ void trailer_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept {
   trailer_write_of(state_entries{s.vlmetas, s.nvlmetas}, out, size);
 }
 
+result<uint32_t> trailer_len_parse(bytes_view tail) noexcept {
+  // The uint32 field, 22 bytes from the frame's end (its marker one byte before).
+  if (tail.size() <= kTrailerLenFromEnd) return make_error(errc::truncated, TESSERA_MSG("frame: trailer too short"));
+  msgpack_reader r(tail.subspan(tail.size() - kTrailerLenFromEnd - 1));
+  const uint32_t len = r.read_uint32_fixed();
+  if (!r.ok()) return make_error(errc::malformed, TESSERA_MSG("frame: trailer length is not a uint32"));
+  return len;
+}
+
+void header_sizes_patch(uint8_t* header, uint64_t frame_len, int64_t cbytes) noexcept {
+  // Both fields keep their encodings, so rewriting one leaves every other byte in place.
+  msgpack_writer fl(bytes_mut(header + kFhFrameLen - 1, 9));
+  fl.write_uint64(frame_len);
+  msgpack_writer cb(bytes_mut(header + kFhCbytes - 1, 9));
+  cb.write_int64(cbytes);
+}
+
 status trailer_parse(frame_state& s, bytes_view t) noexcept {
   if (t.size() < kFrameTrailerMinLen) return make_error(errc::truncated, TESSERA_MSG("frame: trailer too short"));
-  if (t[0] != 0x94) return make_error(errc::malformed, TESSERA_MSG("frame: trailer is not a 4-element fixarray"));
+  msgpack_reader r(t);
+  if (r.read_fixarray() != kTrailerFields)
+    return make_error(errc::malformed, TESSERA_MSG("frame: trailer is not a 4-element fixarray"));
+  (void)r.read_raw(1);  // the trailer's version
   // The count of vlmetalayers comes first, to size the table.
-  if (t[3] != 0xcd || t[6] != 0xde) return make_error(errc::malformed, TESSERA_MSG("frame: bad vlmetalayer index markers"));
-  const uint32_t n = static_cast<uint32_t>(be_load(t.data() + 7, 2));
-  if (n > kFrameMaxVlmetalayers) return make_error(errc::malformed, TESSERA_MSG("frame: too many vlmetalayers"));
+  uint32_t n = 0;
+  TESSERA_TRY(metas_count_read(r, kFrameMaxVlmetalayers, &n));
   // Each index entry takes at least 7 bytes (a name of 1 byte and an int32 offset): the count is a claim the
   // trailer's length must back before it sizes the table.
   if (uint64_t{n} * 7 > t.size()) return make_error(errc::malformed, TESSERA_MSG("frame: more vlmetalayers than the trailer holds"));
@@ -436,7 +453,7 @@ status trailer_parse(frame_state& s, bytes_view t) noexcept {
     for (uint32_t i = 0; i < n; ++i) new (&s.vlmetas[i]) frame_meta_entry;
   }
   uint32_t got = 0;
-  status e = metas_parse(t, 2, kFrameMaxVlmetalayers, s.vlmetas, &got, true, &s, s.vlcap);
+  status e = metas_parse(t, r, n, s.vlmetas, &got, &s);
   s.nvlmetas = got;
   if (!e.ok()) return e;
   s.info.nvlmetalayers = s.nvlmetas;
@@ -521,20 +538,7 @@ namespace tessera {
 
 frame_create_params frame_create_params_from(const frame_info& i) noexcept {
   frame_create_params p;
-  p.typesize = i.typesize;
-  p.blocksize = i.blocksize;
-  p.chunksize = i.chunksize;
-  p.compcode = i.compcode;
-  p.clevel = i.clevel;
-  p.splitmode = i.splitmode;
-  p.use_dict = i.use_dict;
-  for (int k = 0; k < kChunkMaxFilters; ++k) {
-    p.filters[k] = i.filters[k];
-    p.filters_meta[k] = i.filters_meta[k];
-  }
-  p.compcode_meta = i.compcode_meta;
-  p.nthreads_comp = i.nthreads_comp;
-  p.nthreads_decomp = i.nthreads_decomp;
+  detail::shared_fields_copy(i, p);
   return p;
 }
 

@@ -919,3 +919,116 @@ TESSERA_TEST(msgpack, random_bytes_never_read_out_of_bounds) {
     if (r.ok()) CHECK_EQ(r.position(), n);
   }
 }
+
+// The exact-form readers take the encodings the fixed-width writers give, and refuse the others.
+TESSERA_TEST(msgpack, exact_form_readers_take_only_their_encoding) {
+  uint8_t buf[128];
+  const uint8_t content[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  msgpack_writer w(bytes_mut(buf, sizeof buf));
+  w.write_fixarray(14);
+  w.write_fixstr(span<const char>("b2frame", 8));
+  w.write_int16(-2);
+  w.write_int32(-70000);
+  w.write_int64(INT64_MIN);
+  w.write_uint16(0xbeef);
+  w.write_uint32(0xdeadbeefu);
+  w.write_uint64(0x8000000000000001ull);
+  w.write_map16(3);
+  w.write_bin32(bytes_view(content, 5));
+  w.write_ext(6, bytes_view(content, 16));
+  REQUIRE_OK(w.err());
+  const size_t n = w.position();
+
+  heap_bytes copy(buf, n);
+  msgpack_reader r(copy.view());
+  CHECK_EQ(r.read_fixarray(), 14u);
+  const span<const char> magic = r.read_fixstr();
+  CHECK_EQ(magic.size(), 8u);
+  CHECK(std::memcmp(magic.data(), "b2frame", 8) == 0);
+  CHECK_EQ(r.read_int16_fixed(), -2);
+  CHECK_EQ(r.read_int32_fixed(), -70000);
+  CHECK_EQ(r.read_int64_fixed(), INT64_MIN);
+  CHECK_EQ(r.read_uint16_fixed(), 0xbeefu);
+  CHECK_EQ(r.read_uint32_fixed(), 0xdeadbeefu);
+  CHECK_EQ(r.read_uint64_fixed(), 0x8000000000000001ull);
+  CHECK_EQ(r.read_map16(), 3u);  // as written: not checked against the bytes left
+  const bytes_view bin = r.read_bin32();
+  CHECK_EQ(bin.size(), 5u);
+  CHECK(bytes_equal(bin.data(), content, 5));
+  const msgpack_ext ext = r.read_fixext16();
+  CHECK_EQ(ext.type, 6);
+  CHECK_EQ(ext.data.size(), 16u);
+  CHECK(bytes_equal(ext.data.data(), content, 16));
+  CHECK_OK(r.err());
+  CHECK_EQ(r.position(), n);
+
+  // Every strict prefix fails as truncated, within the input.
+  for (size_t len = 0; len < n; ++len) {
+    heap_bytes prefix(buf, len);
+    msgpack_reader rp(prefix.view());
+    (void)rp.read_fixarray();
+    (void)rp.read_fixstr();
+    (void)rp.read_int16_fixed();
+    (void)rp.read_int32_fixed();
+    (void)rp.read_int64_fixed();
+    (void)rp.read_uint16_fixed();
+    (void)rp.read_uint32_fixed();
+    (void)rp.read_uint64_fixed();
+    (void)rp.read_map16();
+    (void)rp.read_bin32();
+    (void)rp.read_fixext16();
+    CHECK_ERR(rp.err(), errc::truncated);
+    CHECK_LE(rp.position(), len);
+  }
+}
+
+TESSERA_TEST(msgpack, exact_form_readers_refuse_other_encodings) {
+  // Each value in an encoding that holds it but is not the pinned one: malformed, nothing consumed, sticky.
+  struct refused {
+    uint8_t bytes[8];
+    size_t size;
+    int which;
+  };
+  const refused cases[] = {
+      {{0x01}, 1, 0},                    // int16 as a fixint
+      {{0xd0, 0xfe}, 2, 0},              // int16 as int8
+      {{0xd3, 0, 0, 0, 0, 0, 0, 0}, 8, 1},  // int32 as a (cut) int64
+      {{0xd2, 0, 0, 0, 1}, 5, 2},        // int64 as int32
+      {{0xcc, 7}, 2, 3},                 // uint16 as uint8
+      {{0xd2, 0, 0, 0, 1}, 5, 4},        // uint32 as int32
+      {{0xce, 0, 0, 0, 1}, 5, 5},        // uint64 as uint32
+      {{0xdc, 0, 1, 0xc0}, 4, 6},        // fixarray as array16
+      {{0x83}, 1, 7},                    // map16 as fixmap
+      {{0xd9, 1, 'x'}, 3, 8},            // fixstr as str8
+      {{0xc4, 1, 7}, 3, 9},              // bin32 as bin8
+      {{0xc7, 1, 6, 7}, 4, 10},          // fixext16 as ext8
+      {{0xc1}, 1, 2},                    // the reserved marker
+  };
+  for (const refused& c : cases) {
+    msgpack_reader r(bytes_view(c.bytes, c.size));
+    switch (c.which) {
+      case 0: CHECK_EQ(r.read_int16_fixed(), 0); break;
+      case 1: CHECK_EQ(r.read_int32_fixed(), 0); break;
+      case 2: CHECK_EQ(r.read_int64_fixed(), 0); break;
+      case 3: CHECK_EQ(r.read_uint16_fixed(), 0u); break;
+      case 4: CHECK_EQ(r.read_uint32_fixed(), 0u); break;
+      case 5: CHECK_EQ(r.read_uint64_fixed(), 0u); break;
+      case 6: CHECK_EQ(r.read_fixarray(), 0u); break;
+      case 7: CHECK_EQ(r.read_map16(), 0u); break;
+      case 8: CHECK_EQ(r.read_fixstr().size(), 0u); break;
+      case 9: CHECK_EQ(r.read_bin32().size(), 0u); break;
+      default: CHECK_EQ(r.read_fixext16().data.size(), 0u); break;
+    }
+    CHECK_ERR(r.err(), errc::malformed);
+    CHECK_EQ(r.position(), 0u);
+    // The first error sticks: a later read that would succeed on its own does nothing.
+    CHECK_EQ(r.read_raw(1).size(), 0u);
+    CHECK_ERR(r.err(), errc::malformed);
+  }
+
+  // A bin32 whose length outruns the input is truncated, as with read_bin.
+  const uint8_t long_bin[] = {0xc6, 0, 0, 1, 0, 1, 2};
+  msgpack_reader rb(bytes_view(long_bin, sizeof long_bin));
+  CHECK_EQ(rb.read_bin32().size(), 0u);
+  CHECK_ERR(rb.err(), errc::truncated);
+}
