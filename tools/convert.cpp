@@ -51,11 +51,8 @@ int cmd_convert(int argc, char** argv) noexcept {
 
   const uint32_t threads = run_threads(ro);
   thread_pool pool;
-  executor exec = executor_serial();
-  if (threads > 1) {
-    if (auto e = thread_pool_init(pool, threads); !e.ok()) return fail_error(kCmd, "--threads", e);
-    exec = thread_pool_executor(pool);
-  }
+  executor exec;
+  if (int rc = run_executor(kCmd, threads, pool, exec); rc != 0) return rc;
   opened_array o;
   if (int rc = array_open_path(kCmd, in_path, o, exec); rc != 0) return rc;
 
@@ -93,48 +90,28 @@ int cmd_convert(int argc, char** argv) noexcept {
   p.metalayers = metas;
   p.nmetalayers = nmetas;
 
-  array_frame_setup setup;
-  if (auto e = array_frame_setup_make(setup, p); !e.ok()) return fail_error(kCmd, out_path, e);
-  const array_layout& l = setup.layout;
-  const size_t chunk_bytes = static_cast<size_t>(setup.frame.chunksize);
-  size_t budget = size_t{16} << 20;
-  if (budget < 2 * chunk_bytes * threads) budget = 2 * chunk_bytes * threads;
   slab_plan plan;
-  slab_plan_make(plan, l, setup.itemsize, budget, kMaxDims);
   owned_array<uint8_t> slab;
-  if (plan.nslabs > 0 && plan.max_bytes > 0)
-    if (auto e = slab.allocate(tool_allocator(), plan.max_bytes); !e.ok()) return fail_error(kCmd, "the slab buffer", e);
+  if (int rc = slabs_prepare(kCmd, out_path, p, threads, kMaxDims, plan, slab); rc != 0) return rc;
 
   output_target t;
-  if (int rc = target_begin(kCmd, t, out_path, sparse); rc != 0) return rc;
-  array_writer* w = nullptr;
-  struct writer_guard {
-    array_writer*& w;
-    ~writer_guard() { writer_free(w); }
-  } guard{w};
-  if (int rc = writer_open(kCmd, w, t, p, threads); rc != 0) return rc;
+  writer_handle w;
+  if (int rc = writer_start(kCmd, t, out_path, sparse, p, threads, w); rc != 0) return rc;
 
-  progress pr;
-  progress_start(pr, kCmd, static_cast<uint64_t>(array_nbytes(o.a)), ro.quiet);
-  uint64_t done = 0;
-  for (int64_t s = 0; s < plan.nslabs; ++s) {
-    int64_t start[kMaxDims] = {};
-    int64_t stop[kMaxDims] = {};
-    slab_box(plan, s, start, stop);
-    size_t bytes = static_cast<size_t>(setup.itemsize);
-    for (int d = 0; d < l.ndim; ++d) bytes *= static_cast<size_t>(stop[d] - start[d]);
-    int rc = 0;
-    if (auto e = array_slice_read(o.a, start, stop, bytes_mut(slab.data(), bytes)); !e.ok())
-      rc = fail_error(kCmd, in_path, e);
-    if (rc == 0) rc = writer_put_slab(*w, exec, start, stop, bytes_view(slab.data(), bytes));
-    if (rc != 0) {
-      progress_end(pr);
-      return rc;
-    }
-    done += bytes;
-    progress_update(pr, done);
-  }
-  progress_end(pr);
+  struct slab_source {
+    array* a;
+    const char* path;
+  } source{&o.a, in_path};
+  const slab_fill fill = [](void* c, const slab_plan&, const int64_t* start, const int64_t* stop,
+                            bytes_mut items) noexcept {
+    const auto* in = static_cast<const slab_source*>(c);
+    if (auto e = array_slice_read(*in->a, start, stop, items); !e.ok()) return fail_error(kCmd, in->path, e);
+    return 0;
+  };
+  if (int rc = writer_put_slabs(kCmd, *w, exec, plan, bytes_mut(slab.data(), slab.size()),
+                                static_cast<uint64_t>(array_nbytes(o.a)), ro.quiet, fill, &source);
+      rc != 0)
+    return rc;
   // vlmetalayers as stored (their chunks need no re-encoding).
   for (uint32_t i = 0; i < fi->nvlmetalayers; ++i) {
     auto name = frame_vlmeta_name(src, i);

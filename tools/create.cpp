@@ -62,9 +62,11 @@ int long_input(const input_source& in) {
               in.name, in.nbytes);
 }
 
-// Slab [start, stop) of a plan at `level` into buf (C order).
-int input_read_slab(input_source& in, const array_layout& l, int64_t itemsize, int level, const int64_t* start,
-                    const int64_t* stop, uint8_t* buf, size_t bytes) {
+// Slab [start, stop) of the plan into buf (C order).
+int input_read_slab(input_source& in, const slab_plan& plan, const int64_t* start, const int64_t* stop, uint8_t* buf,
+                    size_t bytes) {
+  const int64_t itemsize = plan.itemsize;
+  const int level = plan.level;
   if (!in.seekable) {  // in order: the slab is the next `bytes` of the stream
     size_t got = 0;
     while (got < bytes) {
@@ -79,13 +81,13 @@ int input_read_slab(input_source& in, const array_layout& l, int64_t itemsize, i
   }
   // By position: one contiguous run per index of dimensions 0..level-1 inside the slab.
   int64_t inner = itemsize;  // bytes of one step along dimension `level`
-  for (int d = level + 1; d < l.ndim; ++d) inner *= l.shape[d];
+  for (int d = level + 1; d < plan.ndim; ++d) inner *= plan.shape[d];
   const size_t run = level < 0 ? bytes : static_cast<size_t>((stop[level] - start[level]) * inner);
   int64_t idx[kMaxDims] = {};
   for (int d = 0; d < level; ++d) idx[d] = start[d];
   for (size_t done = 0; done < bytes; done += run) {
     int64_t lin = 0;  // the run's first item, as a linear index of the whole array
-    for (int d = 0; d < l.ndim; ++d) lin = lin * l.shape[d] + (d < level ? idx[d] : d == level ? start[d] : 0);
+    for (int d = 0; d < plan.ndim; ++d) lin = lin * plan.shape[d] + (d < level ? idx[d] : d == level ? start[d] : 0);
     const uint64_t off = in.base + static_cast<uint64_t>(lin) * static_cast<uint64_t>(itemsize);
     if (!pread_all(in.fd, buf + done, run, off))
       return fail(kExitFailure, kCmd, "--input: %s: reading failed: %s", in.name,
@@ -213,52 +215,24 @@ int cmd_create(int argc, char** argv) noexcept {
 
   const uint32_t threads = run_threads(ro);
   thread_pool pool;
-  executor exec = executor_serial();
-  if (threads > 1) {
-    if (auto e = thread_pool_init(pool, threads); !e.ok()) return fail_error(kCmd, "--threads", e);
-    exec = thread_pool_executor(pool);
-  }
+  executor exec;
+  if (int rc = run_executor(kCmd, threads, pool, exec); rc != 0) return rc;
 
   output_target t;
-  if (int rc = target_begin(kCmd, t, out_path, sparse); rc != 0) return rc;
-  array_writer* w = nullptr;
-  struct writer_guard {
-    array_writer*& w;
-    ~writer_guard() { writer_free(w); }
-  } guard{w};
-  if (int rc = writer_open(kCmd, w, t, p, threads); rc != 0) return rc;
+  writer_handle w;
+  if (int rc = writer_start(kCmd, t, out_path, sparse, p, threads, w); rc != 0) return rc;
 
   // Slabs: a few chunks per worker (a stream: whole rows of chunks, the order it arrives in).
-  array_frame_setup setup;
-  if (auto e = array_frame_setup_make(setup, p); !e.ok()) return fail_error(kCmd, out_path, e);
-  const array_layout& l = setup.layout;
-  const size_t chunk_bytes = static_cast<size_t>(setup.frame.chunksize);
-  size_t budget = size_t{16} << 20;
-  if (budget < 2 * chunk_bytes * threads) budget = 2 * chunk_bytes * threads;
   slab_plan plan;
-  slab_plan_make(plan, l, p.itemsize, budget, in.seekable ? kMaxDims : 0);
   owned_array<uint8_t> slab;
-  if (plan.nslabs > 0 && plan.max_bytes > 0)
-    if (auto e = slab.allocate(tool_allocator(), plan.max_bytes); !e.ok()) return fail_error(kCmd, "the slab buffer", e);
-  progress pr;
-  progress_start(pr, kCmd, nbytes, ro.quiet);
-  uint64_t done = 0;
-  for (int64_t s = 0; s < plan.nslabs; ++s) {
-    int64_t start[kMaxDims] = {};
-    int64_t stop[kMaxDims] = {};
-    slab_box(plan, s, start, stop);
-    size_t bytes = static_cast<size_t>(p.itemsize);
-    for (int d = 0; d < l.ndim; ++d) bytes *= static_cast<size_t>(stop[d] - start[d]);
-    int rc = input_read_slab(in, l, p.itemsize, plan.level, start, stop, slab.data(), bytes);
-    if (rc == 0) rc = writer_put_slab(*w, exec, start, stop, bytes_view(slab.data(), bytes));
-    if (rc != 0) {
-      progress_end(pr);
-      return rc;
-    }
-    done += bytes;
-    progress_update(pr, done);
-  }
-  progress_end(pr);
+  if (int rc = slabs_prepare(kCmd, out_path, p, threads, in.seekable ? kMaxDims : 0, plan, slab); rc != 0) return rc;
+  const slab_fill fill = [](void* c, const slab_plan& pl, const int64_t* start, const int64_t* stop,
+                            bytes_mut items) noexcept {
+    return input_read_slab(*static_cast<input_source*>(c), pl, start, stop, items.data(), items.size());
+  };
+  if (int rc = writer_put_slabs(kCmd, *w, exec, plan, bytes_mut(slab.data(), slab.size()), nbytes, ro.quiet, fill, &in);
+      rc != 0)
+    return rc;
   if (!in.seekable) {  // a stream must end here
     uint8_t extra;
     ssize_t r;

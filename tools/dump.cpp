@@ -298,11 +298,8 @@ int cmd_dump(int argc, char** argv) noexcept {
 
   const uint32_t threads = run_threads(ro);
   thread_pool pool;
-  executor exec = executor_serial();
-  if (threads > 1) {
-    if (auto e = thread_pool_init(pool, threads); !e.ok()) return fail_error(kCmd, "--threads", e);
-    exec = thread_pool_executor(pool);
-  }
+  executor exec;
+  if (int rc = run_executor(kCmd, threads, pool, exec); rc != 0) return rc;
   opened_array o;
   if (int rc = array_open_path(kCmd, path, o, exec); rc != 0) return rc;
   const array_layout& l = array_layout_get(o.a);

@@ -27,14 +27,21 @@ const char* split_name(uint8_t mode) {
   }
 }
 
-void print_filters(const frame_info& fi) {
-  std::printf("filters: ");
+// The name of the frame's codec; nullptr for a user codec (or a number no Blosc2 codec has: 3 is unused).
+const char* known_codec_name(const frame_info& fi) {
+  return fi.compcode <= 5 && fi.compcode != 3 ? codec_name(static_cast<codec>(fi.compcode)) : nullptr;
+}
+
+// The filters in use, in pipeline order, separated by `sep` (each in double quotes when `quoted`, for JSON), with
+// their meta where it matters ("trunc:-3"). Whether there was any.
+bool filters_print(const frame_info& fi, const char* sep, bool quoted) {
   bool any = false;
+  const char* q = quoted ? "\"" : "";
   for (int i = 0; i < kChunkMaxFilters; ++i) {
     const uint8_t f = fi.filters[i];
     const uint8_t m = fi.filters_meta[i];
     if (f == 0) continue;
-    std::printf("%s", any ? "," : "");
+    std::printf("%s%s", any ? sep : "", q);
     any = true;
     switch (static_cast<filter_id>(f)) {
       case filter_id::shuffle: std::printf("shuffle"); break;
@@ -45,7 +52,14 @@ void print_filters(const frame_info& fi) {
       case filter_id::int_trunc: std::printf("int_trunc:%d", static_cast<int8_t>(m)); break;
       default: std::printf("filter%u(meta %u)", f, m); break;
     }
+    std::printf("%s", q);
   }
+  return any;
+}
+
+void print_filters(const frame_info& fi) {
+  std::printf("filters: ");
+  const bool any = filters_print(fi, ",", false);
   std::printf("%s\n", any ? "" : "none");
 }
 
@@ -86,28 +100,12 @@ int info_json(const char* path, opened_array& o) {
   std::printf("  \"blocks_per_chunk\": %" PRId64 ",\n  \"dtype\": ", l.blocks_per_chunk);
   json_string(dt.data(), dt.size());
   std::printf(",\n  \"typesize\": %d,\n", array_itemsize(o.a));
-  if (fi->compcode <= 5 && fi->compcode != 3)
-    std::printf("  \"codec\": \"%s\",\n", codec_name(static_cast<codec>(fi->compcode)));
+  if (const char* name = known_codec_name(*fi))
+    std::printf("  \"codec\": \"%s\",\n", name);
   else
     std::printf("  \"codec\": %u,\n  \"udcodec\": %u,\n", fi->compcode, fi->udcodec);
   std::printf("  \"clevel\": %u,\n  \"filters\": [", fi->clevel);
-  bool any = false;
-  for (int i = 0; i < kChunkMaxFilters; ++i) {
-    const uint8_t id = fi->filters[i];
-    const uint8_t m = fi->filters_meta[i];
-    if (id == 0) continue;
-    std::printf("%s", any ? ", " : "");
-    any = true;
-    switch (static_cast<filter_id>(id)) {
-      case filter_id::shuffle: std::printf("\"shuffle\""); break;
-      case filter_id::bitshuffle: std::printf("\"bitshuffle\""); break;
-      case filter_id::delta: std::printf("\"delta\""); break;
-      case filter_id::trunc_prec: std::printf("\"trunc:%d\"", static_cast<int8_t>(m)); break;
-      case filter_id::bytedelta: std::printf("\"bytedelta\""); break;
-      case filter_id::int_trunc: std::printf("\"int_trunc:%d\"", static_cast<int8_t>(m)); break;
-      default: std::printf("\"filter%u(meta %u)\"", id, m); break;
-    }
-  }
+  (void)filters_print(*fi, ", ", true);
   std::printf("],\n  \"split\": \"%s\",\n", split_name(fi->splitmode));
   std::printf("  \"items\": %" PRId64 ",\n  \"nbytes\": %" PRId64 ",\n  \"array_nbytes\": %" PRId64
               ",\n  \"cbytes\": %" PRId64 ",\n", l.nitems, fi->nbytes, array_nbytes(o.a), fi->cbytes);
@@ -171,8 +169,8 @@ int cmd_info(int argc, char** argv) noexcept {
   std::printf(" (%" PRId64 " per chunk)\n", l.blocks_per_chunk);
   std::printf("dtype: %.*s\n", static_cast<int>(dt.size()), dt.data());
   std::printf("typesize: %d\n", array_itemsize(o.a));
-  if (fi->compcode <= 5 && fi->compcode != 3)
-    std::printf("codec: %s\n", codec_name(static_cast<codec>(fi->compcode)));
+  if (const char* name = known_codec_name(*fi))
+    std::printf("codec: %s\n", name);
   else
     std::printf("codec: %u (user codec %u)\n", fi->compcode, fi->udcodec);
   std::printf("clevel: %u\n", fi->clevel);

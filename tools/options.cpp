@@ -133,6 +133,14 @@ uint32_t run_threads(const run_options& o) noexcept {
   return n > kThreadPoolMaxWorkers ? kThreadPoolMaxWorkers : n;
 }
 
+int run_executor(const char* cmd, uint32_t threads, thread_pool& pool, executor& exec) noexcept {
+  exec = executor_serial();
+  if (threads <= 1) return 0;
+  if (auto e = thread_pool_init(pool, threads); !e.ok()) return fail_error(cmd, "--threads", e);
+  exec = thread_pool_executor(pool);
+  return 0;
+}
+
 int shapes_apply(const char* cmd, const write_options& o, array_params& p) noexcept {
   const int32_t i32max = std::numeric_limits<int32_t>::max();
   const char* opts[2] = {"--chunks", "--blocks"};

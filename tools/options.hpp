@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "tessera/array.hpp"
+#include "tessera/port/thread_pool.hpp"
 
 namespace tessera::cli {
 
@@ -28,6 +29,9 @@ struct run_options {
 [[nodiscard]] int run_option_take(const char* cmd, int argc, char** argv, int& i, run_options& o) noexcept;
 /// The worker count: --threads, or the online CPUs.
 [[nodiscard]] uint32_t run_threads(const run_options& o) noexcept;
+/// The executor for `threads` workers: serial for one, else `pool` started with that many. Reports a failure
+/// itself (returns the exit status, 0 on success).
+[[nodiscard]] int run_executor(const char* cmd, uint32_t threads, thread_pool& pool, executor& exec) noexcept;
 /// Parses --chunks and --blocks (those given) for p.ndim dimensions into p.
 [[nodiscard]] int shapes_apply(const char* cmd, const write_options& o, array_params& p) noexcept;
 /// Sets bytedelta's meta (the itemsize) once p.itemsize is known.

@@ -122,11 +122,8 @@ int cmd_verify(int argc, char** argv) noexcept {
   uint32_t threads = run_threads(ro);
   if (fi->nchunks < static_cast<int64_t>(threads)) threads = fi->nchunks < 1 ? 1 : static_cast<uint32_t>(fi->nchunks);
   thread_pool pool;
-  executor exec = executor_serial();
-  if (threads > 1) {
-    if (auto e = thread_pool_init(pool, threads); !e.ok()) return fail_error(kCmd, "--threads", e);
-    exec = thread_pool_executor(pool);
-  }
+  executor exec;
+  if (int rc = run_executor(kCmd, threads, pool, exec); rc != 0) return rc;
   const uint32_t nworkers = exec.workers;
   verify_worker* workers = new (std::nothrow) verify_worker[nworkers];
   const size_t group = static_cast<size_t>(nworkers) * 4;

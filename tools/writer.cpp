@@ -6,6 +6,7 @@
 #include <new>
 
 #include "cli.hpp"
+#include "progress.hpp"
 #include "tessera/nd_copy.hpp"
 
 namespace tessera::cli {
@@ -13,6 +14,7 @@ namespace tessera::cli {
 void slab_plan_make(slab_plan& p, const array_layout& l, int64_t itemsize, size_t budget, int max_level) noexcept {
   p = slab_plan{};
   p.ndim = l.ndim;
+  p.itemsize = itemsize;
   for (int d = 0; d < l.ndim; ++d) {
     p.shape[d] = l.shape[d];
     p.chunk[d] = l.chunkshape[d];
@@ -50,6 +52,19 @@ void slab_box(const slab_plan& p, int64_t s, int64_t* start, int64_t* stop) noex
     start[d] = 0;
     stop[d] = p.shape[d];
   }
+}
+
+int slabs_prepare(const char* cmd, const char* out_path, const array_params& params, uint32_t threads, int max_level,
+                  slab_plan& plan, owned_array<uint8_t>& buffer) noexcept {
+  array_frame_setup setup;
+  if (auto e = array_frame_setup_make(setup, params); !e.ok()) return fail_error(cmd, out_path, e);
+  const size_t chunk_bytes = static_cast<size_t>(setup.frame.chunksize);
+  size_t budget = size_t{16} << 20;
+  if (budget < 2 * chunk_bytes * threads) budget = 2 * chunk_bytes * threads;
+  slab_plan_make(plan, setup.layout, setup.itemsize, budget, max_level);
+  if (plan.nslabs > 0 && plan.max_bytes > 0)
+    if (auto e = buffer.allocate(tool_allocator(), plan.max_bytes); !e.ok()) return fail_error(cmd, "the slab buffer", e);
+  return 0;
 }
 
 struct array_writer {
@@ -168,6 +183,36 @@ int writer_put_slab(array_writer& w, const executor& exec, const int64_t* start,
       if (auto e = frame_chunk_append(w.f, w.out[i]); !e.ok()) return fail_error(w.cmd, w.target->path, e);
     }
   }
+  return 0;
+}
+
+int writer_start(const char* cmd, output_target& t, const char* path, bool sparse, const array_params& params,
+                 uint32_t slots, writer_handle& w) noexcept {
+  if (int rc = target_begin(cmd, t, path, sparse); rc != 0) return rc;
+  return writer_open(cmd, w.w, t, params, slots);
+}
+
+int writer_put_slabs(const char* cmd, array_writer& w, const executor& exec, const slab_plan& plan, bytes_mut buffer,
+                     uint64_t total, bool quiet, slab_fill fill, void* context) noexcept {
+  progress pr;
+  progress_start(pr, cmd, total, quiet);
+  uint64_t done = 0;
+  for (int64_t s = 0; s < plan.nslabs; ++s) {
+    int64_t start[kMaxDims] = {};
+    int64_t stop[kMaxDims] = {};
+    slab_box(plan, s, start, stop);
+    size_t bytes = static_cast<size_t>(plan.itemsize);
+    for (int d = 0; d < plan.ndim; ++d) bytes *= static_cast<size_t>(stop[d] - start[d]);
+    int rc = fill(context, plan, start, stop, bytes_mut(buffer.data(), bytes));
+    if (rc == 0) rc = writer_put_slab(w, exec, start, stop, bytes_view(buffer.data(), bytes));
+    if (rc != 0) {
+      progress_end(pr);
+      return rc;
+    }
+    done += bytes;
+    progress_update(pr, done);
+  }
+  progress_end(pr);
   return 0;
 }
 

@@ -9,14 +9,9 @@
 namespace tessera {
 
 using detail::array_access;
+using detail::name_of;
 
 namespace {
-
-// A string literal as a name (no strlen in the core).
-template <size_t N>
-span<const char> name_of(const char (&s)[N]) noexcept {
-  return span<const char>(s, N - 1);
-}
 
 array_params dst_params(array& src, const array_params* params, int ndim, const int64_t* shape) noexcept {
   array_params p = params != nullptr ? *params : array_params_get(src);
@@ -157,21 +152,6 @@ status raw_copy(array& dst, const array_target& target, const allocator& alloc, 
   return detail::array_attach(dst, std::move(f), true, alloc, array_access::exec(src));
 }
 
-b2nd_meta meta_of(const array& a) noexcept {
-  b2nd_meta m;
-  const array_layout& l = array_access::layout(a);
-  m.ndim = static_cast<int8_t>(l.ndim);
-  for (int d = 0; d < l.ndim; ++d) {
-    m.shape[d] = l.shape[d];
-    m.chunkshape[d] = static_cast<int32_t>(l.chunkshape[d]);
-    m.blockshape[d] = static_cast<int32_t>(l.blockshape[d]);
-  }
-  m.dtype = array_dtype(a);
-  m.dtype_format = array_access::dtype_format(a);
-  m.has_dtype = true;
-  return m;
-}
-
 }  // namespace
 
 status array_slice_copy(array& dst, const array_target& target, const allocator& alloc, array& src,
@@ -234,7 +214,7 @@ status array_squeeze(array& dst, const array_target& target, const allocator& al
   if (&dst == &src) return make_error(errc::invalid_argument, TESSERA_MSG("array: the destination is the source"));
   const array_layout& l = array_access::layout(src);
   squeeze_source ss{&src, {}};
-  b2nd_meta m = meta_of(src);
+  b2nd_meta m = detail::array_meta_of(src);
   int k = 0;
   bool raw = true;
   for (int d = 0; d < l.ndim; ++d) {
@@ -271,7 +251,7 @@ status array_expand_dims(array& dst, const array_target& target, const allocator
   const array_layout& l = array_access::layout(src);
   if (new_ndim < l.ndim || new_ndim > kMaxDims || (new_ndim > l.ndim && axes == nullptr))
     return make_error(errc::invalid_argument, TESSERA_MSG("array_expand_dims: bad new_ndim or axes"));
-  b2nd_meta m = meta_of(src);
+  b2nd_meta m = detail::array_meta_of(src);
   int k = 0;
   for (int d = 0; d < new_ndim; ++d) {
     if (axes[d]) {
@@ -294,7 +274,7 @@ status array_expand_dims(array& dst, const array_target& target, const allocator
 status array_save(array& dst, const array_target& target, const allocator& alloc, array& src) noexcept {
   TESSERA_TRY(detail::array_check_open(src));
   if (&dst == &src) return make_error(errc::invalid_argument, TESSERA_MSG("array: the destination is the source"));
-  return raw_copy(dst, target, alloc, src, meta_of(src));
+  return raw_copy(dst, target, alloc, src, detail::array_meta_of(src));
 }
 
 }  // namespace tessera

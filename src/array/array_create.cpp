@@ -14,14 +14,9 @@
 namespace tessera {
 
 using detail::array_access;
+using detail::name_of;
 
 namespace {
-
-// A string literal as a name (no strlen in the core).
-template <size_t N>
-span<const char> name_of(const char (&s)[N]) noexcept {
-  return span<const char>(s, N - 1);
-}
 
 template <size_t N>
 bool names_equal(span<const char> a, const char (&b)[N]) noexcept {
@@ -49,13 +44,13 @@ chunk_encode_params encode_params_from(const frame_info& info, int64_t block_nby
   e.clevel = info.clevel > kChunkMaxClevel ? kChunkMaxClevel : info.clevel;
   e.compressor = static_cast<codec>(info.compcode);
   e.compcode_meta = info.compcode_meta;
-  for (int i = 0; i < kChunkMaxFilters; ++i) {
-    e.filters[i] = info.filters[i];
-    e.filters_meta[i] = info.filters_meta[i];
-  }
+  detail::filters_copy(e, info);
   e.split = (info.splitmode >= 1 && info.splitmode <= 4) ? static_cast<split_mode>(info.splitmode)
                                                          : split_mode::forward_compat;
   e.blocksize = static_cast<int32_t>(block_nbytes);
+  // Later chunks keep the dictionaries the frame records (where the codec has them: a foreign frame may say so
+  // of another codec, which then writes without).
+  e.use_dict = info.use_dict && (e.compressor == codec::lz4 || e.compressor == codec::lz4hc || e.compressor == codec::zstd);
   return e;
 }
 
@@ -131,13 +126,11 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
   e.clevel = params.clevel;
   e.compressor = params.compressor;
   e.compcode_meta = params.compcode_meta;
-  for (int i = 0; i < kChunkMaxFilters; ++i) {
-    e.filters[i] = params.filters[i];
-    e.filters_meta[i] = params.filters_meta[i];
-  }
+  detail::filters_copy(e, params);
   e.split = params.split;
   e.blocksize = static_cast<int32_t>(sizes->block_nbytes);
   e.plugins = params.plugins;
+  e.use_dict = params.use_dict;
 
   // The b2nd metalayer.
   b2nd_meta meta;
@@ -170,11 +163,8 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
   f.compcode = static_cast<uint8_t>(params.compressor);
   f.clevel = static_cast<uint8_t>(params.clevel);
   f.splitmode = static_cast<uint8_t>(params.split);
-  f.use_dict = false;
-  for (int i = 0; i < kChunkMaxFilters; ++i) {
-    f.filters[i] = params.filters[i];
-    f.filters_meta[i] = params.filters_meta[i];
-  }
+  f.use_dict = params.use_dict;
+  detail::filters_copy(f, params);
   f.compcode_meta = params.compcode_meta;
   const uint32_t workers = params.exec.workers == 0 ? 1 : params.exec.workers;
   f.nthreads_comp = f.nthreads_decomp = static_cast<int16_t>(workers > 32767 ? 32767 : workers);
@@ -305,23 +295,24 @@ result<bytes_view> array_chunk_encode(array& a, bytes_view chunk_buf, bytes_mut 
   return bytes_view(out.data(), *n);
 }
 
+b2nd_meta array_meta_of(const array& a) noexcept {
+  b2nd_meta m;
+  const array_layout& l = array_access::layout(a);
+  m.ndim = static_cast<int8_t>(l.ndim);
+  shapes_from_layout(m, l);
+  m.dtype = array_dtype(a);
+  m.dtype_format = array_access::dtype_format(a);
+  m.has_dtype = true;
+  return m;
+}
+
 status array_meta_publish(array& a) noexcept {
   frame& f = array_access::frm(a);
-  const array_layout& l = array_access::layout(a);
   const span<const char> name =
       frame_meta_find(f, name_of(kB2ndMetaName)).ok() ? name_of(kB2ndMetaName) : name_of("caterva");
   auto old = frame_meta_find(f, name);
   if (!old.ok()) return old.err();
-  b2nd_meta meta;
-  meta.ndim = static_cast<int8_t>(l.ndim);
-  for (int i = 0; i < l.ndim; ++i) {
-    meta.shape[i] = l.shape[i];
-    meta.chunkshape[i] = static_cast<int32_t>(l.chunkshape[i]);
-    meta.blockshape[i] = static_cast<int32_t>(l.blockshape[i]);
-  }
-  meta.dtype = array_dtype(a);
-  meta.dtype_format = array_access::dtype_format(a);
-  meta.has_dtype = true;
+  const b2nd_meta meta = array_meta_of(a);
   const size_t need = b2nd_meta_encoded_size(meta);
   if (need == 0 || need > old->size())
     return make_error(errc::unsupported, TESSERA_MSG("array: the b2nd metalayer cannot be rewritten in place"));
@@ -464,6 +455,27 @@ status buffer_source_read(void* ctx, const int64_t* start, const int64_t* stop, 
 
 namespace {
 
+// Packs chunk n of a new array into chunk: straight from the caller's C-order buffer when the source has one (no
+// staging copy), else the source's items for the chunk read into `items` (room for a chunk's items) first.
+status chunk_from_source(const array_layout& l, int64_t itemsize, int64_t n, const detail::array_source& source,
+                         uint8_t* items, bytes_mut chunk, const executor& exec) noexcept {
+  int64_t cstart[kMaxDims] = {};
+  int64_t cext[kMaxDims] = {};
+  TESSERA_TRY(layout_chunk_extent(l, n, cstart, cext));
+  if (source.items.data() != nullptr)
+    return detail::chunk_pack_items(l, itemsize, n, source.items, source.items_shape, cstart, chunk, exec);
+  int64_t cstop[kMaxDims] = {};
+  int64_t nitems = 1;
+  for (int d = 0; d < l.ndim; ++d) {
+    cstop[d] = cstart[d] + cext[d];
+    nitems *= cext[d];
+  }
+  const int64_t zero[kMaxDims] = {};
+  const bytes_mut items_view(items, static_cast<size_t>(nitems * itemsize));
+  TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, zero));
+  return detail::chunk_pack_items(l, itemsize, n, items_view, cext, zero, chunk, exec);
+}
+
 // Whole chunks encoded on every worker at once, each worker with its own serial encoder, then appended in
 // order: a create's encode work spreads over the workers (blocks of one chunk in parallel gained 8% on two:
 // every round of blocks ends waiting for its slowest). The chunks are the ones a serial create writes. Memory:
@@ -497,12 +509,7 @@ void chunk_round_task(void* context, size_t i, uint32_t worker) noexcept {
   const int64_t n = r.first + static_cast<int64_t>(i);
   const bytes_mut chunk(r.chunks + i * r.chunk_bytes, r.chunk_nbytes);
   if (!r.packed) {
-    int64_t cstart[kMaxDims] = {};
-    int64_t cext[kMaxDims] = {};
-    status st = layout_chunk_extent(*r.l, n, cstart, cext);
-    if (st.ok())
-      st = detail::chunk_pack_items(*r.l, r.itemsize, n, r.source->items, r.source->items_shape, cstart, chunk,
-                                    executor_serial());
+    const status st = chunk_from_source(*r.l, r.itemsize, n, *r.source, nullptr, chunk, executor_serial());
     if (!st.ok()) {
       r.errs[i] = st;
       return;
@@ -570,23 +577,9 @@ status chunks_write_parallel(array& a, const detail::array_source& source, const
     r.first = first;
     for (size_t i = 0; i < count; ++i) r.errs[i] = ok_status();
     if (packed) {
-      for (size_t i = 0; i < count; ++i) {
-        const int64_t n = first + static_cast<int64_t>(i);
-        int64_t cstart[kMaxDims] = {};
-        int64_t cext[kMaxDims] = {};
-        int64_t cstop[kMaxDims] = {};
-        TESSERA_TRY(layout_chunk_extent(l, n, cstart, cext));
-        int64_t nitems = 1;
-        for (int d = 0; d < l.ndim; ++d) {
-          cstop[d] = cstart[d] + cext[d];
-          nitems *= cext[d];
-        }
-        const int64_t zero[kMaxDims] = {};
-        const bytes_mut items_view(items.data(), static_cast<size_t>(nitems * itemsize));
-        TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, zero));
-        TESSERA_TRY(detail::chunk_pack_items(l, itemsize, n, items_view, cext, zero,
-                                             bytes_mut(r.chunks + i * chunk_bytes, chunk_nbytes), exec));
-      }
+      for (size_t i = 0; i < count; ++i)
+        TESSERA_TRY(chunk_from_source(l, itemsize, first + static_cast<int64_t>(i), source, items.data(),
+                                      bytes_mut(r.chunks + i * chunk_bytes, chunk_nbytes), exec));
     }
     executor_run(exec, count, chunk_round_task, &r);
     for (size_t i = 0; i < count; ++i) TESSERA_TRY(r.errs[i]);
@@ -620,24 +613,7 @@ status array_create_from_source(array& a, const array_target& target, const allo
     TESSERA_TRY(out.allocate(alloc, chunk_encode_bound(static_cast<size_t>(chunk_nbytes))));
   }
   for (int64_t n = 0; n < l.nchunks; ++n) {
-    int64_t cstart[kMaxDims] = {};
-    int64_t cext[kMaxDims] = {};
-    int64_t cstop[kMaxDims] = {};
-    TESSERA_TRY(layout_chunk_extent(l, n, cstart, cext));
-    int64_t nitems = 1;
-    for (int i = 0; i < l.ndim; ++i) {
-      cstop[i] = cstart[i] + cext[i];
-      nitems *= cext[i];
-    }
-    const int64_t zero[kMaxDims] = {};
-    const bytes_mut chunk_view(chunk.data(), chunk.size());
-    if (source.items.data() != nullptr) {  // straight from the caller's C-order buffer: no staging copy
-      TESSERA_TRY(chunk_pack_items(l, itemsize, n, source.items, source.items_shape, cstart, chunk_view, exec));
-    } else {
-      bytes_mut items_view(items.data(), static_cast<size_t>(nitems * itemsize));
-      TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, zero));
-      TESSERA_TRY(chunk_pack_items(l, itemsize, n, items_view, cext, zero, chunk_view, exec));
-    }
+    TESSERA_TRY(chunk_from_source(l, itemsize, n, source, items.data(), bytes_mut(chunk.data(), chunk.size()), exec));
     auto enc = array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
     if (!enc.ok()) return enc.err();
     TESSERA_TRY(frame_chunk_append(array_access::frm(a), *enc));
@@ -799,22 +775,16 @@ array_params array_params_get(const array& a) noexcept {
   array_params p;
   const array_layout& l = array_access::layout(a);
   p.ndim = l.ndim;
-  for (int i = 0; i < l.ndim; ++i) {
-    p.shape[i] = l.shape[i];
-    p.chunkshape[i] = static_cast<int32_t>(l.chunkshape[i]);
-    p.blockshape[i] = static_cast<int32_t>(l.blockshape[i]);
-  }
+  detail::shapes_from_layout(p, l);
   p.dtype = array_dtype(a);
   p.itemsize = array_access::itemsize(a);
   const chunk_encode_params& e = array_access::encode(a);
   p.compressor = e.compressor;
   p.clevel = e.clevel;
-  for (int i = 0; i < kChunkMaxFilters; ++i) {
-    p.filters[i] = e.filters[i];
-    p.filters_meta[i] = e.filters_meta[i];
-  }
+  detail::filters_copy(p, e);
   p.split = e.split;
   p.compcode_meta = e.compcode_meta;
+  p.use_dict = e.use_dict;
   p.plugins = array_access::plugins(a);
   p.exec = array_access::exec(a);
   return p;

@@ -46,6 +46,31 @@ struct array_access {
   static owned_array<uint8_t>& out(array_chunk_packer& p) noexcept { return p.out_; }
 };
 
+// A string literal as a name (no strlen in the core).
+template <size_t N>
+span<const char> name_of(const char (&s)[N]) noexcept {
+  return span<const char>(s, N - 1);
+}
+
+// Copies a filter pipeline (ids and metas) between the structs that carry one (params, encode params, frame info).
+template <typename To, typename From>
+void filters_copy(To& to, const From& from) noexcept {
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    to.filters[i] = from.filters[i];
+    to.filters_meta[i] = from.filters_meta[i];
+  }
+}
+
+// The layout's shape, chunk shape and block shape into a struct that carries them (params, b2nd metalayer).
+template <typename To>
+void shapes_from_layout(To& to, const array_layout& l) noexcept {
+  for (int d = 0; d < l.ndim; ++d) {
+    to.shape[d] = l.shape[d];
+    to.chunkshape[d] = static_cast<int32_t>(l.chunkshape[d]);
+    to.blockshape[d] = static_cast<int32_t>(l.blockshape[d]);
+  }
+}
+
 [[nodiscard]] status array_check_open(const array& a) noexcept;
 // Whether a buffer of `bytes` sized by what the file says fits the frame's max_alloc (else resource_limit, `what`).
 [[nodiscard]] status array_budget_check(const array& a, uint64_t bytes, const char* what) noexcept;
@@ -83,6 +108,9 @@ struct array_access {
 
 // Encodes a padded chunk with a's parameters into out (chunk_nbytes + overhead bytes).
 [[nodiscard]] result<bytes_view> array_chunk_encode(array& a, bytes_view chunk_buf, bytes_mut out) noexcept;
+
+// The b2nd metalayer that describes a (its shape, partition and dtype).
+[[nodiscard]] b2nd_meta array_meta_of(const array& a) noexcept;
 
 // Re-publishes the b2nd metalayer after a shape change (same encoded size).
 [[nodiscard]] status array_meta_publish(array& a) noexcept;

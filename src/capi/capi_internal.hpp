@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "tessera/array.hpp"
+#include "tessera/capi_bridge.hpp"
 #include "tessera/tessera.h"
 
 // The handle: the caller's allocator and storage (copied, so the caller's structs may go away) and the array.
@@ -21,14 +22,16 @@ struct tessera_array {
 namespace tessera {
 namespace capi {
 
-inline tessera_status to_c(const error& e) noexcept {
-  tessera_status s;
-  s.code = static_cast<int32_t>(e.code);
-  s.message = e.message != nullptr ? e.message : "";
-  return s;
-}
+inline tessera_status to_c(const error& e) noexcept { return status_to_c(e); }
 inline tessera_status c_error(errc code, const char* message) noexcept { return to_c(make_error(code, message)); }
 inline tessera_status c_ok() noexcept { return to_c(ok_status()); }
+// r's value stored in *out (out may be null: the value is dropped), or r's error.
+template <class T>
+tessera_status value_to_c(const result<T>& r, T* out) noexcept {
+  if (!r.ok()) return to_c(r.err());
+  if (out != nullptr) *out = *r;
+  return c_ok();
+}
 inline error from_c(const tessera_status& s) noexcept {
   return error(static_cast<errc>(s.code), s.message != nullptr ? s.message : "");
 }
@@ -48,6 +51,15 @@ tessera_status handle_new(tessera_array** out, const tessera_storage* storage, c
 void handle_free(tessera_array* h) noexcept;
 // Null, or read or size missing: invalid_argument.
 tessera_status check_storage(const tessera_storage* storage) noexcept;
+
+// The filter pipeline's slots from one parameter struct to another, C or C++ (the same member names).
+template <class To, class From>
+void filters_copy(To& to, const From& from) noexcept {
+  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
+    to.filters[i] = from.filters[i];
+    to.filters_meta[i] = from.filters_meta[i];
+  }
+}
 
 // The C parameters as C++ ones. metas (TESSERA_MAX_METALAYERS entries) receives the metalayer list p points to.
 tessera_status params_from_c(const tessera_array_params* c, array_params& p, frame_metalayer_init* metas) noexcept;

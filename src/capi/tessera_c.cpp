@@ -10,21 +10,13 @@
 
 #include "capi_internal.hpp"
 #include "tessera/array.hpp"
+#include "tessera/fixed_buffer.hpp"
 
 namespace {
 
+using namespace tessera::capi;  // NOLINT: the glue of capi_internal.hpp, used throughout
 using tessera::errc;
 using tessera::status;
-using tessera::capi::c_error;
-using tessera::capi::c_ok;
-using tessera::capi::c_string;
-using tessera::capi::check_storage;
-using tessera::capi::executor_over;
-using tessera::capi::fill_from_c;
-using tessera::capi::handle_free;
-using tessera::capi::handle_new;
-using tessera::capi::params_from_c;
-using tessera::capi::to_c;
 
 static_assert(TESSERA_MAX_DIMS == tessera::kMaxDims, "tessera.h and config.hpp disagree on TESSERA_MAX_DIMS");
 static_assert(TESSERA_MAX_FILTERS == tessera::kChunkMaxFilters, "filter slots");
@@ -38,27 +30,22 @@ static_assert(static_cast<int32_t>(errc::codec_unavailable) == TESSERA_ERR_CODEC
 // Metalayer names: the frame checks their length (1..31); reading stops a little past it.
 constexpr size_t kNameScan = tessera::kFrameMetalayerNameMax + 1;
 
-// ---- The fixed buffer storage.
+// ---- The fixed buffer storage: tessera_buffer is the C face of tessera::fixed_buffer. Each call runs the C++
+// storage's callback on a fixed_buffer holding b's fields, then keeps the size it leaves.
 
 tessera_buffer& buffer_of(void* context) noexcept { return *static_cast<tessera_buffer*>(context); }
+tessera::fixed_buffer cxx_of(const tessera_buffer& b) noexcept { return {b.data, b.capacity, b.size}; }
 
 tessera_status buffer_read(void* context, uint64_t offset, uint8_t* dst, size_t size) {
-  const tessera_buffer& b = buffer_of(context);
-  if (offset > b.size || size > b.size - offset) return c_error(errc::truncated, TESSERA_MSG("buffer: read past the end"));
-  if (size != 0) std::memcpy(dst, b.data + offset, size);
-  return c_ok();
+  tessera::fixed_buffer b = cxx_of(buffer_of(context));
+  return to_c(tessera::fixed_buffer_storage(b).read(&b, offset, tessera::bytes_mut(dst, size)));
 }
 
 tessera_status buffer_write(void* context, uint64_t offset, const uint8_t* src, size_t size) {
-  tessera_buffer& b = buffer_of(context);
-  if (offset > b.capacity || size > b.capacity - offset) {
-    return c_error(errc::no_space, TESSERA_MSG("buffer: write past the capacity"));
-  }
-  const size_t at = static_cast<size_t>(offset);
-  if (at > b.size) std::memset(b.data + b.size, 0, at - b.size);  // a gap reads as zeros
-  if (size != 0) std::memcpy(b.data + at, src, size);
-  if (at + size > b.size) b.size = at + size;
-  return c_ok();
+  tessera::fixed_buffer b = cxx_of(buffer_of(context));
+  const status s = tessera::fixed_buffer_storage(b).write(&b, offset, tessera::bytes_view(src, size));
+  buffer_of(context).size = b.size;
+  return to_c(s);
 }
 
 tessera_status buffer_size(void* context, uint64_t* out) {
@@ -67,12 +54,10 @@ tessera_status buffer_size(void* context, uint64_t* out) {
 }
 
 tessera_status buffer_truncate(void* context, uint64_t size) {
-  tessera_buffer& b = buffer_of(context);
-  if (size > b.capacity) return c_error(errc::no_space, TESSERA_MSG("buffer: truncate past the capacity"));
-  const size_t n = static_cast<size_t>(size);
-  if (n > b.size) std::memset(b.data + b.size, 0, n - b.size);
-  b.size = n;
-  return c_ok();
+  tessera::fixed_buffer b = cxx_of(buffer_of(context));
+  const status s = tessera::fixed_buffer_storage(b).truncate(&b, size);
+  buffer_of(context).size = b.size;
+  return to_c(s);
 }
 
 const uint8_t* buffer_view(void* context, size_t* size) {
@@ -89,21 +74,13 @@ const char* tessera_errc_name(int32_t code) { return tessera::errc_name(static_c
 
 void tessera_buffer_init(tessera_buffer* b, void* data, size_t capacity, size_t size) {
   if (b == nullptr) return;
-  b->data = static_cast<uint8_t*>(data);
-  b->capacity = data != nullptr ? capacity : 0;
-  b->size = size < b->capacity ? size : b->capacity;
+  tessera::fixed_buffer f;
+  tessera::fixed_buffer_init(f, data, capacity, size);
+  *b = tessera_buffer{f.data, f.capacity, f.size};
 }
 
 tessera_storage tessera_buffer_storage(tessera_buffer* b) {
-  tessera_storage s;
-  s.read = buffer_read;
-  s.write = buffer_write;
-  s.size = buffer_size;
-  s.truncate = buffer_truncate;
-  s.sync = nullptr;
-  s.view = buffer_view;
-  s.context = b;
-  return s;
+  return tessera_storage{buffer_read, buffer_write, buffer_size, buffer_truncate, nullptr /* sync */, buffer_view, b};
 }
 
 void tessera_array_params_init(tessera_array_params* p) {
@@ -115,10 +92,7 @@ void tessera_array_params_init(tessera_array_params* p) {
   p->itemsize = 0;
   p->codec = static_cast<int32_t>(d.compressor);
   p->clevel = d.clevel;
-  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
-    p->filters[i] = d.filters[i];
-    p->filters_meta[i] = d.filters_meta[i];
-  }
+  filters_copy(*p, d);
   p->splitmode = static_cast<int32_t>(d.split);
   p->metalayers = nullptr;
   p->nmetalayers = 0;
@@ -278,6 +252,21 @@ tessera_status tessera_array_resize(tessera_array* a, const int64_t* new_shape) 
 
 // ---- Metalayers -----------------------------------------------------------------------------------------------
 
+namespace {
+
+// Setting a metalayer or a vlmetalayer: the same checks, then `write` (array_meta_update or array_vlmeta_write).
+using meta_write_fn = status (*)(tessera::array&, tessera::span<const char>, tessera::bytes_view) noexcept;
+tessera_status meta_write(tessera_array* a, const char* name, const void* content, size_t size, meta_write_fn write) {
+  tessera::span<const char> n;
+  if (a == nullptr || (content == nullptr && size != 0)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or content"));
+  }
+  if (!c_string(name, kNameScan, n)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: bad metalayer name"));
+  return to_c(write(a->arr, n, tessera::bytes_view(static_cast<const uint8_t*>(content), size)));
+}
+
+}  // namespace
+
 tessera_status tessera_array_meta_get(const tessera_array* a, const char* name, const void** content,
                                       size_t* size) {
   tessera::span<const char> n;
@@ -293,22 +282,14 @@ tessera_status tessera_array_meta_get(const tessera_array* a, const char* name, 
 }
 
 tessera_status tessera_array_meta_set(tessera_array* a, const char* name, const void* content, size_t size) {
-  tessera::span<const char> n;
-  if (a == nullptr || (content == nullptr && size != 0)) {
-    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or content"));
-  }
-  if (!c_string(name, kNameScan, n)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: bad metalayer name"));
-  return to_c(tessera::array_meta_update(a->arr, n, tessera::bytes_view(static_cast<const uint8_t*>(content), size)));
+  return meta_write(a, name, content, size, tessera::array_meta_update);
 }
 
 tessera_status tessera_array_vlmeta_size(const tessera_array* a, const char* name, size_t* size) {
   tessera::span<const char> n;
   if (a == nullptr || size == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or size"));
   if (!c_string(name, kNameScan, n)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: bad vlmetalayer name"));
-  tessera::result<size_t> r = tessera::array_vlmeta_nbytes(a->arr, n);
-  if (!r.ok()) return to_c(r.err());
-  *size = *r;
-  return c_ok();
+  return value_to_c(tessera::array_vlmeta_nbytes(a->arr, n), size);
 }
 
 tessera_status tessera_array_vlmeta_get(tessera_array* a, const char* name, void* out, size_t size,
@@ -317,20 +298,12 @@ tessera_status tessera_array_vlmeta_get(tessera_array* a, const char* name, void
   if (written != nullptr) *written = 0;
   if (a == nullptr || (out == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or out"));
   if (!c_string(name, kNameScan, n)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: bad vlmetalayer name"));
-  tessera::result<size_t> r =
-      tessera::array_vlmeta_read(a->arr, n, tessera::bytes_mut(static_cast<uint8_t*>(out), size));
-  if (!r.ok()) return to_c(r.err());
-  if (written != nullptr) *written = *r;
-  return c_ok();
+  const tessera::bytes_mut dst(static_cast<uint8_t*>(out), size);
+  return value_to_c(tessera::array_vlmeta_read(a->arr, n, dst), written);
 }
 
 tessera_status tessera_array_vlmeta_set(tessera_array* a, const char* name, const void* content, size_t size) {
-  tessera::span<const char> n;
-  if (a == nullptr || (content == nullptr && size != 0)) {
-    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or content"));
-  }
-  if (!c_string(name, kNameScan, n)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: bad vlmetalayer name"));
-  return to_c(tessera::array_vlmeta_write(a->arr, n, tessera::bytes_view(static_cast<const uint8_t*>(content), size)));
+  return meta_write(a, name, content, size, tessera::array_vlmeta_write);
 }
 
 tessera_status tessera_array_vlmeta_delete(tessera_array* a, const char* name) {

@@ -102,6 +102,12 @@ void executor_trampoline(void* context, size_t ntasks, executor_task task, void*
   e.run(e.context, ntasks, task, task_context);  // a noexcept function converts to the C task type
 }
 
+// The trampoline f when the C struct has the callback c: a missing C callback stays missing in C++.
+template <class C, class F>
+F if_present(C c, F f) noexcept {
+  return c != nullptr ? f : nullptr;
+}
+
 bool codec_valid(int32_t c) noexcept {
   return c == TESSERA_CODEC_BLOSCLZ || c == TESSERA_CODEC_LZ4 || c == TESSERA_CODEC_LZ4HC || c == TESSERA_CODEC_ZLIB ||
          c == TESSERA_CODEC_ZSTD;
@@ -119,25 +125,16 @@ bool c_string(const char* s, size_t max, span<const char>& out) noexcept {
 }
 
 storage storage_over(const tessera_storage* c) noexcept {
-  storage s;
-  s.read = c->read != nullptr ? storage_read : nullptr;
-  s.write = c->write != nullptr ? storage_write : nullptr;
-  s.size = c->size != nullptr ? storage_size : nullptr;
-  s.truncate = c->truncate != nullptr ? storage_truncate : nullptr;
-  s.sync = c->sync != nullptr ? storage_sync : nullptr;
-  s.view = c->view != nullptr ? storage_view : nullptr;
-  s.context = const_cast<tessera_storage*>(c);
-  return s;
+  return storage{if_present(c->read, storage_read),   if_present(c->write, storage_write),
+                 if_present(c->size, storage_size),   if_present(c->truncate, storage_truncate),
+                 if_present(c->sync, storage_sync),   if_present(c->view, storage_view),
+                 const_cast<tessera_storage*>(c)};
 }
 
 storage_directory directory_over(const tessera_storage_directory* c) noexcept {
-  storage_directory d;
-  d.open = c->open != nullptr ? dir_open : nullptr;
-  d.close = c->close != nullptr ? dir_close : nullptr;
-  d.remove = c->remove != nullptr ? dir_remove : nullptr;
-  d.rename = c->rename != nullptr ? dir_rename : nullptr;
-  d.context = const_cast<tessera_storage_directory*>(c);
-  return d;
+  return storage_directory{if_present(c->open, dir_open), if_present(c->close, dir_close),
+                           if_present(c->remove, dir_remove), if_present(c->rename, dir_rename),
+                           const_cast<tessera_storage_directory*>(c)};
 }
 
 status executor_over(const tessera_executor* c, executor& out) noexcept {
@@ -154,10 +151,7 @@ tessera_status handle_new(tessera_array** out, const tessera_storage* storage, c
   if (alloc->allocate == nullptr || alloc->deallocate == nullptr) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: allocator without allocate or deallocate"));
   }
-  allocator a;
-  a.allocate = alloc->allocate;
-  a.deallocate = alloc->deallocate;
-  a.context = alloc->context;
+  const allocator a = allocator_from_c(*alloc);
   void* p = allocator_allocate(a, sizeof(tessera_array), alignof(tessera_array));
   if (p == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("capi: allocator refused the array handle"));
   tessera_array* h = new (p) tessera_array();
@@ -201,10 +195,7 @@ tessera_status params_from_c(const tessera_array_params* c, array_params& p, fra
   if (!codec_valid(c->codec)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: unknown codec"));
   p.compressor = static_cast<codec>(c->codec);
   p.clevel = c->clevel;
-  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
-    p.filters[i] = c->filters[i];
-    p.filters_meta[i] = c->filters_meta[i];
-  }
+  filters_copy(p, *c);
   if (c->splitmode < 1 || c->splitmode > 4) return c_error(errc::invalid_argument, TESSERA_MSG("capi: splitmode not 1..4"));
   p.split = static_cast<split_mode>(c->splitmode);
   if (c->nmetalayers > TESSERA_MAX_METALAYERS) return c_error(errc::invalid_argument, TESSERA_MSG("capi: too many metalayers"));
@@ -252,14 +243,6 @@ bool ndim_zero(const tessera_array* a) noexcept { return tessera::array_layout_g
 tessera::bytes_mut mut_of(void* p, size_t n) noexcept { return tessera::bytes_mut(static_cast<uint8_t*>(p), n); }
 tessera::bytes_view view_of(const void* p, size_t n) noexcept {
   return tessera::bytes_view(static_cast<const uint8_t*>(p), n);
-}
-
-tessera::allocator allocator_of(const tessera_allocator& c) noexcept {
-  tessera::allocator a;
-  a.allocate = c.allocate;
-  a.deallocate = c.deallocate;
-  a.context = c.context;
-  return a;
 }
 
 // A handle for a new array at target; *st_target receives the C++ target (over the handle's storage copy, or a
@@ -420,22 +403,13 @@ tessera_status tessera_array_delete(tessera_array* a, int32_t axis, int64_t pos,
 
 // ---- New arrays from arrays -------------------------------------------------------------------------------------
 
+// Targets: storage, directory, base_offset, durable.
 tessera_array_target tessera_array_target_contiguous(const tessera_storage* storage) {
-  tessera_array_target t;
-  t.storage = storage;
-  t.directory = nullptr;
-  t.base_offset = 0;
-  t.durable = 1;
-  return t;
+  return tessera_array_target{storage, nullptr, 0, 1};
 }
 
 tessera_array_target tessera_array_target_sparse(const tessera_storage_directory* dir) {
-  tessera_array_target t;
-  t.storage = nullptr;
-  t.directory = dir;
-  t.base_offset = 0;
-  t.durable = 1;
-  return t;
+  return tessera_array_target{nullptr, dir, 0, 1};
 }
 
 tessera_status tessera_array_params_get(const tessera_array* a, tessera_array_params* out) {
@@ -452,10 +426,7 @@ tessera_status tessera_array_params_get(const tessera_array* a, tessera_array_pa
   out->itemsize = p.itemsize;
   out->codec = static_cast<int32_t>(p.compressor);
   out->clevel = p.clevel;
-  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
-    out->filters[i] = p.filters[i];
-    out->filters_meta[i] = p.filters_meta[i];
-  }
+  filters_copy(*out, p);
   out->splitmode = static_cast<int32_t>(p.split);
   out->executor = nullptr;
   return c_ok();
@@ -546,10 +517,7 @@ void tessera_chunk_params_init(tessera_chunk_params* p) {
   p->typesize = d.typesize;
   p->clevel = d.clevel;
   p->codec = static_cast<int32_t>(d.compressor);
-  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
-    p->filters[i] = d.filters[i];
-    p->filters_meta[i] = d.filters_meta[i];
-  }
+  filters_copy(*p, d);
   p->splitmode = static_cast<int32_t>(d.split);
   p->blocksize = d.blocksize;
 }
@@ -563,10 +531,7 @@ tessera_status tessera_array_chunk_params_get(const tessera_array* a, tessera_ch
   out->typesize = tessera::chunk_typesize_of(itemsize);
   out->clevel = p.clevel;
   out->codec = static_cast<int32_t>(p.compressor);
-  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
-    out->filters[i] = p.filters[i];
-    out->filters_meta[i] = p.filters_meta[i];
-  }
+  filters_copy(*out, p);
   out->splitmode = static_cast<int32_t>(p.split);
   out->blocksize = static_cast<int32_t>(l.block_nitems * itemsize);  // fits: checked when the array opened
   return c_ok();
@@ -598,10 +563,7 @@ tessera_status tessera_chunk_encode(const tessera_allocator* alloc, const tesser
   p.typesize = static_cast<uint8_t>(params->typesize);
   p.clevel = params->clevel;
   p.compressor = static_cast<tessera::codec>(params->codec);
-  for (int i = 0; i < TESSERA_MAX_FILTERS; ++i) {
-    p.filters[i] = params->filters[i];
-    p.filters_meta[i] = params->filters_meta[i];
-  }
+  filters_copy(p, *params);
   p.split = static_cast<tessera::split_mode>(params->splitmode);
   p.blocksize = params->blocksize;
   const tessera::result<int32_t> bs = tessera::chunk_blocksize_compute(p, size);
@@ -609,12 +571,9 @@ tessera_status tessera_chunk_encode(const tessera_allocator* alloc, const tesser
   tessera::chunk_encoder_options eo;
   eo.max_blocksize = *bs > 0 ? static_cast<size_t>(*bs) : 1;  // scratch for exactly this chunk's blocks
   tessera::chunk_encoder e;
-  const status s = tessera::chunk_encoder_init(e, allocator_of(*alloc), eo);
+  const status s = tessera::chunk_encoder_init(e, tessera::allocator_from_c(*alloc), eo);
   if (!s.ok()) return to_c(s);
-  const tessera::result<size_t> r = tessera::chunk_encode(e, p, view_of(src, size), mut_of(out, out_size));
-  if (!r.ok()) return to_c(r.err());
-  *written = *r;
-  return c_ok();
+  return value_to_c(tessera::chunk_encode(e, p, view_of(src, size), mut_of(out, out_size)), written);
 }
 
 namespace {
@@ -639,12 +598,9 @@ tessera_status tessera_chunk_decode(const tessera_allocator* alloc, const void* 
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: null allocator, chunk or out"));
   }
   tessera::chunk_decoder d;
-  const status s = decoder_for(d, allocator_of(*alloc), view_of(chunk, chunk_size), tessera::executor_serial());
+  const status s = decoder_for(d, tessera::allocator_from_c(*alloc), view_of(chunk, chunk_size), tessera::executor_serial());
   if (!s.ok()) return to_c(s);
-  const tessera::result<size_t> r = tessera::chunk_decode(d, view_of(chunk, chunk_size), mut_of(out, size));
-  if (!r.ok()) return to_c(r.err());
-  if (written != nullptr) *written = *r;
-  return c_ok();
+  return value_to_c(tessera::chunk_decode(d, view_of(chunk, chunk_size), mut_of(out, size)), written);
 }
 
 tessera_status tessera_array_chunk_read(tessera_array* a, int64_t nchunk, void* out, size_t size, size_t* written) {
@@ -674,10 +630,7 @@ tessera_status tessera_array_chunk_decode(tessera_array* a, int64_t nchunk, void
   tessera::chunk_decoder d;
   const status s = tessera::chunk_decoder_init(d, a->alloc, o);
   if (!s.ok()) return to_c(s);
-  const tessera::result<size_t> r = tessera::frame_chunk_decode(f, d, nchunk, mut_of(out, size));
-  if (!r.ok()) return to_c(r.err());
-  if (written != nullptr) *written = *r;
-  return c_ok();
+  return value_to_c(tessera::frame_chunk_decode(f, d, nchunk, mut_of(out, size)), written);
 }
 
 tessera_status tessera_array_chunk_update(tessera_array* a, int64_t nchunk, const void* chunk, size_t size) {

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "base/byte_order.hpp"
+
 namespace tessera::detail {
 namespace {
 
@@ -14,17 +16,6 @@ constexpr uint32_t kDistanceLimit = 73725;     // unbiased distances must stay b
 constexpr size_t kBackShift = 4;               // the reference ends every match 4 bytes before the mismatch
 constexpr size_t kMinMatch = 4;                // shorter (shifted) matches are emitted as literals
 constexpr uint32_t kHashMultiplier = 2654435761u;
-
-// Loads in little-endian order on every host so hashes, and therefore the output, match the reference on
-// little-endian machines everywhere.
-inline uint32_t load_le32(const uint8_t* p) noexcept {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap32(v);
-#endif
-  return v;
-}
 
 inline uint64_t load64(const uint8_t* p) noexcept {
   uint64_t v;
@@ -54,6 +45,8 @@ inline size_t first_diff_byte(uint64_t x) noexcept {
 #endif
 }
 
+// Sequences are hashed as little-endian loads (le_load32) on every host, so the output matches the reference
+// on little-endian machines everywhere.
 inline uint32_t hash_of(uint32_t seq, unsigned hash_log) noexcept {
   return (seq * kHashMultiplier) >> (32u - hash_log);
 }
@@ -99,13 +92,13 @@ probe_estimate probe_block(const uint8_t* base, size_t len, uint32_t* table, uns
   size_t pos = 0;
   while (pos < stop) {
     const size_t anchor = pos;
-    const uint32_t seq = load_le32(base + pos);
+    const uint32_t seq = le_load32(base + pos);
     const uint32_t h = hash_of(seq, hash_log);
     const size_t cand = table[h];
     const size_t dist = anchor - cand;
     table[h] = static_cast<uint32_t>(anchor);
     size_t mlen = 0;
-    if (dist != 0 && dist < kDistanceLimit && load_le32(base + cand) == seq) {
+    if (dist != 0 && dist < kDistanceLimit && le_load32(base + cand) == seq) {
       pos = extend_match(base, anchor + 4, bound, dist) - kBackShift;
       mlen = pos - anchor;
     }
@@ -122,7 +115,7 @@ probe_estimate probe_block(const uint8_t* base, size_t len, uint32_t* table, uns
     run = 0;
     if (mlen >= 7) est.produced += static_cast<uint32_t>((mlen - 7) / 255 + 1);
     est.produced += (dist - 1 < kNearLimit) ? 2 : 4;
-    const uint32_t next = load_le32(base + pos);
+    const uint32_t next = le_load32(base + pos);
     table[hash_of(next, hash_log)] = static_cast<uint32_t>(pos);
     pos += 2;
     ++est.produced;  // the next literal token
@@ -191,14 +184,14 @@ result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_
 
   while (pos < stop) {
     const size_t anchor = pos;
-    const uint32_t seq = load_le32(src + pos);
+    const uint32_t seq = le_load32(src + pos);
     const uint32_t h = hash_of(seq, hash_log);
     const size_t cand = table[h];
     const size_t dist = anchor - cand;
     table[h] = static_cast<uint32_t>(anchor);
 
     size_t mlen = 0;
-    if (dist != 0 && dist < kDistanceLimit && load_le32(src + cand) == seq) {
+    if (dist != 0 && dist < kDistanceLimit && le_load32(src + cand) == seq) {
       pos = extend_match(src, anchor + 4, bound, dist) - kBackShift;
       mlen = pos - anchor;
     }
@@ -259,7 +252,7 @@ result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_
 
     // Re-seed the table at the match end (clevel 9 also seeds the next position, hashing the 3 bytes
     // that follow as the reference does: the 32-bit word shifted right by 8).
-    const uint32_t next = load_le32(src + pos);
+    const uint32_t next = le_load32(src + pos);
     table[hash_of(next, hash_log)] = static_cast<uint32_t>(pos);
     ++pos;
     if (clevel == 9) table[hash_of(next >> 8, hash_log)] = static_cast<uint32_t>(pos);

@@ -63,7 +63,8 @@ struct codec_encoder_impl {
   // Creates what compressing streams of at most max_src bytes at `level` needs, on the calling thread.
   status (*prepare)(codec_context& c, int level, size_t max_src) noexcept;
   // The compressed size, 0 when the data does not fit in out (it is stored verbatim then).
-  result<size_t> (*compress)(codec_context& c, bytes_view in, bytes_mut out, int level) noexcept;
+  // `dict`: the chunk's dictionary (use_dict; empty without), which the stream may refer to.
+  result<size_t> (*compress)(codec_context& c, bytes_view in, bytes_mut out, int level, bytes_view dict) noexcept;
   void (*release)(codec_context& c) noexcept;
   size_t (*state_estimate)(int level, size_t max_src) noexcept;
 };
@@ -105,6 +106,8 @@ inline const codec_encoder_impl* codec_encoder_find(codec c) noexcept {
 
 // Zstd's strongest level (ZSTD_maxCLevel() of every libzstd since 1.3): Blosc's clevel 9.
 inline constexpr int kZstdMaxLevel = 22;
+// The alignment of zstd's static context workspaces: zstd needs 8; a cache line keeps workers' tables apart.
+inline constexpr size_t kZstdWorkspaceAlign = 64;
 
 // Frees a workspace from the context's allocator and clears what pointed at it.
 inline void codec_workspace_free(codec_context& c, void*& mem, size_t& size, size_t align) noexcept {

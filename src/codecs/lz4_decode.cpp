@@ -1,21 +1,19 @@
 // LZ4 (and LZ4HC, the same format) decoding through liblz4: stateless, so nothing is allocated.
 #include <limits>
 
-#include "codecs/codec.hpp"
-#include "tessera/codecs.hpp"
-#include "tessera/tessera.h"
+#include "codecs/codec_link.hpp"
 
 #ifdef TESSERA_HAVE_LZ4
 #include <lz4.h>
 #endif
 
-namespace tessera {
+TESSERA_CODEC_LINK_ANCHORS(lz4_decoder)
 
-void codec_link_lz4_decoder() noexcept {}
+namespace tessera::detail {
 
-namespace detail {
-
-#ifdef TESSERA_HAVE_LZ4
+#ifndef TESSERA_HAVE_LZ4  // a build without liblz4
+extern const codec_decoder_impl lz4_decoder_impl = kCodecDecoderUnavailable;
+#else
 
 namespace {
 
@@ -98,14 +96,6 @@ status lz4_decode(codec_context&, bytes_view in, bytes_mut out, bytes_view dict,
 
 extern const codec_decoder_impl lz4_decoder_impl = {true, nullptr, lz4_decode, nullptr, nullptr};
 
-#else  // no liblz4
+#endif  // TESSERA_HAVE_LZ4
 
-extern const codec_decoder_impl lz4_decoder_impl = {false, nullptr, nullptr, nullptr, nullptr};
-
-#endif
-
-}  // namespace detail
-}  // namespace tessera
-
-// The C API's twin (tessera/tessera.h), in this object file so that calling it links this codec alone.
-extern "C" void tessera_codec_link_lz4_decoder(void) {}
+}  // namespace tessera::detail

@@ -1,29 +1,21 @@
-// LZ4 (fast) encoding: lz4_state_encoder over LZ4_compress_fast_extState.
-#include "codecs/codec.hpp"
-#include "tessera/codecs.hpp"
-#include "tessera/tessera.h"
+// LZ4 (fast) encoding: lz4_state_encoder over LZ4_compress_fast_extState, and with a dictionary as the reference
+// does it (LZ4_loadDict into the state, then LZ4_compress_fast_continue).
+#include "codecs/lz4_state_encoder.hpp"
 
 #ifdef TESSERA_HAVE_LZ4
 #include <lz4.h>
 
-#include "codecs/lz4_state_encoder.hpp"
+namespace {
+
+int lz4_dict_compress(void* state, size_t, const char* dict, int dict_size, const char* src, char* dst, int n,
+                      int cap, int accel) {
+  auto* s = static_cast<LZ4_stream_t*>(state);
+  LZ4_loadDict(s, dict, dict_size);  // (re)initializes the state
+  return LZ4_compress_fast_continue(s, src, dst, n, cap, accel);
+}
+
+}  // namespace
 #endif
 
-namespace tessera {
-
-void codec_link_lz4_encoder() noexcept {}
-
-namespace detail {
-
-#ifdef TESSERA_HAVE_LZ4
-extern const codec_encoder_impl lz4_encoder_impl =
-    lz4_state_encoder<&codec_context::lz4_state, &codec_context::lz4_state_size, LZ4_sizeofState, LZ4_compress_fast_extState>::impl();
-#else  // no liblz4
-extern const codec_encoder_impl lz4_encoder_impl = {false, nullptr, nullptr, nullptr, nullptr};
-#endif
-
-}  // namespace detail
-}  // namespace tessera
-
-// The C API's twin (tessera/tessera.h), in this object file so that calling it links this codec alone.
-extern "C" void tessera_codec_link_lz4_encoder(void) {}
+TESSERA_LZ4_STATE_ENCODER(lz4_encoder, lz4_state, lz4_state_size, LZ4_sizeofState, LZ4_compress_fast_extState,
+                          lz4_dict_compress)

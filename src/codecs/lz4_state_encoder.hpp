@@ -3,21 +3,26 @@
 // its own object file (lz4_encode.cpp, lz4hc_encode.cpp) so a firmware links only the one it asks for.
 #pragma once
 
+#include "codecs/codec_link.hpp"
+
 #ifdef TESSERA_HAVE_LZ4
 
 #include <limits>
-
-#include "codecs/codec.hpp"
 
 namespace tessera::detail {
 
 using lz4_state_size_fn = int (*)();
 using lz4_state_compress_fn = int (*)(void* state, const char* src, char* dst, int src_size, int dst_capacity,
                                       int level);
+// Compresses against a dictionary: the stream may refer to it and nothing else (the reference loads the
+// dictionary into the state before every stream).
+using lz4_state_dict_compress_fn = int (*)(void* state, size_t state_size, const char* dict, int dict_size,
+                                           const char* src, char* dst, int src_size, int dst_capacity, int level);
 
-// State and Size: the codec_context members holding this codec's state; SizeOf, Compress: liblz4's functions.
+// State and Size: the codec_context members holding this codec's state; SizeOf, Compress: liblz4's functions;
+// DictCompress: the same with a dictionary.
 template <void* codec_context::*State, size_t codec_context::*Size, lz4_state_size_fn SizeOf,
-          lz4_state_compress_fn Compress>
+          lz4_state_compress_fn Compress, lz4_state_dict_compress_fn DictCompress>
 struct lz4_state_encoder {
   static constexpr size_t kIntMax = static_cast<size_t>(std::numeric_limits<int>::max());
   static constexpr size_t kStateAlign = alignof(void*) > 8 ? alignof(void*) : 8;
@@ -31,12 +36,16 @@ struct lz4_state_encoder {
     return ok_status();
   }
 
-  static result<size_t> compress(codec_context& c, bytes_view in, bytes_mut out, int level) noexcept {
-    if (in.size() > kIntMax) return make_error(errc::invalid_argument, TESSERA_MSG("lz4: input larger than 2 GiB"));
+  static result<size_t> compress(codec_context& c, bytes_view in, bytes_mut out, int level, bytes_view dict) noexcept {
+    if (in.size() > kIntMax || dict.size() > kIntMax) return make_error(errc::invalid_argument, TESSERA_MSG("lz4: input larger than 2 GiB"));
     if (c.*State == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("lz4: compression state not prepared"));
     const int cap = static_cast<int>(out.size() > kIntMax ? kIntMax : out.size());
-    const int n = Compress(c.*State, reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()),
-                           static_cast<int>(in.size()), cap, level);
+    const auto* src = reinterpret_cast<const char*>(in.data());
+    auto* dst = reinterpret_cast<char*>(out.data());
+    const int n = dict.empty() ? Compress(c.*State, src, dst, static_cast<int>(in.size()), cap, level)
+                               : DictCompress(c.*State, c.*Size, reinterpret_cast<const char*>(dict.data()),
+                                              static_cast<int>(dict.size()), src, dst, static_cast<int>(in.size()),
+                                              cap, level);
     return static_cast<size_t>(n > 0 ? n : 0);
   }
 
@@ -53,4 +62,20 @@ struct lz4_state_encoder {
 
 }  // namespace tessera::detail
 
+#endif
+
+// Defines the encoder <name>_impl (state and size: its codec_context members; size_of, compress: liblz4's
+// functions; dict_compress: the same with a dictionary), unavailable without liblz4, and its link anchors.
+#ifdef TESSERA_HAVE_LZ4
+#define TESSERA_LZ4_STATE_ENCODER(name, state, size, size_of, compress, dict_compress)                          \
+  extern const tessera::detail::codec_encoder_impl tessera::detail::name##_impl =                              \
+      tessera::detail::lz4_state_encoder<&tessera::detail::codec_context::state,                               \
+                                         &tessera::detail::codec_context::size, size_of, compress,            \
+                                         dict_compress>::impl();                                              \
+  TESSERA_CODEC_LINK_ANCHORS(name)
+#else
+#define TESSERA_LZ4_STATE_ENCODER(name, state, size, size_of, compress, dict_compress)                          \
+  extern const tessera::detail::codec_encoder_impl tessera::detail::name##_impl =                              \
+      tessera::detail::kCodecEncoderUnavailable;                                                                \
+  TESSERA_CODEC_LINK_ANCHORS(name)
 #endif

@@ -1,29 +1,23 @@
-// LZ4HC encoding: lz4_state_encoder over LZ4_compress_HC_extStateHC.
-#include "codecs/codec.hpp"
-#include "tessera/codecs.hpp"
-#include "tessera/tessera.h"
+// LZ4HC encoding: lz4_state_encoder over LZ4_compress_HC_extStateHC, and with a dictionary as the reference
+// does it (the level set, LZ4_loadDictHC into the state, then LZ4_compress_HC_continue).
+#include "codecs/lz4_state_encoder.hpp"
 
 #ifdef TESSERA_HAVE_LZ4
 #include <lz4hc.h>
 
-#include "codecs/lz4_state_encoder.hpp"
+namespace {
+
+int lz4hc_dict_compress(void* state, size_t state_size, const char* dict, int dict_size, const char* src, char* dst,
+                        int n, int cap, int level) {
+  LZ4_streamHC_t* s = LZ4_initStreamHC(state, state_size);
+  if (s == nullptr) return 0;
+  LZ4_resetStreamHC_fast(s, level);
+  LZ4_loadDictHC(s, dict, dict_size);  // keeps the level
+  return LZ4_compress_HC_continue(s, src, dst, n, cap);
+}
+
+}  // namespace
 #endif
 
-namespace tessera {
-
-void codec_link_lz4hc_encoder() noexcept {}
-
-namespace detail {
-
-#ifdef TESSERA_HAVE_LZ4
-extern const codec_encoder_impl lz4hc_encoder_impl =
-    lz4_state_encoder<&codec_context::lz4hc_state, &codec_context::lz4hc_state_size, LZ4_sizeofStateHC, LZ4_compress_HC_extStateHC>::impl();
-#else  // no liblz4
-extern const codec_encoder_impl lz4hc_encoder_impl = {false, nullptr, nullptr, nullptr, nullptr};
-#endif
-
-}  // namespace detail
-}  // namespace tessera
-
-// The C API's twin (tessera/tessera.h), in this object file so that calling it links this codec alone.
-extern "C" void tessera_codec_link_lz4hc_encoder(void) {}
+TESSERA_LZ4_STATE_ENCODER(lz4hc_encoder, lz4hc_state, lz4hc_state_size, LZ4_sizeofStateHC, LZ4_compress_HC_extStateHC,
+                          lz4hc_dict_compress)

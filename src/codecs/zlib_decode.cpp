@@ -1,17 +1,15 @@
 // Zlib decoding (inflate) through zlib, one state per codec context made by prepare on the caller's thread and
 // reset between streams.
-#include "codecs/codec.hpp"
+#include "codecs/codec_link.hpp"
 #include "codecs/zlib_stream.hpp"
-#include "tessera/codecs.hpp"
-#include "tessera/tessera.h"
 
-namespace tessera {
+TESSERA_CODEC_LINK_ANCHORS(zlib_decoder)
 
-void codec_link_zlib_decoder() noexcept {}
+namespace tessera::detail {
 
-namespace detail {
-
-#ifdef TESSERA_HAVE_ZLIB
+#ifndef TESSERA_HAVE_ZLIB  // a build without zlib
+extern const codec_decoder_impl zlib_decoder_impl = kCodecDecoderUnavailable;
+#else
 
 namespace {
 
@@ -62,14 +60,6 @@ size_t state_estimate() noexcept { return sizeof(z_stream) + 8 * 1024 + 32 * 102
 
 extern const codec_decoder_impl zlib_decoder_impl = {true, prepare, decompress, release, state_estimate};
 
-#else  // no zlib
+#endif  // TESSERA_HAVE_ZLIB
 
-extern const codec_decoder_impl zlib_decoder_impl = {false, nullptr, nullptr, nullptr, nullptr};
-
-#endif
-
-}  // namespace detail
-}  // namespace tessera
-
-// The C API's twin (tessera/tessera.h), in this object file so that calling it links this codec alone.
-extern "C" void tessera_codec_link_zlib_decoder(void) {}
+}  // namespace tessera::detail

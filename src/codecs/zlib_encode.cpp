@@ -1,17 +1,15 @@
 // Zlib encoding (deflate) through zlib, one state per codec context made by prepare on the caller's thread at
 // the level asked for and reset between streams.
-#include "codecs/codec.hpp"
+#include "codecs/codec_link.hpp"
 #include "codecs/zlib_stream.hpp"
-#include "tessera/codecs.hpp"
-#include "tessera/tessera.h"
 
-namespace tessera {
+TESSERA_CODEC_LINK_ANCHORS(zlib_encoder)
 
-void codec_link_zlib_encoder() noexcept {}
+namespace tessera::detail {
 
-namespace detail {
-
-#ifdef TESSERA_HAVE_ZLIB
+#ifndef TESSERA_HAVE_ZLIB  // a build without zlib
+extern const codec_encoder_impl zlib_encoder_impl = kCodecEncoderUnavailable;
+#else
 
 namespace {
 
@@ -38,7 +36,7 @@ status prepare(codec_context& c, int level, size_t) noexcept {
   return ok_status();
 }
 
-result<size_t> compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept {
+result<size_t> compress(codec_context& c, bytes_view in, bytes_mut out, int clevel, bytes_view) noexcept {
   if (in.size() > kZlibUIntMax) return make_error(errc::invalid_argument, TESSERA_MSG("zlib: input too large"));
   auto* s = static_cast<z_stream*>(c.zlib_deflate);
   if (s == nullptr || c.zlib_deflate_level != clevel)
@@ -72,14 +70,6 @@ size_t state_estimate(int, size_t) noexcept { return sizeof(z_stream) + 6 * 1024
 
 extern const codec_encoder_impl zlib_encoder_impl = {true, prepare, compress, release, state_estimate};
 
-#else  // no zlib
+#endif  // TESSERA_HAVE_ZLIB
 
-extern const codec_encoder_impl zlib_encoder_impl = {false, nullptr, nullptr, nullptr, nullptr};
-
-#endif
-
-}  // namespace detail
-}  // namespace tessera
-
-// The C API's twin (tessera/tessera.h), in this object file so that calling it links this codec alone.
-extern "C" void tessera_codec_link_zlib_encoder(void) {}
+}  // namespace tessera::detail

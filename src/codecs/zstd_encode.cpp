@@ -1,26 +1,17 @@
 // Zstd encoding through libzstd: one static CCtx per codec context, in a workspace from the caller's allocator
 // sized for the level and the largest stream, made on the caller's thread, so zstd itself never allocates.
-#include "codecs/codec.hpp"
-#include "tessera/codecs.hpp"
-#include "tessera/tessera.h"
+#include "codecs/codec_link.hpp"
+#include "codecs/zstd_static.hpp"
 
-#ifdef TESSERA_HAVE_ZSTD
-#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStatic*Ctx and their size estimates
-#include <zstd.h>
-#include <zstd_errors.h>
-#endif
+TESSERA_CODEC_LINK_ANCHORS(zstd_encoder)
 
-namespace tessera {
+namespace tessera::detail {
 
-void codec_link_zstd_encoder() noexcept {}
-
-namespace detail {
-
-#ifdef TESSERA_HAVE_ZSTD
+#ifndef TESSERA_HAVE_ZSTD  // a build without libzstd
+extern const codec_encoder_impl zstd_encoder_impl = kCodecEncoderUnavailable;
+#else
 
 namespace {
-
-constexpr size_t kWorkspaceAlign = 64;  // zstd needs 8; a cache line keeps workers' tables apart
 
 // The CCtx for inputs of at most max_src bytes. zstd picks its parameters from a table per input size class
 // (up to 16 KiB, 128 KiB, 256 KiB, larger), and a smaller class may use a stronger strategy with more memory
@@ -42,15 +33,15 @@ size_t state_estimate(int level, size_t max_src) noexcept {
 status prepare(codec_context& c, int level, size_t max_src) noexcept {
   if (c.zstd_cctx != nullptr && c.zstd_cctx_level == level && c.zstd_cctx_src >= max_src) return ok_status();
   c.zstd_cctx = nullptr;
-  codec_workspace_free(c, c.zstd_cctx_mem, c.zstd_cctx_mem_size, kWorkspaceAlign);
+  codec_workspace_free(c, c.zstd_cctx_mem, c.zstd_cctx_mem_size, kZstdWorkspaceAlign);
   const size_t size = state_estimate(level, max_src);
-  void* mem = allocator_allocate(c.alloc, size, kWorkspaceAlign);
+  void* mem = allocator_allocate(c.alloc, size, kZstdWorkspaceAlign);
   if (mem == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("zstd: allocator refused the CCtx"));
   c.zstd_cctx_mem = mem;
   c.zstd_cctx_mem_size = size;
   c.zstd_cctx = ZSTD_initStaticCCtx(mem, size);
   if (c.zstd_cctx == nullptr) {
-    codec_workspace_free(c, c.zstd_cctx_mem, c.zstd_cctx_mem_size, kWorkspaceAlign);
+    codec_workspace_free(c, c.zstd_cctx_mem, c.zstd_cctx_mem_size, kZstdWorkspaceAlign);
     return make_error(errc::out_of_memory, TESSERA_MSG("zstd: the CCtx does not fit its workspace"));
   }
   c.zstd_cctx_level = level;
@@ -58,11 +49,15 @@ status prepare(codec_context& c, int level, size_t max_src) noexcept {
   return ok_status();
 }
 
-result<size_t> compress(codec_context& c, bytes_view in, bytes_mut out, int clevel) noexcept {
-  if (c.zstd_cctx == nullptr || c.zstd_cctx_level != clevel || in.size() > c.zstd_cctx_src)
+// With a dictionary (raw content, referenced in place: ZSTD_compress_usingDict allocates nothing), zstd sizes
+// its tables by the stream and the dictionary together: the chunk encoder prepares max_src for both.
+result<size_t> compress(codec_context& c, bytes_view in, bytes_mut out, int clevel, bytes_view dict) noexcept {
+  if (c.zstd_cctx == nullptr || c.zstd_cctx_level != clevel || in.size() + dict.size() > c.zstd_cctx_src)
     return make_error(errc::invalid_argument, TESSERA_MSG("zstd: encoder context not prepared for this level and size"));
-  const size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(c.zstd_cctx), out.data(), out.size(), in.data(),
-                                     in.size(), clevel);
+  auto* cctx = static_cast<ZSTD_CCtx*>(c.zstd_cctx);
+  const size_t n = dict.empty() ? ZSTD_compressCCtx(cctx, out.data(), out.size(), in.data(), in.size(), clevel)
+                                : ZSTD_compress_usingDict(cctx, out.data(), out.size(), in.data(), in.size(),
+                                                          dict.data(), dict.size(), clevel);
   if (ZSTD_isError(n)) {
     if (ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation)
       return make_error(errc::out_of_memory, TESSERA_MSG("zstd: the CCtx's workspace is too small"));
@@ -73,21 +68,13 @@ result<size_t> compress(codec_context& c, bytes_view in, bytes_mut out, int clev
 
 void release(codec_context& c) noexcept {
   c.zstd_cctx = nullptr;  // a static context owns nothing outside its workspace
-  codec_workspace_free(c, c.zstd_cctx_mem, c.zstd_cctx_mem_size, kWorkspaceAlign);
+  codec_workspace_free(c, c.zstd_cctx_mem, c.zstd_cctx_mem_size, kZstdWorkspaceAlign);
 }
 
 }  // namespace
 
 extern const codec_encoder_impl zstd_encoder_impl = {true, prepare, compress, release, state_estimate};
 
-#else  // no libzstd
+#endif  // TESSERA_HAVE_ZSTD
 
-extern const codec_encoder_impl zstd_encoder_impl = {false, nullptr, nullptr, nullptr, nullptr};
-
-#endif
-
-}  // namespace detail
-}  // namespace tessera
-
-// The C API's twin (tessera/tessera.h), in this object file so that calling it links this codec alone.
-extern "C" void tessera_codec_link_zstd_encoder(void) {}
+}  // namespace tessera::detail

@@ -5,19 +5,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../base/byte_order.hpp"  // relative: tests include this header without src/ on the path
 #include "tessera/error.hpp"
 
 namespace tessera::detail {
 
-// Little-endian element access (n <= 8 bytes), the same on every host.
-inline uint64_t filter_load_le(const uint8_t* p, size_t n) noexcept {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-inline void filter_store_le(uint8_t* p, size_t n, uint64_t v) noexcept {
-  for (size_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
+// Little-endian element access (n <= 8 bytes), the same on every host: base/byte_order.hpp's, in the order the
+// filters pass their arguments.
+inline uint64_t filter_load_le(const uint8_t* p, size_t n) noexcept { return le_load(p, n); }
+inline void filter_store_le(uint8_t* p, size_t n, uint64_t v) noexcept { le_store(p, v, n); }
 
 // Delta (filter 3) works on elements of `typesize` bytes as the reference does: typesize 1, 2, 4, 8 as is,
 // other multiples of 8 as 8-byte elements, anything else as bytes; bytes past the last whole element are left.

@@ -1,11 +1,13 @@
 // Internals shared by the frame reader and writer: the frame's in-memory state, the byte layout of the header
-// and the trailer (the reference pins every encoding, so they are built byte by byte), and storage access.
+// and the trailer (the reference pins every encoding, so they are built byte by byte; byte order in
+// base/byte_order.hpp), and storage access.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "../base/byte_order.hpp"  // relative: tests include this header without src/ on the path
 #include "tessera/frame.hpp"
 
 namespace tessera::detail {
@@ -44,37 +46,12 @@ inline constexpr uint8_t kFrameUdcodecFormat = 6;
 inline constexpr uint8_t kFrameCodecLast = 6;      // API codec numbers at or above are user-defined
 inline constexpr uint32_t kTrailerLenFromEnd = 22;  // the trailer length field, counted from the frame's end
 
-inline void be_store(uint8_t* p, uint64_t v, int n) noexcept {
-  for (int i = n - 1; i >= 0; --i) {
-    p[i] = static_cast<uint8_t>(v);
-    v >>= 8;
-  }
-}
-inline uint64_t be_load(const uint8_t* p, int n) noexcept {
-  uint64_t v = 0;
-  for (int i = 0; i < n; ++i) v = v << 8 | p[i];
-  return v;
-}
 inline int64_t as_signed(uint64_t v) noexcept {
   return v <= static_cast<uint64_t>(INT64_MAX) ? static_cast<int64_t>(v) : -static_cast<int64_t>(~v) - 1;
 }
 inline int32_t as_signed32(uint64_t v) noexcept {
   const uint32_t u = static_cast<uint32_t>(v);
   return u <= 0x7fffffffu ? static_cast<int32_t>(u) : -static_cast<int32_t>(~u) - 1;
-}
-inline void le_store64(uint8_t* p, uint64_t v) noexcept {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-inline uint64_t le_load64(const uint8_t* p) noexcept {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = v << 8 | p[i];
-  return v;
-}
-inline void le_store32(uint8_t* p, uint32_t v) noexcept {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-inline uint32_t le_load32(const uint8_t* p) noexcept {
-  return p[0] | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
 }
 
 // A metalayer entry: name and content inside an owned byte block.
@@ -235,6 +212,10 @@ void info_from_params(const frame_create_params& p, frame_info& info) noexcept;
 void trailer_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept;
 // Parses a trailer (trailer_len bytes) into s.vlmetas (contents copied).
 [[nodiscard]] status trailer_parse(frame_state& s, bytes_view t) noexcept;
+// The trailer's length from the frame's last kFrameTrailerMinLen bytes (a uint32, 22 bytes before the end).
+[[nodiscard]] result<uint32_t> trailer_len_parse(bytes_view tail) noexcept;
+// Rewrites the header's frame length and cbytes in place (their fixed encodings: every other byte stays).
+void header_sizes_patch(uint8_t* header, uint64_t frame_len, int64_t cbytes) noexcept;
 
 // The index chunk for little-endian int64 entries (frame_index_encode).
 [[nodiscard]] result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mut out) noexcept;
@@ -272,6 +253,12 @@ void special_chunk_write(chunk_special kind, int32_t nbytes, int32_t typesize, i
 [[nodiscard]] bool names_equal(const frame_meta_entry& e, span<const char> name) noexcept;
 
 // Reader internals the writer uses.
+// A new state for f over st (contiguous, from options.base_offset) or dir (sparse), made ready by
+// setup(state, context): f holds it only when setup succeeds (else it is freed). Closes f first.
+using state_setup = status (*)(frame_state& s, const void* context) noexcept;
+[[nodiscard]] status state_install(frame& f, const allocator& alloc, const frame_open_options& options,
+                                   const storage* st, const storage_directory* dir, state_setup setup,
+                                   const void* context) noexcept;
 [[nodiscard]] status frame_open_cframe_state(frame_state& s) noexcept;
 [[nodiscard]] status frame_open_sframe_state(frame_state& s) noexcept;
 [[nodiscard]] status frame_chunk_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;

@@ -9,6 +9,7 @@ namespace tessera {
 
 using detail::frame_access;
 using detail::frame_state;
+using detail::frame_meta_entry;
 
 frame& frame::operator=(frame&& o) noexcept {
   if (this != &o) {
@@ -100,9 +101,9 @@ status frame_read_common(frame_state& s, bool sparse_kind) noexcept {
   // The trailer: its length sits 22 bytes before the frame's end.
   uint8_t tail[kFrameTrailerMinLen];
   TESSERA_TRY(frame_read_into(s, info.frame_len - kFrameTrailerMinLen, bytes_mut(tail, sizeof tail)));
-  const uint32_t lenpos = kFrameTrailerMinLen - kTrailerLenFromEnd;
-  if (tail[lenpos - 1] != 0xce) return make_error(errc::malformed, TESSERA_MSG("frame: trailer length is not a uint32"));
-  const uint64_t tl = be_load(tail + lenpos, 4);
+  auto tlr = trailer_len_parse(bytes_view(tail, sizeof tail));
+  if (!tlr.ok()) return tlr.err();
+  const uint64_t tl = *tlr;
   if (tl < kFrameTrailerMinLen || tl > INT32_MAX || tl > info.frame_len - kFrameHeaderMinLen)
     return make_error(errc::malformed, TESSERA_MSG("frame: trailer length out of range"));
   s.info.trailer_len = static_cast<uint32_t>(tl);
@@ -542,12 +543,12 @@ result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8
 
 // ---- Public API ------------------------------------------------------------------------------------------------
 
-namespace {
+namespace detail {
 
-status open_with(frame& f, const allocator& alloc, const frame_open_options& options,
-                 status (*body)(frame_state&), const storage* st, const storage_directory* dir) noexcept {
+status state_install(frame& f, const allocator& alloc, const frame_open_options& options, const storage* st,
+                     const storage_directory* dir, state_setup setup, const void* context) noexcept {
   TESSERA_TRY(frame_close(f));
-  auto sr = detail::state_new(alloc);
+  auto sr = state_new(alloc);
   if (!sr.ok()) return sr.err();
   frame_state* s = *sr;
   s->options = options;
@@ -559,28 +560,39 @@ status open_with(frame& f, const allocator& alloc, const frame_open_options& opt
     s->dir = *dir;
     s->sparse = true;
   }
-  if (options.writable && st != nullptr && st->write == nullptr) {
-    detail::state_free(s);
-    return make_error(errc::invalid_argument, TESSERA_MSG("frame: writable open of a read-only storage"));
-  }
-  status e = body(*s);
+  status e = setup(*s, context);
   if (!e.ok()) {
-    detail::state_free(s);
+    state_free(s);
     return e;
   }
   frame_access::set(f, s);
   return ok_status();
 }
 
+}  // namespace detail
+
+namespace {
+
+status open_state(frame_state& s, const void*) noexcept {
+  if (s.options.writable && !s.sparse && s.st.write == nullptr)
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame: writable open of a read-only storage"));
+  return s.sparse ? detail::frame_open_sframe_state(s) : detail::frame_open_cframe_state(s);
+}
+
+status open_with(frame& f, const allocator& alloc, const frame_open_options& options, const storage* st,
+                 const storage_directory* dir) noexcept {
+  return detail::state_install(f, alloc, options, st, dir, open_state, nullptr);
+}
+
 }  // namespace
 
 status frame_open(frame& f, const storage& st, const allocator& alloc, const frame_open_options& options) noexcept {
-  return open_with(f, alloc, options, detail::frame_open_cframe_state, &st, nullptr);
+  return open_with(f, alloc, options, &st, nullptr);
 }
 
 status frame_open_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
                          const frame_open_options& options) noexcept {
-  return open_with(f, alloc, options, detail::frame_open_sframe_state, nullptr, &dir);
+  return open_with(f, alloc, options, nullptr, &dir);
 }
 
 uint64_t frame_max_alloc(const frame& f) noexcept {
@@ -600,8 +612,8 @@ status frame_open_again(frame& out, const frame& f, const allocator& alloc) noex
   status last = ok_status();
   for (int attempt = 0; attempt < 8; ++attempt) {
     frame fresh;
-    last = s->sparse ? open_with(fresh, alloc, o, detail::frame_open_sframe_state, nullptr, &s->dir)
-                     : open_with(fresh, alloc, o, detail::frame_open_cframe_state, &s->st, nullptr);
+    last = s->sparse ? open_with(fresh, alloc, o, nullptr, &s->dir)
+                     : open_with(fresh, alloc, o, &s->st, nullptr);
     if (last.ok() && !s->sparse) {
       const frame_state* n = frame_access::get(fresh);
       uint8_t again[kFrameHeaderMinLen];
@@ -634,34 +646,49 @@ const frame_info* frame_info_get(const frame& f) noexcept {
   return s == nullptr ? nullptr : &s->info;
 }
 
+namespace {
+
+// Entry i of a metalayer table (fixed or variable-length); `past` says that i is past its end.
+result<span<const char>> entry_name(const frame_meta_entry* e, uint32_t n, uint32_t i, const char* past) noexcept {
+  if (i >= n) return make_error(errc::out_of_range, past);
+  return span<const char>(e[i].name, e[i].name_len);
+}
+
+// The entry of a metalayer table with that name, or nullptr.
+const frame_meta_entry* entry_find(const frame_meta_entry* e, uint32_t n, span<const char> name) noexcept {
+  for (uint32_t i = 0; i < n; ++i)
+    if (detail::names_equal(e[i], name)) return &e[i];
+  return nullptr;
+}
+
+}  // namespace
+
 result<span<const char>> frame_meta_name(const frame& f, uint32_t i) noexcept {
   const frame_state* s = frame_access::get(f);
   if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
-  if (i >= s->nmetas) return make_error(errc::out_of_range, TESSERA_MSG("frame: metalayer number past the metalayers"));
-  return span<const char>(s->metas[i].name, s->metas[i].name_len);
+  return entry_name(s->metas, s->nmetas, i, TESSERA_MSG("frame: metalayer number past the metalayers"));
 }
 
 result<bytes_view> frame_meta_find(const frame& f, span<const char> name) noexcept {
   const frame_state* s = frame_access::get(f);
   if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
-  for (uint32_t i = 0; i < s->nmetas; ++i)
-    if (detail::names_equal(s->metas[i], name)) return bytes_view(s->header + s->metas[i].content_off, s->metas[i].content_len);
-  return make_error(errc::out_of_range, TESSERA_MSG("frame: no fixed metalayer with that name"));
+  const frame_meta_entry* e = entry_find(s->metas, s->nmetas, name);
+  if (e == nullptr) return make_error(errc::out_of_range, TESSERA_MSG("frame: no fixed metalayer with that name"));
+  return bytes_view(s->header + e->content_off, e->content_len);
 }
 
 result<span<const char>> frame_vlmeta_name(const frame& f, uint32_t i) noexcept {
   const frame_state* s = frame_access::get(f);
   if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
-  if (i >= s->nvlmetas) return make_error(errc::out_of_range, TESSERA_MSG("frame: vlmetalayer number past the vlmetalayers"));
-  return span<const char>(s->vlmetas[i].name, s->vlmetas[i].name_len);
+  return entry_name(s->vlmetas, s->nvlmetas, i, TESSERA_MSG("frame: vlmetalayer number past the vlmetalayers"));
 }
 
 result<bytes_view> frame_vlmeta_raw(const frame& f, span<const char> name) noexcept {
   const frame_state* s = frame_access::get(f);
   if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
-  for (uint32_t i = 0; i < s->nvlmetas; ++i)
-    if (detail::names_equal(s->vlmetas[i], name)) return bytes_view(s->vlmetas[i].data, s->vlmetas[i].content_len);
-  return make_error(errc::out_of_range, TESSERA_MSG("frame: no vlmetalayer with that name"));
+  const frame_meta_entry* e = entry_find(s->vlmetas, s->nvlmetas, name);
+  if (e == nullptr) return make_error(errc::out_of_range, TESSERA_MSG("frame: no vlmetalayer with that name"));
+  return bytes_view(e->data, e->content_len);
 }
 
 result<size_t> frame_vlmeta_nbytes(const frame& f, span<const char> name) noexcept {

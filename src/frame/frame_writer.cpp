@@ -277,7 +277,7 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
     if (off < 0 || static_cast<uint64_t>(off) >= tl) continue;
     uint8_t hb[kChunkHeaderExtendedSize];
     TESSERA_TRY(frame_read_into(s, hl + static_cast<uint64_t>(off), bytes_mut(hb, kChunkHeaderMinSize)));
-    const uint32_t cb = static_cast<uint32_t>(hb[12] | uint32_t{hb[13]} << 8 | uint32_t{hb[14]} << 16 | uint32_t{hb[15]} << 24);
+    const uint32_t cb = le_load32(hb + 12);  // the chunk header's cbytes
     if (cb > INT32_MAX || static_cast<uint64_t>(off) + cb > static_cast<uint64_t>(ci.cbytes))
       return make_error(errc::corrupt, TESSERA_MSG("frame: committed chunk runs past its data"));
     temp_buffer b;
@@ -292,7 +292,9 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
   // The committed trailer, unchanged, after the moved index.
   uint8_t ctail[kFrameTrailerMinLen];
   TESSERA_TRY(frame_read_into(s, ci.frame_len - kFrameTrailerMinLen, bytes_mut(ctail, sizeof ctail)));
-  const uint32_t ctl = static_cast<uint32_t>(be_load(ctail + kFrameTrailerMinLen - kTrailerLenFromEnd, 4));
+  auto ctlr = trailer_len_parse(bytes_view(ctail, sizeof ctail));
+  if (!ctlr.ok()) return make_error(errc::corrupt, TESSERA_MSG("frame: committed trailer unreadable"));
+  const uint32_t ctl = *ctlr;
   if (ctl < kFrameTrailerMinLen || ctl > ci.frame_len) return make_error(errc::corrupt, TESSERA_MSG("frame: committed trailer unreadable"));
   auto ibound = frame_index_bound(cn);
   if (!ibound.ok()) return ibound.err();
@@ -307,8 +309,7 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
   temp_buffer hb;
   TESSERA_TRY(hb.get(s, hl));
   TESSERA_TRY(frame_read_into(s, 0, bytes_mut(hb.p, hl)));
-  be_store(hb.p + kFhCbytes, pos - hl, 8);
-  be_store(hb.p + kFhFrameLen, len, 8);
+  header_sizes_patch(hb.p, len, static_cast<int64_t>(pos - hl));
   if (s.committed_len < len) s.committed_len = len;  // from here on either frame may be the live one
   TESSERA_TRY(frame_write(s, 0, bytes_view(hb.p, hl)));
   TESSERA_TRY(sync_if(s));
@@ -323,6 +324,7 @@ struct commit_parts {
   bool has_data = false;
   uint32_t ibound = 0;
   chunk_encoder* enc = nullptr;
+  frame_info ni{};  // the header fields to commit: s.info with the new trailer length
 };
 
 status commit_parts_get(frame_state& s, commit_parts& c) noexcept {
@@ -340,17 +342,23 @@ status commit_parts_get(frame_state& s, commit_parts& c) noexcept {
     if (!e.ok()) return e.err();
     c.enc = *e;
   }
+  c.ni = s.info;
+  c.ni.trailer_len = c.tl;
   return ok_status();
+}
+
+// The index of s.chunks into out (c.ibound bytes): its size; 0 for a frame without chunks (no index).
+result<uint32_t> commit_index_build(frame_state& s, const commit_parts& c, uint8_t* out) noexcept {
+  if (!c.has_data) return uint32_t{0};
+  return index_build(s, c.enc, s.chunks, s.nchunks, bytes_mut(out, c.ibound));
 }
 
 status cframe_commit(frame_state& s) noexcept {
   commit_parts c;
   TESSERA_TRY(commit_parts_get(s, c));
-  const uint32_t tl = c.tl, hl = c.hl, ibound = c.ibound;
+  const uint32_t tl = c.tl, hl = c.hl;
   const bool has_data = c.has_data;
-  chunk_encoder* enc = c.enc;
-  frame_info ni = s.info;
-  ni.trailer_len = tl;
+  frame_info& ni = c.ni;
   uint64_t idx_pos = hl;
   if (has_data) {
     idx_pos = place_at(s);
@@ -363,13 +371,10 @@ status cframe_commit(frame_state& s) noexcept {
   const bool joined = !has_data && !(s.options.durable && s.committed_has_index);
   // Without chunks and without a committed index, header and trailer are rewritten together (one write).
   const size_t lead = joined ? hl : 0;
-  TESSERA_TRY(buf.get(s, lead + ibound + tl));
-  uint32_t isize = 0;
-  if (has_data) {
-    auto r = index_build(s, enc, s.chunks, s.nchunks, bytes_mut(buf.p + lead, ibound));
-    if (!r.ok()) return r.err();
-    isize = *r;
-  }
+  TESSERA_TRY(buf.get(s, lead + c.ibound + tl));
+  auto r = commit_index_build(s, c, buf.p + lead);
+  if (!r.ok()) return r.err();
+  const uint32_t isize = *r;
   ni.frame_len = idx_pos + isize + tl;
   trailer_write(s, buf.p + lead + isize, tl);
   if (joined) {
@@ -406,19 +411,13 @@ status cframe_commit(frame_state& s) noexcept {
 status sframe_commit(frame_state& s) noexcept {
   commit_parts c;
   TESSERA_TRY(commit_parts_get(s, c));
-  const uint32_t tl = c.tl, hl = c.hl, ibound = c.ibound;
-  const bool has_data = c.has_data;
-  chunk_encoder* enc = c.enc;
-  frame_info ni = s.info;
-  ni.trailer_len = tl;
+  const uint32_t tl = c.tl, hl = c.hl;
+  frame_info& ni = c.ni;
   temp_buffer buf;
-  TESSERA_TRY(buf.get(s, size_t{hl} + ibound + tl));
-  uint32_t isize = 0;
-  if (has_data) {
-    auto r = index_build(s, enc, s.chunks, s.nchunks, bytes_mut(buf.p + hl, ibound));
-    if (!r.ok()) return r.err();
-    isize = *r;
-  }
+  TESSERA_TRY(buf.get(s, size_t{hl} + c.ibound + tl));
+  auto r = commit_index_build(s, c, buf.p + hl);
+  if (!r.ok()) return r.err();
+  const uint32_t isize = *r;
   ni.frame_len = uint64_t{hl} + isize + tl;
   header_compose(s, ni, buf.p);
   trailer_write(s, buf.p + hl + isize, tl);
@@ -503,30 +502,16 @@ status create_common(frame_state& s, const frame_create_params& p) noexcept {
 
 namespace {
 
+status create_state(frame_state& s, const void* params) noexcept {
+  return detail::create_common(s, *static_cast<const frame_create_params*>(params));
+}
+
 status create_with(frame& f, const allocator& alloc, const frame_create_params& p, frame_open_options options,
                    const storage* st, const storage_directory* dir) noexcept {
   TESSERA_TRY(frame_close(f));
   if (st != nullptr && st->write == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: cannot create in a read-only storage"));
-  auto sr = detail::state_new(alloc);
-  if (!sr.ok()) return sr.err();
-  frame_state* s = *sr;
   options.writable = true;
-  s->options = options;
-  if (st != nullptr) {
-    s->st = *st;
-    s->base = options.base_offset;
-  }
-  if (dir != nullptr) {
-    s->dir = *dir;
-    s->sparse = true;
-  }
-  status e = detail::create_common(*s, p);
-  if (!e.ok()) {
-    detail::state_free(s);
-    return e;
-  }
-  frame_access::set(f, s);
-  return ok_status();
+  return detail::state_install(f, alloc, options, st, dir, create_state, &p);
 }
 
 }  // namespace

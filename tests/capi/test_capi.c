@@ -798,6 +798,45 @@ static void test_golden_file(void) {
 }
 #endif
 
+/* ---- The fixed buffer's callbacks, called straight from C ---------------------------------------------------- */
+
+/* tessera_buffer is tessera::fixed_buffer seen from C: every callback must keep b.size as the C++ one leaves it. */
+static void test_buffer_callbacks(void) {
+  uint8_t mem[16];
+  uint8_t got[16];
+  uint64_t n = 0;
+  size_t vn = 0;
+  size_t i;
+  tessera_buffer b;
+  tessera_storage st;
+  memset(mem, 0xEE, sizeof mem);
+  tessera_buffer_init(&b, mem, sizeof mem, 20); /* a size past the capacity is clamped */
+  CHECK(b.size == 16 && b.capacity == 16);
+  tessera_buffer_init(&b, NULL, sizeof mem, 4); /* no memory: no capacity */
+  CHECK(b.size == 0 && b.capacity == 0);
+  tessera_buffer_init(&b, mem, sizeof mem, 0);
+  st = tessera_buffer_storage(&b);
+  REQUIRE(st.sync == NULL && st.view != NULL && st.context == &b);
+  REQUIRE_OK(st.write(st.context, 4, (const uint8_t*)"abc", 3)); /* the gap 0..3 reads as zeros */
+  CHECK(b.size == 7);
+  REQUIRE_OK(st.read(st.context, 0, got, 7));
+  CHECK(memcmp(got, "\0\0\0\0abc", 7) == 0);
+  CHECK_ERR(st.read(st.context, 5, got, 3), TESSERA_ERR_TRUNCATED);
+  REQUIRE_OK(st.read(st.context, 7, NULL, 0)); /* nothing at the end, with no buffer */
+  CHECK_ERR(st.write(st.context, 14, (const uint8_t*)"xyz", 3), TESSERA_ERR_NO_SPACE);
+  CHECK(b.size == 7 && mem[14] == 0xEE); /* nothing written */
+  REQUIRE_OK(st.write(st.context, 5, mem + 4, 3)); /* overlapping source: "abc" moves one byte on */
+  REQUIRE_OK(st.read(st.context, 4, got, 4));
+  CHECK(memcmp(got, "aabc", 4) == 0 && b.size == 8);
+  REQUIRE_OK(st.truncate(st.context, 12)); /* grows with zeros */
+  REQUIRE_OK(st.size(st.context, &n));
+  CHECK(n == 12 && b.size == 12);
+  for (i = 8; i < 12; ++i) CHECK(mem[i] == 0);
+  CHECK_ERR(st.truncate(st.context, 17), TESSERA_ERR_NO_SPACE);
+  REQUIRE_OK(st.truncate(st.context, 2));
+  CHECK(st.view(st.context, &vn) == mem && vn == 2 && b.size == 2);
+}
+
 /* ---- The runner --------------------------------------------------------------------------------------------- */
 
 typedef struct test_case {
@@ -811,6 +850,7 @@ static const test_case g_cases[] = {
     {"append", test_append},
     {"metalayers", test_metalayers},
     {"errors", test_errors},
+    {"buffer_callbacks", test_buffer_callbacks},
 #ifndef TESSERA_TEST_BAREMETAL
     {"stdio_file", test_stdio_file},
     {"golden_file", test_golden_file},

@@ -1,4 +1,4 @@
-// RAM storages: fixed caller buffers, read-only views, allocator-grown buffers and a directory of them.
+// RAM storages: read-only views, allocator-grown buffers and a directory of them (fixed caller buffers: the core).
 #include "tessera/port/memory_storage.hpp"
 
 #include <cstring>
@@ -7,13 +7,7 @@
 
 namespace tessera {
 
-// ---- Fixed buffer --------------------------------------------------------------------------------------------
-
-void fixed_buffer_init(fixed_buffer& b, void* data, size_t capacity, size_t size) noexcept {
-  b.data = static_cast<uint8_t*>(data);
-  b.capacity = data == nullptr ? 0 : capacity;
-  b.size = size < b.capacity ? size : b.capacity;
-}
+// ---- Read-only bytes -----------------------------------------------------------------------------------------
 
 namespace {
 
@@ -21,36 +15,6 @@ status range_read(const uint8_t* data, size_t size, uint64_t offset, bytes_mut d
   if (offset > size || dst.size() > size - offset) return make_error(errc::truncated, TESSERA_MSG("memory: read past the end"));
   std::memcpy(dst.data(), data + offset, dst.size());
   return ok_status();
-}
-
-status fixed_read(void* c, uint64_t offset, bytes_mut dst) noexcept {
-  auto* b = static_cast<fixed_buffer*>(c);
-  return range_read(b->data, b->size, offset, dst);
-}
-status fixed_write(void* c, uint64_t offset, bytes_view src) noexcept {
-  auto* b = static_cast<fixed_buffer*>(c);
-  if (offset > b->capacity || src.size() > b->capacity - offset)
-    return make_error(errc::no_space, TESSERA_MSG("memory: write past the fixed buffer's capacity"));
-  if (offset > b->size) std::memset(b->data + b->size, 0, static_cast<size_t>(offset) - b->size);
-  std::memmove(b->data + offset, src.data(), src.size());
-  const size_t end = static_cast<size_t>(offset) + src.size();
-  if (end > b->size) b->size = end;
-  return ok_status();
-}
-status fixed_size(void* c, uint64_t* out) noexcept {
-  *out = static_cast<fixed_buffer*>(c)->size;
-  return ok_status();
-}
-status fixed_truncate(void* c, uint64_t size) noexcept {
-  auto* b = static_cast<fixed_buffer*>(c);
-  if (size > b->capacity) return make_error(errc::no_space, TESSERA_MSG("memory: truncate past the fixed buffer's capacity"));
-  if (size > b->size) std::memset(b->data + b->size, 0, static_cast<size_t>(size) - b->size);
-  b->size = static_cast<size_t>(size);
-  return ok_status();
-}
-bytes_view fixed_view(void* c) noexcept {
-  auto* b = static_cast<fixed_buffer*>(c);
-  return bytes_view(b->data, b->size);
 }
 
 status const_read(void* c, uint64_t offset, bytes_mut dst) noexcept {
@@ -68,24 +32,8 @@ bytes_view const_view(void* c) noexcept {
 
 }  // namespace
 
-storage fixed_buffer_storage(fixed_buffer& b) noexcept {
-  storage s;
-  s.read = fixed_read;
-  s.write = fixed_write;
-  s.size = fixed_size;
-  s.truncate = fixed_truncate;
-  s.view = fixed_view;
-  s.context = &b;
-  return s;
-}
-
 storage const_buffer_storage(const_buffer& b) noexcept {
-  storage s;
-  s.read = const_read;
-  s.size = const_size;
-  s.view = const_view;
-  s.context = &b;
-  return s;
+  return storage{const_read, nullptr /* write */, const_size, nullptr /* truncate */, nullptr /* sync */, const_view, &b};
 }
 
 // ---- Growable buffer -----------------------------------------------------------------------------------------
@@ -180,14 +128,8 @@ void growable_buffer_release(growable_buffer& b) noexcept {
 }
 
 storage growable_buffer_storage(growable_buffer& b) noexcept {
-  storage s;
-  s.read = growable_buffer_access::read;
-  s.write = growable_buffer_access::write;
-  s.size = growable_buffer_access::size;
-  s.truncate = growable_buffer_access::truncate;
-  s.view = growable_buffer_access::view;
-  s.context = &b;
-  return s;
+  using a = growable_buffer_access;
+  return storage{a::read, a::write, a::size, a::truncate, nullptr /* sync */, a::view, &b};
 }
 
 // ---- Directory -----------------------------------------------------------------------------------------------
@@ -301,13 +243,8 @@ void memory_directory_release(memory_directory& d) noexcept {
 }
 
 storage_directory memory_directory_interface(memory_directory& d) noexcept {
-  storage_directory i;
-  i.open = memory_directory_access::open;
-  i.close = memory_directory_access::close;
-  i.remove = memory_directory_access::remove;
-  i.rename = memory_directory_access::rename;
-  i.context = &d;
-  return i;
+  using a = memory_directory_access;
+  return storage_directory{a::open, a::close, a::remove, a::rename, &d};
 }
 
 bytes_view memory_directory_find(const memory_directory& d, const char* name) noexcept {

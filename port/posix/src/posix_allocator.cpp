@@ -27,12 +27,7 @@ void* posix_reallocate(void*, void* block, size_t, size_t new_size, size_t align
 }  // namespace
 
 allocator posix_allocator() noexcept {
-  allocator a;
-  a.allocate = posix_allocate;
-  a.deallocate = posix_deallocate;
-  a.reallocate = posix_reallocate;
-  a.context = nullptr;
-  return a;
+  return allocator{posix_allocate, posix_deallocate, nullptr /* context */, posix_reallocate};
 }
 
 }  // namespace tessera

@@ -42,38 +42,10 @@ status dir_open(void* context, const char* name, storage_open mode, storage* out
   switch (mode) {
     case storage_open::read: fd = detail::posix_open_retry(dirfd, name, O_RDONLY | O_CLOEXEC, 0); break;
     case storage_open::read_write: fd = detail::posix_open_retry(dirfd, name, O_RDWR | O_CLOEXEC, 0); break;
-    case storage_open::replace:
-      // Exclusive first, to know whether the entry is new and the directory needs an fsync.
-      fd = detail::posix_open_retry(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd >= 0) {
-        created = true;
-      } else if (errno == EEXIST) {
-        fd = detail::posix_open_retry(dirfd, name, O_RDWR | O_TRUNC | O_CLOEXEC, 0);
-        if (fd < 0 && errno == ENOENT) {  // removed in between
-          fd = detail::posix_open_retry(dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-          created = fd >= 0;
-        }
-      }
-      break;
+    case storage_open::replace: fd = detail::posix_open_create(dirfd, name, true, 0666, &created); break;
     default: return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: unknown open mode"));
   }
-  if (fd < 0) return detail::posix_open_error(errno);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return make_error(errc::io, TESSERA_MSG("posix_directory: fstat failed"));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return make_error(errc::io, TESSERA_MSG("posix_directory: the entry is a directory"));
-  }
-  if (created) {
-    const status s = detail::posix_fsync_directory_fd(dirfd);
-    if (!s.ok()) {
-      ::close(fd);
-      return s;
-    }
-  }
+  TESSERA_TRY(detail::posix_open_finish(fd, created, dirfd, name));
   posix_file f;
   f.fd = fd;
   f.writable = mode != storage_open::read;
@@ -166,13 +138,8 @@ status posix_directory_close(posix_directory& d) noexcept {
 }
 
 storage_directory posix_directory_interface(const posix_directory& d) noexcept {
-  storage_directory sd;
-  sd.open = dir_open;
-  sd.close = dir_close;
-  sd.remove = dir_remove;
-  sd.rename = dir_rename;
-  sd.context = reinterpret_cast<void*>(static_cast<intptr_t>(d.fd));
-  return sd;
+  void* const fd = reinterpret_cast<void*>(static_cast<intptr_t>(d.fd));
+  return storage_directory{dir_open, dir_close, dir_remove, dir_rename, fd};
 }
 
 }  // namespace tessera

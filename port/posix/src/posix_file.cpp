@@ -34,71 +34,71 @@ bool detail::posix_errno_is_full(int e) noexcept { return e == ENOSPC || e == ED
 
 status detail::posix_open_error(int e) noexcept {
   switch (e) {
-    case ENOENT: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: no such file or directory"));
+    case ENOENT: return make_error(errc::io, TESSERA_MSG("posix: open failed: no such file or directory"));
     case EACCES:
-    case EPERM: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: permission denied"));
-    case EISDIR: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: the path is a directory"));
-    case ENOTDIR: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: a path component is not a directory"));
-    case EROFS: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: read-only file system"));
-    case EEXIST: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: the file exists"));
+    case EPERM: return make_error(errc::io, TESSERA_MSG("posix: open failed: permission denied"));
+    case EISDIR: return make_error(errc::io, TESSERA_MSG("posix: open failed: the path is a directory"));
+    case ENOTDIR: return make_error(errc::io, TESSERA_MSG("posix: open failed: a path component is not a directory"));
+    case EROFS: return make_error(errc::io, TESSERA_MSG("posix: open failed: read-only file system"));
+    case EEXIST: return make_error(errc::io, TESSERA_MSG("posix: open failed: the file exists"));
     case EMFILE:
-    case ENFILE: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: too many open files"));
-    case ENAMETOOLONG: return make_error(errc::io, TESSERA_MSG("posix_file: open failed: name too long"));
+    case ENFILE: return make_error(errc::io, TESSERA_MSG("posix: open failed: too many open files"));
+    case ENAMETOOLONG: return make_error(errc::io, TESSERA_MSG("posix: open failed: name too long"));
+    case EOVERFLOW: return make_error(errc::io, TESSERA_MSG("posix: open failed: the file is too large to open"));
     case ENOSPC:
-    case EDQUOT: return make_error(errc::no_space, TESSERA_MSG("posix_file: open failed: no space to create the file"));
-    default: return make_error(errc::io, TESSERA_MSG("posix_file: open failed"));
+    case EDQUOT: return make_error(errc::no_space, TESSERA_MSG("posix: open failed: no space to create the file"));
+    default: return make_error(errc::io, TESSERA_MSG("posix: open failed"));
   }
 }
 
 namespace {
 
+// Moves `size` bytes at `offset` through io(done, want, at) (a pread or pwrite of `want` bytes at file offset `at`,
+// `done` bytes into the buffer), across short counts and EINTR. 0 when every byte moved, the errno of a failed
+// call, or -1 when a call moved nothing (a read at the end of the file; a write that makes no progress).
+template <class Io>
+int transfer(Io io, size_t size, uint64_t offset) noexcept {
+  size_t done = 0;
+  while (done < size) {
+    const size_t left = size - done;
+    const ssize_t n = io(done, left < kMaxTransfer ? left : kMaxTransfer, offset + done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return -1;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 status file_read(void* context, uint64_t offset, bytes_mut dst) noexcept {
   const int fd = fd_of(context);
   if (offset > kMaxOffset || dst.size() > kMaxOffset - offset)
     return make_error(errc::out_of_range, TESSERA_MSG("posix_file: read offset past the largest file offset"));
-  uint8_t* p = dst.data();
-  size_t left = dst.size();
-  uint64_t at = offset;
-  while (left > 0) {
-    const size_t want = left < kMaxTransfer ? left : kMaxTransfer;
-    const ssize_t n = ::pread(fd, p, want, static_cast<off_t>(at));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EISDIR) return make_error(errc::io, TESSERA_MSG("posix_file: pread failed: the file is a directory"));
-      if (errno == EBADF) return make_error(errc::io, TESSERA_MSG("posix_file: pread failed: bad or write-only descriptor"));
-      return make_error(errc::io, TESSERA_MSG("posix_file: pread failed"));
-    }
-    if (n == 0) return make_error(errc::truncated, TESSERA_MSG("posix_file: read past the end of the file"));
-    p += n;
-    left -= static_cast<size_t>(n);
-    at += static_cast<uint64_t>(n);
-  }
-  return ok_status();
+  const int e = transfer([&](size_t done, size_t want, uint64_t at) {
+    return ::pread(fd, dst.data() + done, want, static_cast<off_t>(at));
+  }, dst.size(), offset);
+  if (e == 0) return ok_status();
+  if (e < 0) return make_error(errc::truncated, TESSERA_MSG("posix_file: read past the end of the file"));
+  if (e == EISDIR) return make_error(errc::io, TESSERA_MSG("posix_file: pread failed: the file is a directory"));
+  if (e == EBADF) return make_error(errc::io, TESSERA_MSG("posix_file: pread failed: bad or write-only descriptor"));
+  return make_error(errc::io, TESSERA_MSG("posix_file: pread failed"));
 }
 
 status file_write(void* context, uint64_t offset, bytes_view src) noexcept {
   const int fd = fd_of(context);
   if (offset > kMaxOffset || src.size() > kMaxOffset - offset)
     return make_error(errc::no_space, TESSERA_MSG("posix_file: write past the largest file offset"));
-  const uint8_t* p = src.data();
-  size_t left = src.size();
-  uint64_t at = offset;
-  while (left > 0) {
-    const size_t want = left < kMaxTransfer ? left : kMaxTransfer;
-    const ssize_t n = ::pwrite(fd, p, want, static_cast<off_t>(at));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (is_full(errno)) return make_error(errc::no_space, TESSERA_MSG("posix_file: pwrite failed: no space left"));
-      if (errno == EBADF) return make_error(errc::io, TESSERA_MSG("posix_file: pwrite failed: bad or read-only descriptor"));
-      return make_error(errc::io, TESSERA_MSG("posix_file: pwrite failed"));
-    }
-    // A zero-byte write of a non-empty buffer makes no progress: treat it as full rather than spin.
-    if (n == 0) return make_error(errc::no_space, TESSERA_MSG("posix_file: pwrite wrote nothing"));
-    p += n;
-    left -= static_cast<size_t>(n);
-    at += static_cast<uint64_t>(n);
-  }
-  return ok_status();
+  const int e = transfer([&](size_t done, size_t want, uint64_t at) {
+    return ::pwrite(fd, src.data() + done, want, static_cast<off_t>(at));
+  }, src.size(), offset);
+  if (e == 0) return ok_status();
+  // A zero-byte write of a non-empty buffer makes no progress: treat it as full rather than spin.
+  if (e < 0) return make_error(errc::no_space, TESSERA_MSG("posix_file: pwrite wrote nothing"));
+  if (is_full(e)) return make_error(errc::no_space, TESSERA_MSG("posix_file: pwrite failed: no space left"));
+  if (e == EBADF) return make_error(errc::io, TESSERA_MSG("posix_file: pwrite failed: bad or read-only descriptor"));
+  return make_error(errc::io, TESSERA_MSG("posix_file: pwrite failed"));
 }
 
 status file_size(void* context, uint64_t* out) noexcept {
@@ -149,6 +149,35 @@ int detail::posix_open_retry(int dirfd, const char* path, int flags, mode_t mode
   }
 }
 
+int detail::posix_open_create(int dirfd, const char* path, bool truncate, mode_t mode, bool* created) noexcept {
+  const int trunc = truncate ? O_TRUNC : 0;
+  *created = false;
+  int fd = posix_open_retry(dirfd, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd >= 0) {
+    *created = true;
+  } else if (errno == EEXIST) {
+    fd = posix_open_retry(dirfd, path, O_RDWR | O_CLOEXEC | trunc, 0);
+    // Removed in between: one more exclusive try is enough (a second race is the caller's business).
+    if (fd < 0 && errno == ENOENT) {
+      fd = posix_open_retry(dirfd, path, O_RDWR | O_CREAT | O_CLOEXEC | trunc, mode);
+      *created = fd >= 0;
+    }
+  }
+  return fd;
+}
+
+status detail::posix_stat_opened(int fd, struct stat* st) noexcept {
+  if (::fstat(fd, st) != 0) {
+    ::close(fd);
+    return make_error(errc::io, TESSERA_MSG("posix: fstat failed"));
+  }
+  if (S_ISDIR(st->st_mode)) {
+    ::close(fd);
+    return make_error(errc::io, TESSERA_MSG("posix: open failed: the path is a directory"));
+  }
+  return ok_status();
+}
+
 status detail::posix_fsync_directory_fd(int fd) noexcept {
   for (;;) {
     if (::fsync(fd) == 0) return ok_status();
@@ -182,46 +211,24 @@ result<posix_file> posix_file_open(const char* path, posix_open mode) noexcept {
     case posix_open::read: fd = open_retry(path, O_RDONLY | O_CLOEXEC, 0); break;
     case posix_open::read_write: fd = open_retry(path, O_RDWR | O_CLOEXEC, 0); break;
     case posix_open::create:
-    case posix_open::replace: {
-      const int trunc = mode == posix_open::replace ? O_TRUNC : 0;
-      // Exclusive first, to know whether the name is new and its directory needs an fsync.
-      fd = open_retry(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, kMode);
-      if (fd >= 0) {
-        created = true;
-      } else if (errno == EEXIST) {
-        fd = open_retry(path, O_RDWR | O_CLOEXEC | trunc, 0);
-        // Removed in between: one more exclusive try is enough (a second race is the caller's business).
-        if (fd < 0 && errno == ENOENT) {
-          fd = open_retry(path, O_RDWR | O_CREAT | O_CLOEXEC | trunc, kMode);
-          created = fd >= 0;
-        }
-      }
-      break;
-    }
+    case posix_open::replace: fd = detail::posix_open_create(-1, path, mode == posix_open::replace, kMode, &created); break;
     default: return make_error(errc::invalid_argument, TESSERA_MSG("posix_file: unknown open mode"));
   }
-  if (fd < 0) return detail::posix_open_error(errno);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return make_error(errc::io, TESSERA_MSG("posix_file: fstat failed"));
-  }
-  // open(O_RDONLY) of a directory succeeds; its reads would fail later with EISDIR. Refuse it here.
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return make_error(errc::io, TESSERA_MSG("posix_file: open failed: the path is a directory"));
-  }
-  if (created) {
-    status s = posix_directory_sync_parent(path);
-    if (!s.ok()) {
-      ::close(fd);
-      return s;
-    }
-  }
+  TESSERA_TRY(detail::posix_open_finish(fd, created, -1, path));
   posix_file f;
   f.fd = fd;
   f.writable = mode != posix_open::read;
   return f;
+}
+
+status detail::posix_open_finish(int fd, bool created, int dirfd, const char* path) noexcept {
+  if (fd < 0) return posix_open_error(errno);
+  struct stat st;
+  TESSERA_TRY(posix_stat_opened(fd, &st));
+  if (!created) return ok_status();
+  const status s = dirfd >= 0 ? posix_fsync_directory_fd(dirfd) : posix_directory_sync_parent(path);
+  if (!s.ok()) ::close(fd);
+  return s;
 }
 
 status posix_file_close(posix_file& f) noexcept {

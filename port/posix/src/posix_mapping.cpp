@@ -39,20 +39,6 @@ bytes_view mapping_view(void* context) noexcept {
   return bytes_view(m->data, static_cast<size_t>(m->size));
 }
 
-status open_error(int e) noexcept {
-  switch (e) {
-    case ENOENT: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: no such file or directory"));
-    case EACCES:
-    case EPERM: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: permission denied"));
-    case ENOTDIR: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: a path component is not a directory"));
-    case EMFILE:
-    case ENFILE: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: too many open files"));
-    case ENAMETOOLONG: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: name too long"));
-    case EOVERFLOW: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: the file is too large to open"));
-    default: return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed"));
-  }
-}
-
 status mmap_error(int e) noexcept {
   switch (e) {
     case ENOMEM:
@@ -71,16 +57,9 @@ result<posix_mapping> posix_mapping_open(const char* path) noexcept {
   if (path == nullptr || path[0] == '\0') return make_error(errc::invalid_argument, TESSERA_MSG("posix_mapping: empty path"));
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below); regular files ignore it.
   const int fd = detail::posix_open_retry(-1, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
-  if (fd < 0) return open_error(errno);
+  if (fd < 0) return detail::posix_open_error(errno);
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return make_error(errc::io, TESSERA_MSG("posix_mapping: fstat failed"));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return make_error(errc::io, TESSERA_MSG("posix_mapping: open failed: the path is a directory"));
-  }
+  TESSERA_TRY(detail::posix_stat_opened(fd, &st));
   // Devices, FIFOs and sockets report no meaningful size (0): mapping them would silently be empty or fail.
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);

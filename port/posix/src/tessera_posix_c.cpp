@@ -1,6 +1,6 @@
 // The POSIX port's C API (tessera/port/tessera_posix.h): the C faces of posix_allocator, thread_pool,
 // posix_file and posix_directory, and arrays by path on top of them. Storages are exposed to C through small
-// adapters (the C storage's context reaches the C++ one); a directory's open entries are malloc'd boxes.
+// adapters of the core (tessera/capi_bridge.hpp); a directory's open entries are boxes from posix_allocator.
 #include "tessera/port/tessera_posix.h"
 
 #include <sys/stat.h>
@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "tessera/capi_bridge.hpp"
 #include "tessera/port/posix_allocator.hpp"
 #include "tessera/port/posix_directory.hpp"
 #include "tessera/port/posix_file.hpp"
@@ -17,15 +18,10 @@ namespace {
 
 using tessera::errc;
 using tessera::status;
+using tessera::status_to_c;
 
-tessera_status to_c(const tessera::error& e) noexcept {
-  tessera_status s;
-  s.code = static_cast<int32_t>(e.code);
-  s.message = e.message != nullptr ? e.message : "";
-  return s;
-}
-tessera_status c_ok() noexcept { return to_c(tessera::ok_status()); }
-tessera_status c_error(errc code, const char* message) noexcept { return to_c(tessera::make_error(code, message)); }
+tessera_status c_ok() noexcept { return status_to_c(tessera::ok_status()); }
+tessera_status c_error(errc code, const char* message) noexcept { return status_to_c(tessera::make_error(code, message)); }
 
 template <class T>
 T* malloc_new() noexcept {
@@ -38,49 +34,6 @@ void malloc_delete(T* p) noexcept {
   std::free(p);
 }
 
-// ---- A C++ storage as a C storage: the C storage's context points at the C++ storage.
-
-const tessera::storage& cxx_of(void* context) noexcept { return *static_cast<const tessera::storage*>(context); }
-
-tessera_status st_read(void* context, uint64_t offset, uint8_t* dst, size_t size) {
-  return to_c(tessera::storage_read(cxx_of(context), offset, tessera::bytes_mut(dst, size)));
-}
-tessera_status st_write(void* context, uint64_t offset, const uint8_t* src, size_t size) {
-  return to_c(tessera::storage_write(cxx_of(context), offset, tessera::bytes_view(src, size)));
-}
-tessera_status st_size(void* context, uint64_t* out) {
-  const tessera::result<uint64_t> r = tessera::storage_size(cxx_of(context));
-  if (!r.ok()) return to_c(r.err());
-  *out = *r;
-  return c_ok();
-}
-tessera_status st_truncate(void* context, uint64_t size) { return to_c(tessera::storage_truncate(cxx_of(context), size)); }
-tessera_status st_sync(void* context) { return to_c(tessera::storage_sync(cxx_of(context))); }
-const uint8_t* st_view(void* context, size_t* size) {
-  const tessera::bytes_view v = tessera::storage_view(cxx_of(context));
-  *size = v.size();
-  return v.data();
-}
-
-tessera_storage c_storage_over(const tessera::storage* s) noexcept {
-  tessera_storage c;
-  c.read = st_read;
-  c.write = s->write != nullptr ? st_write : nullptr;
-  c.size = st_size;
-  c.truncate = s->truncate != nullptr ? st_truncate : nullptr;
-  c.sync = s->sync != nullptr ? st_sync : nullptr;
-  c.view = s->view != nullptr ? st_view : nullptr;
-  c.context = const_cast<tessera::storage*>(s);
-  return c;
-}
-
-// An open directory entry: the C++ storage and the C storage over it (handed out until close).
-// c comes first: close gets &c back and casts it to the box (standard layout).
-struct entry_box {
-  tessera_storage c{};
-  tessera::storage cxx{};
-};
-
 }  // namespace
 
 struct tessera_posix_store {
@@ -88,7 +41,7 @@ struct tessera_posix_store {
   tessera::posix_file file{};
   tessera::posix_directory dir{};
   tessera::storage cxx_storage{};
-  tessera::storage_directory cxx_dir{};
+  tessera::directory_to_c_state cxx_dir{};  // the directory interface, entries from the malloc allocator
   tessera_storage c_storage{};
   tessera_storage_directory c_dir{};
 };
@@ -99,39 +52,6 @@ struct tessera_thread_pool {
 };
 
 namespace {
-
-tessera_posix_store& store_of(void* context) noexcept { return *static_cast<tessera_posix_store*>(context); }
-
-tessera_status dir_open(void* context, const char* name, int32_t mode, const tessera_storage** out) {
-  tessera_posix_store& s = store_of(context);
-  if (mode < TESSERA_STORAGE_OPEN_READ || mode > TESSERA_STORAGE_OPEN_REPLACE) {
-    return c_error(errc::invalid_argument, TESSERA_MSG("posix store: unknown open mode"));
-  }
-  entry_box* b = malloc_new<entry_box>();
-  if (b == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("posix store: malloc refused an entry"));
-  const status st = tessera::storage_directory_open(s.cxx_dir, name, static_cast<tessera::storage_open>(mode), &b->cxx);
-  if (!st.ok()) {
-    malloc_delete(b);
-    return to_c(st);
-  }
-  b->c = c_storage_over(&b->cxx);
-  *out = &b->c;
-  return c_ok();
-}
-
-tessera_status dir_close(void* context, const tessera_storage* c) {
-  entry_box* b = reinterpret_cast<entry_box*>(const_cast<tessera_storage*>(c));
-  const status st = tessera::storage_directory_close(store_of(context).cxx_dir, &b->cxx);
-  malloc_delete(b);
-  return to_c(st);
-}
-
-tessera_status dir_remove(void* context, const char* name) {
-  return to_c(tessera::storage_directory_remove(store_of(context).cxx_dir, name));
-}
-tessera_status dir_rename(void* context, const char* from, const char* to) {
-  return to_c(tessera::storage_directory_rename(store_of(context).cxx_dir, from, to));
-}
 
 // The thread pool's C executor: runs C tasks through the C++ pool executor.
 struct c_task {
@@ -169,7 +89,7 @@ tessera_status tessera_thread_pool_create(tessera_thread_pool** out, uint32_t wo
   const status s = tessera::thread_pool_init(p->pool, workers);
   if (!s.ok()) {
     malloc_delete(p);
-    return to_c(s);
+    return status_to_c(s);
   }
   p->exec = tessera::thread_pool_executor(p->pool);
   *out = p;
@@ -213,15 +133,12 @@ tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* p
     tessera::result<tessera::posix_directory> d = tessera::posix_directory_open(path, mode == TESSERA_POSIX_CREATE_DIRECTORY);
     if (!d.ok()) {
       malloc_delete(s);
-      return to_c(d.err());
+      return status_to_c(d.err());
     }
     s->dir = *d;
-    s->cxx_dir = tessera::posix_directory_interface(s->dir);
-    s->c_dir.open = dir_open;
-    s->c_dir.close = dir_close;
-    s->c_dir.remove = dir_remove;
-    s->c_dir.rename = dir_rename;
-    s->c_dir.context = s;
+    s->cxx_dir.dir = tessera::posix_directory_interface(s->dir);
+    s->cxx_dir.alloc = tessera::posix_allocator();
+    s->c_dir = tessera::directory_to_c(&s->cxx_dir);
   } else {
     const tessera::posix_open fm = mode == TESSERA_POSIX_READ         ? tessera::posix_open::read
                                    : mode == TESSERA_POSIX_READ_WRITE ? tessera::posix_open::read_write
@@ -229,11 +146,11 @@ tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* p
     tessera::result<tessera::posix_file> f = tessera::posix_file_open(path, fm);
     if (!f.ok()) {
       malloc_delete(s);
-      return to_c(f.err());
+      return status_to_c(f.err());
     }
     s->file = *f;
     s->cxx_storage = tessera::posix_file_storage(s->file);
-    s->c_storage = c_storage_over(&s->cxx_storage);
+    s->c_storage = tessera::storage_to_c(&s->cxx_storage);
   }
   *out = s;
   return c_ok();
@@ -243,7 +160,7 @@ tessera_status tessera_posix_store_close(tessera_posix_store* store) {
   if (store == nullptr) return c_ok();
   const status s = store->is_dir ? tessera::posix_directory_close(store->dir) : tessera::posix_file_close(store->file);
   malloc_delete(store);
-  return to_c(s);
+  return status_to_c(s);
 }
 
 int32_t tessera_posix_store_is_directory(const tessera_posix_store* store) {

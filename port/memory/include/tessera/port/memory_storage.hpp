@@ -8,22 +8,12 @@
 
 #include "tessera/allocator.hpp"
 #include "tessera/error.hpp"
+#include "tessera/fixed_buffer.hpp"  // fixed_buffer: the core's, offered here with the other RAM storages
 #include "tessera/span.hpp"
 #include "tessera/storage.hpp"
 #include "tessera/storage_directory.hpp"
 
 namespace tessera {
-
-/// A caller's buffer of `capacity` bytes, of which the first `size` are the storage's content. Writes past the
-/// capacity fail with errc::no_space (nothing written); truncate extends with zeros up to the capacity.
-struct fixed_buffer {
-  uint8_t* data = nullptr;
-  size_t capacity = 0;
-  size_t size = 0;
-};
-void fixed_buffer_init(fixed_buffer& b, void* data, size_t capacity, size_t size = 0) noexcept;
-/// The storage over b (its context is &b: b must outlive it). Has a view.
-[[nodiscard]] storage fixed_buffer_storage(fixed_buffer& b) noexcept;
 
 /// Read-only bytes (e.g. a frame received in a message), read in place.
 struct const_buffer {
