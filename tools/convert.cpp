@@ -60,6 +60,7 @@ int cmd_convert(int argc, char** argv) noexcept {
   if (wo.codec_set) p.compressor = given.compressor;
   if (wo.clevel_set) p.clevel = given.clevel;
   if (wo.split_set) p.split = given.split;
+  if (wo.dict_set) p.use_dict = true;
   if (wo.filters_set) {
     for (int i = 0; i < kChunkMaxFilters; ++i) {
       p.filters[i] = given.filters[i];

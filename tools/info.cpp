@@ -107,6 +107,7 @@ int info_json(const char* path, opened_array& o) {
   std::printf("  \"clevel\": %u,\n  \"filters\": [", fi->clevel);
   (void)filters_print(*fi, ", ", true);
   std::printf("],\n  \"split\": \"%s\",\n", split_name(fi->splitmode));
+  std::printf("  \"dict\": %s,\n", fi->use_dict ? "true" : "false");
   std::printf("  \"items\": %" PRId64 ",\n  \"nbytes\": %" PRId64 ",\n  \"array_nbytes\": %" PRId64
               ",\n  \"cbytes\": %" PRId64 ",\n", l.nitems, fi->nbytes, array_nbytes(o.a), fi->cbytes);
   if (fi->cbytes > 0) std::printf("  \"ratio\": %.6g,\n", static_cast<double>(fi->nbytes) / static_cast<double>(fi->cbytes));
@@ -176,6 +177,7 @@ int cmd_info(int argc, char** argv) noexcept {
   std::printf("clevel: %u\n", fi->clevel);
   print_filters(*fi);
   std::printf("split: %s\n", split_name(fi->splitmode));
+  if (fi->use_dict) std::printf("dict: yes (a dictionary in each chunk)\n");
   std::printf("items: %" PRId64 "\n", l.nitems);
   std::printf("nbytes: %" PRId64 " (chunks, padding included; array: %" PRId64 ")\n", fi->nbytes, array_nbytes(o.a));
   std::printf("cbytes: %" PRId64 "\n", fi->cbytes);

@@ -107,6 +107,9 @@ int write_option_take(const char* cmd, int argc, char** argv, int& i, array_para
     else if (std::strcmp(v, "auto") == 0) p.split = split_mode::automatic;
     else return fail(kExitUsage, cmd, "--split: '%s' is none of always, never, auto", v);
     o.split_set = true;
+  } else if (std::strcmp(argv[i], "--dict") == 0) {
+    p.use_dict = true;  // LZ4, LZ4HC and Zstd: array_create refuses it with another codec
+    o.dict_set = true;
   } else {
     return -1;
   }

@@ -13,7 +13,7 @@ namespace tessera::cli {
 struct write_options {
   const char* chunks = nullptr;  // as given; applied by shapes_apply once ndim is known
   const char* blocks = nullptr;
-  bool codec_set = false, clevel_set = false, filters_set = false, split_set = false;
+  bool codec_set = false, clevel_set = false, filters_set = false, split_set = false, dict_set = false;
 };
 
 struct run_options {

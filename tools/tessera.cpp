@@ -2,9 +2,9 @@
 //   tessera info FILE [--json]
 //   tessera dump FILE [--slice A:B,C:D,...] [--format raw|text|npy] [-o OUT|-]
 //   tessera create OUT (--dtype DT --shape N,... | a .npy input) [--chunks N,...] [--blocks N,...] [--codec C]
-//                      [--clevel L] [--filters F,...] [--split always|never|auto] [--sparse] --input FILE|-
+//                      [--clevel L] [--filters F,...] [--split always|never|auto] [--dict] [--sparse] --input FILE|-
 //   tessera convert IN OUT [--chunks ...] [--blocks ...] [--codec ...] [--clevel ...] [--filters ...]
-//                      [--split ...] [--sparse]
+//                      [--split ...] [--dict] [--sparse]
 //   tessera verify FILE
 // dump, create, convert and verify take --threads N (default: the online CPUs) and --quiet (no progress line).
 // Exit status 0 on success; on failure one line on stderr ("tessera: CMD: what") and a non-zero status
@@ -26,11 +26,11 @@ constexpr char kUsage[] =
     "  tessera create OUT (--dtype DT --shape N,... | --input X.npy) [--chunks N,...] [--blocks N,...]\n"
     "                 [--codec blosclz|lz4|lz4hc|zlib|zstd] [--clevel 0-9]\n"
     "                 [--filters shuffle,bitshuffle,delta,trunc:BITS,bytedelta,none]\n"
-    "                 [--split always|never|auto] [--sparse] [--format raw|npy] --input FILE|-\n"
+    "                 [--split always|never|auto] [--dict] [--sparse] [--format raw|npy] --input FILE|-\n"
     "      a new array (a cframe file, or with --sparse an sframe directory) from C-order bytes or a .npy\n"
     "      file (its dtype and shape; the name ends in .npy, or --format npy)\n"
     "  tessera convert IN OUT [--chunks N,...] [--blocks N,...] [--codec C] [--clevel L] [--filters F,...]\n"
-    "                 [--split S] [--sparse]\n"
+    "                 [--split S] [--dict] [--sparse]\n"
     "      IN recompressed and/or rechunked (unset options keep IN's), as a cframe (or --sparse an sframe)\n"
     "  tessera verify FILE\n"
     "      decodes every chunk and block; reports damage with its chunk and block\n"

@@ -82,6 +82,9 @@ struct array_params {
   uint8_t filters_meta[kChunkMaxFilters] = {};
   split_mode split = split_mode::forward_compat;
   uint8_t compcode_meta = 0;
+  /// A dictionary in every chunk (LZ4, LZ4HC, Zstd; chunk_encode_params::use_dict), recorded in the frame so
+  /// that later writes keep it.
+  bool use_dict = false;
   /// User codecs and filters for writing and reading this array (caller-owned; must outlive the array).
   const chunk_plugins* plugins = nullptr;
 

@@ -298,6 +298,12 @@ struct chunk_encode_params {
   /// Implementations of a user codec (compressor = chunk_user_codec_id(id)) and of user filters in `filters`.
   /// With the parameters rather than the encoder: they go wherever the parameters go (an array's chunk writers).
   const chunk_plugins* plugins = nullptr;
+  /// A dictionary in each chunk (the reference's use_dict; LZ4, LZ4HC and Zstd only, else invalid_argument):
+  /// the first min(32 KiB, nbytes / 20) filtered bytes, which every block is compressed against. Chunks too
+  /// small for a useful one (under 256 bytes) go without. LZ4/LZ4HC chunks are the reference's byte for byte;
+  /// Zstd's dictionary is those bytes as raw content (the reference trains one with ZDICT, which allocates
+  /// outside any allocator), read by the reference and every Zstd decoder.
+  bool use_dict = false;
 };
 
 /// The block size the encoder uses for `nbytes` bytes with these parameters (the reference's stune choice when

@@ -120,6 +120,9 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
   // Compression.
   if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
     return make_error(errc::invalid_argument, TESSERA_MSG("array: clevel outside 0..9"));
+  if (params.use_dict && params.compressor != codec::lz4 && params.compressor != codec::lz4hc &&
+      params.compressor != codec::zstd)
+    return make_error(errc::invalid_argument, TESSERA_MSG("array: use_dict needs LZ4, LZ4HC or Zstd"));
   chunk_encode_params& e = setup.encode;
   e = chunk_encode_params{};
   e.typesize = chunk_typesize_of(itemsize);

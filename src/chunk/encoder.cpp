@@ -33,6 +33,7 @@ constexpr size_t kScratchAlign = 64;
 constexpr size_t kScratchBlocks = 3;
 constexpr int64_t kUnlimited = INT64_MAX / 4;
 constexpr uint8_t kVersionLz = 1;  // every codec's format version (BLOSC_*_VERSION_FORMAT)
+constexpr size_t kDictMinUseful = 256;  // BLOSC2_MINUSEFULDICT: a smaller dictionary is not worth its bytes
 
 // Output slots per worker: a parallel round encodes this many blocks per worker before they are appended in
 // order. One block per worker made every round end in a wait for its slowest block (a tenth of two threads'
@@ -65,6 +66,8 @@ struct encode_plan {
   bool split = false;
   const chunk_plugins* plugins = nullptr;  // a user codec (compressor) and user filters
   uint8_t compcode_meta = 0;               // handed to a user codec
+  bool use_dict = false;                   // a dictionary is asked for (the chunk may still get none)
+  bytes_view dict;                         // the chunk's dictionary (empty: none), inside the output
 };
 
 size_t plan_block_size(const encode_plan& p, size_t nblock) noexcept {
@@ -135,7 +138,7 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
       const detail::codec_encoder_impl* impl = detail::codec_encoder_find(p.compressor);
       if (impl == nullptr || !impl->available)  // params_check refused it already
         return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: the codec is not linked"));
-      return impl->compress(w.codecs, in, out, p.codec_level);
+      return impl->compress(w.codecs, in, out, p.codec_level, p.dict);
     }
   }
   const chunk_user_codec* u = chunk_plugins_codec(p.plugins, static_cast<uint8_t>(p.compressor));
@@ -298,6 +301,9 @@ status params_check(const chunk_encode_params& params) noexcept {
   if (params.typesize == 0) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: typesize is zero"));
   if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
     return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: clevel outside 0..9"));
+  if (params.use_dict && params.compressor != codec::lz4 && params.compressor != codec::lz4hc &&
+      params.compressor != codec::zstd)
+    return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: use_dict needs LZ4, LZ4HC or Zstd"));
   if (!codec_known(params.compressor)) {
     const uint8_t id = static_cast<uint8_t>(params.compressor);
     if (id < kChunkUserIdFirst) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
@@ -444,8 +450,11 @@ struct chunk_encoder_access {
       detail::codec_context& c = e.workers_[i].codecs;
       // BloscLZ's workspace is made at init; the libraries' state here.
       const detail::codec_encoder_impl* impl = detail::codec_encoder_find(p.compressor);
+      // A dictionary counts as input besides the block (Zstd sizes its tables by both, plus a little): room for
+      // the largest, so that prepare and encode agree and a later encode never grows anything.
+      const size_t dict_room = p.use_dict ? static_cast<size_t>(kChunkMaxDictSize) + 1024 : 0;
       if (impl != nullptr && impl->available && impl->prepare != nullptr)
-        TESSERA_TRY(impl->prepare(c, p.codec_level, e.scratch_blocksize_));
+        TESSERA_TRY(impl->prepare(c, p.codec_level, e.scratch_blocksize_ + dict_room));
     }
     return ok_status();
   }
@@ -559,6 +568,49 @@ struct chunk_encoder_access {
     return ntbytes;
   }
 
+  // The reference's dictionary (use_dict): the first bytes of the chunk's filtered blocks, as many as
+  // min(32 KiB, nbytes / 20) and the samples it would train from (nbytes / 16, in one sample per stream and
+  // at least 8), none below 256 bytes. It goes after bstarts as an int32 size and the bytes, and the blocks are
+  // compressed against it. LZ4 and LZ4HC load it as the reference does, so their chunks are the reference's;
+  // the reference trains Zstd's with ZDICT, which allocates behind any allocator's back: Tessera gives Zstd the
+  // same bytes as a raw-content dictionary, which every Zstd decoder (the reference's too) reads. Returns the
+  // bytes the dictionary takes at out[ntbytes...], 0 when the chunk gets none.
+  static result<int64_t> dict_build(chunk_encoder& e, encode_plan& p, uint8_t* out, int64_t ntbytes,
+                                    int64_t destsize) noexcept {
+    const size_t dict_max = p.nbytes / 20 < static_cast<size_t>(kChunkMaxDictSize) ? p.nbytes / 20
+                                                                                    : static_cast<size_t>(kChunkMaxDictSize);
+    size_t nsamples = p.split ? p.nblocks * p.typesize : p.nblocks;
+    if (nsamples < 8) nsamples = 8;
+    const size_t sample = p.nbytes / nsamples / 16;
+    if (dict_max < kDictMinUseful || sample == 0) return int64_t{0};
+    const size_t dsize = nsamples * sample < dict_max ? nsamples * sample : dict_max;
+    if (ntbytes + 4 + static_cast<int64_t>(dsize) > destsize) return int64_t{0};
+    uint8_t* const dict = out + ntbytes + 4;
+    size_t filled = 0;
+    for (size_t j = 0; filled < dsize; ++j) {
+      const size_t bsize = plan_block_size(p, j);
+      auto filtered = block_filter(p, e.workers_[0], j, bsize);
+      if (!filtered.ok()) return filtered.err();
+      const size_t take = dsize - filled < bsize ? dsize - filled : bsize;
+      std::memcpy(dict + filled, *filtered, take);
+      filled += take;
+    }
+    // The reference samples the filtered blocks at the chunk's data offset and stores the dictionary's size
+    // (where bstarts end) before it copies the samples: for LZ4 and LZ4HC the four bytes at 4 * nblocks of the
+    // dictionary hold its own size. Reproduced, so that the chunks are the reference's byte for byte.
+    if (p.compressor != codec::zstd) {
+      const size_t at = 4 * p.nblocks;
+      for (size_t k = 0; k < 4 && at + k < dsize; ++k) dict[at + k] = static_cast<uint8_t>(dsize >> (8 * k));
+    }
+    // Zstd decoders take a dictionary that starts with its magic number for a trained one: raw bytes that
+    // happen to start so would not read back. Such a chunk goes without.
+    constexpr uint8_t kZstdDictMagic[4] = {0x37, 0xa4, 0x30, 0xec};
+    if (p.compressor == codec::zstd && std::memcmp(dict, kZstdDictMagic, 4) == 0) return int64_t{0};
+    chunk_store_i32(out + ntbytes, static_cast<int32_t>(dsize));
+    p.dict = bytes_view(dict, dsize);
+    return static_cast<int64_t>(4 + dsize);
+  }
+
   // Everything chunk_encode of nbytes with these parameters will need (scratch, codec state), made now on the
   // caller's thread, so that a later chunk_encode on another thread allocates nothing.
   static status prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept {
@@ -572,6 +624,7 @@ struct chunk_encoder_access {
     p.codec_level = codec_level_of(params.compressor, params.clevel);
     p.blocksize = static_cast<size_t>(*bsr);
     p.nblocks = (nbytes + p.blocksize - 1) / p.blocksize;
+    p.use_dict = params.use_dict;
     TESSERA_TRY(scratch_ensure(e, p.blocksize));
     return codecs_prepare(e, p);
   }
@@ -597,6 +650,7 @@ struct chunk_encoder_access {
     std::memcpy(p.metas, params.filters_meta, kChunkMaxFilters);
     p.plugins = params.plugins;
     p.compcode_meta = params.compcode_meta;
+    p.use_dict = params.use_dict;
     bool delta = false;
     for (uint8_t f : p.filters) {
       if (f != 0) p.any_filter = true;
@@ -635,7 +689,13 @@ struct chunk_encoder_access {
 
     if (!memcpyed) {
       TESSERA_TRY(scratch_ensure(e, p.blocksize));
+      if (p.use_dict) {
+        auto d = dict_build(e, p, o, ntbytes, destsize);
+        if (!d.ok()) return d.err();
+        ntbytes += *d;
+      }
       TESSERA_TRY(codecs_prepare(e, p));
+      if (!p.dict.empty()) o[31] = static_cast<uint8_t>(o[31] | kChunkBlosc2Dict);
       auto r = blocks_encode(e, p, o, ntbytes, destsize);
       if (!r.ok()) return r.err();
       if (*r > 0) {
@@ -644,7 +704,7 @@ struct chunk_encoder_access {
         int64_t cbytes = *r;
         if (cbytes == ntbytes + static_cast<int64_t>(4 * nstreams)) {
           // Every stream is a run of zeros: the chunk becomes the special zeros chunk, header only.
-          o[31] = static_cast<uint8_t>(o[31] | static_cast<uint8_t>(chunk_special::zeros) << 4);
+          o[31] = static_cast<uint8_t>((o[31] & ~kChunkBlosc2Dict) | static_cast<uint8_t>(chunk_special::zeros) << 4);
           chunk_store_i32(o + 8, stored_blocksize);
           cbytes = kChunkHeaderExtendedSize;
         }
@@ -653,6 +713,7 @@ struct chunk_encoder_access {
       }
       // The blocks did not fit: the data is stored verbatim instead, keeping the header written so far.
       o[2] = static_cast<uint8_t>(o[2] | kChunkFlagMemcpyed);
+      o[31] = static_cast<uint8_t>(o[31] & ~kChunkBlosc2Dict);  // verbatim data has no dictionary section
       chunk_store_i32(o + 8, stored_blocksize);
     }
     if (static_cast<int64_t>(p.nbytes) + static_cast<int64_t>(kChunkHeaderExtendedSize) > destsize)
