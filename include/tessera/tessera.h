@@ -179,6 +179,8 @@ typedef struct tessera_array_params {
    * is not copied: it (and its context) must outlive the array.
    */
   const tessera_executor* executor;
+  /** Nonzero: a dictionary in every chunk (LZ4, LZ4HC, Zstd; the reference's use_dict). Default 0. */
+  int32_t use_dict;
 } tessera_array_params;
 
 /** Sets p to the defaults (the reference's: BloscLZ, level 5, shuffle; ndim 0, automatic shapes, durable). */
@@ -486,6 +488,7 @@ typedef struct tessera_chunk_params {
   uint8_t filters_meta[TESSERA_MAX_FILTERS];
   int32_t splitmode;     /**< 1..4 (default 4) */
   int32_t blocksize;     /**< bytes per block; 0 (default): automatic */
+  int32_t use_dict;      /**< nonzero: a dictionary in the chunk (LZ4, LZ4HC, Zstd). Default 0. */
 } tessera_chunk_params;
 
 /** Sets p to the reference's defaults. */

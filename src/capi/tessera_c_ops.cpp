@@ -198,6 +198,7 @@ tessera_status params_from_c(const tessera_array_params* c, array_params& p, fra
   filters_copy(p, *c);
   if (c->splitmode < 1 || c->splitmode > 4) return c_error(errc::invalid_argument, TESSERA_MSG("capi: splitmode not 1..4"));
   p.split = static_cast<split_mode>(c->splitmode);
+  p.use_dict = c->use_dict != 0;
   if (c->nmetalayers > TESSERA_MAX_METALAYERS) return c_error(errc::invalid_argument, TESSERA_MSG("capi: too many metalayers"));
   if (c->nmetalayers > 0 && c->metalayers == nullptr) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: null metalayers"));
@@ -428,6 +429,7 @@ tessera_status tessera_array_params_get(const tessera_array* a, tessera_array_pa
   out->clevel = p.clevel;
   filters_copy(*out, p);
   out->splitmode = static_cast<int32_t>(p.split);
+  out->use_dict = p.use_dict ? 1 : 0;
   out->executor = nullptr;
   return c_ok();
 }
@@ -533,6 +535,7 @@ tessera_status tessera_array_chunk_params_get(const tessera_array* a, tessera_ch
   out->codec = static_cast<int32_t>(p.compressor);
   filters_copy(*out, p);
   out->splitmode = static_cast<int32_t>(p.split);
+  out->use_dict = p.use_dict ? 1 : 0;
   out->blocksize = static_cast<int32_t>(l.block_nitems * itemsize);  // fits: checked when the array opened
   return c_ok();
 }
@@ -566,6 +569,7 @@ tessera_status tessera_chunk_encode(const tessera_allocator* alloc, const tesser
   filters_copy(p, *params);
   p.split = static_cast<tessera::split_mode>(params->splitmode);
   p.blocksize = params->blocksize;
+  p.use_dict = params->use_dict != 0;
   const tessera::result<int32_t> bs = tessera::chunk_blocksize_compute(p, size);
   if (!bs.ok()) return to_c(bs.err());
   tessera::chunk_encoder_options eo;
