@@ -10,6 +10,8 @@ namespace tessera {
 void codec_link_lz4_decoder() noexcept;    ///< LZ4 and LZ4HC data (one format)
 void codec_link_lz4_encoder() noexcept;    ///< writing LZ4
 void codec_link_lz4hc_encoder() noexcept;  ///< writing LZ4HC
+void codec_link_lz4_dict_encoder() noexcept;    ///< writing LZ4 with dictionaries (use_dict)
+void codec_link_lz4hc_dict_encoder() noexcept;  ///< writing LZ4HC with dictionaries (use_dict)
 void codec_link_zlib_decoder() noexcept;
 void codec_link_zlib_encoder() noexcept;
 void codec_link_zstd_decoder() noexcept;

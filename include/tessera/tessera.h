@@ -554,6 +554,8 @@ void tessera_codec_link_all(void);
 void tessera_codec_link_lz4_decoder(void);
 void tessera_codec_link_lz4_encoder(void);
 void tessera_codec_link_lz4hc_encoder(void);
+void tessera_codec_link_lz4_dict_encoder(void);
+void tessera_codec_link_lz4hc_dict_encoder(void);
 void tessera_codec_link_zlib_decoder(void);
 void tessera_codec_link_zlib_encoder(void);
 void tessera_codec_link_zstd_decoder(void);

@@ -8,6 +8,8 @@ void codec_link_all() noexcept {
   codec_link_lz4_decoder();
   codec_link_lz4_encoder();
   codec_link_lz4hc_encoder();
+  codec_link_lz4_dict_encoder();
+  codec_link_lz4hc_dict_encoder();
   codec_link_zlib_decoder();
   codec_link_zlib_encoder();
   codec_link_zstd_decoder();

@@ -9,6 +9,8 @@ target_sources(tessera_core PRIVATE
   ${_codecs}/lz4_decode.cpp
   ${_codecs}/lz4_encode.cpp
   ${_codecs}/lz4hc_encode.cpp
+  ${_codecs}/lz4_dict_encode.cpp
+  ${_codecs}/lz4hc_dict_encode.cpp
   ${_codecs}/zlib_decode.cpp
   ${_codecs}/zlib_encode.cpp
   ${_codecs}/zstd_decode.cpp

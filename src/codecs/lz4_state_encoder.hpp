@@ -15,14 +15,20 @@ using lz4_state_size_fn = int (*)();
 using lz4_state_compress_fn = int (*)(void* state, const char* src, char* dst, int src_size, int dst_capacity,
                                       int level);
 // Compresses against a dictionary: the stream may refer to it and nothing else (the reference loads the
-// dictionary into the state before every stream).
+// dictionary into the state before every stream). Their code is large (liblz4's dictionary modes), so they live
+// in their own object files (lz4_dict_encode.cpp, lz4hc_dict_encode.cpp), referred to weakly on bare metal like
+// the codecs: a firmware links them only when it calls codec_link_lz4*_dict_encoder.
+int lz4_dict_compress(void* state, size_t state_size, const char* dict, int dict_size, const char* src, char* dst,
+                      int src_size, int dst_capacity, int level) TESSERA_CODEC_LINK;
+int lz4hc_dict_compress(void* state, size_t state_size, const char* dict, int dict_size, const char* src, char* dst,
+                        int src_size, int dst_capacity, int level) TESSERA_CODEC_LINK;
 using lz4_state_dict_compress_fn = int (*)(void* state, size_t state_size, const char* dict, int dict_size,
                                            const char* src, char* dst, int src_size, int dst_capacity, int level);
 
 // State and Size: the codec_context members holding this codec's state; SizeOf, Compress: liblz4's functions;
-// DictCompress: the same with a dictionary.
+// DictCompress: the same with a dictionary (null when this program does not link it).
 template <void* codec_context::*State, size_t codec_context::*Size, lz4_state_size_fn SizeOf,
-          lz4_state_compress_fn Compress, lz4_state_dict_compress_fn DictCompress>
+          lz4_state_compress_fn Compress, lz4_state_dict_compress_fn (*DictCompress)()>
 struct lz4_state_encoder {
   static constexpr size_t kIntMax = static_cast<size_t>(std::numeric_limits<int>::max());
   static constexpr size_t kStateAlign = alignof(void*) > 8 ? alignof(void*) : 8;
@@ -42,10 +48,13 @@ struct lz4_state_encoder {
     const int cap = static_cast<int>(out.size() > kIntMax ? kIntMax : out.size());
     const auto* src = reinterpret_cast<const char*>(in.data());
     auto* dst = reinterpret_cast<char*>(out.data());
+    if (!dict.empty() && DictCompress() == nullptr)
+      return make_error(errc::codec_unavailable, TESSERA_MSG("lz4: this program does not link the dictionary encoder "
+                                                             "(tessera::codec_link_lz4*_dict_encoder)"));
     const int n = dict.empty() ? Compress(c.*State, src, dst, static_cast<int>(in.size()), cap, level)
-                               : DictCompress(c.*State, c.*Size, reinterpret_cast<const char*>(dict.data()),
-                                              static_cast<int>(dict.size()), src, dst, static_cast<int>(in.size()),
-                                              cap, level);
+                               : DictCompress()(c.*State, c.*Size, reinterpret_cast<const char*>(dict.data()),
+                                                static_cast<int>(dict.size()), src, dst, static_cast<int>(in.size()),
+                                                cap, level);
     return static_cast<size_t>(n > 0 ? n : 0);
   }
 

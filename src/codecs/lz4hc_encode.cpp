@@ -1,23 +1,14 @@
-// LZ4HC encoding: lz4_state_encoder over LZ4_compress_HC_extStateHC, and with a dictionary as the reference
-// does it (the level set, LZ4_loadDictHC into the state, then LZ4_compress_HC_continue).
+// LZ4HC encoding: lz4_state_encoder over LZ4_compress_HC_extStateHC; with a dictionary through
+// lz4hc_dict_compress (lz4hc_dict_encode.cpp), when the program links it.
 #include "codecs/lz4_state_encoder.hpp"
 
 #ifdef TESSERA_HAVE_LZ4
 #include <lz4hc.h>
 
 namespace {
-
-int lz4hc_dict_compress(void* state, size_t state_size, const char* dict, int dict_size, const char* src, char* dst,
-                        int n, int cap, int level) {
-  LZ4_streamHC_t* s = LZ4_initStreamHC(state, state_size);
-  if (s == nullptr) return 0;
-  LZ4_resetStreamHC_fast(s, level);
-  LZ4_loadDictHC(s, dict, dict_size);  // keeps the level
-  return LZ4_compress_HC_continue(s, src, dst, n, cap);
-}
-
+tessera::detail::lz4_state_dict_compress_fn lz4hc_dict_linked() noexcept { return &tessera::detail::lz4hc_dict_compress; }
 }  // namespace
 #endif
 
 TESSERA_LZ4_STATE_ENCODER(lz4hc_encoder, lz4hc_state, lz4hc_state_size, LZ4_sizeofStateHC, LZ4_compress_HC_extStateHC,
-                          lz4hc_dict_compress)
+                          lz4hc_dict_linked)
