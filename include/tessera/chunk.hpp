@@ -48,6 +48,10 @@ enum class codec_format : uint8_t { blosclz = 0, lz4 = 1, snappy = 2, zlib = 3, 
 [[nodiscard]] const char* codec_name(codec c) noexcept;
 /// Whether this build can decompress (and compress) data of this codec.
 [[nodiscard]] bool codec_available(codec c) noexcept;
+/// Whether chunks of codec c can carry a dictionary (use_dict): LZ4, LZ4HC and Zstd, as in the reference.
+[[nodiscard]] constexpr bool codec_takes_dict(codec c) noexcept {
+  return c == codec::lz4 || c == codec::lz4hc || c == codec::zstd;
+}
 
 /// Filter ids of the pipeline slots.
 enum class filter_id : uint8_t {

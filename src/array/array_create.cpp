@@ -50,7 +50,7 @@ chunk_encode_params encode_params_from(const frame_info& info, int64_t block_nby
   e.blocksize = static_cast<int32_t>(block_nbytes);
   // Later chunks keep the dictionaries the frame records (where the codec has them: a foreign frame may say so
   // of another codec, which then writes without).
-  e.use_dict = info.use_dict && (e.compressor == codec::lz4 || e.compressor == codec::lz4hc || e.compressor == codec::zstd);
+  e.use_dict = info.use_dict && codec_takes_dict(e.compressor);
   return e;
 }
 
@@ -120,8 +120,7 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
   // Compression.
   if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
     return make_error(errc::invalid_argument, TESSERA_MSG("array: clevel outside 0..9"));
-  if (params.use_dict && params.compressor != codec::lz4 && params.compressor != codec::lz4hc &&
-      params.compressor != codec::zstd)
+  if (params.use_dict && !codec_takes_dict(params.compressor))
     return make_error(errc::invalid_argument, TESSERA_MSG("array: use_dict needs LZ4, LZ4HC or Zstd"));
   chunk_encode_params& e = setup.encode;
   e = chunk_encode_params{};

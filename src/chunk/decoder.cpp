@@ -755,6 +755,7 @@ struct chunk_decoder_access {
     j.request = &r;
     j.workers = d.workers_;
     j.nworkers = d.nworkers_;
+    const bool parallel = runs_parallel(d, r.count);
     if (!h.memcpyed || h.special != chunk_special::none) {  // special values win over the memcpyed flag
       const bool regular = h.special == chunk_special::none;
       size_t largest = static_cast<size_t>(h.blocksize);
@@ -766,7 +767,6 @@ struct chunk_decoder_access {
       }
       // Scratch for each block's output and its pipeline's temporaries (none when its few wanted elements are
       // gathered in place): made here for every worker when they run at once, else by each block as it comes.
-      const bool parallel = runs_parallel(d, r.count);
       if (parallel) TESSERA_TRY(scratch_ensure(d, kScratchBlocks, largest, true));
       j.grow = !parallel;
       TESSERA_TRY(codecs_prepare(d, h, parallel));
@@ -783,7 +783,7 @@ struct chunk_decoder_access {
       }
     }
     for (uint32_t i = 0; i < d.nworkers_; ++i) d.workers_[i].err = ok_status();
-    if (!runs_parallel(d, r.count)) {
+    if (!parallel) {
       for (size_t i = 0; i < r.count && !j.failed.load(std::memory_order_relaxed); ++i) blocks_task(&j, i, 0);
     } else {
       executor_run(d.options_.exec, r.count, blocks_task, &j);

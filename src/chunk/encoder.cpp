@@ -301,8 +301,7 @@ status params_check(const chunk_encode_params& params) noexcept {
   if (params.typesize == 0) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: typesize is zero"));
   if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
     return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: clevel outside 0..9"));
-  if (params.use_dict && params.compressor != codec::lz4 && params.compressor != codec::lz4hc &&
-      params.compressor != codec::zstd)
+  if (params.use_dict && !codec_takes_dict(params.compressor))
     return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: use_dict needs LZ4, LZ4HC or Zstd"));
   if (!codec_known(params.compressor)) {
     const uint8_t id = static_cast<uint8_t>(params.compressor);

@@ -12,6 +12,7 @@
 #include "tessera/port/memory_storage.hpp"
 
 #include "../support/check.hpp"
+#include "../support/file_load.hpp"
 #include "../support/test_allocators.hpp"
 
 using namespace tessera;
@@ -19,13 +20,6 @@ using namespace tessera;
 namespace {
 
 const std::string kMore = std::string(TESSERA_SHARED_DIR) + "/golden/b2nd-more/";
-
-bool load(const std::string& path, std::vector<uint8_t>& out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  return true;
-}
 
 struct dict_case {
   const char* name;
@@ -69,8 +63,8 @@ bool chunk_has_dict(frame& f, int64_t i) {
 TESSERA_TEST(array_dict, written_like_the_reference) {
   for (const dict_case& c : kCases) {
     std::vector<uint8_t> file, raw;
-    REQUIRE(load(kMore + c.name + ".b2nd", file));
-    REQUIRE(load(kMore + c.name + ".raw", raw));
+    REQUIRE(test::file_load(kMore + c.name + ".b2nd", file));
+    REQUIRE(test::file_load(kMore + c.name + ".raw", raw));
     growable_buffer out;
     growable_buffer_init(out, test::system_allocator());
     array w;

@@ -25,6 +25,7 @@
 #include "tessera/port/posix_file.hpp"
 
 #include "../support/check.hpp"
+#include "../support/file_load.hpp"
 #include "../support/random.hpp"
 #include "../support/test_allocators.hpp"
 #include "array_testing.hpp"
@@ -44,13 +45,6 @@ const std::string kGolden = std::string(TESSERA_SHARED_DIR) + "/golden/b2nd/";
       ::tessera::test::report_failure(t, __FILE__, __LINE__, text_);                                 \
     }                                                                                                \
   } while (0)
-
-bool load(const std::string& path, std::vector<uint8_t>& out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  return true;
-}
 
 struct entry {
   std::string name;
@@ -262,7 +256,7 @@ TESSERA_TEST(array_golden, every_golden_array_reads_its_raw) {
   const allocator alloc = test::system_allocator();
   for (const entry& e : entries) {
     std::vector<uint8_t> raw;
-    GOLDEN_CHECK(load(kGolden + e.name + ".raw", raw), e.name);
+    GOLDEN_CHECK(test::file_load(kGolden + e.name + ".raw", raw), e.name);
     raw.reserve(1);  // a valid pointer for empty arrays
     const std::string path = kGolden + e.name + ".b2nd";
     if (!e.sparse) {
@@ -279,7 +273,7 @@ TESSERA_TEST(array_golden, every_golden_array_reads_its_raw) {
       (void)posix_file_close(*f);
       // The same bytes in memory.
       std::vector<uint8_t> bytes;
-      GOLDEN_CHECK(load(path, bytes), e.name);
+      GOLDEN_CHECK(test::file_load(path, bytes), e.name);
       const_buffer cb{bytes.data(), bytes.size()};
       const storage mst = const_buffer_storage(cb);
       s = array_open(a, mst, alloc);
@@ -305,7 +299,7 @@ TESSERA_TEST(array_golden, every_golden_array_reads_its_raw) {
                              "00000003.chunk"};
       for (const char* n : names) {
         std::vector<uint8_t> bytes;
-        GOLDEN_CHECK(load(path + "/" + n, bytes), e.name);
+        GOLDEN_CHECK(test::file_load(path + "/" + n, bytes), e.name);
         storage es;
         REQUIRE_OK(storage_directory_open(mdir, n, storage_open::replace, &es));
         REQUIRE_OK(storage_write(es, 0, bytes_view(bytes.data(), bytes.size())));

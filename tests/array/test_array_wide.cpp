@@ -13,6 +13,7 @@
 #include "tessera/port/memory_storage.hpp"
 
 #include "../support/check.hpp"
+#include "../support/file_load.hpp"
 #include "../support/test_allocators.hpp"
 
 using namespace tessera;
@@ -20,13 +21,6 @@ using namespace tessera;
 namespace {
 
 const std::string kMore = std::string(TESSERA_SHARED_DIR) + "/golden/b2nd-more/";
-
-bool load(const std::string& path, std::vector<uint8_t>& out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  return true;
-}
 
 struct wide_case {
   const char* name;
@@ -54,8 +48,8 @@ int64_t nitems_of(const wide_case& c) { return c.ndim == 1 ? c.shape[0] : c.shap
 TESSERA_TEST(array_wide, golden_wide_items_read_exactly) {
   for (const wide_case& c : kCases) {
     std::vector<uint8_t> file, raw;
-    REQUIRE(load(kMore + c.name + ".b2nd", file));
-    REQUIRE(load(kMore + c.name + ".raw", raw));
+    REQUIRE(test::file_load(kMore + c.name + ".b2nd", file));
+    REQUIRE(test::file_load(kMore + c.name + ".raw", raw));
     const_buffer in{file.data(), file.size()};
     array a;
     REQUIRE_OK(array_open(a, const_buffer_storage(in), test::system_allocator()));
@@ -118,8 +112,8 @@ TESSERA_TEST(array_wide, golden_wide_items_read_exactly) {
 TESSERA_TEST(array_wide, written_like_the_reference) {
   for (const wide_case& c : kCases) {
     std::vector<uint8_t> file, raw;
-    REQUIRE(load(kMore + c.name + ".b2nd", file));
-    REQUIRE(load(kMore + c.name + ".raw", raw));
+    REQUIRE(test::file_load(kMore + c.name + ".b2nd", file));
+    REQUIRE(test::file_load(kMore + c.name + ".raw", raw));
     array_params p;
     p.ndim = c.ndim;
     for (int d = 0; d < c.ndim; ++d) {

@@ -15,6 +15,7 @@
 #include "tessera/port/memory_storage.hpp"
 
 #include "../support/check.hpp"
+#include "../support/file_load.hpp"
 #include "../support/test_allocators.hpp"
 #include "frame_testing.hpp"
 
@@ -33,13 +34,6 @@ const std::string kShared = TESSERA_SHARED_DIR;
       ::tessera::test::report_failure(t, __FILE__, __LINE__, text_);                                  \
     }                                                                                                 \
   } while (0)
-
-bool load(const std::string& path, std::vector<uint8_t>& out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  return true;
-}
 
 span<const char> nm(const char* s) { return span<const char>(s, std::strlen(s)); }
 
@@ -180,7 +174,7 @@ struct opened {
 };
 
 bool open_cframe(tessera::test::context& t, const std::string& path, opened& o, const std::string& name) {
-  GOLDEN_CHECK(load(path, o.bytes), name);  // a missing golden file fails
+  GOLDEN_CHECK(test::file_load(path, o.bytes), name);  // a missing golden file fails
   if (o.bytes.empty()) return false;
   o.cb = const_buffer{o.bytes.data(), o.bytes.size()};
   const storage st = const_buffer_storage(o.cb);
@@ -316,7 +310,7 @@ TESSERA_TEST(frame_golden, b2nd_contiguous_frames) {
       GOLDEN_CHECK(vn.ok() && raw_note.ok() && raw_note->size() == *vn && std::memcmp(raw_note->data(), vchunk, *vn) == 0, name);
     }
     std::vector<uint8_t> raw;
-    GOLDEN_CHECK(load(kShared + "/golden/b2nd/" + name + ".raw", raw), name);
+    GOLDEN_CHECK(test::file_load(kShared + "/golden/b2nd/" + name + ".raw", raw), name);
     compare_b2nd(t, o.f, chunks, raw, name);
     const bool filled = name == "kind-zeros" || name == "kind-nans";
     const int parts = reencode_parts(t, o, name, true, !filled);
@@ -336,7 +330,7 @@ TESSERA_TEST(frame_golden, b2nd_sparse_directory) {
   const char* names[] = {"chunks.b2frame", "00000000.chunk", "00000001.chunk", "00000002.chunk", "00000003.chunk"};
   for (const char* n : names) {
     std::vector<uint8_t> bytes;
-    REQUIRE(load(dir + n, bytes));
+    REQUIRE(test::file_load(dir + n, bytes));
     storage s;
     REQUIRE_OK(storage_directory_open(di, n, storage_open::replace, &s));
     REQUIRE_OK(storage_write(s, 0, bytes_view(bytes.data(), bytes.size())));
@@ -352,7 +346,7 @@ TESSERA_TEST(frame_golden, b2nd_sparse_directory) {
   std::vector<std::vector<uint8_t>> chunks;
   decode_all(t, f, g, "sparse-dir", chunks);
   std::vector<uint8_t> raw;
-  REQUIRE(load(kShared + "/golden/b2nd/sparse-dir.raw", raw));
+  REQUIRE(test::file_load(kShared + "/golden/b2nd/sparse-dir.raw", raw));
   compare_b2nd(t, f, chunks, raw, "sparse-dir");
   // The index file of a sparse frame is not a contiguous frame.
   storage idx;
@@ -365,7 +359,7 @@ TESSERA_TEST(frame_golden, b2nd_sparse_directory) {
 TESSERA_TEST(frame_golden, compat_frames) {
   const std::string c = kShared + "/golden/compat/";
   std::vector<uint8_t> simple;
-  REQUIRE(load(c + "frame_simple.raw", simple));
+  REQUIRE(test::file_load(c + "frame_simple.raw", simple));
   for (const char* codec : {"blosclz", "lz4", "lz4hc", "zlib", "zstd"}) {
     const std::string name = std::string("frame_simple-") + codec;
     opened o;
@@ -385,7 +379,7 @@ TESSERA_TEST(frame_golden, compat_frames) {
     decode_all(t, o.f, o.g, name, chunks);
     // These .raw files hold the chunks' decoded bytes in order (padding included), not the array.
     std::vector<uint8_t> raw, all;
-    GOLDEN_CHECK(load(c + name + ".raw", raw), name);
+    GOLDEN_CHECK(test::file_load(c + name + ".raw", raw), name);
     for (auto& ch : chunks) all.insert(all.end(), ch.begin(), ch.end());
     GOLDEN_CHECK(all == raw, name);
     GOLDEN_CHECK(frame_meta_find(o.f, nm("b2nd")).ok(), name);
@@ -400,7 +394,7 @@ TESSERA_TEST(frame_golden, compat_frames) {
       decode_all(t, o.f, o.g, name, chunks);
       std::vector<uint8_t> all, raw;
       for (auto& ch : chunks) all.insert(all.end(), ch.begin(), ch.end());
-      GOLDEN_CHECK(load(c + name + ".raw", raw), name);
+      GOLDEN_CHECK(test::file_load(c + name + ".raw", raw), name);
       GOLDEN_CHECK(all == raw, name);
     }
   }

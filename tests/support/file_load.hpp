@@ -1,0 +1,20 @@
+// Reading a whole file in the tests that compare with golden files (Linux targets only: it uses <fstream>).
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace tessera::test {
+
+// The bytes of the file at path into out; false when it cannot be opened.
+inline bool file_load(const std::string& path, std::vector<uint8_t>& out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  return true;
+}
+
+}  // namespace tessera::test
