@@ -1,6 +1,6 @@
 // AVX2 shuffle kernels (x86; compiled with -mavx2, chosen at run time when cpuid and the OS allow it).
 //
-// The byte (un)shuffle methods of shuffle_sse2.cpp on 32-byte registers whose two 128-bit lanes carry two
+// The byte (un)shuffle methods of simd_shuffle.hpp (zip rounds, 16 x 16 tiles) on 32-byte registers whose two 128-bit lanes carry two
 // independent blocks of 16 elements (unpack works within lanes): lane 0 elements i..i+15, lane 1 elements
 // i+16..i+31, so a shuffled row of 32 elements is one store. Typesizes 2 and 4 shuffle with fewer shuffles:
 // pshufb groups each register's bytes by plane, rotated by the register's index, so that dword blends pick
@@ -10,17 +10,19 @@
 // these two beat the other combinations.)
 #include <immintrin.h>
 
-#include <cstring>
-
-#include "filters/shuffle_kernels.hpp"
+#include "filters/simd_shuffle.hpp"
 
 namespace tessera::detail {
 namespace {
 
-using vec = __m256i;
+struct avx2_ops : simd::generic_ops<32> {
+  static vec zip_lo(vec a, vec b) noexcept { return _mm256_unpacklo_epi8(a, b); }
+  static vec zip_hi(vec a, vec b) noexcept { return _mm256_unpackhi_epi8(a, b); }
+};
 
-inline vec load(const uint8_t* p) noexcept { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-inline void store(uint8_t* p, vec v) noexcept { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+using vec = __m256i;
+inline vec load(const uint8_t* p) noexcept { return avx2_ops::load(p); }
+inline void store(uint8_t* p, vec v) noexcept { avx2_ops::store(p, v); }
 // Lane 0 from lo, lane 1 from hi.
 inline vec load_lanes(const uint8_t* lo, const uint8_t* hi) noexcept {
   return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lo))),
@@ -31,33 +33,6 @@ inline void store_lo(uint8_t* p, vec v) noexcept {
 }
 inline void store_hi(uint8_t* p, vec v) noexcept {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_extracti128_si256(v, 1));
-}
-
-template <size_t R, unsigned Stages>
-inline void interleave(vec (&r)[R]) noexcept {
-#pragma GCC unroll 4
-  for (unsigned s = 0; s < Stages; ++s) {
-    vec t[R];
-#pragma GCC unroll 16
-    for (size_t i = 0; i < R / 2; ++i) {
-      t[2 * i] = _mm256_unpacklo_epi8(r[i], r[i + R / 2]);
-      t[2 * i + 1] = _mm256_unpackhi_epi8(r[i], r[i + R / 2]);
-    }
-#pragma GCC unroll 16
-    for (size_t i = 0; i < R; ++i) r[i] = t[i];
-  }
-}
-
-constexpr unsigned log2_of(size_t v) noexcept { return v <= 1 ? 0 : 1 + log2_of(v / 2); }
-
-inline uint64_t bits_transpose_8x8(uint64_t x) noexcept {
-  uint64_t t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAull;
-  x ^= t ^ (t << 7);
-  t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCull;
-  x ^= t ^ (t << 14);
-  t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ull;
-  x ^= t ^ (t << 28);
-  return x;
 }
 
 // pshufb control for register k of a typesize-ts block (ts 2 or 4): piece q of each lane (16 / ts bytes, one
@@ -121,20 +96,12 @@ inline void shuffle_pow2_step(size_t n, size_t i, const uint8_t* src, uint8_t* d
     const uint8_t* s = src + (i + 32 * h) * TS;
 #pragma GCC unroll 16
     for (size_t k = 0; k < TS; ++k) r[h][k] = load_lanes(s + 16 * k, s + 16 * TS + 16 * k);
-    interleave<TS, 4>(r[h]);
+    simd::zip_rounds<avx2_ops, TS, 4>(r[h]);
   }
 #pragma GCC unroll 16
   for (size_t b = 0; b < TS; ++b)
 #pragma GCC unroll 2
     for (size_t h = 0; h < H; ++h) store(dst + b * n + i + 32 * h, r[h][b]);
-}
-
-template <size_t TS>
-size_t shuffle_pow2(size_t n, const uint8_t* src, uint8_t* dst) noexcept {
-  size_t i = 0;
-  for (; i + 64 <= n; i += 64) shuffle_pow2_step<TS, 2>(n, i, src, dst);
-  if (i + 32 <= n) shuffle_pow2_step<TS, 1>(n, i, src, dst), i += 32;
-  return i;
 }
 
 template <size_t TS, size_t H>
@@ -146,7 +113,7 @@ inline void unshuffle_pow2_step(size_t n, size_t i, const uint8_t* src, uint8_t*
     for (size_t h = 0; h < H; ++h) r[h][b] = load(src + b * n + i + 32 * h);
 #pragma GCC unroll 2
   for (size_t h = 0; h < H; ++h) {
-    interleave<TS, log2_of(TS)>(r[h]);
+    simd::zip_rounds<avx2_ops, TS, simd::log2_of(TS)>(r[h]);
     uint8_t* d = dst + (i + 32 * h) * TS;
 #pragma GCC unroll 16
     for (size_t k = 0; k < TS; ++k) {
@@ -156,122 +123,78 @@ inline void unshuffle_pow2_step(size_t n, size_t i, const uint8_t* src, uint8_t*
   }
 }
 
-template <size_t TS>
-size_t unshuffle_pow2(size_t n, const uint8_t* src, uint8_t* dst) noexcept {
+template <size_t TS, bool Un>
+size_t pow2_blocks(size_t n, const uint8_t* src, uint8_t* dst) noexcept {
+  constexpr auto step2 = Un ? unshuffle_pow2_step<TS, 2> : shuffle_pow2_step<TS, 2>;
+  constexpr auto step1 = Un ? unshuffle_pow2_step<TS, 1> : shuffle_pow2_step<TS, 1>;
   size_t i = 0;
-  for (; i + 64 <= n; i += 64) unshuffle_pow2_step<TS, 2>(n, i, src, dst);
-  if (i + 32 <= n) unshuffle_pow2_step<TS, 1>(n, i, src, dst), i += 32;
+  for (; i + 64 <= n; i += 64) step2(n, i, src, dst);
+  if (i + 32 <= n) step1(n, i, src, dst), i += 32;
   return i;
 }
 
-// Any typesize: 16 x 16 tiles in each lane (see shuffle_sse2.cpp), H blocks of 32 elements per step.
-inline size_t tile_offset(size_t ts, size_t off) noexcept { return off + 16 <= ts ? off : (ts < 16 ? 0 : ts - 16); }
-inline bool tile_fits(size_t ts, size_t size, size_t i, size_t count) noexcept {
-  return (i + count - 1) * ts + (ts < 16 ? 16 : ts) <= size;
-}
+// Any typesize: 16 x 16 tiles in each lane (see simd_shuffle.hpp), H blocks of 32 elements per step.
+using simd::tile_fits;
+using simd::tile_offset;
 
-template <size_t H>
-void shuffle_tiles_step(size_t ts, size_t n, size_t i, const uint8_t* src, uint8_t* dst) noexcept {
-  const size_t rows = ts < 16 ? ts : 16;
+template <size_t H, bool Un>
+void tiles_step(size_t ts, size_t n, size_t i, const uint8_t* src, uint8_t* dst) noexcept {
   for (size_t off = 0; off < ts; off += 16) {
     const size_t o = tile_offset(ts, off);
     vec r[H][16];
-#pragma GCC unroll 2
-    for (size_t h = 0; h < H; ++h) {
-      const uint8_t* s = src + (i + 32 * h) * ts + o;
+    if constexpr (Un) {
 #pragma GCC unroll 16
-      for (size_t k = 0; k < 16; ++k) r[h][k] = load_lanes(s + k * ts, s + (16 + k) * ts);
-      interleave<16, 4>(r[h]);
-    }
-    for (size_t k = 0; k < rows; ++k)
+      for (size_t k = 0; k < 16; ++k)
 #pragma GCC unroll 2
-      for (size_t h = 0; h < H; ++h) store(dst + (o + k) * n + i + 32 * h, r[h][k]);
-  }
-}
-
-size_t shuffle_tiles(size_t ts, size_t n, size_t size, const uint8_t* src, uint8_t* dst) noexcept {
-  size_t i = 0;
-  for (; tile_fits(ts, size, i, 64); i += 64) shuffle_tiles_step<2>(ts, n, i, src, dst);
-  if (tile_fits(ts, size, i, 32)) shuffle_tiles_step<1>(ts, n, i, src, dst), i += 32;
-  return i;
-}
-
-template <size_t H>
-void unshuffle_tiles_step(size_t ts, size_t n, size_t i, const uint8_t* src, uint8_t* dst) noexcept {
-  for (size_t off = 0; off < ts; off += 16) {
-    const size_t o = tile_offset(ts, off);
-    vec r[H][16];
-#pragma GCC unroll 16
-    for (size_t k = 0; k < 16; ++k)
+        for (size_t h = 0; h < H; ++h) r[h][k] = load(src + (o + k < ts ? o + k : 0) * n + i + 32 * h);
+      // In element order: with ts < 16 each store spills into the next element, which the next store fixes
+      // (the last spill is fixed by the next tile or the scalar tail).
 #pragma GCC unroll 2
-      for (size_t h = 0; h < H; ++h) r[h][k] = load(src + (o + k < ts ? o + k : 0) * n + i + 32 * h);
-    // In element order: with ts < 16 each store spills into the next element, which the next store fixes
-    // (the last spill is fixed by the next tile or the scalar tail).
+      for (size_t h = 0; h < H; ++h) {
+        simd::zip_rounds<avx2_ops, 16, 4>(r[h]);
+        uint8_t* d = dst + (i + 32 * h) * ts + o;
+#pragma GCC unroll 16
+        for (size_t k = 0; k < 16; ++k) store_lo(d + k * ts, r[h][k]);
+#pragma GCC unroll 16
+        for (size_t k = 0; k < 16; ++k) store_hi(d + (16 + k) * ts, r[h][k]);
+      }
+    } else {
 #pragma GCC unroll 2
-    for (size_t h = 0; h < H; ++h) {
-      interleave<16, 4>(r[h]);
-      uint8_t* d = dst + (i + 32 * h) * ts + o;
+      for (size_t h = 0; h < H; ++h) {
+        const uint8_t* s = src + (i + 32 * h) * ts + o;
 #pragma GCC unroll 16
-      for (size_t k = 0; k < 16; ++k) store_lo(d + k * ts, r[h][k]);
-#pragma GCC unroll 16
-      for (size_t k = 0; k < 16; ++k) store_hi(d + (16 + k) * ts, r[h][k]);
+        for (size_t k = 0; k < 16; ++k) r[h][k] = load_lanes(s + k * ts, s + (16 + k) * ts);
+        simd::zip_rounds<avx2_ops, 16, 4>(r[h]);
+      }
+      for (size_t k = 0; k < (ts < 16 ? ts : 16); ++k)
+#pragma GCC unroll 2
+        for (size_t h = 0; h < H; ++h) store(dst + (o + k) * n + i + 32 * h, r[h][k]);
     }
   }
 }
 
-size_t unshuffle_tiles(size_t ts, size_t n, size_t size, const uint8_t* src, uint8_t* dst) noexcept {
+template <bool Un>
+size_t tiles(size_t ts, size_t n, size_t size, const uint8_t* src, uint8_t* dst) noexcept {
   size_t i = 0;
-  for (; tile_fits(ts, size, i, 64); i += 64) unshuffle_tiles_step<2>(ts, n, i, src, dst);
-  if (tile_fits(ts, size, i, 32)) unshuffle_tiles_step<1>(ts, n, i, src, dst), i += 32;
+  for (; tile_fits(ts, size, i, 64); i += 64) tiles_step<2, Un>(ts, n, i, src, dst);
+  if (tile_fits(ts, size, i, 32)) tiles_step<1, Un>(ts, n, i, src, dst), i += 32;
   return i;
 }
 
-void shuffle_rest(size_t ts, size_t n, size_t from, const uint8_t* src, uint8_t* dst) noexcept {
-  for (size_t j = 0; j < ts; ++j)
-    for (size_t i = from; i < n; ++i) dst[j * n + i] = src[i * ts + j];
-}
-
-void unshuffle_rest(size_t ts, size_t n, size_t from, const uint8_t* src, uint8_t* dst) noexcept {
-  for (size_t j = 0; j < ts; ++j)
-    for (size_t i = from; i < n; ++i) dst[i * ts + j] = src[j * n + i];
-}
-
-void shuffle_avx2(size_t ts, size_t size, const uint8_t* src, uint8_t* dst) noexcept {
-  const size_t n = size / ts;
-  if (ts == 1 || n == 0) {
-    if (size != 0) std::memcpy(dst, src, size);
-    return;
-  }
-  size_t done = 0;
+// Each returns how many elements it handled (a multiple of 32); the scalar loop finishes the rest.
+template <bool Un>
+size_t vector_elements(size_t ts, size_t n, size_t size, const uint8_t* src, uint8_t* dst) noexcept {
   switch (ts) {
-    case 2: done = shuffle2(n, src, dst); break;
-    case 4: done = shuffle4(n, src, dst); break;
-    case 8: done = shuffle_pow2<8>(n, src, dst); break;
-    case 16: done = shuffle_pow2<16>(n, src, dst); break;
-    default: done = shuffle_tiles(ts, n, size, src, dst); break;
+    case 2: return Un ? pow2_blocks<2, true>(n, src, dst) : shuffle2(n, src, dst);
+    case 4: return Un ? pow2_blocks<4, true>(n, src, dst) : shuffle4(n, src, dst);
+    case 8: return pow2_blocks<8, Un>(n, src, dst);
+    case 16: return pow2_blocks<16, Un>(n, src, dst);
+    default: return tiles<Un>(ts, n, size, src, dst);
   }
-  shuffle_rest(ts, n, done, src, dst);
-  if (size > n * ts) std::memcpy(dst + n * ts, src + n * ts, size - n * ts);
 }
 
-void unshuffle_avx2(size_t ts, size_t size, const uint8_t* src, uint8_t* dst) noexcept {
-  const size_t n = size / ts;
-  if (ts == 1 || n == 0) {
-    if (size != 0) std::memcpy(dst, src, size);
-    return;
-  }
-  size_t done = 0;
-  switch (ts) {
-    case 2: done = unshuffle_pow2<2>(n, src, dst); break;
-    case 4: done = unshuffle_pow2<4>(n, src, dst); break;
-    case 8: done = unshuffle_pow2<8>(n, src, dst); break;
-    case 16: done = unshuffle_pow2<16>(n, src, dst); break;
-    default: done = unshuffle_tiles(ts, n, size, src, dst); break;
-  }
-  unshuffle_rest(ts, n, done, src, dst);
-  // Last: the tiles may have spilled past the elements.
-  if (size > n * ts) std::memcpy(dst + n * ts, src + n * ts, size - n * ts);
-}
+constexpr auto shuffle_avx2 = byte_shuffle_run<false, vector_elements<false>>;
+constexpr auto unshuffle_avx2 = byte_shuffle_run<true, vector_elements<true>>;
 
 // --- bit shuffle ----------------------------------------------------------------------------------------------
 
@@ -313,96 +236,22 @@ void row_to_bit_planes(const uint8_t* in, size_t groups, uint8_t* out) noexcept 
   }
 }
 
-// Transposes the 8x8 bit matrices formed by byte g of x[0..7] (bit c of x[r] becomes bit r of x[c]) with three
-// rounds of delta swaps between registers (blocks of 4, 2, 1 bits). Shifts are 16-bit: the bits that cross into
-// the neighbouring byte are the ones the masks drop.
-inline void bits_transpose_8x8(vec (&x)[8]) noexcept {
-  const vec m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x33), m1 = _mm256_set1_epi8(0x55);
-#pragma GCC unroll 4
-  for (int r = 0; r < 4; ++r) {
-    const vec t = _mm256_and_si256(_mm256_xor_si256(_mm256_srli_epi16(x[r], 4), x[r + 4]), m4);
-    x[r + 4] = _mm256_xor_si256(x[r + 4], t);
-    x[r] = _mm256_xor_si256(x[r], _mm256_slli_epi16(t, 4));
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < 8; r += (r & 1) ? 3 : 1) {  // 0, 1, 4, 5
-    const vec t = _mm256_and_si256(_mm256_xor_si256(_mm256_srli_epi16(x[r], 2), x[r + 2]), m2);
-    x[r + 2] = _mm256_xor_si256(x[r + 2], t);
-    x[r] = _mm256_xor_si256(x[r], _mm256_slli_epi16(t, 2));
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < 8; r += 2) {
-    const vec t = _mm256_and_si256(_mm256_xor_si256(_mm256_srli_epi16(x[r], 1), x[r + 1]), m1);
-    x[r + 1] = _mm256_xor_si256(x[r + 1], t);
-    x[r] = _mm256_xor_si256(x[r], _mm256_slli_epi16(t, 1));
-  }
-}
-
-// Bit unshuffle, first step: for each byte j and group g of 8 elements, the plane bytes in[(8j + b) * groups + g]
-// (b = 0..7) form an 8x8 bit matrix whose transpose gives byte j of elements 8g + m at out[(m * ts + j) * groups
-// + g], which a byte unshuffle of typesize 8 * ts then puts in place.
-void bit_planes_transpose(size_t ts, size_t groups, size_t r_step, size_t in_j_step, size_t c_step,
-                          size_t out_j_step, const uint8_t* in, uint8_t* out) noexcept {
-  const size_t rs = r_step * groups, cs = c_step * groups;
-  for (size_t j = 0; j < ts; ++j) {
-    const uint8_t* row = in + j * in_j_step * groups;
-    uint8_t* col = out + j * out_j_step * groups;
-    size_t g = 0;
-    // 64 groups a step: whole 64-byte lines of each row (see shuffle_pow2_step).
-    for (; g + 64 <= groups; g += 64) {
-      vec x[8], y[8];
-#pragma GCC unroll 8
-      for (size_t r = 0; r < 8; ++r) x[r] = load(row + r * rs + g), y[r] = load(row + r * rs + g + 32);
-      bits_transpose_8x8(x);
-      bits_transpose_8x8(y);
-#pragma GCC unroll 8
-      for (size_t c = 0; c < 8; ++c) store(col + c * cs + g, x[c]), store(col + c * cs + g + 32, y[c]);
-    }
-    for (; g + 32 <= groups; g += 32) {
-      vec x[8];
-#pragma GCC unroll 8
-      for (size_t r = 0; r < 8; ++r) x[r] = load(row + r * rs + g);
-      bits_transpose_8x8(x);
-#pragma GCC unroll 8
-      for (size_t c = 0; c < 8; ++c) store(col + c * cs + g, x[c]);
-    }
-    for (; g < groups; ++g) {
-      uint64_t x = 0;
-      for (unsigned r = 0; r < 8; ++r) x |= static_cast<uint64_t>(row[r * rs + g]) << (8 * r);
-      x = bits_transpose_8x8(x);
-      for (unsigned c = 0; c < 8; ++c) col[c * cs + g] = static_cast<uint8_t>(x >> (8 * c));
-    }
-  }
-}
-
 // Bit shuffle: the byte shuffle puts byte j of all elements in row j, then each row gives 8 planes.
-void bitshuffle_avx2(size_t ts, size_t size, const uint8_t* src, uint8_t* dst, uint8_t* scratch) noexcept {
-  const size_t n8 = size / ts / 8 * 8;
-  const size_t bytes = n8 * ts;
-  if (n8 != 0) {
-    const uint8_t* rows = src;
-    if (ts != 1) {
-      shuffle_avx2(ts, bytes, src, scratch);
-      rows = scratch;
-    }
-    for (size_t j = 0; j < ts; ++j) row_to_bit_planes(rows + j * n8, n8 / 8, dst + j * n8);
+void bits_by_movemask(size_t ts, size_t n8, const uint8_t* src, uint8_t* dst, uint8_t* scratch) noexcept {
+  const uint8_t* rows = src;
+  if (ts != 1) {
+    shuffle_avx2(ts, n8 * ts, src, scratch);
+    rows = scratch;
   }
-  if (size > bytes) std::memcpy(dst + bytes, src + bytes, size - bytes);
-}
-
-void bitunshuffle_avx2(size_t ts, size_t size, const uint8_t* src, uint8_t* dst, uint8_t* scratch) noexcept {
-  const size_t n8 = size / ts / 8 * 8;
-  const size_t bytes = n8 * ts;
-  if (n8 != 0) {
-    bit_planes_transpose(ts, n8 / 8, 1, 8, ts, 1, src, scratch);
-    unshuffle_avx2(8 * ts, bytes, scratch, dst);
-  }
-  if (size > bytes) std::memcpy(dst + bytes, src + bytes, size - bytes);
+  for (size_t j = 0; j < ts; ++j) row_to_bit_planes(rows + j * n8, n8 / 8, dst + j * n8);
 }
 
 }  // namespace
 
-const shuffle_kernels kShuffleAvx2 = {simd_level::avx2, shuffle_avx2, unshuffle_avx2, bitshuffle_avx2,
-                                      bitunshuffle_avx2};
+// Bit unshuffle: delta-swap bit transposes (simd::bit_planes_transpose, 64 groups a step), then a byte unshuffle
+// of typesize 8 * ts.
+const shuffle_kernels kShuffleAvx2 = {simd_level::avx2, shuffle_avx2, unshuffle_avx2,
+                                      bit_shuffle_run<bits_by_movemask>,
+                                      bit_shuffle_run<simd::bits_by_planes<avx2_ops, 2, true, unshuffle_avx2>>};
 
 }  // namespace tessera::detail

@@ -44,23 +44,40 @@ unsigned cpu_features() noexcept {
   }
   return features;
 }
+#else
+unsigned cpu_features() noexcept { return 0; }  // NEON and Altivec are part of the baseline: nothing needed
 #endif
+
+// The levels this build has, worst first, with the cpuid features each needs (none: part of the baseline).
+struct level_entry {
+  simd_level level;
+  const shuffle_kernels* kernels;
+  unsigned needs;
+};
+constexpr level_entry kLevels[] = {
+    {simd_level::scalar, &detail::kShuffleScalar, 0},
+#if defined(TESSERA_HAVE_SSE2)
+    {simd_level::sse2, &detail::kShuffleSse2, kCpuSse2},
+#endif
+#if defined(TESSERA_HAVE_AVX2)
+    {simd_level::avx2, &detail::kShuffleAvx2, kCpuAvx2},
+#endif
+#if defined(TESSERA_HAVE_NEON)
+    {simd_level::neon, &detail::kShuffleNeon, 0},
+#endif
+#if defined(TESSERA_HAVE_ALTIVEC)
+    {simd_level::altivec, &detail::kShuffleAltivec, 0},
+#endif
+};
+
+bool level_runs(const level_entry& e) noexcept { return e.needs == 0 || (cpu_features() & e.needs) == e.needs; }
 
 // The best table this build and CPU can run.
 const shuffle_kernels* shuffle_kernels_best() noexcept {
   const shuffle_kernels* best = &detail::kShuffleScalar;
-#if defined(TESSERA_HAVE_SSE2)
-  if (shuffle_kernels_for(simd_level::sse2) != nullptr) best = &detail::kShuffleSse2;
-#endif
-#if defined(TESSERA_HAVE_AVX2)
-  if (shuffle_kernels_for(simd_level::avx2) != nullptr) best = &detail::kShuffleAvx2;
-#endif
-#if defined(TESSERA_HAVE_NEON)
-  best = &detail::kShuffleNeon;
-#endif
-#if defined(TESSERA_HAVE_ALTIVEC)
-  best = &detail::kShuffleAltivec;
-#endif
+  for (const level_entry& e : kLevels) {
+    if (level_runs(e)) best = e.kernels;
+  }
   return best;
 }
 
@@ -80,30 +97,8 @@ const char* simd_level_name(simd_level level) noexcept {
 }
 
 const shuffle_kernels* shuffle_kernels_for(simd_level level) noexcept {
-  switch (level) {
-    case simd_level::scalar: return &detail::kShuffleScalar;
-    case simd_level::sse2:
-#if defined(TESSERA_HAVE_SSE2)
-      if (cpu_features() & kCpuSse2) return &detail::kShuffleSse2;
-#endif
-      return nullptr;
-    case simd_level::avx2:
-#if defined(TESSERA_HAVE_AVX2)
-      if (cpu_features() & kCpuAvx2) return &detail::kShuffleAvx2;
-#endif
-      return nullptr;
-    case simd_level::neon:
-#if defined(TESSERA_HAVE_NEON)
-      return &detail::kShuffleNeon;
-#else
-      return nullptr;
-#endif
-    case simd_level::altivec:
-#if defined(TESSERA_HAVE_ALTIVEC)
-      return &detail::kShuffleAltivec;
-#else
-      return nullptr;
-#endif
+  for (const level_entry& e : kLevels) {
+    if (e.level == level) return level_runs(e) ? e.kernels : nullptr;
   }
   return nullptr;
 }
