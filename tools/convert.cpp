@@ -49,12 +49,10 @@ int cmd_convert(int argc, char** argv) noexcept {
   if (in_path == nullptr) return fail(kExitUsage, kCmd, "no IN given");
   if (out_path == nullptr || out_path[0] == '\0') return fail(kExitUsage, kCmd, "no OUT given");
 
-  const uint32_t threads = run_threads(ro);
-  thread_pool pool;
-  executor exec;
-  if (int rc = run_executor(kCmd, threads, pool, exec); rc != 0) return rc;
+  run_workers rw;
+  if (int rc = run_workers_start(kCmd, ro, rw); rc != 0) return rc;
   opened_array o;
-  if (int rc = array_open_path(kCmd, in_path, o, exec); rc != 0) return rc;
+  if (int rc = array_open_path(kCmd, in_path, o, rw.exec); rc != 0) return rc;
 
   array_params p = array_params_get(o.a);
   if (wo.codec_set) p.compressor = given.compressor;
@@ -93,11 +91,11 @@ int cmd_convert(int argc, char** argv) noexcept {
 
   slab_plan plan;
   owned_array<uint8_t> slab;
-  if (int rc = slabs_prepare(kCmd, out_path, p, threads, kMaxDims, plan, slab); rc != 0) return rc;
+  if (int rc = slabs_prepare(kCmd, out_path, p, rw.threads, kMaxDims, plan, slab); rc != 0) return rc;
 
   output_target t;
   writer_handle w;
-  if (int rc = writer_start(kCmd, t, out_path, sparse, p, threads, w); rc != 0) return rc;
+  if (int rc = writer_start(kCmd, t, out_path, sparse, p, rw.threads, w); rc != 0) return rc;
 
   struct slab_source {
     array* a;
@@ -109,7 +107,7 @@ int cmd_convert(int argc, char** argv) noexcept {
     if (auto e = array_slice_read(*in->a, start, stop, items); !e.ok()) return fail_error(kCmd, in->path, e);
     return 0;
   };
-  if (int rc = writer_put_slabs(kCmd, *w, exec, plan, bytes_mut(slab.data(), slab.size()),
+  if (int rc = writer_put_slabs(kCmd, *w, rw.exec, plan, bytes_mut(slab.data(), slab.size()),
                                 static_cast<uint64_t>(array_nbytes(o.a)), ro.quiet, fill, &source);
       rc != 0)
     return rc;

@@ -213,24 +213,22 @@ int cmd_create(int argc, char** argv) noexcept {
     if (size > nbytes) return long_input(in);
   }
 
-  const uint32_t threads = run_threads(ro);
-  thread_pool pool;
-  executor exec;
-  if (int rc = run_executor(kCmd, threads, pool, exec); rc != 0) return rc;
+  run_workers rw;
+  if (int rc = run_workers_start(kCmd, ro, rw); rc != 0) return rc;
 
   output_target t;
   writer_handle w;
-  if (int rc = writer_start(kCmd, t, out_path, sparse, p, threads, w); rc != 0) return rc;
+  if (int rc = writer_start(kCmd, t, out_path, sparse, p, rw.threads, w); rc != 0) return rc;
 
   // Slabs: a few chunks per worker (a stream: whole rows of chunks, the order it arrives in).
   slab_plan plan;
   owned_array<uint8_t> slab;
-  if (int rc = slabs_prepare(kCmd, out_path, p, threads, in.seekable ? kMaxDims : 0, plan, slab); rc != 0) return rc;
+  if (int rc = slabs_prepare(kCmd, out_path, p, rw.threads, in.seekable ? kMaxDims : 0, plan, slab); rc != 0) return rc;
   const slab_fill fill = [](void* c, const slab_plan& pl, const int64_t* start, const int64_t* stop,
                             bytes_mut items) noexcept {
     return input_read_slab(*static_cast<input_source*>(c), pl, start, stop, items.data(), items.size());
   };
-  if (int rc = writer_put_slabs(kCmd, *w, exec, plan, bytes_mut(slab.data(), slab.size()), nbytes, ro.quiet, fill, &in);
+  if (int rc = writer_put_slabs(kCmd, *w, rw.exec, plan, bytes_mut(slab.data(), slab.size()), nbytes, ro.quiet, fill, &in);
       rc != 0)
     return rc;
   if (!in.seekable) {  // a stream must end here

@@ -296,12 +296,10 @@ int cmd_dump(int argc, char** argv) noexcept {
   }
   if (path == nullptr) return fail(kExitUsage, kCmd, "no FILE given");
 
-  const uint32_t threads = run_threads(ro);
-  thread_pool pool;
-  executor exec;
-  if (int rc = run_executor(kCmd, threads, pool, exec); rc != 0) return rc;
+  run_workers rw;
+  if (int rc = run_workers_start(kCmd, ro, rw); rc != 0) return rc;
   opened_array o;
-  if (int rc = array_open_path(kCmd, path, o, exec); rc != 0) return rc;
+  if (int rc = array_open_path(kCmd, path, o, rw.exec); rc != 0) return rc;
   const array_layout& l = array_layout_get(o.a);
   int64_t start[kMaxDims] = {};
   int64_t stop[kMaxDims] = {};

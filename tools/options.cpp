@@ -144,6 +144,11 @@ int run_executor(const char* cmd, uint32_t threads, thread_pool& pool, executor&
   return 0;
 }
 
+int run_workers_start(const char* cmd, const run_options& o, run_workers& w) noexcept {
+  w.threads = run_threads(o);
+  return run_executor(cmd, w.threads, w.pool, w.exec);
+}
+
 int shapes_apply(const char* cmd, const write_options& o, array_params& p) noexcept {
   const int32_t i32max = std::numeric_limits<int32_t>::max();
   const char* opts[2] = {"--chunks", "--blocks"};

@@ -32,6 +32,13 @@ struct run_options {
 /// The executor for `threads` workers: serial for one, else `pool` started with that many. Reports a failure
 /// itself (returns the exit status, 0 on success).
 [[nodiscard]] int run_executor(const char* cmd, uint32_t threads, thread_pool& pool, executor& exec) noexcept;
+/// The two above in one: the workers of a command that runs as many as --threads asks (create, convert, dump).
+struct run_workers {
+  uint32_t threads = 1;
+  thread_pool pool;
+  executor exec{};
+};
+[[nodiscard]] int run_workers_start(const char* cmd, const run_options& o, run_workers& w) noexcept;
 /// Parses --chunks and --blocks (those given) for p.ndim dimensions into p.
 [[nodiscard]] int shapes_apply(const char* cmd, const write_options& o, array_params& p) noexcept;
 /// Sets bytedelta's meta (the itemsize) once p.itemsize is known.

@@ -73,6 +73,26 @@ inline size_t extend_match(const uint8_t* base, size_t pos, size_t bound, size_t
   return bound;
 }
 
+// One step of the match search at `pos`: looks up the hash table, records `pos` there, and extends a candidate
+// that matches 4 bytes. `len` is the match length as the reference counts it (ending kBackShift bytes before
+// the mismatch), 0 when there is no candidate; `dist` is the unbiased distance either way.
+struct match {
+  size_t dist;
+  size_t len;
+};
+
+inline match match_find(const uint8_t* base, size_t pos, size_t bound, uint32_t* table,
+                        unsigned hash_log) noexcept {
+  const uint32_t seq = le_load32(base + pos);
+  const uint32_t h = hash_of(seq, hash_log);
+  const size_t cand = table[h];
+  table[h] = static_cast<uint32_t>(pos);
+  match m{pos - cand, 0};
+  if (m.dist != 0 && m.dist < kDistanceLimit && le_load32(base + cand) == seq)
+    m.len = extend_match(base, pos + 4, bound, m.dist) - kBackShift - pos;
+  return m;
+}
+
 // The entropy probe: a dry run of the compressor over `len` bytes (capped at the table size) that only counts
 // output bytes. The reference skips blocks whose estimated ratio is below a per-clevel threshold.
 struct probe_estimate {
@@ -91,30 +111,21 @@ probe_estimate probe_block(const uint8_t* base, size_t len, uint32_t* table, uns
   uint32_t run = 4;
   size_t pos = 0;
   while (pos < stop) {
-    const size_t anchor = pos;
-    const uint32_t seq = le_load32(base + pos);
-    const uint32_t h = hash_of(seq, hash_log);
-    const size_t cand = table[h];
-    const size_t dist = anchor - cand;
-    table[h] = static_cast<uint32_t>(anchor);
-    size_t mlen = 0;
-    if (dist != 0 && dist < kDistanceLimit && le_load32(base + cand) == seq) {
-      pos = extend_match(base, anchor + 4, bound, dist) - kBackShift;
-      mlen = pos - anchor;
-    }
-    if (mlen < kMinMatch) {  // literal
+    const match m = match_find(base, pos, bound, table, hash_log);
+    if (m.len < kMinMatch) {  // literal
       ++est.produced;
-      pos = anchor + 1;
+      ++pos;
       if (++run == kMaxLiteralRun) {
         run = 0;
         ++est.produced;
       }
       continue;
     }
+    pos += m.len;
     if (run == 0) --est.produced;
     run = 0;
-    if (mlen >= 7) est.produced += static_cast<uint32_t>((mlen - 7) / 255 + 1);
-    est.produced += (dist - 1 < kNearLimit) ? 2 : 4;
+    if (m.len >= 7) est.produced += static_cast<uint32_t>((m.len - 7) / 255 + 1);
+    est.produced += (m.dist - 1 < kNearLimit) ? 2 : 4;
     const uint32_t next = le_load32(base + pos);
     table[hash_of(next, hash_log)] = static_cast<uint32_t>(pos);
     pos += 2;
@@ -136,6 +147,27 @@ struct writer {
   size_t pos;
   size_t cap;
   bool room(size_t n) const noexcept { return cap - pos >= n; }
+
+  // A match token's length part: mlen (< 7) in the top 3 bits of the first byte, or 7 there and mlen - 7 in
+  // 255-steps after it; `low` fills the first byte's low 5 bits. `tail`: the distance bytes that follow, whose
+  // room is checked with the last length byte, as the reference does.
+  bool put_length(size_t mlen, uint8_t low, size_t tail) noexcept {
+    if (mlen < 7) {
+      if (!room(1 + tail)) return false;
+      data[pos++] = static_cast<uint8_t>((mlen << 5) + low);
+      return true;
+    }
+    if (!room(1)) return false;
+    data[pos++] = static_cast<uint8_t>((7u << 5) + low);
+    size_t rest = mlen - 7;
+    for (; rest >= 255; rest -= 255) {
+      if (!room(1)) return false;
+      data[pos++] = 255;
+    }
+    if (!room(1 + tail)) return false;
+    data[pos++] = static_cast<uint8_t>(rest);
+    return true;
+  }
 };
 
 }  // namespace
@@ -183,23 +215,12 @@ result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_
   size_t pos = 4;
 
   while (pos < stop) {
-    const size_t anchor = pos;
-    const uint32_t seq = le_load32(src + pos);
-    const uint32_t h = hash_of(seq, hash_log);
-    const size_t cand = table[h];
-    const size_t dist = anchor - cand;
-    table[h] = static_cast<uint32_t>(anchor);
-
-    size_t mlen = 0;
-    if (dist != 0 && dist < kDistanceLimit && le_load32(src + cand) == seq) {
-      pos = extend_match(src, anchor + 4, bound, dist) - kBackShift;
-      mlen = pos - anchor;
-    }
-    const size_t bdist = dist - 1;  // distances are stored biased
+    const match m = match_find(src, pos, bound, table, hash_log);
+    const size_t mlen = m.len;
+    const size_t bdist = m.dist - 1;  // distances are stored biased
     if (mlen < kMinMatch || (mlen <= 5 && bdist >= kNearLimit)) {
       if (!w.room(2)) return size_t{0};
-      w.data[w.pos++] = src[anchor];
-      pos = anchor + 1;
+      w.data[w.pos++] = src[pos++];
       if (++run == kMaxLiteralRun) {
         run = 0;
         w.data[w.pos++] = kLiteralPlaceholder;
@@ -207,44 +228,18 @@ result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_
       continue;
     }
 
+    pos += mlen;
     // Close the open literal token (or drop its unused placeholder).
     if (run != 0) w.data[w.pos - run - 1] = static_cast<uint8_t>(run - 1);
     else --w.pos;
     run = 0;
 
     if (bdist < kNearLimit) {
-      const uint8_t hi = static_cast<uint8_t>(bdist >> 8);
-      if (mlen < 7) {
-        if (!w.room(2)) return size_t{0};
-        w.data[w.pos++] = static_cast<uint8_t>((mlen << 5) + hi);
-      } else {
-        if (!w.room(1)) return size_t{0};
-        w.data[w.pos++] = static_cast<uint8_t>((7u << 5) + hi);
-        size_t rest = mlen - 7;
-        for (; rest >= 255; rest -= 255) {
-          if (!w.room(1)) return size_t{0};
-          w.data[w.pos++] = 255;
-        }
-        if (!w.room(2)) return size_t{0};
-        w.data[w.pos++] = static_cast<uint8_t>(rest);
-      }
+      if (!w.put_length(mlen, static_cast<uint8_t>(bdist >> 8), 1)) return size_t{0};
       w.data[w.pos++] = static_cast<uint8_t>(bdist & 255);
     } else {
       const size_t far = bdist - kNearLimit;  // < 65533
-      if (mlen < 7) {
-        if (!w.room(4)) return size_t{0};
-        w.data[w.pos++] = static_cast<uint8_t>((mlen << 5) + 31);
-      } else {
-        if (!w.room(1)) return size_t{0};
-        w.data[w.pos++] = static_cast<uint8_t>((7u << 5) + 31);
-        size_t rest = mlen - 7;
-        for (; rest >= 255; rest -= 255) {
-          if (!w.room(1)) return size_t{0};
-          w.data[w.pos++] = 255;
-        }
-        if (!w.room(4)) return size_t{0};
-        w.data[w.pos++] = static_cast<uint8_t>(rest);
-      }
+      if (!w.put_length(mlen, 31, 3)) return size_t{0};
       w.data[w.pos++] = 255;
       w.data[w.pos++] = static_cast<uint8_t>(far >> 8);
       w.data[w.pos++] = static_cast<uint8_t>(far & 255);
@@ -280,6 +275,19 @@ result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_
 
 namespace {
 
+// Copies `len` bytes from ref (at least Step bytes back) to op in Step-byte pieces, writing up to Step - 1
+// bytes past op + len (the caller checked the room).
+template <size_t Step>
+inline uint8_t* copy_pieces(uint8_t* op, const uint8_t* ref, size_t len) noexcept {
+  uint8_t* const stop = op + len;
+  do {
+    std::memcpy(op, ref, Step);
+    op += Step;
+    ref += Step;
+  } while (op < stop);
+  return stop;
+}
+
 // Copies a match of `len` bytes from `dist` bytes back; op + len <= end and dist <= op - start are checked.
 inline uint8_t* copy_match(uint8_t* op, size_t dist, size_t len, uint8_t* end) noexcept {
   const uint8_t* ref = op - dist;
@@ -288,24 +296,8 @@ inline uint8_t* copy_match(uint8_t* op, size_t dist, size_t len, uint8_t* end) n
     return op + len;
   }
   const size_t room = static_cast<size_t>(end - op);
-  if (dist >= 16 && room >= len + 16) {
-    uint8_t* const stop = op + len;
-    do {
-      std::memcpy(op, ref, 16);
-      op += 16;
-      ref += 16;
-    } while (op < stop);
-    return stop;
-  }
-  if (dist >= 8 && room >= len + 8) {
-    uint8_t* const stop = op + len;
-    do {
-      std::memcpy(op, ref, 8);
-      op += 8;
-      ref += 8;
-    } while (op < stop);
-    return stop;
-  }
+  if (dist >= 16 && room >= len + 16) return copy_pieces<16>(op, ref, len);
+  if (dist >= 8 && room >= len + 8) return copy_pieces<8>(op, ref, len);
   if (dist >= len) {
     std::memcpy(op, ref, len);
     return op + len;

@@ -1,20 +1,10 @@
 # The codec libraries (LZ4/LZ4HC, Zlib, Zstd), each optional: ON by default when the target has it. A build
 # without one still decodes everything else and reports codec_unavailable for its data.
-set(_codecs ${CMAKE_CURRENT_LIST_DIR})
 # One object file per library and direction: on bare metal the core refers to them weakly, so a firmware links
 # only those whose codec_link_* function it calls (tessera/codecs.hpp); hosts link every one.
-target_sources(tessera_core PRIVATE
-  ${_codecs}/codec_context.cpp
-  ${_codecs}/codec_link_all.cpp
-  ${_codecs}/lz4_decode.cpp
-  ${_codecs}/lz4_encode.cpp
-  ${_codecs}/lz4hc_encode.cpp
-  ${_codecs}/lz4_dict_encode.cpp
-  ${_codecs}/lz4hc_dict_encode.cpp
-  ${_codecs}/zlib_decode.cpp
-  ${_codecs}/zlib_encode.cpp
-  ${_codecs}/zstd_decode.cpp
-  ${_codecs}/zstd_encode.cpp)
+tessera_core_sources(codec_context.cpp codec_link_all.cpp
+  lz4_decode.cpp lz4_encode.cpp lz4hc_encode.cpp lz4_dict_encode.cpp lz4hc_dict_encode.cpp
+  zlib_decode.cpp zlib_encode.cpp zstd_decode.cpp zstd_encode.cpp)
 if(TESSERA_BAREMETAL)
   target_compile_definitions(tessera_core PUBLIC TESSERA_CODECS_ON_DEMAND=1)
 endif()

@@ -4,10 +4,6 @@
 
 #ifdef TESSERA_HAVE_LZ4
 #include <lz4.h>
-
-namespace {
-tessera::detail::lz4_state_dict_compress_fn lz4_dict_linked() noexcept { return &tessera::detail::lz4_dict_compress; }
-}  // namespace
 #endif
 
 TESSERA_LZ4_STATE_ENCODER(lz4_encoder, lz4_state, lz4_state_size, LZ4_sizeofState, LZ4_compress_fast_extState,

@@ -24,6 +24,11 @@ int lz4hc_dict_compress(void* state, size_t state_size, const char* dict, int di
                         int src_size, int dst_capacity, int level) TESSERA_CODEC_LINK;
 using lz4_state_dict_compress_fn = int (*)(void* state, size_t state_size, const char* dict, int dict_size,
                                            const char* src, char* dst, int src_size, int dst_capacity, int level);
+// The dictionary encoders as lz4_state_encoder's DictCompress: null when the program does not link them (a weak
+// reference on bare metal is not a constant, so it is read at run time). Only the encoder that uses one refers
+// to it.
+inline lz4_state_dict_compress_fn lz4_dict_linked() noexcept { return &lz4_dict_compress; }
+inline lz4_state_dict_compress_fn lz4hc_dict_linked() noexcept { return &lz4hc_dict_compress; }
 
 // State and Size: the codec_context members holding this codec's state; SizeOf, Compress: liblz4's functions;
 // DictCompress: the same with a dictionary (null when this program does not link it).
@@ -74,13 +79,13 @@ struct lz4_state_encoder {
 #endif
 
 // Defines the encoder <name>_impl (state and size: its codec_context members; size_of, compress: liblz4's
-// functions; dict_compress: the same with a dictionary), unavailable without liblz4, and its link anchors.
+// functions; dict_compress: lz4_dict_linked or lz4hc_dict_linked), unavailable without liblz4, and its link anchors.
 #ifdef TESSERA_HAVE_LZ4
 #define TESSERA_LZ4_STATE_ENCODER(name, state, size, size_of, compress, dict_compress)                          \
   extern const tessera::detail::codec_encoder_impl tessera::detail::name##_impl =                              \
       tessera::detail::lz4_state_encoder<&tessera::detail::codec_context::state,                               \
                                          &tessera::detail::codec_context::size, size_of, compress,            \
-                                         dict_compress>::impl();                                              \
+                                         tessera::detail::dict_compress>::impl();                             \
   TESSERA_CODEC_LINK_ANCHORS(name)
 #else
 #define TESSERA_LZ4_STATE_ENCODER(name, state, size, size_of, compress, dict_compress)                          \

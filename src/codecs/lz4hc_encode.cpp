@@ -4,10 +4,6 @@
 
 #ifdef TESSERA_HAVE_LZ4
 #include <lz4hc.h>
-
-namespace {
-tessera::detail::lz4_state_dict_compress_fn lz4hc_dict_linked() noexcept { return &tessera::detail::lz4hc_dict_compress; }
-}  // namespace
 #endif
 
 TESSERA_LZ4_STATE_ENCODER(lz4hc_encoder, lz4hc_state, lz4hc_state_size, LZ4_sizeofStateHC, LZ4_compress_HC_extStateHC,

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "../base/byte_order.hpp"  // relative: tests include this header without src/ on the path
 #include "tessera/error.hpp"
@@ -14,6 +15,15 @@ namespace tessera::detail {
 // filters pass their arguments.
 inline uint64_t filter_load_le(const uint8_t* p, size_t n) noexcept { return le_load(p, n); }
 inline void filter_store_le(uint8_t* p, size_t n, uint64_t v) noexcept { le_store(p, v, n); }
+
+// Zeroes the `zeroed` low bits (< 64) of every element of `typesize` bytes (1, 2, 4 or 8) from src into dst;
+// the bytes past the last whole element are copied. What trunc_prec and int_trunc do once they know the count.
+inline void filter_zero_low_bits(int zeroed, size_t typesize, const uint8_t* src, uint8_t* dst, size_t size) noexcept {
+  const uint64_t mask = ~((uint64_t{1} << zeroed) - 1);
+  const size_t n = size / typesize;
+  for (size_t i = 0; i < n; ++i) filter_store_le(dst + i * typesize, typesize, filter_load_le(src + i * typesize, typesize) & mask);
+  std::memcpy(dst + n * typesize, src + n * typesize, size - n * typesize);
+}
 
 // Delta (filter 3) works on elements of `typesize` bytes as the reference does: typesize 1, 2, 4, 8 as is,
 // other multiples of 8 as 8-byte elements, anything else as bytes; bytes past the last whole element are left.

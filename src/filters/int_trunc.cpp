@@ -1,6 +1,4 @@
 // Integer truncation (Blosc2 filter 36): zeroes low bits of unsigned integers (lossy; decode is a copy).
-#include <cstring>
-
 #include "filters/filters.hpp"
 
 namespace tessera::detail {
@@ -13,10 +11,7 @@ status int_trunc_encode(int8_t prec_bits, size_t typesize, const uint8_t* src, u
   const int zeroed = bits >= 0 ? max_bits - bits : -bits;
   if (zeroed < 0 || zeroed >= max_bits)
     return make_error(errc::invalid_argument, TESSERA_MSG("int_trunc: precision out of range for the typesize"));
-  const uint64_t mask = ~((uint64_t{1} << zeroed) - 1);
-  const size_t n = size / typesize;
-  for (size_t i = 0; i < n; ++i) filter_store_le(dst + i * typesize, typesize, filter_load_le(src + i * typesize, typesize) & mask);
-  std::memcpy(dst + n * typesize, src + n * typesize, size - n * typesize);
+  filter_zero_low_bits(zeroed, typesize, src, dst, size);
   return ok_status();
 }
 

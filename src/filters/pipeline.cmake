@@ -1,9 +1,5 @@
 # The non-shuffle filters of the pipeline (the shuffle kernels are listed in sources.cmake).
-target_sources(tessera_core PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/delta.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/trunc_prec.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/bytedelta.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/int_trunc.cpp)
+tessera_core_sources(delta.cpp trunc_prec.cpp bytedelta.cpp int_trunc.cpp)
 # Small firmware can compile filters out (config.hpp): a chunk that needs one is then unsupported, and the code
 # of the filter is not linked. PUBLIC: chunk_filter_available (chunk.hpp) reports the setting to every user.
 option(TESSERA_WITH_DELTA "Build the delta filter" ON)

@@ -1,6 +1,4 @@
 // Truncate precision (Blosc2 filter 4): zeroes low mantissa bits of float32/float64 (lossy, decode is nothing).
-#include <cstring>
-
 #include "filters/filters.hpp"
 
 namespace tessera::detail {
@@ -17,10 +15,7 @@ status trunc_prec_encode(int8_t prec_bits, size_t typesize, const uint8_t* src, 
     return make_error(errc::invalid_argument, TESSERA_MSG("trunc_prec: precision larger than the mantissa"));
   const int zeroed = bits >= 0 ? mantissa - bits : -bits;
   if (zeroed >= mantissa) return make_error(errc::invalid_argument, TESSERA_MSG("trunc_prec: would remove the whole mantissa"));
-  const uint64_t mask = ~((uint64_t{1} << zeroed) - 1);
-  const size_t n = size / typesize;
-  for (size_t i = 0; i < n; ++i) filter_store_le(dst + i * typesize, typesize, filter_load_le(src + i * typesize, typesize) & mask);
-  std::memcpy(dst + n * typesize, src + n * typesize, size - n * typesize);
+  filter_zero_low_bits(zeroed, typesize, src, dst, size);
   return ok_status();
 }
 

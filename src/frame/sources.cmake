@@ -1,7 +1,2 @@
 # Frames: contiguous (cframe) and sparse (sframe) Blosc2 frames over the storage interfaces.
-target_sources(tessera_core PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/frame_format.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/frame_state.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/frame_index.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/frame_reader.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/frame_writer.cpp)
+tessera_core_sources(frame_format.cpp frame_state.cpp frame_index.cpp frame_reader.cpp frame_writer.cpp)

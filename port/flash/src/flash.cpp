@@ -6,6 +6,27 @@ namespace {
 
 bool multiple_of(uint32_t value, uint32_t unit) noexcept { return unit != 0 && value % unit == 0; }
 
+enum class access : uint8_t { read, prog };
+
+// What flash_read and flash_prog check before calling the device: its callback for `a`, the sector, and that
+// [offset, offset + size) lies in the sector in whole units of read_size or prog_size. The messages name `a`.
+status access_check(const flash_device& d, access a, uint32_t sector, uint32_t offset, size_t size) noexcept {
+  const bool read = a == access::read;
+  if (read ? d.read == nullptr : d.prog == nullptr)
+    return make_error(errc::unsupported, read ? TESSERA_MSG("flash: no read callback") : TESSERA_MSG("flash: no prog callback"));
+  if (sector >= d.sector_count)
+    return make_error(errc::out_of_range, read ? TESSERA_MSG("flash read: sector past the device")
+                                               : TESSERA_MSG("flash prog: sector past the device"));
+  if (offset > d.sector_size || size > d.sector_size - offset)
+    return make_error(errc::out_of_range, read ? TESSERA_MSG("flash read: range crosses the end of the sector")
+                                               : TESSERA_MSG("flash prog: range crosses the end of the sector"));
+  const uint32_t unit = read ? d.read_size : d.prog_size;
+  if (unit == 0 || offset % unit != 0 || size % unit != 0)
+    return make_error(errc::invalid_argument, read ? TESSERA_MSG("flash read: offset or size not a multiple of read_size")
+                                                   : TESSERA_MSG("flash prog: offset or size not a multiple of prog_size"));
+  return ok_status();
+}
+
 }  // namespace
 
 status flash_device_validate(const flash_device& d) noexcept {
@@ -24,23 +45,13 @@ status flash_device_validate(const flash_device& d) noexcept {
 }
 
 status flash_read(const flash_device& d, uint32_t sector, uint32_t offset, bytes_mut dst) noexcept {
-  if (d.read == nullptr) return make_error(errc::unsupported, TESSERA_MSG("flash: no read callback"));
-  if (sector >= d.sector_count) return make_error(errc::out_of_range, TESSERA_MSG("flash read: sector past the device"));
-  if (offset > d.sector_size || dst.size() > d.sector_size - offset)
-    return make_error(errc::out_of_range, TESSERA_MSG("flash read: range crosses the end of the sector"));
-  if (d.read_size == 0 || offset % d.read_size != 0 || dst.size() % d.read_size != 0)
-    return make_error(errc::invalid_argument, TESSERA_MSG("flash read: offset or size not a multiple of read_size"));
+  TESSERA_TRY(access_check(d, access::read, sector, offset, dst.size()));
   if (dst.empty()) return ok_status();
   return d.read(d.context, sector, offset, dst);
 }
 
 status flash_prog(const flash_device& d, uint32_t sector, uint32_t offset, bytes_view src) noexcept {
-  if (d.prog == nullptr) return make_error(errc::unsupported, TESSERA_MSG("flash: no prog callback"));
-  if (sector >= d.sector_count) return make_error(errc::out_of_range, TESSERA_MSG("flash prog: sector past the device"));
-  if (offset > d.sector_size || src.size() > d.sector_size - offset)
-    return make_error(errc::out_of_range, TESSERA_MSG("flash prog: range crosses the end of the sector"));
-  if (d.prog_size == 0 || offset % d.prog_size != 0 || src.size() % d.prog_size != 0)
-    return make_error(errc::invalid_argument, TESSERA_MSG("flash prog: offset or size not a multiple of prog_size"));
+  TESSERA_TRY(access_check(d, access::prog, sector, offset, src.size()));
   const uint32_t page = flash_page_size(d);
   if (!src.empty() && offset / page != (offset + static_cast<uint32_t>(src.size()) - 1) / page)
     return make_error(errc::invalid_argument, TESSERA_MSG("flash prog: range crosses a page boundary"));
