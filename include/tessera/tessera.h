@@ -561,6 +561,32 @@ void tessera_codec_link_zlib_encoder(void);
 void tessera_codec_link_zstd_decoder(void);
 void tessera_codec_link_zstd_encoder(void);
 
+/* ---- The decode-only reader over a frame in memory (tessera/array_view.hpp) ---------------------------------- */
+
+/**
+ * A read-only array over a contiguous frame that is already in memory (memory-mapped flash, a const array in
+ * the image, a buffer): nothing of the frame is copied, reads decode only the blocks they touch. Opaque; the
+ * handle and the decoder's scratch come from the allocator given at open.
+ */
+typedef struct tessera_array_view tessera_array_view;
+
+/**
+ * Opens the frame at frame[0, frame_len) (it must stay in place, unchanged, until close). max_alloc bounds any
+ * single allocation (0: the default of tessera_open_options). Errors: TRUNCATED, MALFORMED, CORRUPT,
+ * UNSUPPORTED (a sparse frame), RESOURCE_LIMIT, OUT_OF_MEMORY.
+ */
+tessera_status tessera_array_view_open(tessera_array_view** out, const void* frame, size_t frame_len,
+                                       const tessera_allocator* alloc, uint64_t max_alloc);
+/** Fills *out with what the array is (its dtype points into the frame). */
+tessera_status tessera_array_view_info_get(const tessera_array_view* v, tessera_array_info* out);
+/** The slice [start, stop) into out, as ::tessera_array_slice_get. */
+tessera_status tessera_array_view_slice_get(tessera_array_view* v, const int64_t* start, const int64_t* stop,
+                                            void* out, size_t size);
+/** One item at coords (ndim entries) into out (size >= itemsize). */
+tessera_status tessera_array_view_element_get(tessera_array_view* v, const int64_t* coords, void* out, size_t size);
+/** Frees the view and its scratch (NULL is a no-op). */
+void tessera_array_view_close(tessera_array_view* v);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

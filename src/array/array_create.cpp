@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "array_internal.hpp"
+#include "b2nd_geometry.hpp"
 #include "chunk/chunk_internal.hpp"
 #include "tessera/dtype.hpp"
 #include "tessera/slice_plan.hpp"
@@ -335,42 +336,20 @@ status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, 
       frame_meta_find(f, name_of(kB2ndMetaName)).ok() ? name_of(kB2ndMetaName) : name_of("caterva");
   auto raw = frame_meta_find(f, meta_name);
   if (!raw.ok()) return make_error(errc::malformed, TESSERA_MSG("array: the frame has no b2nd metalayer"));
-  auto meta = b2nd_meta_decode(*raw);
-  if (!meta.ok()) return meta.err();
-  array_layout layout;
-  // The shapes come from the file: what layout_init refuses as an argument is a malformed file here.
-  if (status e = layout_init(layout, meta->ndim, meta->shape, meta->chunkshape, meta->blockshape); !e.ok())
-    return e.code == errc::invalid_argument ? make_error(errc::malformed, TESSERA_MSG(e.message)) : e;
-  if (info->typesize < 1 || info->typesize > kArrayMaxItemsize)
-    return make_error(errc::malformed, TESSERA_MSG("array: the frame's typesize is outside 1..BLOSC2_MAXTYPESIZE"));
-  auto sizes = layout_sizes_compute(layout, info->typesize);
-  if (!sizes.ok()) return sizes.err();
-  if (info->nchunks != (fresh ? 0 : layout.nchunks))
-    return make_error(errc::malformed, TESSERA_MSG("array: the frame's chunk count disagrees with the b2nd geometry"));
-  // Every chunk of a b2nd array holds a whole padded chunk: a frame with one chunk size must have this one.
-  if (!fresh && info->chunksize > 0 && info->chunksize != sizes->chunk_nbytes)
-    return make_error(errc::malformed, TESSERA_MSG("array: the frame's chunksize disagrees with the b2nd chunk shape"));
-  if (static_cast<uint64_t>(sizes->chunk_nbytes) > frame_max_alloc(f))
-    return make_error(errc::resource_limit, TESSERA_MSG("array: the b2nd chunk shape makes chunks larger than max_alloc"));
-  {
-    chunk_decoder_options o;
-    o.max_blocksize = sizes->block_nbytes > 0 ? static_cast<size_t>(sizes->block_nbytes) : 1;
-    o.exec = exec;
-    if (chunk_decoder_estimate(o) > frame_max_alloc(f))
-      return make_error(errc::resource_limit, TESSERA_MSG("array: the b2nd block shape needs more decoder scratch than max_alloc"));
-  }
+  detail::b2nd_geometry g;
+  TESSERA_TRY(detail::b2nd_geometry_read(*raw, *info, fresh, frame_max_alloc(f), exec, g));
 
   (void)array_close(a);
   array_access::alloc(a) = alloc;
   array_access::exec(a) = exec;
-  array_access::layout(a) = layout;
-  array_access::sizes(a) = *sizes;
+  array_access::layout(a) = g.layout;
+  array_access::sizes(a) = g.sizes;
   array_access::itemsize(a) = info->typesize;
-  array_access::dtype_format(a) = meta->dtype_format;
-  const span<const char> dt = b2nd_meta_dtype_or_default(*meta);
+  array_access::dtype_format(a) = g.meta.dtype_format;
+  const span<const char> dt = b2nd_meta_dtype_or_default(g.meta);
   TESSERA_TRY(array_access::dtype(a).allocate(alloc, dt.size()));
   if (!dt.empty()) std::memcpy(array_access::dtype(a).data(), dt.data(), dt.size());
-  array_access::encode(a) = encode_params_from(*info, sizes->block_nbytes);
+  array_access::encode(a) = encode_params_from(*info, g.sizes.block_nbytes);
   array_access::encode(a).plugins = array_access::plugins(a);
   TESSERA_TRY(decoder_setup(a));
   array_access::frm(a) = std::move(f);

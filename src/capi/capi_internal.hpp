@@ -47,6 +47,8 @@ storage_directory directory_over(const tessera_storage_directory* c) noexcept;
 status executor_over(const tessera_executor* c, executor& out) noexcept;
 
 // A new handle from alloc holding a copy of storage (null: none, for sparse arrays); freed by handle_free.
+// What an array is, for tessera_array_info_get and tessera_array_view_info_get.
+void info_fill(const array_layout& l, int64_t itemsize, span<const char> dtype, tessera_array_info* out) noexcept;
 tessera_status handle_new(tessera_array** out, const tessera_storage* storage, const tessera_allocator* alloc) noexcept;
 void handle_free(tessera_array* h) noexcept;
 // Null, or read or size missing: invalid_argument.

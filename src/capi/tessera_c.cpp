@@ -192,21 +192,7 @@ tessera_status tessera_array_commit(tessera_array* a) {
 
 tessera_status tessera_array_info_get(const tessera_array* a, tessera_array_info* out) {
   if (a == nullptr || out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or out"));
-  std::memset(out, 0, sizeof(*out));
-  const tessera::array_layout& l = tessera::array_layout_get(a->arr);
-  out->ndim = l.ndim;
-  for (int d = 0; d < l.ndim; ++d) {
-    out->shape[d] = l.shape[d];
-    out->chunkshape[d] = static_cast<int32_t>(l.chunkshape[d]);  // int32 in the metalayer
-    out->blockshape[d] = static_cast<int32_t>(l.blockshape[d]);
-  }
-  out->itemsize = tessera::array_itemsize(a->arr);
-  out->nitems = l.nitems;
-  out->nbytes = tessera::array_nbytes(a->arr);
-  out->nchunks = l.nchunks;
-  const tessera::span<const char> dt = tessera::array_dtype(a->arr);
-  out->dtype = dt.data() != nullptr ? dt.data() : "";
-  out->dtype_len = dt.size();
+  info_fill(tessera::array_layout_get(a->arr), tessera::array_itemsize(a->arr), tessera::array_dtype(a->arr), out);
   return c_ok();
 }
 

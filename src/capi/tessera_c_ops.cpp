@@ -147,6 +147,22 @@ status executor_over(const tessera_executor* c, executor& out) noexcept {
   return ok_status();
 }
 
+void info_fill(const array_layout& l, int64_t itemsize, span<const char> dtype, tessera_array_info* out) noexcept {
+  std::memset(out, 0, sizeof(*out));
+  out->ndim = l.ndim;
+  for (int d = 0; d < l.ndim; ++d) {
+    out->shape[d] = l.shape[d];
+    out->chunkshape[d] = static_cast<int32_t>(l.chunkshape[d]);  // int32 in the metalayer
+    out->blockshape[d] = static_cast<int32_t>(l.blockshape[d]);
+  }
+  out->itemsize = static_cast<int32_t>(itemsize);
+  out->nitems = l.nitems;
+  out->nbytes = l.nitems * itemsize;
+  out->nchunks = l.nchunks;
+  out->dtype = dtype.data() != nullptr ? dtype.data() : "";
+  out->dtype_len = dtype.size();
+}
+
 tessera_status handle_new(tessera_array** out, const tessera_storage* storage, const tessera_allocator* alloc) noexcept {
   if (alloc->allocate == nullptr || alloc->deallocate == nullptr) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: allocator without allocate or deallocate"));

@@ -306,16 +306,21 @@ status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
   return ok_status();
 }
 
-status header_metas_parse(frame_state& s) noexcept {
-  bytes_view h(s.header, s.info.header_len);
+status header_metas_read(bytes_view h, frame_meta_entry (&out)[kFrameMaxMetalayers], uint32_t* count) noexcept {
+  *count = 0;
   if (h.size() < kFhMetalayers + 6) return make_error(errc::truncated, TESSERA_MSG("frame: header ends before its metalayers"));
   msgpack_reader r(h);
   (void)r.read_raw(kFhMetalayers);
   uint32_t n = 0;
   uint32_t got = 0;
   status e = metas_count_read(r, kFrameMaxMetalayers, &n);
-  if (e.ok()) e = metas_parse(h, r, n, s.metas, &got, nullptr);
-  s.nmetas = e.ok() ? got : 0;
+  if (e.ok()) e = metas_parse(h, r, n, out, &got, nullptr);
+  *count = e.ok() ? got : 0;
+  return e;
+}
+
+status header_metas_parse(frame_state& s) noexcept {
+  const status e = header_metas_read(bytes_view(s.header, s.info.header_len), s.metas, &s.nmetas);
   s.info.nmetalayers = s.nmetas;
   return e;
 }

@@ -189,6 +189,10 @@ struct sparse_entry {
 
 // Parses the fixed fields of a header (at least kFrameHeaderMinLen bytes) into info (not nchunks).
 [[nodiscard]] status header_fixed_parse(bytes_view h, frame_info& info) noexcept;
+// Parses the metalayers section of a complete header (header_len bytes): the entries' names and where their
+// contents are in h.
+[[nodiscard]] status header_metas_read(bytes_view h, frame_meta_entry (&out)[kFrameMaxMetalayers],
+                                       uint32_t* count) noexcept;
 // Parses the metalayers section of a complete header (header_len bytes) into s.metas.
 [[nodiscard]] status header_metas_parse(frame_state& s) noexcept;
 // Writes the fixed fields (kFrameHeaderMinLen bytes) of a header from info and the other changing fields.
@@ -214,6 +218,15 @@ void trailer_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept;
 [[nodiscard]] status trailer_parse(frame_state& s, bytes_view t) noexcept;
 // The trailer's length from the frame's last kFrameTrailerMinLen bytes (a uint32, 22 bytes before the end).
 [[nodiscard]] result<uint32_t> trailer_len_parse(bytes_view tail) noexcept;
+// The trailer's place in a frame with these fixed fields, from the frame's last kFrameTrailerMinLen bytes.
+[[nodiscard]] status frame_trailer_locate(const frame_info& info, bytes_view tail, uint64_t* trailer_off,
+                                          uint32_t* trailer_len) noexcept;
+// The index chunk of a frame with data: right after the chunks section (sparse: after the header), checked to lie
+// before the trailer; then its header, read from `head` (its first bytes, cut at the trailer), checked against
+// the frame's fields: n entries.
+[[nodiscard]] result<uint64_t> frame_index_pos(const frame_info& info, bool sparse, uint64_t trailer_off) noexcept;
+[[nodiscard]] status frame_index_check(const frame_info& info, uint64_t pos, uint64_t trailer_off, bytes_view head,
+                                       chunk_header* h, int64_t* n) noexcept;
 // Rewrites the header's frame length and cbytes in place (their fixed encodings: every other byte stays).
 void header_sizes_patch(uint8_t* header, uint64_t frame_len, int64_t cbytes) noexcept;
 
@@ -263,6 +276,9 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 [[nodiscard]] status frame_open_sframe_state(frame_state& s) noexcept;
 [[nodiscard]] status frame_chunk_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
 [[nodiscard]] result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept;
+// Whether frame_chunk_read hands out views that stay valid until close (a read-only contiguous frame whose
+// storage is memory or a map): readers may then decode chunks in place, on any thread.
+[[nodiscard]] bool frame_chunks_in_place(const frame& f) noexcept;
 // The compressed bytes of chunk nchunk: a view into the storage when it has one and may_view, else read into
 // *buffer (or the state's scratch when buffer is null).
 [[nodiscard]] result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer,

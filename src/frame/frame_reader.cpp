@@ -101,42 +101,26 @@ status frame_read_common(frame_state& s, bool sparse_kind) noexcept {
   // The trailer: its length sits 22 bytes before the frame's end.
   uint8_t tail[kFrameTrailerMinLen];
   TESSERA_TRY(frame_read_into(s, info.frame_len - kFrameTrailerMinLen, bytes_mut(tail, sizeof tail)));
-  auto tlr = trailer_len_parse(bytes_view(tail, sizeof tail));
-  if (!tlr.ok()) return tlr.err();
-  const uint64_t tl = *tlr;
-  if (tl < kFrameTrailerMinLen || tl > INT32_MAX || tl > info.frame_len - kFrameHeaderMinLen)
-    return make_error(errc::malformed, TESSERA_MSG("frame: trailer length out of range"));
-  s.info.trailer_len = static_cast<uint32_t>(tl);
-  const bool has_data = info.nbytes > 0;
-  const uint64_t trailer_off = has_data ? info.frame_len - tl : info.header_len;
-  if (trailer_off < info.header_len || trailer_off + tl > info.frame_len)
-    return make_error(errc::malformed, TESSERA_MSG("frame: trailer outside the frame"));
+  uint64_t trailer_off = 0;
+  TESSERA_TRY(frame_trailer_locate(info, bytes_view(tail, sizeof tail), &trailer_off, &s.info.trailer_len));
   {
-    auto t = frame_bytes(s, trailer_off, static_cast<size_t>(tl));
+    auto t = frame_bytes(s, trailer_off, s.info.trailer_len);
     if (!t.ok()) return t.err();
     TESSERA_TRY(trailer_parse(s, *t));
   }
 
-  // The index chunk, right after the chunks section (sparse: right after the header).
   int64_t n = 0;
-  if (has_data) {
-    const uint64_t off_pos = info.header_len + (sparse_kind ? 0 : static_cast<uint64_t>(info.cbytes));
-    if ((!sparse_kind && info.cbytes > static_cast<int64_t>(info.frame_len)) || off_pos + kChunkHeaderMinSize > trailer_off)
-      return make_error(errc::malformed, TESSERA_MSG("frame: index chunk outside the frame"));
+  if (info.nbytes > 0) {
+    auto pos = frame_index_pos(info, sparse_kind, trailer_off);
+    if (!pos.ok()) return pos.err();
     uint8_t hb[kChunkHeaderExtendedSize];
-    const size_t hn = trailer_off - off_pos < sizeof hb ? static_cast<size_t>(trailer_off - off_pos) : sizeof hb;
-    TESSERA_TRY(frame_read_into(s, off_pos, bytes_mut(hb, hn)));
-    auto ih = chunk_header_read(bytes_view(hb, hn));
-    if (!ih.ok()) return ih.err();
-    if (static_cast<uint64_t>(ih->cbytes) > trailer_off - off_pos) return make_error(errc::malformed, TESSERA_MSG("frame: index chunk runs into the trailer"));
-    if (ih->nbytes % 8 != 0) return make_error(errc::malformed, TESSERA_MSG("frame: index chunk size not a multiple of 8"));
-    n = ih->nbytes / 8;
-    if (info.nchunks >= 0 && n != info.nchunks) return make_error(errc::corrupt, TESSERA_MSG("frame: index chunk and header disagree on the number of chunks"));
-    // Every chunk holds at least one byte: an index with more entries than the frame has bytes is lying.
-    if (n > info.nbytes) return make_error(errc::corrupt, TESSERA_MSG("frame: more index entries than the frame has bytes"));
+    const size_t hn = trailer_off - *pos < sizeof hb ? static_cast<size_t>(trailer_off - *pos) : sizeof hb;
+    TESSERA_TRY(frame_read_into(s, *pos, bytes_mut(hb, hn)));
+    chunk_header ih;
+    TESSERA_TRY(frame_index_check(info, *pos, trailer_off, bytes_view(hb, hn), &ih, &n));
     s.nchunks = n;
     s.info.nchunks = n;
-    TESSERA_TRY(index_lazy_open(s, off_pos, *ih, n));
+    TESSERA_TRY(index_lazy_open(s, *pos, ih, n));
     s.committed_has_index = true;
   }
   s.nchunks = n;
@@ -301,6 +285,43 @@ struct parallel_blocks {
 };
 
 }  // namespace
+
+status frame_trailer_locate(const frame_info& info, bytes_view tail, uint64_t* trailer_off,
+                            uint32_t* trailer_len) noexcept {
+  auto tlr = trailer_len_parse(tail);
+  if (!tlr.ok()) return tlr.err();
+  const uint64_t tl = *tlr;
+  if (tl < kFrameTrailerMinLen || tl > INT32_MAX || tl > info.frame_len - kFrameHeaderMinLen)
+    return make_error(errc::malformed, TESSERA_MSG("frame: trailer length out of range"));
+  const uint64_t off = info.nbytes > 0 ? info.frame_len - tl : info.header_len;
+  if (off < info.header_len || off + tl > info.frame_len)
+    return make_error(errc::malformed, TESSERA_MSG("frame: trailer outside the frame"));
+  *trailer_off = off;
+  *trailer_len = static_cast<uint32_t>(tl);
+  return ok_status();
+}
+
+result<uint64_t> frame_index_pos(const frame_info& info, bool sparse, uint64_t trailer_off) noexcept {
+  const uint64_t pos = info.header_len + (sparse ? 0 : static_cast<uint64_t>(info.cbytes));
+  if ((!sparse && info.cbytes > static_cast<int64_t>(info.frame_len)) || pos + kChunkHeaderMinSize > trailer_off)
+    return make_error(errc::malformed, TESSERA_MSG("frame: index chunk outside the frame"));
+  return pos;
+}
+
+status frame_index_check(const frame_info& info, uint64_t pos, uint64_t trailer_off, bytes_view head,
+                         chunk_header* h, int64_t* n) noexcept {
+  auto ih = chunk_header_read(head);
+  if (!ih.ok()) return ih.err();
+  if (static_cast<uint64_t>(ih->cbytes) > trailer_off - pos) return make_error(errc::malformed, TESSERA_MSG("frame: index chunk runs into the trailer"));
+  if (ih->nbytes % 8 != 0) return make_error(errc::malformed, TESSERA_MSG("frame: index chunk size not a multiple of 8"));
+  const int64_t count = ih->nbytes / 8;
+  if (info.nchunks >= 0 && count != info.nchunks) return make_error(errc::corrupt, TESSERA_MSG("frame: index chunk and header disagree on the number of chunks"));
+  // Every chunk holds at least one byte: an index with more entries than the frame has bytes is lying.
+  if (count > info.nbytes) return make_error(errc::corrupt, TESSERA_MSG("frame: more index entries than the frame has bytes"));
+  *h = *ih;
+  *n = count;
+  return ok_status();
+}
 
 // The requested blocks of the stored chunk at src: a sparse copy of the chunk (header, bstarts, dictionary and
 // the requested blocks' streams, bstarts pointing at the copies) built in the state's scratch, then decoded.
@@ -500,6 +521,11 @@ result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept {
   r.cbytes = e.cbytes;
   r.blocksize = e.blocksize;
   return r;
+}
+
+bool frame_chunks_in_place(const frame& f) noexcept {
+  const frame_state* s = frame_access::get(f);
+  return s != nullptr && !s->sparse && !s->options.writable && !storage_view(s->st).empty();
 }
 
 result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer, bool may_view) noexcept {

@@ -26,23 +26,18 @@ void index_split(int ndim, const int64_t* extents, int64_t index, int64_t* coord
 
 }  // namespace
 
-status layout_init(array_layout& out, int ndim, const int64_t* shape, const int32_t* chunkshape,
-                   const int32_t* blockshape) noexcept {
-  out = array_layout{};
-  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::unsupported, TESSERA_MSG("layout: ndim outside 0..kMaxDims"));
-  if (ndim > 0 && (shape == nullptr || chunkshape == nullptr || blockshape == nullptr))
-    return make_error(errc::invalid_argument, TESSERA_MSG("layout: null shape, chunkshape or blockshape"));
+namespace {
 
-  array_layout l;
+// Fills l (reset by the caller) dimension by dimension: the dimensions from ndim on are 1s, so one loop and one
+// set of running products serve all.
+status layout_fill(array_layout& l, int ndim, const int64_t* shape, const int32_t* chunkshape,
+                   const int32_t* blockshape) noexcept {
   l.ndim = ndim;
+  int64_t extnitems = 1;
   for (int i = 0; i < kMaxDims; ++i) {
-    l.shape[i] = l.chunkshape[i] = l.blockshape[i] = l.extshape[i] = l.extchunkshape[i] = 1;
-    l.chunk_grid[i] = l.block_grid[i] = 1;
-  }
-  for (int i = 0; i < ndim; ++i) {
-    const int64_t s = shape[i];
-    const int64_t c = chunkshape[i];
-    const int64_t b = blockshape[i];
+    const int64_t s = i < ndim ? shape[i] : 1;
+    const int64_t c = i < ndim ? chunkshape[i] : 1;
+    const int64_t b = i < ndim ? blockshape[i] : 1;
     if (s < 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: negative shape"));
     if (c < 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: negative chunkshape"));
     if (b < 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: negative blockshape"));
@@ -51,59 +46,48 @@ status layout_init(array_layout& out, int ndim, const int64_t* shape, const int3
     l.shape[i] = s;
     l.chunkshape[i] = c;
     l.blockshape[i] = b;
-    if (c == 0) {
-      // Only in an empty dimension (the reference's placeholder for empty arrays): no chunks, no blocks.
-      l.extshape[i] = 0;
-      l.extchunkshape[i] = 0;
-      l.chunk_grid[i] = 0;
-      l.block_grid[i] = 0;
-      continue;
+    // c == 0 only in an empty dimension (the reference's placeholder for empty arrays): no chunks, no blocks,
+    // and the extents stay 0 (l was reset).
+    if (c != 0) {
+      const int64_t srem = s % c;
+      if (srem != 0 && s > INT64_MAX - (c - srem))
+        return make_error(errc::overflow, TESSERA_MSG("layout: shape rounded up to chunkshape overflows int64"));
+      l.extshape[i] = srem == 0 ? s : s + (c - srem);
+      const int64_t crem = c % b;
+      l.extchunkshape[i] = crem == 0 ? c : c + (b - crem);  // below 2^32: no overflow
+      l.chunk_grid[i] = l.extshape[i] / c;
+      l.block_grid[i] = l.extchunkshape[i] / b;
     }
-    const int64_t srem = s % c;
-    if (srem == 0) {
-      l.extshape[i] = s;
-    } else if (s > INT64_MAX - (c - srem)) {
-      return make_error(errc::overflow, TESSERA_MSG("layout: shape rounded up to chunkshape overflows int64"));
-    } else {
-      l.extshape[i] = s + (c - srem);
-    }
-    const int64_t crem = c % b;
-    l.extchunkshape[i] = crem == 0 ? c : c + (b - crem);  // below 2^32: no overflow
-    l.chunk_grid[i] = l.extshape[i] / c;
-    l.block_grid[i] = l.extchunkshape[i] / b;
-  }
-
-  int64_t nitems = 1, extnitems = 1, nchunks = 1, chunk_nitems = 1, extchunk_nitems = 1, block_nitems = 1,
-          blocks_per_chunk = 1;
-  for (int i = 0; i < ndim; ++i) {
-    if (__builtin_mul_overflow(nitems, l.shape[i], &nitems) ||
-        __builtin_mul_overflow(extnitems, l.extshape[i], &extnitems))
+    if (__builtin_mul_overflow(l.nitems, s, &l.nitems) || __builtin_mul_overflow(extnitems, l.extshape[i], &extnitems))
       return make_error(errc::overflow, TESSERA_MSG("layout: item count overflows int64"));
-    if (__builtin_mul_overflow(extchunk_nitems, l.extchunkshape[i], &extchunk_nitems))
+    if (__builtin_mul_overflow(l.extchunk_nitems, l.extchunkshape[i], &l.extchunk_nitems))
       return make_error(errc::overflow, TESSERA_MSG("layout: items per stored chunk overflow int64"));
-    if (__builtin_mul_overflow(chunk_nitems, l.chunkshape[i], &chunk_nitems) || chunk_nitems > INT32_MAX)
+    if (__builtin_mul_overflow(l.chunk_nitems, c, &l.chunk_nitems) || l.chunk_nitems > INT32_MAX)
       return make_error(errc::overflow, TESSERA_MSG("layout: prod(chunkshape) overflows int32"));
-    if (__builtin_mul_overflow(block_nitems, l.blockshape[i], &block_nitems) || block_nitems > INT32_MAX)
+    if (__builtin_mul_overflow(l.block_nitems, b, &l.block_nitems) || l.block_nitems > INT32_MAX)
       return make_error(errc::overflow, TESSERA_MSG("layout: prod(blockshape) overflows int32"));
     // Both are bounded by products checked above (extnitems and extchunk_nitems).
-    nchunks *= l.chunk_grid[i];
-    blocks_per_chunk *= l.block_grid[i];
+    l.nchunks *= l.chunk_grid[i];
+    l.blocks_per_chunk *= l.block_grid[i];
   }
-  l.nitems = nitems;
-  l.nchunks = nchunks;
-  l.chunk_nitems = chunk_nitems;
-  l.extchunk_nitems = extchunk_nitems;
-  l.block_nitems = block_nitems;
-  l.blocks_per_chunk = blocks_per_chunk;
-
   if (!strides_compute(ndim, l.shape, l.item_strides) || !strides_compute(ndim, l.chunk_grid, l.chunk_strides) ||
       !strides_compute(ndim, l.block_grid, l.block_strides) ||
       !strides_compute(ndim, l.blockshape, l.block_item_strides))
     return make_error(errc::overflow, TESSERA_MSG("layout: a stride overflows int64"));
-  for (int i = ndim; i < kMaxDims; ++i)
-    l.item_strides[i] = l.chunk_strides[i] = l.block_strides[i] = l.block_item_strides[i] = 0;
-  out = l;
   return ok_status();
+}
+
+}  // namespace
+
+status layout_init(array_layout& out, int ndim, const int64_t* shape, const int32_t* chunkshape,
+                   const int32_t* blockshape) noexcept {
+  out = array_layout{};
+  if (ndim < 0 || ndim > kMaxDims) return make_error(errc::unsupported, TESSERA_MSG("layout: ndim outside 0..kMaxDims"));
+  if (ndim > 0 && (shape == nullptr || chunkshape == nullptr || blockshape == nullptr))
+    return make_error(errc::invalid_argument, TESSERA_MSG("layout: null shape, chunkshape or blockshape"));
+  const status e = layout_fill(out, ndim, shape, chunkshape, blockshape);
+  if (!e.ok()) out = array_layout{};
+  return e;
 }
 
 result<layout_sizes> layout_sizes_compute(const array_layout& layout, int64_t itemsize) noexcept {

@@ -844,6 +844,62 @@ typedef struct test_case {
   void (*fn)(void);
 } test_case;
 
+/* The decode-only reader over the frame's bytes: what the array API wrote reads back in place, item for item;
+ * a cut frame is an error; every byte allocated is given back. */
+static void test_view(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill fill;
+  tessera_array* a = NULL;
+  tessera_array_view* v = NULL;
+  tessera_array_info info;
+  const int64_t n = 37 * 53;
+  int64_t i;
+  int round;
+
+  for (i = 0; i < n; ++i) g_model[i] = (int32_t)(i * 13 - 500);
+  tessera_buffer_init(&buf, g_frame_memory, sizeof(g_frame_memory), 0);
+  st = tessera_buffer_storage(&buf);
+  params_2d(&p);
+  fill.kind = TESSERA_FILL_BUFFER;
+  fill.data = g_model;
+  fill.size = (size_t)n * 4;
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &fill));
+  REQUIRE_OK(tessera_array_close(a));
+
+  CHECK_ERR(tessera_array_view_open(&v, g_frame_memory, buf.size - 1, &al, 0), TESSERA_ERR_TRUNCATED);
+  CHECK(v == NULL);
+  REQUIRE_OK(tessera_array_view_open(&v, g_frame_memory, buf.size, &al, 0));
+  REQUIRE_OK(tessera_array_view_info_get(v, &info));
+  CHECK(info.ndim == 2 && info.shape[0] == 37 && info.shape[1] == 53 && info.itemsize == 4);
+  CHECK(info.chunkshape[0] == 10 && info.blockshape[1] == 8 && info.nchunks == 16);
+  CHECK(info.dtype_len == 3 && memcmp(info.dtype, "<i4", 3) == 0);
+  for (round = 0; round < 20; ++round) {
+    int64_t start[2], stop[2], m;
+    start[0] = rng_range(0, 36);
+    start[1] = rng_range(0, 52);
+    stop[0] = rng_range(start[0] + 1, 37);
+    stop[1] = rng_range(start[1] + 1, 53);
+    m = model_slice(g_model, 2, info.shape, start, stop, g_src);
+    REQUIRE_OK(tessera_array_view_slice_get(v, start, stop, g_out, (size_t)m * 4));
+    CHECK(memcmp(g_out, g_src, (size_t)m * 4) == 0);
+    {
+      int32_t item = 0;
+      REQUIRE_OK(tessera_array_view_element_get(v, start, &item, sizeof item));
+      CHECK(item == g_model[start[0] * 53 + start[1]]);
+    }
+  }
+  {
+    int64_t outside[2] = {37, 0};
+    int32_t item;
+    CHECK_ERR(tessera_array_view_element_get(v, outside, &item, sizeof item), TESSERA_ERR_OUT_OF_RANGE);
+  }
+  tessera_array_view_close(v);
+  CHECK(g_arena.live == 0);
+}
+
 static const test_case g_cases[] = {
     {"create_read_reopen", test_create_read_reopen},
     {"random_slices", test_random_slices},
@@ -851,6 +907,7 @@ static const test_case g_cases[] = {
     {"metalayers", test_metalayers},
     {"errors", test_errors},
     {"buffer_callbacks", test_buffer_callbacks},
+    {"view", test_view},
 #ifndef TESSERA_TEST_BAREMETAL
     {"stdio_file", test_stdio_file},
     {"golden_file", test_golden_file},

@@ -1,0 +1,35 @@
+#include "b2nd_geometry.hpp"
+
+#include "tessera/array.hpp"
+#include "tessera/chunk.hpp"
+
+namespace tessera::detail {
+
+status b2nd_geometry_read(bytes_view raw, const frame_info& info, bool fresh, uint64_t max_alloc,
+                          const executor& exec, b2nd_geometry& out) noexcept {
+  auto meta = b2nd_meta_decode(raw);
+  if (!meta.ok()) return meta.err();
+  out.meta = *meta;
+  if (status e = layout_init(out.layout, meta->ndim, meta->shape, meta->chunkshape, meta->blockshape); !e.ok())
+    return e.code == errc::invalid_argument ? make_error(errc::malformed, TESSERA_MSG(e.message)) : e;
+  if (info.typesize < 1 || info.typesize > kArrayMaxItemsize)
+    return make_error(errc::malformed, TESSERA_MSG("array: the frame's typesize is outside 1..BLOSC2_MAXTYPESIZE"));
+  auto sizes = layout_sizes_compute(out.layout, info.typesize);
+  if (!sizes.ok()) return sizes.err();
+  out.sizes = *sizes;
+  if (info.nchunks != (fresh ? 0 : out.layout.nchunks))
+    return make_error(errc::malformed, TESSERA_MSG("array: the frame's chunk count disagrees with the b2nd geometry"));
+  // Every chunk of a b2nd array holds a whole padded chunk: a frame with one chunk size must have this one.
+  if (!fresh && info.chunksize > 0 && info.chunksize != sizes->chunk_nbytes)
+    return make_error(errc::malformed, TESSERA_MSG("array: the frame's chunksize disagrees with the b2nd chunk shape"));
+  if (static_cast<uint64_t>(sizes->chunk_nbytes) > max_alloc)
+    return make_error(errc::resource_limit, TESSERA_MSG("array: the b2nd chunk shape makes chunks larger than max_alloc"));
+  chunk_decoder_options o;
+  o.max_blocksize = sizes->block_nbytes > 0 ? static_cast<size_t>(sizes->block_nbytes) : 1;
+  o.exec = exec;
+  if (chunk_decoder_estimate(o) > max_alloc)
+    return make_error(errc::resource_limit, TESSERA_MSG("array: the b2nd block shape needs more decoder scratch than max_alloc"));
+  return ok_status();
+}
+
+}  // namespace tessera::detail

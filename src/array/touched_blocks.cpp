@@ -1,0 +1,95 @@
+#include "touched_blocks.hpp"
+
+#include "tessera/nd_copy.hpp"
+
+namespace tessera::detail {
+
+bool touched_blocks_init(touched_blocks& t, const array_layout& l, int64_t itemsize, const slice_chunk& c,
+                         bytes_mut out, const int64_t* out_shape, const int64_t* dst0) noexcept {
+  t.l = &l;
+  t.itemsize = itemsize;
+  t.out = out;
+  t.out_shape = out_shape;
+  t.nblocks = 1;
+  t.outer = -1;
+  for (int d = 0; d < l.ndim; ++d) {
+    t.start[d] = c.region_start[d];
+    t.stop[d] = c.region_start[d] + c.region_shape[d];
+    t.dst[d] = dst0[d];
+    if (c.region_shape[d] == 0) return false;
+    t.first[d] = t.start[d] / l.blockshape[d];
+    t.span[d] = (t.stop[d] - 1) / l.blockshape[d] - t.first[d] + 1;
+    t.nblocks *= t.span[d];
+    if (t.span[d] > 1) t.outer = d;
+  }
+  return true;
+}
+
+int64_t touched_block(const touched_blocks& t, int64_t r, int64_t* src_start, int64_t* dst, int64_t* shape) noexcept {
+  const array_layout& l = *t.l;
+  int64_t nblock = 0;
+  int64_t outer_bc = 0;
+  if (t.outer >= 0) {
+    const int64_t inner = t.nblocks / t.span[t.outer];
+    outer_bc = r / inner;
+    r %= inner;
+  }
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    int64_t bc = t.first[d];
+    if (d == t.outer) {
+      bc += outer_bc;
+    } else {
+      bc += r % t.span[d];
+      r /= t.span[d];
+    }
+    nblock += bc * l.block_strides[d];
+    const int64_t lo = bc * l.blockshape[d] > t.start[d] ? bc * l.blockshape[d] : t.start[d];
+    const int64_t hi = (bc + 1) * l.blockshape[d] < t.stop[d] ? (bc + 1) * l.blockshape[d] : t.stop[d];
+    src_start[d] = lo - bc * l.blockshape[d];
+    dst[d] = t.dst[d] + (lo - t.start[d]);
+    shape[d] = hi - lo;
+  }
+  return nblock;
+}
+
+size_t touched_block_number(void* context, size_t i) noexcept {
+  const auto& t = *static_cast<const touched_blocks*>(context);
+  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
+  return static_cast<size_t>(touched_block(t, static_cast<int64_t>(i), src_start, dst, shape));
+}
+
+// The bytes of the block its part spans: from its first item to one past its last.
+void touched_block_range(void* context, size_t i, size_t* begin, size_t* end) noexcept {
+  const auto& t = *static_cast<const touched_blocks*>(context);
+  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
+  (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
+  int64_t first = 0, last = 0;
+  for (int d = 0; d < t.l->ndim; ++d) {
+    first += src_start[d] * t.l->block_item_strides[d];
+    last += (src_start[d] + shape[d] - 1) * t.l->block_item_strides[d];
+  }
+  *begin = static_cast<size_t>(first * t.itemsize);
+  *end = static_cast<size_t>((last + 1) * t.itemsize);
+}
+
+status touched_block_consume(void* context, size_t i, bytes_view decoded, uint32_t) noexcept {
+  auto& t = *static_cast<touched_blocks*>(context);
+  const array_layout& l = *t.l;
+  if (static_cast<int64_t>(decoded.size()) != l.block_nitems * t.itemsize)
+    return make_error(errc::corrupt, TESSERA_MSG("array: a block's size disagrees with its chunk's header"));
+  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
+  (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
+  return nd_copy_region(l.ndim, t.itemsize, decoded, l.blockshape, src_start, t.out, t.out_shape, dst, shape);
+}
+
+chunk_block_request touched_blocks_request(touched_blocks& t) noexcept {
+  chunk_block_request r;
+  r.count = static_cast<size_t>(t.nblocks);
+  r.block = touched_block_number;
+  r.consume = touched_block_consume;
+  r.range = touched_block_range;
+  r.context = &t;
+  return r;
+}
+
+}  // namespace tessera::detail
