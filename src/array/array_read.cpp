@@ -3,7 +3,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../chunk/chunk_internal.hpp"
+#include "../frame/frame_internal.hpp"
 #include "array_internal.hpp"
+#include "touched_blocks.hpp"
 #include "tessera/nd_copy.hpp"
 #include "tessera/slice_plan.hpp"
 
@@ -143,107 +146,101 @@ status block_fetch(array& a, const frame_chunk_ref& ref, int64_t nchunk, int64_t
   return ok_status();
 }
 
-// The blocks of one chunk that a slice touches (a sub-grid of its block grid, numbered in C order) and the part
-// of each that goes to the output. Blocks' destinations are disjoint, so they are copied in parallel.
+using detail::touched_block;
+using detail::touched_block_consume;
+using detail::touched_block_number;
+using detail::touched_block_range;
+using detail::touched_blocks;
+using detail::touched_blocks_init;
+using detail::touched_blocks_request;
+
+// The touched blocks of one chunk (touched_blocks.hpp) copied out of a whole decoded chunk, split over the
+// executor's workers. Blocks' destinations are disjoint, so they are copied in parallel.
 struct chunk_copy_job {
-  const array_layout* l = nullptr;
-  int64_t itemsize = 0;
-  const uint8_t* chunk = nullptr;        // a whole decoded chunk (block after block), when copying from one
-  bytes_mut out;
-  const int64_t* out_shape = nullptr;
-  int64_t start[kMaxDims] = {};          // the region: start in chunk coordinates
-  int64_t stop[kMaxDims] = {};           //   its end
-  int64_t dst[kMaxDims] = {};            //   where its start goes in the output
-  int64_t first[kMaxDims] = {};          // the touched blocks: first block coordinates and count per dimension
-  int64_t span[kMaxDims] = {};
-  int64_t nblocks = 0;
-  int64_t parts = 1;                     // slabs per block (whole-chunk copies)
+  touched_blocks t;
+  const uint8_t* chunk = nullptr;        // the whole decoded chunk (block after block)
+  int64_t parts = 1;                     // slabs per block
   int64_t nunits = 0;                    // nblocks * parts
   int64_t units_per_task = 0;
   std::atomic<bool> failed{false};
 };
 
-// Touched block number r (< nblocks): its index in the chunk, and the part of it to copy.
-int64_t touched_block(const chunk_copy_job& j, int64_t r, int64_t* src_start, int64_t* dst, int64_t* shape) noexcept {
-  const array_layout& l = *j.l;
-  int64_t nblock = 0;
-  for (int d = l.ndim - 1; d >= 0; --d) {
-    const int64_t bc = j.first[d] + r % j.span[d];
-    r /= j.span[d];
-    nblock += bc * l.block_strides[d];
-    const int64_t lo = bc * l.blockshape[d] > j.start[d] ? bc * l.blockshape[d] : j.start[d];
-    const int64_t hi = (bc + 1) * l.blockshape[d] < j.stop[d] ? (bc + 1) * l.blockshape[d] : j.stop[d];
-    src_start[d] = lo - bc * l.blockshape[d];
-    dst[d] = j.dst[d] + (lo - j.start[d]);
-    shape[d] = hi - lo;
-  }
-  return nblock;
-}
-
-// Sets up the job for chunk c's region (ndim 0: its one item); false when the region is empty.
-bool chunk_copy_init(chunk_copy_job& j, array& a, const slice_chunk& c, bytes_mut out, const int64_t* out_shape,
+bool chunk_copy_init(touched_blocks& t, array& a, const slice_chunk& c, bytes_mut out, const int64_t* out_shape,
                      const int64_t* dst0) noexcept {
-  const array_layout& l = array_access::layout(a);
-  j.l = &l;
-  j.itemsize = array_access::itemsize(a);
-  j.out = out;
-  j.out_shape = out_shape;
-  j.nblocks = 1;
-  for (int d = 0; d < l.ndim; ++d) {
-    j.start[d] = c.region_start[d];
-    j.stop[d] = c.region_start[d] + c.region_shape[d];
-    j.dst[d] = dst0[d];
-    if (c.region_shape[d] == 0) return false;
-    j.first[d] = j.start[d] / l.blockshape[d];
-    j.span[d] = (j.stop[d] - 1) / l.blockshape[d] - j.first[d] + 1;
-    j.nblocks *= j.span[d];
+  return touched_blocks_init(t, array_access::layout(a), array_access::itemsize(a), c, out, out_shape, dst0);
+}
+
+// A block's part whose last dimension is one item wide (a plane across the last axis): nd_copy_region would
+// copy it one item per memcpy call, a quarter of such a plane's time; here every item is one fixed-size move.
+// The part lies inside the block and the output (checked by the caller), which never overlap.
+template <size_t N>
+void items_copy(int ndim, const uint8_t* src, const int64_t* src_strides, const int64_t* src_start, uint8_t* dst,
+                const int64_t* dst_strides, const int64_t* dst_start, const int64_t* shape) noexcept {
+  const int in = ndim - 2;  // the loop over single items; the dimensions before it step like an odometer
+  int64_t idx[kMaxDims] = {};
+  for (;;) {
+    int64_t so = 0, dof = 0;
+    for (int d = 0; d < ndim; ++d) {
+      so += (src_start[d] + idx[d]) * src_strides[d];
+      dof += (dst_start[d] + idx[d]) * dst_strides[d];
+    }
+    const uint8_t* sp = src + so * static_cast<int64_t>(N);
+    uint8_t* dp = dst + dof * static_cast<int64_t>(N);
+    const int64_t ss = src_strides[in] * static_cast<int64_t>(N);
+    const int64_t ds = dst_strides[in] * static_cast<int64_t>(N);
+    for (int64_t k = 0; k < shape[in]; ++k, sp += ss, dp += ds) std::memcpy(dp, sp, N);
+    int d = in - 1;
+    for (; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
   }
-  return true;
 }
 
-// The request of frame_blocks_decode: each touched block, decoded by a worker, copied out from its scratch.
-size_t touched_block_number(void* context, size_t i) noexcept {
-  const auto& j = *static_cast<const chunk_copy_job*>(context);
-  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
-  return static_cast<size_t>(touched_block(j, static_cast<int64_t>(i), src_start, dst, shape));
+bool items_copy_fits(const array_layout& l, int64_t itemsize, const int64_t* shape) noexcept {
+  return l.ndim >= 2 && shape[l.ndim - 1] == 1 && (itemsize == 4 || itemsize == 8);
 }
 
-// The bytes of the block its part spans: from its first item to one past its last.
-void touched_block_range(void* context, size_t i, size_t* begin, size_t* end) noexcept {
-  const auto& j = *static_cast<const chunk_copy_job*>(context);
-  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
-  (void)touched_block(j, static_cast<int64_t>(i), src_start, dst, shape);
-  int64_t first = 0, last = 0;
-  for (int d = 0; d < j.l->ndim; ++d) {
-    first += src_start[d] * j.l->block_item_strides[d];
-    last += (src_start[d] + shape[d] - 1) * j.l->block_item_strides[d];
+void single_items_copy(const array_layout& l, int64_t itemsize, const uint8_t* block, const int64_t* src_start,
+                       uint8_t* out, const int64_t* out_shape, const int64_t* dst, const int64_t* shape) noexcept {
+  int64_t bs[kMaxDims] = {}, os[kMaxDims] = {};
+  int64_t b = 1, o = 1;
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    bs[d] = b;
+    os[d] = o;
+    b *= l.blockshape[d];
+    o *= out_shape[d];
   }
-  *begin = static_cast<size_t>(first * j.itemsize);
-  *end = static_cast<size_t>((last + 1) * j.itemsize);
+  if (itemsize == 4) items_copy<4>(l.ndim, block, bs, src_start, out, os, dst, shape);
+  else items_copy<8>(l.ndim, block, bs, src_start, out, os, dst, shape);
 }
 
-status touched_block_consume(void* context, size_t i, bytes_view decoded, uint32_t) noexcept {
-  auto& j = *static_cast<chunk_copy_job*>(context);
-  const array_layout& l = *j.l;
-  if (static_cast<int64_t>(decoded.size()) != l.block_nitems * j.itemsize)
-    return make_error(errc::corrupt, TESSERA_MSG("array: a block's size disagrees with its chunk's header"));
+// touched_block_consume with the single-items copy for parts one item wide in the last dimension.
+status block_consume(void* context, size_t i, bytes_view decoded, uint32_t worker) noexcept {
+  const auto& t = *static_cast<const touched_blocks*>(context);
+  const array_layout& l = *t.l;
   int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
-  (void)touched_block(j, static_cast<int64_t>(i), src_start, dst, shape);
-  return nd_copy_region(l.ndim, j.itemsize, decoded, l.blockshape, src_start, j.out, j.out_shape, dst, shape);
+  (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
+  if (!items_copy_fits(l, t.itemsize, shape) || static_cast<int64_t>(decoded.size()) != l.block_nitems * t.itemsize)
+    return touched_block_consume(context, i, decoded, worker);
+  single_items_copy(l, t.itemsize, decoded.data(), src_start, t.out.data(), t.out_shape, dst, shape);
+  return ok_status();
 }
 
 // Copying the slice's part of a whole decoded chunk out (a chunk written with other blocks than the array's),
 // block by block, split over the executor's workers. With fewer blocks than tasks (big blocks), each block is
 // also cut into slabs along the first dimension.
 void chunk_copy_units(chunk_copy_job& j, int64_t u0, int64_t u1) noexcept {
-  const array_layout& l = *j.l;
-  const int64_t block_nbytes = l.block_nitems * j.itemsize;
+  const touched_blocks& t = j.t;
+  const array_layout& l = *t.l;
+  const int64_t block_nbytes = l.block_nitems * t.itemsize;
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t part = u % j.parts;
     int64_t src_start[kMaxDims] = {};
     int64_t dst[kMaxDims] = {};
     int64_t shape[kMaxDims] = {};
-    const int64_t nblock = touched_block(j, u / j.parts, src_start, dst, shape);
+    const int64_t nblock = touched_block(t, u / j.parts, src_start, dst, shape);
     if (j.parts > 1) {  // this unit's slab [p0, p1) of the block's rows along dimension 0
       const int64_t p0 = shape[0] * part / j.parts;
       const int64_t p1 = shape[0] * (part + 1) / j.parts;
@@ -253,7 +250,7 @@ void chunk_copy_units(chunk_copy_job& j, int64_t u0, int64_t u1) noexcept {
       shape[0] = p1 - p0;
     }
     const bytes_view block(j.chunk + nblock * block_nbytes, static_cast<size_t>(block_nbytes));
-    const status s = nd_copy_region(l.ndim, j.itemsize, block, l.blockshape, src_start, j.out, j.out_shape, dst, shape);
+    const status s = nd_copy_region(l.ndim, t.itemsize, block, l.blockshape, src_start, t.out, t.out_shape, dst, shape);
     if (!s.ok()) j.failed.store(true, std::memory_order_relaxed);
   }
 }
@@ -268,17 +265,17 @@ void chunk_copy_task(void* context, size_t index, uint32_t) noexcept {
 // j is set up (chunk_copy_init) and j.chunk holds the decoded chunk.
 status chunk_copy_out(array& a, chunk_copy_job& j) noexcept {
   int64_t nitems = 1;
-  for (int d = 0; d < j.l->ndim; ++d) nitems *= j.stop[d] - j.start[d];
+  for (int d = 0; d < j.t.l->ndim; ++d) nitems *= j.t.stop[d] - j.t.start[d];
   const executor& e = array_access::exec(a);
   // Parallel only when each task has enough to copy to pay for a wake-up (~64 KiB).
   int64_t ntasks = e.workers > 1 && e.run != nullptr ? static_cast<int64_t>(e.workers) * 4 : 1;
-  if (ntasks > nitems * j.itemsize / 65536) ntasks = nitems * j.itemsize / 65536;
+  if (ntasks > nitems * j.t.itemsize / 65536) ntasks = nitems * j.t.itemsize / 65536;
   if (ntasks <= 1) {
-    j.nunits = j.nblocks;
+    j.nunits = j.t.nblocks;
     chunk_copy_units(j, 0, j.nunits);
   } else {
-    if (j.nblocks < ntasks) j.parts = (ntasks + j.nblocks - 1) / j.nblocks;
-    j.nunits = j.nblocks * j.parts;
+    if (j.t.nblocks < ntasks) j.parts = (ntasks + j.t.nblocks - 1) / j.t.nblocks;
+    j.nunits = j.t.nblocks * j.parts;
     j.units_per_task = (j.nunits + ntasks - 1) / ntasks;
     ntasks = (j.nunits + j.units_per_task - 1) / j.units_per_task;
     executor_run(e, static_cast<size_t>(ntasks), chunk_copy_task, &j);
@@ -286,6 +283,78 @@ status chunk_copy_out(array& a, chunk_copy_job& j) noexcept {
   if (j.failed.load(std::memory_order_relaxed))
     return make_error(errc::corrupt, TESSERA_MSG("array: a block's copy region disagrees with the geometry"));
   return ok_status();
+}
+
+// A slice over several chunks of a read-only frame held in memory (a buffer or a map) and a parallel executor:
+// the touched blocks of up to kBatchChunks chunks go to the workers as one run, so no worker waits for the
+// others at a chunk's end, and each block is read in place, decoded into its worker's scratch and copied out.
+// Nothing is allocated: the chunks are views and the decoder's scratch is prepared on the caller's thread.
+constexpr int kBatchChunks = 16;
+
+using detail::chunk_block_decode_on;
+using detail::chunk_decoder_executor;
+using detail::chunk_decoder_prepare;
+
+struct batch_job {
+  chunk_decoder* d = nullptr;
+  touched_blocks chunks[kBatchChunks];
+  bytes_view bytes[kBatchChunks];
+  int64_t first_task[kBatchChunks + 1] = {};  // chunk k's tasks: [first_task[k], first_task[k + 1])
+  int n = 0;
+  std::atomic<bool> failed{false};
+  std::atomic<bool> claimed{false};
+  status first_error;
+
+  void fail(const status& e) noexcept {
+    if (!claimed.exchange(true, std::memory_order_acq_rel)) first_error = e;
+    failed.store(true, std::memory_order_release);
+  }
+
+  static void task(void* context, size_t index, uint32_t worker) noexcept {
+    auto& b = *static_cast<batch_job*>(context);
+    if (b.failed.load(std::memory_order_relaxed)) return;
+    const int64_t t = static_cast<int64_t>(index);
+    int k = 0;
+    while (k + 1 < b.n && b.first_task[k + 1] <= t) ++k;
+    touched_blocks& j = b.chunks[k];
+    const size_t i = static_cast<size_t>(t - b.first_task[k]);
+    size_t begin = 0, end = 0;
+    touched_block_range(&j, i, &begin, &end);
+    bytes_view decoded;
+    status st = chunk_block_decode_on(*b.d, worker, b.bytes[k], touched_block_number(&j, i), begin, end, &decoded);
+    if (st.ok()) st = block_consume(&j, i, decoded, worker);
+    if (!st.ok()) b.fail(st);
+  }
+};
+
+// Whether the stored chunk's blocks decode alone on any worker (chunk_block_decode_on), prepared for it.
+result<bool> batch_chunk_fits(array& a, bytes_view chunk) noexcept {
+  auto h = chunk_header_read(chunk);
+  if (!h.ok()) return h.err();
+  if (h->special != chunk_special::none || h->memcpyed || h->vlblocks || h->lazy || h->blocksize <= 0 ||
+      int64_t{h->blocksize} != array_access::sizes(a).block_nbytes)
+    return false;
+  for (uint8_t f : h->filters)
+    if (f == static_cast<uint8_t>(filter_id::delta)) return false;
+  TESSERA_TRY(chunk_decoder_prepare(array_access::decoder(a), *h));
+  return true;
+}
+
+status batch_run(batch_job& b, const executor& e) noexcept {
+  if (b.n == 0) return ok_status();
+  executor_run(e, static_cast<size_t>(b.first_task[b.n]), batch_job::task, &b);
+  const bool failed = b.failed.load(std::memory_order_acquire);
+  b.n = 0;
+  b.first_task[0] = 0;
+  return failed ? b.first_error : ok_status();
+}
+
+// Whether reads may take the batch path: chunks are views that stay valid (a read-only contiguous frame whose
+// storage is in memory) and the executor runs tasks in parallel.
+bool batch_possible(array& a) noexcept {
+  const executor& e = array_access::exec(a);
+  if (e.run == nullptr || e.workers < 2 || chunk_decoder_executor(array_access::decoder(a)).workers < 2) return false;
+  return detail::frame_chunks_in_place(array_access::frm(a));
 }
 
 }  // namespace
@@ -315,6 +384,9 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
   frame& f = array_access::frm(a);
   read_scratch s;
   const bool c_order = layout_chunk_is_c_order(l);
+  const bool batching = plan.nchunks > 1 && batch_possible(a);
+  batch_job batch;
+  batch.d = &array_access::decoder(a);
   slice_chunk_iterator chunks(plan);
   while (chunks.next()) {
     const slice_chunk& c = chunks.chunk();
@@ -336,18 +408,29 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
         return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
       continue;
     }
+    if (batching) {
+      owned_array<uint8_t> none;  // a read-only frame in memory hands out views: nothing is allocated
+      auto bytes = frame_chunk_read(f, c.nchunk, none);
+      if (!bytes.ok()) return bytes.err();
+      auto fits = none.data() == nullptr ? batch_chunk_fits(a, *bytes) : result<bool>(false);
+      if (!fits.ok()) return fits.err();
+      if (*fits) {
+        touched_blocks& bj = batch.chunks[batch.n];
+        if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) continue;
+        batch.bytes[batch.n] = *bytes;
+        batch.first_task[batch.n + 1] = batch.first_task[batch.n] + bj.nblocks;
+        if (++batch.n == kBatchChunks) TESSERA_TRY(batch_run(batch, array_access::exec(a)));
+        continue;
+      }
+    }
     chunk_copy_job j;  // ndim 0 too: one block of one item
-    if (!chunk_copy_init(j, a, c, out, out_shape, dst0)) continue;
+    if (!chunk_copy_init(j.t, a, c, out, out_shape, dst0)) continue;
     auto match = chunk_blocks_match(a, *ref);
     if (!match.ok()) return match.err();
     if (*match) {
       // The touched blocks, decoded over the executor's workers, each copied out from the worker's scratch.
-      chunk_block_request r;
-      r.count = static_cast<size_t>(j.nblocks);
-      r.block = touched_block_number;
-      r.consume = touched_block_consume;
-      r.range = touched_block_range;
-      r.context = &j;
+      chunk_block_request r = touched_blocks_request(j.t);
+      r.consume = block_consume;
       TESSERA_TRY(frame_blocks_decode(f, array_access::decoder(a), c.nchunk, r));
       continue;
     }
@@ -356,7 +439,7 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
     j.chunk = s.chunk.data();
     TESSERA_TRY(chunk_copy_out(a, j));
   }
-  return ok_status();
+  return batch_run(batch, array_access::exec(a));
 }
 
 }  // namespace detail
