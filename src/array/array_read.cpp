@@ -5,6 +5,7 @@
 
 #include "../chunk/chunk_internal.hpp"
 #include "../frame/frame_internal.hpp"
+#include "base/first_error.hpp"
 #include "array_internal.hpp"
 #include "touched_blocks.hpp"
 #include "tessera/nd_copy.hpp"
@@ -301,18 +302,11 @@ struct batch_job {
   bytes_view bytes[kBatchChunks];
   int64_t first_task[kBatchChunks + 1] = {};  // chunk k's tasks: [first_task[k], first_task[k + 1])
   int n = 0;
-  std::atomic<bool> failed{false};
-  std::atomic<bool> claimed{false};
-  status first_error;
-
-  void fail(const status& e) noexcept {
-    if (!claimed.exchange(true, std::memory_order_acq_rel)) first_error = e;
-    failed.store(true, std::memory_order_release);
-  }
+  detail::first_error error;
 
   static void task(void* context, size_t index, uint32_t worker) noexcept {
     auto& b = *static_cast<batch_job*>(context);
-    if (b.failed.load(std::memory_order_relaxed)) return;
+    if (b.error.any()) return;
     const int64_t t = static_cast<int64_t>(index);
     int k = 0;
     while (k + 1 < b.n && b.first_task[k + 1] <= t) ++k;
@@ -323,7 +317,7 @@ struct batch_job {
     bytes_view decoded;
     status st = chunk_block_decode_on(*b.d, worker, b.bytes[k], touched_block_number(&j, i), begin, end, &decoded);
     if (st.ok()) st = block_consume(&j, i, decoded, worker);
-    if (!st.ok()) b.fail(st);
+    if (!st.ok()) b.error.set(st);
   }
 };
 
@@ -343,10 +337,10 @@ result<bool> batch_chunk_fits(array& a, bytes_view chunk) noexcept {
 status batch_run(batch_job& b, const executor& e) noexcept {
   if (b.n == 0) return ok_status();
   executor_run(e, static_cast<size_t>(b.first_task[b.n]), batch_job::task, &b);
-  const bool failed = b.failed.load(std::memory_order_acquire);
+  const status result = b.error.result();
   b.n = 0;
   b.first_task[0] = 0;
-  return failed ? b.first_error : ok_status();
+  return result;
 }
 
 // Whether reads may take the batch path: chunks are views that stay valid (a read-only contiguous frame whose

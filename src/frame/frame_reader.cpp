@@ -2,6 +2,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "base/first_error.hpp"
 #include "chunk/chunk_internal.hpp"
 #include "frame/frame_internal.hpp"
 
@@ -243,20 +244,13 @@ struct parallel_blocks {
   uint8_t* buffers = nullptr;       // one per worker, buffer_size bytes each
   size_t buffer_size = 0;
   uint32_t nworkers = 0;
-  std::atomic<bool> failed{false};
-  std::atomic<bool> claimed{false};
-  status first_error;
-
-  void fail(const status& e) noexcept {
-    if (!claimed.exchange(true, std::memory_order_acq_rel)) first_error = e;
-    failed.store(true, std::memory_order_release);
-  }
+  first_error error;
 
   static void task(void* context, size_t i, uint32_t worker) noexcept {
     auto& j = *static_cast<parallel_blocks*>(context);
-    if (j.failed.load(std::memory_order_acquire)) return;
+    if (j.error.any()) return;
     if (worker >= j.nworkers) {
-      j.fail(make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers")));
+      j.error.set(make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers")));
       return;
     }
     const chunk_block_request& r = *j.request;
@@ -280,7 +274,7 @@ struct parallel_blocks {
         st = chunk_block_decode_on(*j.d, worker, bytes_view(m, static_cast<size_t>(size)), nblock, begin, end, &decoded);
       if (st.ok()) st = r.consume(r.context, i, decoded, worker);
     }
-    if (!st.ok()) j.fail(st);
+    if (!st.ok()) j.error.set(st);
   }
 };
 
@@ -406,7 +400,7 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     job.buffer_size = buffer_size;
     job.nworkers = ex.workers;
     executor_run(ex, r.count, parallel_blocks::task, &job);
-    return job.failed.load(std::memory_order_acquire) ? job.first_error : ok_status();
+    return job.error.result();
   }
   const bool add0 = delta && later && !has0;
   block_extent e0{};

@@ -101,40 +101,60 @@ result<layout_sizes> layout_sizes_compute(const array_layout& layout, int64_t it
   return s;
 }
 
-result<int64_t> layout_chunk_index(const array_layout& layout, const int64_t* chunk_coords) noexcept {
+namespace {
+
+// One grid of the layout (the chunk grid, or a chunk's block grid), for index <-> coordinates.
+struct grid_view {
+  const int64_t* extents;
+  const int64_t* strides;
+  int64_t count;
+  const char* outside;  // coordinates outside the grid
+  const char* empty;    // a grid with no cells
+  const char* past;     // an index past its cells
+};
+
+grid_view chunk_grid_of(const array_layout& l) noexcept {
+  return {l.chunk_grid, l.chunk_strides, l.nchunks, TESSERA_MSG("layout: chunk coordinates outside the chunk grid"),
+          TESSERA_MSG("layout: the array has no chunks"), TESSERA_MSG("layout: chunk index outside the array")};
+}
+
+grid_view block_grid_of(const array_layout& l) noexcept {
+  return {l.block_grid, l.block_strides, l.blocks_per_chunk, TESSERA_MSG("layout: block coordinates outside the block grid"),
+          TESSERA_MSG("layout: a chunk has no blocks"), TESSERA_MSG("layout: block index outside the chunk")};
+}
+
+result<int64_t> grid_index(int ndim, const grid_view& g, const int64_t* coords) noexcept {
   int64_t index = 0;
-  for (int i = 0; i < layout.ndim; ++i) {
-    if (chunk_coords[i] < 0 || chunk_coords[i] >= layout.chunk_grid[i])
-      return make_error(errc::out_of_range, TESSERA_MSG("layout: chunk coordinates outside the chunk grid"));
-    index += chunk_coords[i] * layout.chunk_strides[i];
+  for (int i = 0; i < ndim; ++i) {
+    if (coords[i] < 0 || coords[i] >= g.extents[i]) return make_error(errc::out_of_range, g.outside);
+    index += coords[i] * g.strides[i];
   }
-  if (layout.nchunks == 0) return make_error(errc::out_of_range, TESSERA_MSG("layout: the array has no chunks"));
+  if (g.count == 0) return make_error(errc::out_of_range, g.empty);
   return index;
+}
+
+status grid_coords(int ndim, const grid_view& g, int64_t index, int64_t* coords) noexcept {
+  if (index < 0 || index >= g.count) return make_error(errc::out_of_range, g.past);
+  index_split(ndim, g.extents, index, coords);
+  return ok_status();
+}
+
+}  // namespace
+
+result<int64_t> layout_chunk_index(const array_layout& layout, const int64_t* chunk_coords) noexcept {
+  return grid_index(layout.ndim, chunk_grid_of(layout), chunk_coords);
 }
 
 status layout_chunk_coords(const array_layout& layout, int64_t nchunk, int64_t* chunk_coords) noexcept {
-  if (nchunk < 0 || nchunk >= layout.nchunks)
-    return make_error(errc::out_of_range, TESSERA_MSG("layout: chunk index outside the array"));
-  index_split(layout.ndim, layout.chunk_grid, nchunk, chunk_coords);
-  return ok_status();
+  return grid_coords(layout.ndim, chunk_grid_of(layout), nchunk, chunk_coords);
 }
 
 result<int64_t> layout_block_index(const array_layout& layout, const int64_t* block_coords) noexcept {
-  int64_t index = 0;
-  for (int i = 0; i < layout.ndim; ++i) {
-    if (block_coords[i] < 0 || block_coords[i] >= layout.block_grid[i])
-      return make_error(errc::out_of_range, TESSERA_MSG("layout: block coordinates outside the block grid"));
-    index += block_coords[i] * layout.block_strides[i];
-  }
-  if (layout.blocks_per_chunk == 0) return make_error(errc::out_of_range, TESSERA_MSG("layout: a chunk has no blocks"));
-  return index;
+  return grid_index(layout.ndim, block_grid_of(layout), block_coords);
 }
 
 status layout_block_coords(const array_layout& layout, int64_t nblock, int64_t* block_coords) noexcept {
-  if (nblock < 0 || nblock >= layout.blocks_per_chunk)
-    return make_error(errc::out_of_range, TESSERA_MSG("layout: block index outside the chunk"));
-  index_split(layout.ndim, layout.block_grid, nblock, block_coords);
-  return ok_status();
+  return grid_coords(layout.ndim, block_grid_of(layout), nblock, block_coords);
 }
 
 status layout_chunk_extent(const array_layout& layout, int64_t nchunk, int64_t* chunk_start,
