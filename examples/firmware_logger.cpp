@@ -4,8 +4,11 @@
 // exact chunk the reference would write) and appended to the flash frame, where a power cut no longer loses it.
 // When the event ends, the partial last chunk is padded with zeros (as the reference pads it) and appended, the
 // "b2nd" metalayer gets the final shape (flash_frame_meta_update) and the frame is finalized: the flash region
-// then holds a plain Blosc2 cframe, opened here as an array to read slices back, and written out as a file (over
-// semihosting on the Cortex-M4) that c-blosc2, python-blosc2 and `tessera info` open.
+// then holds a plain Blosc2 cframe. The flash is memory-mapped (as a microcontroller's internal flash is), so the
+// logger reads slices back in place with the decode-only reader (tessera::array_view: no copy, no frame state,
+// one block of RAM), and writes the frame out as a file (over semihosting on the Cortex-M4) that c-blosc2,
+// python-blosc2 and `tessera info` open. (A chip that is not mapped, SPI NOR behind a driver, is read through
+// flash_frame_storage and array_open instead.)
 //
 // The array grows: it is created with shape (0, 3); its metalayer is written with the header, at finalize, so
 // until then it can be replaced by one of the same size (the shape's fields are fixed-width int64, so
@@ -22,6 +25,7 @@
 #include <cstring>
 
 #include "tessera/array.hpp"
+#include "tessera/array_view.hpp"
 #include "tessera/codecs.hpp"
 #include "tessera/port/flash_frame.hpp"
 #include "tessera/port/flash_sim.hpp"
@@ -49,7 +53,6 @@ int16_t g_chunk_items[kChunkRows * kAxes];  // the chunk being filled, C order (
 array_frame_setup g_setup;                  // the array's frame params (shape (0, 3)); large: static, not on
 array_frame_setup g_chunk_setup;            // the stack. A one-chunk array's: for the packer (see main)
 uint8_t g_meta[sizeof g_setup.meta_bytes];  // the b2nd metalayer with the final shape
-uint8_t g_image[64 * 1024];                 // the finalized frame, copied out of flash for the file
 
 int fail(const char* what, const error& e) {
   std::printf("firmware_logger: %s: %s (%s)\n", what, e.message, errc_name(e.code));
@@ -165,13 +168,17 @@ int main(int argc, char** argv) {
               static_cast<long long>(samples * kAxes * static_cast<int64_t>(sizeof(int16_t))),
               static_cast<unsigned>(heap.high_water));
 
-  // The finalized flash region is an ordinary array: open it and read rows [1534, 1540) (across a chunk
+  // The finalized flash region is an ordinary array: read it in place, rows [1534, 1540) (across a chunk
   // boundary) and the last rows (in the padded chunk).
-  const storage st = flash_frame_storage(ff);
-  array a;
-  if (auto e = array_open(a, st, alloc); !e.ok()) return fail("array_open", e);
-  const array_layout& l = array_layout_get(a);
-  const span<const char> dt = array_dtype(a);
+  const bytes_view frame = flash_frame_view(ff);
+  if (frame.empty()) {
+    std::printf("firmware_logger: the flash is not memory-mapped (read it with flash_frame_storage and array_open)\n");
+    return 1;
+  }
+  array_view a;
+  if (auto e = array_view_open(a, frame, alloc); !e.ok()) return fail("array_view_open", e);
+  const array_layout& l = a.layout;
+  const span<const char> dt = a.dtype;
   std::printf("array: shape (%lld, %lld), dtype %.*s\n", static_cast<long long>(l.shape[0]),
               static_cast<long long>(l.shape[1]), static_cast<int>(dt.size()), dt.data());
   int wrong = l.ndim != 2 || l.shape[0] != samples || l.shape[1] != kAxes;
@@ -181,7 +188,7 @@ int main(int argc, char** argv) {
     const int64_t n = first + kRows <= samples ? kRows : samples - first;
     const int64_t start[2] = {first, 0}, stop[2] = {first + n, kAxes};
     int16_t slice[kRows * kAxes];
-    if (auto e = array_slice_read(a, start, stop, bytes_mut(reinterpret_cast<uint8_t*>(slice), sizeof slice)); !e.ok())
+    if (auto e = array_view_slice_read(a, start, stop, bytes_mut(reinterpret_cast<uint8_t*>(slice), sizeof slice)); !e.ok())
       return fail("slice", e);
     // The expected samples: the sensor again from the start (its noise is a sequence).
     sensor again;
@@ -194,22 +201,16 @@ int main(int argc, char** argv) {
       for (int axis = 0; axis < kAxes; ++axis) wrong += slice[r * kAxes + axis] != want[axis];
     }
   }
-  (void)array_close(a);
+  array_view_close(a);
 
-  // The image: the frame's bytes, out of flash, into a host file.
-  if (ff.frame_len > sizeof g_image) {
-    std::printf("firmware_logger: the frame (%llu bytes) is larger than the image buffer\n",
-                static_cast<unsigned long long>(ff.frame_len));
-    return 1;
-  }
-  const size_t image_len = static_cast<size_t>(ff.frame_len);
-  if (auto e = storage_read(st, 0, bytes_mut(g_image, image_len)); !e.ok()) return fail("read frame", e);
+  // The image: the frame's bytes, straight from flash, into a host file.
+  const size_t image_len = frame.size();
   std::FILE* f = std::fopen(out_path, "wb");
   if (f == nullptr) {
     std::printf("firmware_logger: cannot create %s\n", out_path);
     return 1;
   }
-  const bool written = std::fwrite(g_image, 1, image_len, f) == image_len;
+  const bool written = std::fwrite(frame.data(), 1, image_len, f) == image_len;
   if (std::fclose(f) != 0 || !written) {
     std::printf("firmware_logger: writing %s failed\n", out_path);
     return 1;

@@ -2,13 +2,15 @@
 // cframe the frame reader opens and decodes to the data written; a power cut at every program and erase of
 // create + appends + finalize loses no acknowledged chunk, and the array can always be finished afterwards;
 // a full region says no_space and still finalizes; every sector is erased once; a metalayer updated before
-// finalize (a growing array's shape) is what finalize writes, and mount still takes the params of create.
+// finalize (a growing array's shape) is what finalize writes, and mount still takes the params of create. On a
+// memory-mapped device the finalized frame is read in place (flash_frame_view, array_view).
 #include <cstdio>
 #include <cstring>
 
 #include "../support/check.hpp"
 #include "../support/random.hpp"
 #include "../support/test_allocators.hpp"
+#include "tessera/array_view.hpp"
 #include "tessera/b2nd_meta.hpp"
 #include "tessera/chunk.hpp"
 #include "tessera/frame.hpp"
@@ -207,6 +209,27 @@ TESSERA_TEST(flash_frame, finalized_region_is_a_cframe_that_decodes) {
     CHECK_EQ(ff.frame_start, 0u);  // a plain cframe from the region's first byte
     CHECK_EQ(ff.nchunks, static_cast<int64_t>(kChunks));
     check_frame(t, ff, kChunks, counting.get());
+    // The simulator is memory-mapped: the frame in place, as the storage reads it, opens in the decode-only
+    // reader; an unmapped device has no view.
+    {
+      const bytes_view v = flash_frame_view(ff);
+      REQUIRE_EQ(v.size(), static_cast<size_t>(ff.frame_len));
+      uint8_t head[64];
+      REQUIRE_OK(storage_read(flash_frame_storage(ff), 0, bytes_mut(head, sizeof head)));
+      CHECK(std::memcmp(head, v.data(), sizeof head) == 0);
+      array_view av;
+      REQUIRE_OK(array_view_open(av, v, counting.get()));
+      CHECK_EQ(av.layout.shape[0], static_cast<int64_t>(kChunks) * kChunkElems - 100);
+      const int64_t at = kChunkElems + 7;  // chunk 1, item 7
+      uint8_t item[4] = {};
+      CHECK_OK(array_view_element_read(av, &at, bytes_mut(item, sizeof item)));
+      CHECK(std::memcmp(item, g_fx.data[1] + 7 * 4, 4) == 0);
+      array_view_close(av);
+      const uint8_t* mapped = ff.log.device.mapped;
+      ff.log.device.mapped = nullptr;
+      CHECK(flash_frame_view(ff).empty());
+      ff.log.device.mapped = mapped;
+    }
     // The same bytes read straight from the device: the frame starts at the region's start.
     const uint8_t* region_bytes = sim.bytes.data() + sim.config.sector_size;
     CHECK(std::memcmp(region_bytes, "\x9e\xa8" "b2frame", 9) == 0 || region_bytes[0] == 0x9e);

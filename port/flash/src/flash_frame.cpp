@@ -310,4 +310,11 @@ storage flash_frame_storage(flash_frame& ff) noexcept {
   return st;
 }
 
+bytes_view flash_frame_view(const flash_frame& ff) noexcept {
+  const flash_device& d = ff.log.device;
+  if (!ff.finalized || d.mapped == nullptr) return bytes_view();
+  const uint8_t* region = d.mapped + static_cast<size_t>(ff.log.first_sector) * d.sector_size;
+  return bytes_view(region + ff.frame_start, static_cast<size_t>(ff.frame_len));
+}
+
 }  // namespace tessera

@@ -147,6 +147,7 @@ flash_device flash_sim_device(flash_sim& sim) noexcept {
   d.sector_size = sim.config.sector_size;
   d.sector_count = sim.config.sector_count;
   d.erased_value = sim.config.erased_value;
+  d.mapped = sim.bytes.data();  // the simulated chip is memory-mapped, as a microcontroller's internal flash is
   return d;
 }
 

@@ -30,6 +30,10 @@ struct flash_device {
   uint32_t sector_size = 0;   ///< erase granularity (a multiple of page_size)
   uint32_t sector_count = 0;
   uint8_t erased_value = 0xFF;
+  /// The device's bytes when it is memory-mapped (a microcontroller's internal flash, execute-in-place QSPI):
+  /// sector s starts at mapped + s * sector_size. Optional: readers then use finalized frames in place
+  /// (flash_frame_view); every write still goes through prog and erase. nullptr: read() only.
+  const uint8_t* mapped = nullptr;
 };
 
 /// The page size in effect (page_size, or sector_size when it is 0).

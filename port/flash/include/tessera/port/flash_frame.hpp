@@ -99,5 +99,9 @@ void flash_frame_close(flash_frame& ff) noexcept;
 /// Once finalized: a read-only storage of exactly the frame's bytes (frame_open it with base_offset 0), valid
 /// while ff is open. Before: a storage with no callbacks.
 [[nodiscard]] storage flash_frame_storage(flash_frame& ff) noexcept;
+/// The finalized frame's bytes in place when the device is memory-mapped (flash_device::mapped): what
+/// tessera::array_view_open reads with no copy and no RAM beyond the decoder's scratch. Empty when the frame is
+/// not finalized or the device is not mapped (then read it through flash_frame_storage).
+[[nodiscard]] bytes_view flash_frame_view(const flash_frame& ff) noexcept;
 
 }  // namespace tessera
