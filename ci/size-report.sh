@@ -6,7 +6,7 @@
 # TOP=N (default 0), also the N largest Tessera input sections of each image: with -ffunction-sections each is
 # one function or constant, named here demangled (without function sections, one object file each). For a
 # BUILD_DIR it first prints the size options that are OFF there (TESSERA_ERROR_MESSAGES, TESSERA_WITH_*: the
-# cortex-m4-min target of ci/test.sh turns them off).
+# cortex-m4 default turns the messages off; the cortex-m4-messages target of ci/test.sh keeps them).
 #
 # Usage: ci/size-report.sh BUILD_DIR|IMAGE.elf...
 #   BUILD_DIR: every image of BUILD_DIR/examples that has a map file next to it.
@@ -23,7 +23,7 @@ for arg in "$@"; do
   if [[ -d $arg ]]; then
     # The options that remove code (error messages, filters, codecs), so the figures of two builds compare.
     if [[ -f $arg/CMakeCache.txt ]]; then
-      off=$(sed -n -E 's/^(TESSERA_ERROR_MESSAGES|TESSERA_WITH_[A-Z0-9]+):BOOL=(OFF|0|FALSE)$/\1=OFF/p' \
+      off=$(sed -n -E 's/^(TESSERA_ERROR_MESSAGES|TESSERA_WITH_[A-Z0-9]+):BOOL=(OFF|ON|0|1|FALSE|TRUE)$/\1=\2/p' \
         "$arg/CMakeCache.txt" | sort | tr '\n' ' ')
       echo "configuration of $arg: ${off:-every message, filter and codec option at its default}"
     fi

@@ -8,8 +8,9 @@
 #   armhf      ARMv7-A + NEON, hard float, qemu-arm
 #   ppc64le    POWER8 VSX, qemu-ppc64le
 #   ppc64      POWER8 VSX, BIG-endian, qemu-ppc64
-#   cortex-m4  bare metal, picolibc, QEMU MPS2-AN386 with semihosting (freestanding proof, code size)
-#   cortex-m4-min  the same, configured small: error messages compiled out (TESSERA_ERROR_MESSAGES=OFF)
+#   cortex-m4  bare metal, picolibc, QEMU MPS2-AN386 with semihosting (freestanding proof, code size); its
+#              default configuration is the small one (error messages compiled out)
+#   cortex-m4-messages  the same with the error messages' texts kept (TESSERA_ERROR_MESSAGES=ON)
 # Every target but host-tsan also runs the freestanding check of the core (cmake/check_freestanding.cmake).
 #
 # Environment: TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (golden files and
@@ -26,7 +27,7 @@ cd "$repo"
 build_root=${TESSERA_BUILD_ROOT:-build}
 [[ $build_root == /* ]] || build_root=$repo/$build_root
 jobs=${TESSERA_JOBS:-2}
-all_targets=(host host-tsan nehalem aarch64 armhf ppc64le ppc64 cortex-m4 cortex-m4-min)
+all_targets=(host host-tsan nehalem aarch64 armhf ppc64le ppc64 cortex-m4 cortex-m4-messages)
 read -r -a targets <<<"${TESSERA_TARGETS:-${all_targets[*]}}"
 
 if [[ ${TESSERA_SKIP_DEPS:-0} != 1 ]]; then
@@ -52,8 +53,8 @@ target_args() {
     ppc64le) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64le-linux-gnu.cmake" ;;
     ppc64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64-linux-gnu.cmake" ;;
     cortex-m4) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" ;;
-    cortex-m4-min) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" \
-      "-DTESSERA_ERROR_MESSAGES=OFF" ;;
+    cortex-m4-messages) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" \
+      "-DTESSERA_ERROR_MESSAGES=ON" ;;
     *) return 1 ;;
   esac
 }
