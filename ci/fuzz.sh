@@ -25,13 +25,14 @@ dir=$build_root/fuzz
 shared=${SHARED_DIR:-$repo/../shared}
 cc=${FUZZ_CC:-clang-14}
 cxx=${FUZZ_CXX:-clang++-14}
-all_fuzzers=(chunk_decode chunk_decode_block b2nd_meta_decode msgpack_reader blosclz_decompress frame_read)
+all_fuzzers=(chunk_decode chunk_decode_block b2nd_meta_decode msgpack_reader blosclz_decompress frame_read array_view)
 read -r -a fuzzers <<<"${FUZZ_TARGETS:-${all_fuzzers[*]}}"
 
 # The seed corpus of each fuzzer (the chunk fuzzers share one).
 corpus_of() {
   case $1 in
     chunk_decode | chunk_decode_block) echo "$repo/tests/fuzz/corpus/chunk" ;;
+    array_view) echo "$repo/tests/fuzz/corpus/frame_read" ;;
     *) echo "$repo/tests/fuzz/corpus/$1" ;;
   esac
 }
@@ -107,7 +108,7 @@ for f in "${fuzzers[@]}"; do
   touch "$work_root/$f.start"
   start=$SECONDS
   limits=(-rss_limit_mb=2048)
-  [[ $f == frame_read ]] && limits=(-malloc_limit_mb=64 -rss_limit_mb=512)
+  [[ $f == frame_read || $f == array_view ]] && limits=(-malloc_limit_mb=64 -rss_limit_mb=512)
   "$bin" -max_total_time="$seconds" "${limits[@]}" -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$work" >"$log" 2>&1
   status=$?

@@ -1,0 +1,78 @@
+// Fuzzes the decode-only reader (tessera/array_view.hpp) over untrusted bytes in memory: array_view_open, then
+// the whole array (when small), a few random slices and elements, each into a guarded buffer. The same bytes
+// through array_open (a const_buffer) are the oracle: when both read a slice, they agree byte for byte.
+// Invariants: no crash, no out-of-bounds access, no UB, no allocation past max_alloc's claims, nothing leaks.
+#include <cstring>
+
+#include "tessera/array.hpp"
+#include "tessera/array_view.hpp"
+#include "tessera/port/memory_storage.hpp"
+
+#include "fuzz_common.hpp"
+
+using namespace tessera;
+
+namespace {
+
+// As the frame fuzzer: a size the input claims above this is resource_limit, refused before any allocation.
+constexpr uint64_t kMaxAlloc = uint64_t{16} << 20;
+
+// Reads [start, stop) through both and compares when both succeed.
+void slice_check(array_view& v, array* a, const int64_t* start, const int64_t* stop) {
+  const array_layout& l = v.layout;
+  uint64_t n = static_cast<uint64_t>(v.itemsize);
+  for (int d = 0; d < l.ndim; ++d) n *= static_cast<uint64_t>(stop[d] - start[d]);
+  if (n > fuzz::kMaxOutput) return;
+  fuzz::guarded_buffer got(static_cast<size_t>(n));
+  const status s = array_view_slice_read(v, start, stop, bytes_mut(got.data(), got.size()));
+  FUZZ_CHECK(got.guards_intact());
+  if (!s.ok() || a == nullptr) return;
+  fuzz::guarded_buffer want(static_cast<size_t>(n));
+  if (array_slice_read(*a, start, stop, bytes_mut(want.data(), want.size())).ok())
+    FUZZ_CHECK(std::memcmp(got.data(), want.data(), got.size()) == 0);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::params p(data, size);
+  fuzz::checked_allocator mem;
+  {
+    array_view v;
+    array_view_options vo;
+    vo.max_alloc = kMaxAlloc;
+    if (array_view_open(v, bytes_view(data, size), mem.get(), vo).ok()) {
+      const_buffer input{data, size};
+      array a;
+      array_open_options ao;
+      ao.frame.max_alloc = kMaxAlloc;
+      const bool oracle = array_open(a, const_buffer_storage(input), mem.get(), ao).ok();
+      const array_layout& l = v.layout;
+      int64_t start[kMaxDims] = {}, stop[kMaxDims] = {};
+      for (int d = 0; d < l.ndim; ++d) stop[d] = l.shape[d];
+      slice_check(v, oracle ? &a : nullptr, start, stop);
+      for (int round = 0; round < 4 && l.nitems > 0; ++round) {
+        for (int d = 0; d < l.ndim; ++d) {
+          start[d] = static_cast<int64_t>(p.next() % static_cast<uint64_t>(l.shape[d]));
+          stop[d] = start[d] + 1 + static_cast<int64_t>(p.next() % static_cast<uint64_t>(l.shape[d] - start[d]));
+          if (round % 2 == 1) stop[d] = start[d] + 1;  // an element
+        }
+        slice_check(v, oracle ? &a : nullptr, start, stop);
+      }
+      // Out of range and short outputs are refused, never read or written past.
+      for (int d = 0; d < l.ndim; ++d) {
+        start[d] = 0;
+        stop[d] = l.shape[d];
+      }
+      if (l.ndim > 0) {
+        stop[0] = l.shape[0] + 1;
+        uint8_t one[8];
+        FUZZ_CHECK(!array_view_slice_read(v, start, stop, bytes_mut(one, sizeof one)).ok());
+      }
+      if (oracle) (void)array_close(a);
+      array_view_close(v);
+    }
+  }
+  FUZZ_CHECK(mem.clean());
+  return 0;
+}
