@@ -1,4 +1,4 @@
-// Which codec libraries a program links. On bare metal (TESSERA_CODECS_ON_DEMAND) the core refers to LZ4, Zlib
+// Which codec libraries and filters a program links. On bare metal (TESSERA_CODECS_ON_DEMAND) the core refers to LZ4, Zlib
 // and Zstd only weakly: a firmware links one, in one direction, by calling its function below once, anywhere
 // (the call is what links it; it does nothing at run time). A chunk that needs a codec the program did not link
 // fails with codec_unavailable, naming the function. On hosts every codec of the build is linked and these are
@@ -18,5 +18,13 @@ void codec_link_zstd_decoder() noexcept;
 void codec_link_zstd_encoder() noexcept;
 /// Every codec of the build, both directions (tests, tools, and firmware that has the room).
 void codec_link_all() noexcept;
+
+// Filters, the same way: shuffle is always linked; on bare metal the others only when the program calls their
+// function (a chunk that needs one it did not link is unsupported, naming the function). Hosts link them all.
+void filter_link_bitshuffle() noexcept;
+void filter_link_delta() noexcept;
+void filter_link_bytedelta() noexcept;
+void filter_link_trunc() noexcept;  ///< trunc_prec and int_trunc: writing only (chunks that used them always read)
+void filter_link_all() noexcept;
 
 }  // namespace tessera

@@ -550,6 +550,12 @@ tessera_status tessera_array_chunk_update(tessera_array* a, int64_t nchunk, cons
  * link them all.
  */
 void tessera_codec_link_all(void);
+/** Filters the same way (tessera/codecs.hpp): shuffle is always linked; on bare metal the others only when called. */
+void tessera_filter_link_bitshuffle(void);
+void tessera_filter_link_delta(void);
+void tessera_filter_link_bytedelta(void);
+void tessera_filter_link_trunc(void);
+void tessera_filter_link_all(void);
 /** One codec, one direction (LZ4 decoding covers LZ4HC data). */
 void tessera_codec_link_lz4_decoder(void);
 void tessera_codec_link_lz4_encoder(void);

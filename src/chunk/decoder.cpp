@@ -130,16 +130,19 @@ status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugi
       case filter_id::bitshuffle:
         if (h.version == kChunkVersionBlosc1 && (bsize / h.typesize) % 8 != 0) continue;
         if (!chunk_filter_available(filter_id::bitshuffle)) return filter_compiled_out();
+        if (!detail::filter_linked(filter_id::bitshuffle)) return detail::filter_unlinked_error(filter_id::bitshuffle);
         ++p.copying;
         p.bits = true;
         break;
       case filter_id::shuffle:
       case filter_id::bytedelta:
         if (!chunk_filter_available(static_cast<filter_id>(f))) return filter_compiled_out();
+        if (!detail::filter_linked(static_cast<filter_id>(f))) return detail::filter_unlinked_error(static_cast<filter_id>(f));
         ++p.copying;
         break;
       case filter_id::delta:
         if (!chunk_filter_available(filter_id::delta)) return filter_compiled_out();
+        if (!detail::filter_linked(filter_id::delta)) return detail::filter_unlinked_error(filter_id::delta);
         p.delta = true;
         break;
       default: {

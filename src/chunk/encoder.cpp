@@ -339,6 +339,7 @@ status params_check(const chunk_encode_params& params) noexcept {
       case filter_id::int_trunc:
         if (!chunk_filter_available(f))
           return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: a filter this build compiled out (TESSERA_WITH_*)"));
+        if (!detail::filter_linked(f)) return detail::filter_unlinked_error(f);
         break;
       default: {
         const chunk_user_filter* u = chunk_plugins_filter(params.plugins, params.filters[i]);

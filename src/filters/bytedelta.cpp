@@ -2,6 +2,8 @@
 #include <cstring>
 
 #include "filters/filters.hpp"
+#include "tessera/codecs.hpp"
+#include "tessera/tessera.h"
 
 namespace tessera::detail {
 namespace {
@@ -39,3 +41,8 @@ void bytedelta_decode(size_t typesize, const uint8_t* src, uint8_t* dst, size_t 
 }
 
 }  // namespace tessera::detail
+
+namespace tessera {
+void filter_link_bytedelta() noexcept {}
+}  // namespace tessera
+extern "C" void tessera_filter_link_bytedelta(void) { tessera::filter_link_bytedelta(); }

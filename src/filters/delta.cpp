@@ -2,6 +2,8 @@
 #include <cstring>
 
 #include "filters/filters.hpp"
+#include "tessera/codecs.hpp"
+#include "tessera/tessera.h"
 
 namespace tessera::detail {
 
@@ -45,3 +47,8 @@ void delta_decode(const uint8_t* dref, bool block0, size_t typesize, uint8_t* da
 }
 
 }  // namespace tessera::detail
+
+namespace tessera {
+void filter_link_delta() noexcept {}
+}  // namespace tessera
+extern "C" void tessera_filter_link_delta(void) { tessera::filter_link_delta(); }

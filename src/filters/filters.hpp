@@ -7,7 +7,16 @@
 #include <cstring>
 
 #include "../base/byte_order.hpp"  // relative: tests include this header without src/ on the path
+#include "tessera/chunk.hpp"
 #include "tessera/error.hpp"
+
+// On bare metal (TESSERA_CODECS_ON_DEMAND) the chunk code refers to the filters other than shuffle only weakly,
+// as to the codec libraries: a firmware links one by calling its filter_link_* function (tessera/codecs.hpp).
+#if TESSERA_CODECS_ON_DEMAND
+#define TESSERA_FILTER_LINK __attribute__((weak))
+#else
+#define TESSERA_FILTER_LINK
+#endif
 
 namespace tessera::detail {
 
@@ -30,24 +39,39 @@ inline void filter_zero_low_bits(int zeroed, size_t typesize, const uint8_t* src
 // Block 0 is coded against itself (each element XOR the previous one); other blocks against block 0 (`dref`,
 // the chunk's first block: original data on encode, decoded data on decode; at least `size` bytes).
 // Encode: for block 0 pass dref = src. Decode works in place.
-void delta_encode(const uint8_t* dref, bool block0, size_t typesize, const uint8_t* src, uint8_t* dst,
-                  size_t size) noexcept;
-void delta_decode(const uint8_t* dref, bool block0, size_t typesize, uint8_t* data, size_t size) noexcept;
+TESSERA_FILTER_LINK void delta_encode(const uint8_t* dref, bool block0, size_t typesize, const uint8_t* src,
+                                      uint8_t* dst, size_t size) noexcept;
+TESSERA_FILTER_LINK void delta_decode(const uint8_t* dref, bool block0, size_t typesize, uint8_t* data,
+                                      size_t size) noexcept;
 
 // Truncate precision (filter 4): keeps `prec_bits` mantissa bits of float32 (typesize 4) or float64 (8);
 // negative prec_bits removes that many bits. Lossy; nothing to undo on decode.
 // Errors: invalid_argument for other typesizes or out-of-range bit counts.
-[[nodiscard]] status trunc_prec_encode(int8_t prec_bits, size_t typesize, const uint8_t* src, uint8_t* dst,
-                                       size_t size) noexcept;
+[[nodiscard]] TESSERA_FILTER_LINK status trunc_prec_encode(int8_t prec_bits, size_t typesize, const uint8_t* src,
+                                                           uint8_t* dst, size_t size) noexcept;
 
 // Bytedelta (filter 35): the block is `typesize` channels of size / typesize bytes (as byte shuffle leaves
 // it); each channel is byte-wise delta coded from 0; the size % typesize trailing bytes pass unchanged.
-void bytedelta_encode(size_t typesize, const uint8_t* src, uint8_t* dst, size_t size) noexcept;
-void bytedelta_decode(size_t typesize, const uint8_t* src, uint8_t* dst, size_t size) noexcept;
+TESSERA_FILTER_LINK void bytedelta_encode(size_t typesize, const uint8_t* src, uint8_t* dst, size_t size) noexcept;
+TESSERA_FILTER_LINK void bytedelta_decode(size_t typesize, const uint8_t* src, uint8_t* dst, size_t size) noexcept;
 
 // Integer truncation (filter 36): keeps `prec_bits` bits of unsigned integers of typesize 1, 2, 4 or 8
 // (negative: removes that many low bits). Lossy; decode is a copy.
-[[nodiscard]] status int_trunc_encode(int8_t prec_bits, size_t typesize, const uint8_t* src, uint8_t* dst,
-                                      size_t size) noexcept;
+[[nodiscard]] TESSERA_FILTER_LINK status int_trunc_encode(int8_t prec_bits, size_t typesize, const uint8_t* src,
+                                                          uint8_t* dst, size_t size) noexcept;
+// int_trunc.cpp's link anchor: filter_link_trunc (in trunc_prec.cpp) calls it, which links both files.
+void int_trunc_link() noexcept;
+
+// The scalar bit kernels (bitshuffle_scalar.cpp), in their own object file so that bare metal links them only
+// through filter_link_bitshuffle; the scalar kernel table refers to them weakly there.
+TESSERA_FILTER_LINK void bitshuffle_scalar(size_t typesize, size_t size, const uint8_t* src, uint8_t* dst,
+                                           uint8_t* scratch) noexcept;
+TESSERA_FILTER_LINK void bitunshuffle_scalar(size_t typesize, size_t size, const uint8_t* src, uint8_t* dst,
+                                             uint8_t* scratch) noexcept;
+
+// Whether the program links filter f (bare metal: whether it called its filter_link_* function; hosts: always),
+// and that function's name for the error when it did not. Shuffle and none are always linked.
+[[nodiscard]] bool filter_linked(filter_id f) noexcept;
+[[nodiscard]] status filter_unlinked_error(filter_id f) noexcept;
 
 }  // namespace tessera::detail

@@ -16,3 +16,7 @@ status int_trunc_encode(int8_t prec_bits, size_t typesize, const uint8_t* src, u
 }
 
 }  // namespace tessera::detail
+
+namespace tessera::detail {
+void int_trunc_link() noexcept {}
+}  // namespace tessera::detail

@@ -1,5 +1,7 @@
 // Truncate precision (Blosc2 filter 4): zeroes low mantissa bits of float32/float64 (lossy, decode is nothing).
 #include "filters/filters.hpp"
+#include "tessera/codecs.hpp"
+#include "tessera/tessera.h"
 
 namespace tessera::detail {
 
@@ -20,3 +22,8 @@ status trunc_prec_encode(int8_t prec_bits, size_t typesize, const uint8_t* src, 
 }
 
 }  // namespace tessera::detail
+
+namespace tessera {
+void filter_link_trunc() noexcept { detail::int_trunc_link(); }
+}  // namespace tessera
+extern "C" void tessera_filter_link_trunc(void) { tessera::filter_link_trunc(); }

@@ -84,6 +84,7 @@ int main() {
   // A chunk of int32 with the best codec this build has, encoded and decoded. On bare metal a program links the
   // codec libraries it asks for (tessera/codecs.hpp): this one asks for all.
   codec_link_all();
+  filter_link_all();
 #if defined(TESSERA_CONSUMER_POSIX)
   const allocator alloc = posix_allocator();
 #else

@@ -1,0 +1,38 @@
+// Which filters the program links (filters.hpp): on bare metal a weak reference is null unless the program
+// called the filter's filter_link_* function (tessera/codecs.hpp), which lives in the filter's own object file.
+#include "filters/filters.hpp"
+
+namespace tessera::detail {
+
+bool filter_linked(filter_id f) noexcept {
+#if TESSERA_CODECS_ON_DEMAND
+  switch (f) {
+    case filter_id::bitshuffle: return &bitshuffle_scalar != nullptr && &bitunshuffle_scalar != nullptr;
+    case filter_id::delta: return &delta_decode != nullptr;
+    case filter_id::bytedelta: return &bytedelta_decode != nullptr;
+    case filter_id::trunc_prec:
+    case filter_id::int_trunc: return &trunc_prec_encode != nullptr && &int_trunc_encode != nullptr;
+    case filter_id::none:
+    case filter_id::shuffle: return true;
+  }
+  return false;
+#else
+  (void)f;
+  return true;
+#endif
+}
+
+status filter_unlinked_error(filter_id f) noexcept {
+  switch (f) {
+    case filter_id::bitshuffle:
+      return make_error(errc::unsupported, TESSERA_MSG("chunk: bitshuffle is not linked into this program (call tessera::filter_link_bitshuffle)"));
+    case filter_id::delta:
+      return make_error(errc::unsupported, TESSERA_MSG("chunk: delta is not linked into this program (call tessera::filter_link_delta)"));
+    case filter_id::bytedelta:
+      return make_error(errc::unsupported, TESSERA_MSG("chunk: bytedelta is not linked into this program (call tessera::filter_link_bytedelta)"));
+    default:
+      return make_error(errc::unsupported, TESSERA_MSG("chunk: trunc_prec and int_trunc are not linked into this program (call tessera::filter_link_trunc)"));
+  }
+}
+
+}  // namespace tessera::detail
