@@ -23,16 +23,14 @@ bool filter_linked(filter_id f) noexcept {
 }
 
 status filter_unlinked_error(filter_id f) noexcept {
-  switch (f) {
-    case filter_id::bitshuffle:
-      return make_error(errc::unsupported, TESSERA_MSG("chunk: bitshuffle is not linked into this program (call tessera::filter_link_bitshuffle)"));
-    case filter_id::delta:
-      return make_error(errc::unsupported, TESSERA_MSG("chunk: delta is not linked into this program (call tessera::filter_link_delta)"));
-    case filter_id::bytedelta:
-      return make_error(errc::unsupported, TESSERA_MSG("chunk: bytedelta is not linked into this program (call tessera::filter_link_bytedelta)"));
-    default:
-      return make_error(errc::unsupported, TESSERA_MSG("chunk: trunc_prec and int_trunc are not linked into this program (call tessera::filter_link_trunc)"));
-  }
+  const char* what = TESSERA_MSG("chunk: trunc_prec and int_trunc are not linked into this program (call tessera::filter_link_trunc)");
+  if (f == filter_id::bitshuffle)
+    what = TESSERA_MSG("chunk: bitshuffle is not linked into this program (call tessera::filter_link_bitshuffle)");
+  else if (f == filter_id::delta)
+    what = TESSERA_MSG("chunk: delta is not linked into this program (call tessera::filter_link_delta)");
+  else if (f == filter_id::bytedelta)
+    what = TESSERA_MSG("chunk: bytedelta is not linked into this program (call tessera::filter_link_bytedelta)");
+  return make_error(errc::unsupported, what);
 }
 
 }  // namespace tessera::detail
