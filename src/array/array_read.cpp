@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../chunk/chunk_internal.hpp"
-#include "../frame/frame_internal.hpp"
 #include "base/first_error.hpp"
+#include "chunk/chunk_internal.hpp"
+#include "frame/frame_internal.hpp"
 #include "array_internal.hpp"
 #include "touched_blocks.hpp"
 #include "tessera/nd_copy.hpp"
@@ -171,64 +171,6 @@ bool chunk_copy_init(touched_blocks& t, array& a, const slice_chunk& c, bytes_mu
   return touched_blocks_init(t, array_access::layout(a), array_access::itemsize(a), c, out, out_shape, dst0);
 }
 
-// A block's part whose last dimension is one item wide (a plane across the last axis): nd_copy_region would
-// copy it one item per memcpy call, a quarter of such a plane's time; here every item is one fixed-size move.
-// The part lies inside the block and the output (checked by the caller), which never overlap.
-template <size_t N>
-void items_copy(int ndim, const uint8_t* src, const int64_t* src_strides, const int64_t* src_start, uint8_t* dst,
-                const int64_t* dst_strides, const int64_t* dst_start, const int64_t* shape) noexcept {
-  const int in = ndim - 2;  // the loop over single items; the dimensions before it step like an odometer
-  int64_t idx[kMaxDims] = {};
-  for (;;) {
-    int64_t so = 0, dof = 0;
-    for (int d = 0; d < ndim; ++d) {
-      so += (src_start[d] + idx[d]) * src_strides[d];
-      dof += (dst_start[d] + idx[d]) * dst_strides[d];
-    }
-    const uint8_t* sp = src + so * static_cast<int64_t>(N);
-    uint8_t* dp = dst + dof * static_cast<int64_t>(N);
-    const int64_t ss = src_strides[in] * static_cast<int64_t>(N);
-    const int64_t ds = dst_strides[in] * static_cast<int64_t>(N);
-    for (int64_t k = 0; k < shape[in]; ++k, sp += ss, dp += ds) std::memcpy(dp, sp, N);
-    int d = in - 1;
-    for (; d >= 0; --d) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
-
-bool items_copy_fits(const array_layout& l, int64_t itemsize, const int64_t* shape) noexcept {
-  return l.ndim >= 2 && shape[l.ndim - 1] == 1 && (itemsize == 4 || itemsize == 8);
-}
-
-void single_items_copy(const array_layout& l, int64_t itemsize, const uint8_t* block, const int64_t* src_start,
-                       uint8_t* out, const int64_t* out_shape, const int64_t* dst, const int64_t* shape) noexcept {
-  int64_t bs[kMaxDims] = {}, os[kMaxDims] = {};
-  int64_t b = 1, o = 1;
-  for (int d = l.ndim - 1; d >= 0; --d) {
-    bs[d] = b;
-    os[d] = o;
-    b *= l.blockshape[d];
-    o *= out_shape[d];
-  }
-  if (itemsize == 4) items_copy<4>(l.ndim, block, bs, src_start, out, os, dst, shape);
-  else items_copy<8>(l.ndim, block, bs, src_start, out, os, dst, shape);
-}
-
-// touched_block_consume with the single-items copy for parts one item wide in the last dimension.
-status block_consume(void* context, size_t i, bytes_view decoded, uint32_t worker) noexcept {
-  const auto& t = *static_cast<const touched_blocks*>(context);
-  const array_layout& l = *t.l;
-  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
-  (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
-  if (!items_copy_fits(l, t.itemsize, shape) || static_cast<int64_t>(decoded.size()) != l.block_nitems * t.itemsize)
-    return touched_block_consume(context, i, decoded, worker);
-  single_items_copy(l, t.itemsize, decoded.data(), src_start, t.out.data(), t.out_shape, dst, shape);
-  return ok_status();
-}
-
 // Copying the slice's part of a whole decoded chunk out (a chunk written with other blocks than the array's),
 // block by block, split over the executor's workers. With fewer blocks than tasks (big blocks), each block is
 // also cut into slabs along the first dimension.
@@ -316,18 +258,18 @@ struct batch_job {
     touched_block_range(&j, i, &begin, &end);
     bytes_view decoded;
     status st = chunk_block_decode_on(*b.d, worker, b.bytes[k], touched_block_number(&j, i), begin, end, &decoded);
-    if (st.ok()) st = block_consume(&j, i, decoded, worker);
+    if (st.ok()) st = touched_block_consume(&j, i, decoded, worker);
     if (!st.ok()) b.error.set(st);
   }
 };
 
-// Whether the stored chunk's blocks decode alone on any worker (chunk_block_decode_on), prepared for it.
+// Whether a stored chunk whose blocks are the array's (chunk_blocks_match) decodes block by block on any worker
+// (chunk_block_decode_on), prepared for it on this thread. Not delta: a later block needs block 0 decoded first,
+// into scratch the worker would have to allocate.
 result<bool> batch_chunk_fits(array& a, bytes_view chunk) noexcept {
   auto h = chunk_header_read(chunk);
   if (!h.ok()) return h.err();
-  if (h->special != chunk_special::none || h->memcpyed || h->vlblocks || h->lazy || h->blocksize <= 0 ||
-      int64_t{h->blocksize} != array_access::sizes(a).block_nbytes)
-    return false;
+  if (h->special != chunk_special::none || h->memcpyed || h->vlblocks || h->lazy) return false;
   for (uint8_t f : h->filters)
     if (f == static_cast<uint8_t>(filter_id::delta)) return false;
   TESSERA_TRY(chunk_decoder_prepare(array_access::decoder(a), *h));
@@ -402,7 +344,10 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
         return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
       continue;
     }
-    if (batching) {
+    // Its nbytes must be the array's; its blocks decide how it is read.
+    auto match = chunk_blocks_match(a, *ref);
+    if (!match.ok()) return match.err();
+    if (batching && *match) {
       owned_array<uint8_t> none;  // a read-only frame in memory hands out views: nothing is allocated
       auto bytes = frame_chunk_read(f, c.nchunk, none);
       if (!bytes.ok()) return bytes.err();
@@ -419,13 +364,9 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
     }
     chunk_copy_job j;  // ndim 0 too: one block of one item
     if (!chunk_copy_init(j.t, a, c, out, out_shape, dst0)) continue;
-    auto match = chunk_blocks_match(a, *ref);
-    if (!match.ok()) return match.err();
     if (*match) {
       // The touched blocks, decoded over the executor's workers, each copied out from the worker's scratch.
-      chunk_block_request r = touched_blocks_request(j.t);
-      r.consume = block_consume;
-      TESSERA_TRY(frame_blocks_decode(f, array_access::decoder(a), c.nchunk, r));
+      TESSERA_TRY(frame_blocks_decode(f, array_access::decoder(a), c.nchunk, touched_blocks_request(j.t)));
       continue;
     }
     // The chunk was written with other blocks than the array's: decode it whole and copy from it.

@@ -30,6 +30,12 @@ struct loop {
   return ok_status();
 }
 
+// n runs of `run` bytes (N when it is not 0: a constant the compiler turns into one move), stepping by the strides.
+template <size_t N>
+void runs_copy(uint8_t* d, const uint8_t* s, size_t dof, size_t so, size_t n, size_t ds, size_t ss, size_t run) noexcept {
+  for (size_t k = 0; k < n; ++k, so += ss, dof += ds) std::memcpy(d + dof, s + so, N != 0 ? N : run);
+}
+
 }  // namespace
 
 status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t* src_shape, const int64_t* src_start,
@@ -92,15 +98,16 @@ status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t*
     std::memcpy(d + dst_offset, s + src_offset, run);
     return ok_status();
   }
-  // The loop just outside the run is the hot one; the rest step like an odometer.
+  // The loop just outside the run is the hot one; the rest step like an odometer. Runs of one 4- or 8-byte item
+  // (a plane across the last axis) are fixed-size moves, not a library call per item.
   const size_t n1 = loops[1].extent;
   const size_t ss1 = loops[1].src_stride;
   const size_t ds1 = loops[1].dst_stride;
   size_t counters[kMaxDims + 1] = {};
   for (;;) {
-    size_t so = src_offset;
-    size_t dof = dst_offset;
-    for (size_t k = 0; k < n1; ++k, so += ss1, dof += ds1) std::memcpy(d + dof, s + so, run);
+    if (run == 4) runs_copy<4>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
+    else if (run == 8) runs_copy<8>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
+    else runs_copy<0>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
     int j = 2;
     for (; j < nloops; ++j) {
       src_offset += loops[j].src_stride;

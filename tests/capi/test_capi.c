@@ -186,12 +186,28 @@ static void params_2d(tessera_array_params* p) {
 
 /* ---- Cases -------------------------------------------------------------------------------------------------- */
 
-static void test_create_read_reopen(void) {
-  tessera_allocator al = arena_reset();
-  tessera_buffer buf;
+/* g_model filled with i * mul + add, written by the C API into g_frame_memory (params_2d: 37 x 53 int32) through
+ * *buf; *a receives the open array. */
+static tessera_status model_array_create(tessera_allocator* al, tessera_buffer* buf, tessera_array** a, int32_t mul,
+                                         int32_t add) {
   tessera_storage st;
   tessera_array_params p;
   tessera_fill fill;
+  const int64_t n = 37 * 53;
+  int64_t i;
+  for (i = 0; i < n; ++i) g_model[i] = (int32_t)(i * mul + add);
+  tessera_buffer_init(buf, g_frame_memory, sizeof(g_frame_memory), 0);
+  st = tessera_buffer_storage(buf);
+  params_2d(&p);
+  fill.kind = TESSERA_FILL_BUFFER;
+  fill.data = g_model;
+  fill.size = (size_t)n * 4;
+  return tessera_array_create(a, &st, al, &p, &fill);
+}
+
+static void test_create_read_reopen(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
   tessera_array* a = NULL;
   tessera_array_info info;
   const int64_t n = 37 * 53;
@@ -200,14 +216,7 @@ static void test_create_read_reopen(void) {
   int64_t wstart[2] = {8, 14}, wstop[2] = {21, 40};
   size_t frame_len;
 
-  for (i = 0; i < n; ++i) g_model[i] = (int32_t)(i * 7 + 3);
-  tessera_buffer_init(&buf, g_frame_memory, sizeof(g_frame_memory), 0);
-  st = tessera_buffer_storage(&buf);
-  params_2d(&p);
-  fill.kind = TESSERA_FILL_BUFFER;
-  fill.data = g_model;
-  fill.size = (size_t)n * 4;
-  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &fill));
+  REQUIRE_OK(model_array_create(&al, &buf, &a, 7, 3));
   REQUIRE(a != NULL);
   CHECK(buf.size > 0);
 
@@ -849,24 +858,12 @@ typedef struct test_case {
 static void test_view(void) {
   tessera_allocator al = arena_reset();
   tessera_buffer buf;
-  tessera_storage st;
-  tessera_array_params p;
-  tessera_fill fill;
   tessera_array* a = NULL;
   tessera_array_view* v = NULL;
   tessera_array_info info;
-  const int64_t n = 37 * 53;
-  int64_t i;
   int round;
 
-  for (i = 0; i < n; ++i) g_model[i] = (int32_t)(i * 13 - 500);
-  tessera_buffer_init(&buf, g_frame_memory, sizeof(g_frame_memory), 0);
-  st = tessera_buffer_storage(&buf);
-  params_2d(&p);
-  fill.kind = TESSERA_FILL_BUFFER;
-  fill.data = g_model;
-  fill.size = (size_t)n * 4;
-  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &fill));
+  REQUIRE_OK(model_array_create(&al, &buf, &a, 13, -500));
   REQUIRE_OK(tessera_array_close(a));
 
   CHECK_ERR(tessera_array_view_open(&v, g_frame_memory, buf.size - 1, &al, 0), TESSERA_ERR_TRUNCATED);
