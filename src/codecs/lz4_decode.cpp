@@ -36,6 +36,7 @@ status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept {
   return ok_status();
 }
 
+#ifndef __OPTIMIZE_SIZE__
 // Walks an LZ4 block's sequences without copying anything (the block format: a token, literal length, literals,
 // then a 2-byte offset and match length, except in the last sequence) and checks that the stream ends exactly
 // at its input's end, decodes to exactly `size` bytes and never refers before its start. A partial decode reads
@@ -86,9 +87,14 @@ status lz4_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept
     return make_error(errc::corrupt, TESSERA_MSG("lz4: the stream's tail is broken or decodes to a wrong size"));
   return ok_status();
 }
+#endif  // __OPTIMIZE_SIZE__
 
 status lz4_decode(codec_context&, bytes_view in, bytes_mut out, bytes_view dict, size_t want) noexcept {
+#ifndef __OPTIMIZE_SIZE__  // a speed path: a size build decodes whole blocks (small ones, on a firmware)
   if (want < out.size() && dict.empty()) return lz4_decompress_prefix(in, out, want);
+#else
+  (void)want;
+#endif
   return lz4_decompress(in, out, dict);
 }
 
