@@ -36,25 +36,30 @@ enum class errc : int32_t {
   resource_limit = 13,    ///< the input asks for more memory than the call's budget (max_alloc) allows
 };
 
+namespace detail {
+// Every code's name, each ended by its NUL, in one array: an error whose message is compiled out points into it,
+// so an image holds each name once (string literals would be copied into every object file that makes one).
+inline constexpr char kErrcNames[] =
+    "ok\0invalid_argument\0out_of_memory\0buffer_too_small\0truncated\0malformed\0unsupported\0out_of_range\0"
+    "overflow\0io\0no_space\0codec_unavailable\0corrupt\0resource_limit\0unknown";
+inline constexpr uint32_t kErrcCount = 14;  // the codes 0..13; the last name is "unknown"
+struct errc_name_offsets {
+  uint8_t at[kErrcCount + 1];
+};
+constexpr errc_name_offsets errc_name_offsets_make() noexcept {
+  errc_name_offsets o{};
+  uint32_t k = 0;
+  for (uint32_t i = 0; k < kErrcCount; ++i)
+    if (kErrcNames[i] == '\0') o.at[++k] = static_cast<uint8_t>(i + 1);
+  return o;
+}
+inline constexpr errc_name_offsets kErrcNameOffsets = errc_name_offsets_make();
+}  // namespace detail
+
 /// The short name of a code, e.g. "truncated"; "unknown" for values outside the enum.
 [[nodiscard]] constexpr const char* errc_name(errc code) noexcept {
-  switch (code) {
-    case errc::ok: return "ok";
-    case errc::invalid_argument: return "invalid_argument";
-    case errc::out_of_memory: return "out_of_memory";
-    case errc::buffer_too_small: return "buffer_too_small";
-    case errc::truncated: return "truncated";
-    case errc::malformed: return "malformed";
-    case errc::unsupported: return "unsupported";
-    case errc::out_of_range: return "out_of_range";
-    case errc::overflow: return "overflow";
-    case errc::io: return "io";
-    case errc::no_space: return "no_space";
-    case errc::codec_unavailable: return "codec_unavailable";
-    case errc::corrupt: return "corrupt";
-    case errc::resource_limit: return "resource_limit";
-  }
-  return "unknown";
+  const auto i = static_cast<uint32_t>(code);
+  return detail::kErrcNames + detail::kErrcNameOffsets.at[i < detail::kErrcCount ? i : detail::kErrcCount];
 }
 
 struct [[nodiscard]] error {
