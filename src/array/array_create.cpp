@@ -196,8 +196,8 @@ struct pack_job {
   std::atomic<bool> failed{false};
 };
 
-// Block nblock of the chunk into dst (block_nbytes bytes).
-status pack_block_into(const pack_job& j, int64_t nblock, uint8_t* dst) noexcept {
+// Block nblock of the chunk into dst (block_nbytes bytes). Inlined into its callers: a size build has one.
+__attribute__((always_inline)) inline status pack_block_into(const pack_job& j, int64_t nblock, uint8_t* dst) noexcept {
   const array_layout& l = *j.l;
   const size_t block_nbytes = static_cast<size_t>(l.block_nitems * j.itemsize);
   int64_t bc[kMaxDims] = {};
@@ -228,7 +228,7 @@ status pack_block(const pack_job& j, int64_t nblock) noexcept {
 }
 
 // Where chunk nchunk of an array lies in a C-order source (src_shape, its first item at src_start).
-status pack_job_init(pack_job& j, const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
+__attribute__((always_inline)) inline status pack_job_init(pack_job& j, const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
                      const int64_t* src_shape, const int64_t* src_start) noexcept {
   int64_t cstart[kMaxDims] = {};
   TESSERA_TRY(layout_chunk_extent(layout, nchunk, cstart, j.ext));
@@ -609,11 +609,11 @@ status chunks_write_parallel(array& a, const detail::array_source& source, const
 #endif
   // Chunks per run: one per worker when they are packed first (a chunk buffer each), else kRunChunksPerWorker
   // per worker, claimed dynamically, so that a run does not end waiting for its slowest chunk as often.
-  size_t slots = w;
+  uint32_t slots = w;
 #if TESSERA_SPEED_PATHS
   if (gathered) slots = w * kRunChunksPerWorker < kMaxChunkWorkers ? w * kRunChunksPerWorker : kMaxChunkWorkers;
-#endif
   if (out_bytes > SIZE_MAX / slots) return make_error(errc::overflow, TESSERA_MSG("array: chunk buffers overflow"));
+#endif
   if (!gathered) TESSERA_TRY(chunks.allocate(alloc, chunk_bytes * w));
   TESSERA_TRY(outs.allocate(alloc, out_bytes * slots));
   if (packed) TESSERA_TRY(items.allocate(alloc, static_cast<size_t>(l.chunk_nitems * itemsize)));
@@ -631,9 +631,8 @@ status chunks_write_parallel(array& a, const detail::array_source& source, const
   r.encoders = encoders.data();
   r.nworkers = w;
   r.params = &params;
-  for (int64_t first = 0; first < l.nchunks; first += static_cast<int64_t>(slots)) {
-    const size_t count = static_cast<size_t>(l.nchunks - first < static_cast<int64_t>(slots) ? l.nchunks - first
-                                                                                             : static_cast<int64_t>(slots));
+  for (int64_t first = 0; first < l.nchunks; first += slots) {
+    const size_t count = static_cast<size_t>(l.nchunks - first < slots ? l.nchunks - first : slots);
     r.first = first;
     for (size_t i = 0; i < count; ++i) r.errs[i] = ok_status();
     if (packed) {

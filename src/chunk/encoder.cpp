@@ -158,15 +158,16 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
 result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker& w, size_t nblock,
                                     size_t bsize) noexcept {
   const uint8_t* cur = p.src + nblock * p.blocksize;
-  uint8_t* const a = w.scratch;
-  uint8_t* const b = w.scratch + p.blocksize;
 #if TESSERA_SPEED_PATHS
-  if (p.gather != nullptr) {  // the block gathered into the second pipeline buffer: the filters start from b
-    TESSERA_TRY(p.gather->gather(p.gather->context, nblock, bytes_mut(b, bsize)));
-    cur = b;
+  if (p.gather != nullptr) {  // the block gathered into the second pipeline buffer: the filters start from it
+    uint8_t* const g = w.scratch + p.blocksize;
+    TESSERA_TRY(p.gather->gather(p.gather->context, nblock, bytes_mut(g, bsize)));
+    cur = g;
   }
 #endif
   if (!p.any_filter) return cur;
+  uint8_t* const a = w.scratch;
+  uint8_t* const b = w.scratch + p.blocksize;
   uint8_t* const bits = w.scratch + 2 * p.blocksize;
   for (int i = 0; i < kChunkMaxFilters; ++i) {
     const auto f = static_cast<filter_id>(p.filters[i]);
@@ -638,11 +639,18 @@ struct chunk_encoder_access {
     return codecs_prepare(e, p);
   }
 
+#if TESSERA_SPEED_PATHS
   static result<size_t> encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
                                bytes_mut out, const detail::chunk_block_source* gather = nullptr) noexcept {
+    const size_t nbytes_in = gather != nullptr ? gather->nbytes : src.size();
+#else
+  static result<size_t> encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
+                               bytes_mut out) noexcept {
+    const size_t nbytes_in = src.size();
+#endif
     if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
     TESSERA_TRY(params_check(params));
-    auto bsr = chunk_blocksize_compute(params, gather != nullptr ? gather->nbytes : src.size());
+    auto bsr = chunk_blocksize_compute(params, nbytes_in);
     if (!bsr.ok()) return bsr.err();
     const int64_t destsize = out.size() > static_cast<size_t>(INT32_MAX) ? INT32_MAX : static_cast<int64_t>(out.size());
     if (destsize < static_cast<int64_t>(kChunkHeaderExtendedSize))
