@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "chunk/chunk_internal.hpp"
 #include "tessera/array.hpp"
 
 namespace tessera::detail {
@@ -105,6 +106,18 @@ void shapes_from_layout(To& to, const array_layout& l) noexcept {
 [[nodiscard]] status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
                                       const int64_t* src_shape, const int64_t* src_start, bytes_mut chunk_buf,
                                       const executor& exec) noexcept;
+
+#if TESSERA_SPEED_PATHS
+// Whether chunk_encode_from_items can encode this array's chunks (no delta, the encoder's blocks are the
+// array's), and chunk nchunk encoded straight from the whole array's C-order items (src_shape = the array's
+// shape): each block gathered into the encoder's filter input, no staging copy of the chunk. Safe in executor
+// tasks (allocates nothing when the encoder is prepared).
+[[nodiscard]] bool chunk_gather_possible(const array_layout& layout, int64_t itemsize,
+                                         const chunk_encode_params& params) noexcept;
+[[nodiscard]] result<size_t> chunk_encode_from_items(chunk_encoder& e, const chunk_encode_params& params,
+                                                     const array_layout& layout, int64_t itemsize, int64_t nchunk,
+                                                     bytes_view src, const int64_t* src_shape, bytes_mut out) noexcept;
+#endif
 
 // Encodes a padded chunk with a's parameters into out (chunk_nbytes + overhead bytes).
 [[nodiscard]] result<bytes_view> array_chunk_encode(array& a, bytes_view chunk_buf, bytes_mut out) noexcept;

@@ -65,6 +65,29 @@ struct vl_block {
 // serial encoder): scratch and codec state for chunk_encode of nbytes with these parameters, made on the
 // caller's thread, so the encode in the task allocates nothing.
 [[nodiscard]] status chunk_encoder_prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept;
+// Speed-only paths of the host build, compiled out where the build optimizes for size (-Os: bare metal).
+#if defined(__OPTIMIZE_SIZE__)
+#define TESSERA_SPEED_PATHS 0
+#else
+#define TESSERA_SPEED_PATHS 1
+#endif
+
+// A chunk whose blocks are gathered one at a time straight into the encoder's filter input (an array's C-order
+// source: no staging copy of the whole chunk). gather writes block nblock's dst.size() bytes (every block is
+// `blocksize` bytes but a last partial one); it runs wherever the block is encoded, executor tasks included, so
+// it must not allocate.
+struct chunk_block_source {
+  status (*gather)(void* context, size_t nblock, bytes_mut dst) noexcept = nullptr;
+  void* context = nullptr;
+  size_t nbytes = 0;     // the chunk's bytes
+  size_t blocksize = 0;  // the blocks gather writes: must be the encoder's for these parameters
+};
+#if TESSERA_SPEED_PATHS
+// chunk_encode of the chunk `src` describes: the same bytes. unsupported for the delta filter (it reads the
+// source's block 0 while encoding later blocks) or when the encoder's blocksize is not src.blocksize.
+[[nodiscard]] result<size_t> chunk_encode_gathered(chunk_encoder& e, const chunk_encode_params& params,
+                                                   const chunk_block_source& src, bytes_mut out) noexcept;
+#endif
 [[nodiscard]] status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                            size_t begin, size_t end, bytes_view* decoded) noexcept;
 

@@ -68,6 +68,9 @@ struct encode_plan {
   uint8_t compcode_meta = 0;               // handed to a user codec
   bool use_dict = false;                   // a dictionary is asked for (the chunk may still get none)
   bytes_view dict;                         // the chunk's dictionary (empty: none), inside the output
+#if TESSERA_SPEED_PATHS
+  const detail::chunk_block_source* gather = nullptr;  // blocks gathered into scratch (src is then null)
+#endif
 };
 
 size_t plan_block_size(const encode_plan& p, size_t nblock) noexcept {
@@ -155,6 +158,13 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
 result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker& w, size_t nblock,
                                     size_t bsize) noexcept {
   const uint8_t* cur = p.src + nblock * p.blocksize;
+#if TESSERA_SPEED_PATHS
+  if (p.gather != nullptr) {  // the block gathered into the second pipeline buffer: the filters start from it
+    uint8_t* const g = w.scratch + p.blocksize;
+    TESSERA_TRY(p.gather->gather(p.gather->context, nblock, bytes_mut(g, bsize)));
+    cur = g;
+  }
+#endif
   if (!p.any_filter) return cur;
   uint8_t* const a = w.scratch;
   uint8_t* const b = w.scratch + p.blocksize;
@@ -629,11 +639,18 @@ struct chunk_encoder_access {
     return codecs_prepare(e, p);
   }
 
+#if TESSERA_SPEED_PATHS
+  static result<size_t> encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
+                               bytes_mut out, const detail::chunk_block_source* gather = nullptr) noexcept {
+    const size_t nbytes_in = gather != nullptr ? gather->nbytes : src.size();
+#else
   static result<size_t> encode(chunk_encoder& e, const chunk_encode_params& params, bytes_view src,
                                bytes_mut out) noexcept {
+    const size_t nbytes_in = src.size();
+#endif
     if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
     TESSERA_TRY(params_check(params));
-    auto bsr = chunk_blocksize_compute(params, src.size());
+    auto bsr = chunk_blocksize_compute(params, nbytes_in);
     if (!bsr.ok()) return bsr.err();
     const int64_t destsize = out.size() > static_cast<size_t>(INT32_MAX) ? INT32_MAX : static_cast<int64_t>(out.size());
     if (destsize < static_cast<int64_t>(kChunkHeaderExtendedSize))
@@ -642,6 +659,14 @@ struct chunk_encoder_access {
     encode_plan p;
     p.src = src.data();
     p.nbytes = src.size();
+#if TESSERA_SPEED_PATHS
+    if (gather != nullptr) {
+      p.nbytes = gather->nbytes;
+      p.gather = gather;
+      if (static_cast<size_t>(*bsr) != gather->blocksize || gather->gather == nullptr)
+        return make_error(errc::unsupported, TESSERA_MSG("chunk_encode_gathered: the encoder's blocks are not the source's"));
+    }
+#endif
     p.typesize = params.typesize;
     p.clevel = params.clevel;
     p.compressor = params.compressor;
@@ -656,6 +681,10 @@ struct chunk_encoder_access {
       if (f != 0) p.any_filter = true;
       if (f == static_cast<uint8_t>(filter_id::delta)) delta = true;
     }
+#if TESSERA_SPEED_PATHS
+    if (delta && gather != nullptr)
+      return make_error(errc::unsupported, TESSERA_MSG("chunk_encode_gathered: delta needs the whole chunk"));
+#endif
     p.blocksize = static_cast<size_t>(*bsr);
     p.nblocks = p.nbytes / p.blocksize;
     p.leftover = p.nbytes % p.blocksize;
@@ -718,6 +747,13 @@ struct chunk_encoder_access {
     }
     if (static_cast<int64_t>(p.nbytes) + static_cast<int64_t>(kChunkHeaderExtendedSize) > destsize)
       return make_error(errc::buffer_too_small, TESSERA_MSG("chunk_encode: output cannot hold the chunk (needs nbytes + 32)"));
+#if TESSERA_SPEED_PATHS
+    if (gather != nullptr) {  // verbatim: the blocks gathered straight into place
+      for (size_t j = 0; j < p.nblocks; ++j)
+        TESSERA_TRY(gather->gather(gather->context, j,
+                                   bytes_mut(o + kChunkHeaderExtendedSize + j * p.blocksize, plan_block_size(p, j))));
+    } else
+#endif
     if (p.nbytes > 0) std::memcpy(o + kChunkHeaderExtendedSize, p.src, p.nbytes);
     const size_t cbytes = p.nbytes + kChunkHeaderExtendedSize;
     chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
@@ -793,6 +829,13 @@ result<size_t> chunk_encode_special(const chunk_encode_params& params, chunk_spe
 }
 
 namespace detail {
+
+#if TESSERA_SPEED_PATHS
+result<size_t> chunk_encode_gathered(chunk_encoder& e, const chunk_encode_params& params,
+                                     const chunk_block_source& src, bytes_mut out) noexcept {
+  return chunk_encoder_access::encode(e, params, bytes_view(), out, &src);
+}
+#endif
 
 status chunk_encoder_prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept {
   return chunk_encoder_access::prepare(e, params, nbytes);

@@ -65,3 +65,34 @@ TESSERA_TEST(posix_allocator, serves_owned_array) {
   owned_array<uint8_t> huge;
   CHECK_ERR(huge.allocate(posix_allocator(), SIZE_MAX - 4095), errc::out_of_memory);
 }
+
+// Large blocks (mappings of their own on Linux) keep their bytes when they grow and shrink, across the size
+// where malloc takes over and within it, and are released by size.
+TESSERA_TEST(posix_allocator, reallocate_keeps_bytes_across_sizes) {
+  const allocator a = posix_allocator();
+  REQUIRE(a.reallocate != nullptr);
+  const size_t sizes[] = {1000, size_t{3} << 20, size_t{5} << 20, (size_t{9} << 20) + 123, size_t{64} << 20,
+                          (size_t{4} << 20) - 1, size_t{4} << 20, 100, size_t{16} << 20};
+  size_t size = 16;
+  auto* p = static_cast<uint8_t*>(allocator_allocate(a, size, 16));
+  REQUIRE(p != nullptr);
+  for (size_t i = 0; i < size; ++i) p[i] = static_cast<uint8_t>(i * 7);
+  for (size_t next : sizes) {
+    auto* q = static_cast<uint8_t*>(allocator_reallocate(a, p, size, next, 16, size));
+    REQUIRE(q != nullptr);
+    CHECK_EQ(reinterpret_cast<uintptr_t>(q) % 16, 0u);
+    const size_t kept = size < next ? size : next;
+    bool same = true;
+    for (size_t i = 0; i < kept; ++i) same &= q[i] == static_cast<uint8_t>(i * 7);
+    CHECK(same);
+    for (size_t i = kept; i < next; ++i) q[i] = static_cast<uint8_t>(i * 7);
+    p = q;
+    size = next;
+  }
+  allocator_deallocate(a, p, size, 16);
+  void* big = allocator_allocate(a, size_t{8} << 20, 4096);
+  REQUIRE(big != nullptr);
+  CHECK_EQ(reinterpret_cast<uintptr_t>(big) % 4096, 0u);
+  std::memset(big, 1, size_t{8} << 20);
+  allocator_deallocate(a, big, size_t{8} << 20, 4096);
+}
