@@ -14,7 +14,17 @@
 namespace tessera {
 namespace {
 
-#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TESSERA_POSIX_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TESSERA_POSIX_SANITIZED 1
+#endif
+
+// Sanitized builds keep every block in malloc, where the sanitizers see leaks and overflows.
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE) && !defined(TESSERA_POSIX_SANITIZED)
 #define TESSERA_POSIX_LARGE_MAPPINGS 1
 #else
 #define TESSERA_POSIX_LARGE_MAPPINGS 0
