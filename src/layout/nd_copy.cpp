@@ -99,15 +99,19 @@ status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t*
     return ok_status();
   }
   // The loop just outside the run is the hot one; the rest step like an odometer. Runs of one 4- or 8-byte item
-  // (a plane across the last axis) are fixed-size moves, not a library call per item.
+  // (a plane across the last axis) are fixed-size moves, not a library call per item; a size-optimized build
+  // (-Os, e.g. TESSERA_OPTIMIZE_SIZE on bare metal) keeps only the generic copy.
   const size_t n1 = loops[1].extent;
   const size_t ss1 = loops[1].src_stride;
   const size_t ds1 = loops[1].dst_stride;
   size_t counters[kMaxDims + 1] = {};
   for (;;) {
+#ifndef __OPTIMIZE_SIZE__
     if (run == 4) runs_copy<4>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
     else if (run == 8) runs_copy<8>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
-    else runs_copy<0>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
+    else
+#endif
+      runs_copy<0>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
     int j = 2;
     for (; j < nloops; ++j) {
       src_offset += loops[j].src_stride;
