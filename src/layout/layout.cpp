@@ -1,19 +1,13 @@
 // Chunk and block geometry of a B2ND array; see tessera/layout.hpp for the format's rules.
 #include "tessera/layout.hpp"
 
+#include "mul_checked.hpp"
+
 namespace tessera {
 
-namespace {
+using detail::mul_checked;
 
-// acc *= x, for acc and x >= 0; false when the product leaves int64. Out of line: each inline expansion of a
-// checked 64-bit multiply costs a 32-bit target about 100 bytes.
-[[gnu::noinline]] bool mul_checked(int64_t& acc, int64_t x) noexcept {
-  uint64_t r = 0;  // unsigned: its overflow check is the cheaper one
-  if (__builtin_mul_overflow(static_cast<uint64_t>(acc), static_cast<uint64_t>(x), &r) || r > uint64_t{INT64_MAX})
-    return false;
-  acc = static_cast<int64_t>(r);
-  return true;
-}
+namespace {
 
 // Decomposes a C-order index over `extents` (all > 0) into coordinates.
 void index_split(int ndim, const int64_t* extents, int64_t index, int64_t* coords) noexcept {

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "mul_checked.hpp"
 #include "tessera/config.hpp"
 
 namespace tessera {
@@ -23,7 +24,7 @@ struct loop {
                                   size_t& nbytes) noexcept {
   int64_t n = itemsize;
   for (int i = 0; i < ndim; ++i)
-    if (__builtin_mul_overflow(n, shape[i], &n)) return make_error(errc::overflow, TESSERA_MSG("nd_copy: buffer size overflows"));
+    if (!detail::mul_checked(n, shape[i])) return make_error(errc::overflow, TESSERA_MSG("nd_copy: buffer size overflows"));
   if (static_cast<uint64_t>(n) > static_cast<uint64_t>(size))
     return make_error(errc::buffer_too_small, TESSERA_MSG("nd_copy: buffer smaller than its shape"));
   nbytes = static_cast<size_t>(n);
