@@ -25,6 +25,9 @@ inline void chunk_store_u32(uint8_t* p, uint32_t v) noexcept {
 }
 inline void chunk_store_i32(uint8_t* p, int32_t v) noexcept { chunk_store_u32(p, static_cast<uint32_t>(v)); }
 
+// chunk_header_read into h (reset first; on an error its fields are unspecified).
+[[nodiscard]] status chunk_header_parse(bytes_view chunk, chunk_header& h) noexcept;
+
 // The sections of a complete (non-lazy) chunk with blocks, validated against its cbytes.
 struct chunk_layout {
   bytes_view chunk;        // exactly cbytes bytes
@@ -34,8 +37,8 @@ struct chunk_layout {
 };
 
 // Checks the chunk holds cbytes bytes and its bstarts and dictionary; for memcpyed and special chunks only
-// the size. Errors for lazy chunks (their blocks are elsewhere).
-[[nodiscard]] result<chunk_layout> chunk_layout_get(const chunk_header& h, bytes_view chunk) noexcept;
+// the size. Errors for lazy chunks (their blocks are elsewhere). l is unspecified after an error.
+[[nodiscard]] status chunk_layout_get(const chunk_header& h, bytes_view chunk, chunk_layout& l) noexcept;
 
 // One VL block: where its stream lies and where its bytes go.
 struct vl_block {

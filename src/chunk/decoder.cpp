@@ -379,15 +379,10 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
 
 // The header and sections of a chunk whose data is to be decoded (instrumented chunks hold codec statistics).
 status chunk_open(bytes_view chunk, chunk_header* h, chunk_layout* l) noexcept {
-  auto hr = chunk_header_read(chunk);
-  if (!hr.ok()) return hr.err();
-  if (hr->blosc2_flags & kChunkBlosc2Instrumented)
+  TESSERA_TRY(detail::chunk_header_parse(chunk, *h));
+  if (h->blosc2_flags & kChunkBlosc2Instrumented)
     return make_error(errc::unsupported, TESSERA_MSG("chunk: instrumented chunks hold codec statistics, not data"));
-  auto lr = detail::chunk_layout_get(*hr, chunk);
-  if (!lr.ok()) return lr.err();
-  *h = *hr;
-  *l = *lr;
-  return ok_status();
+  return detail::chunk_layout_get(*h, chunk, *l);
 }
 
 // Fills [offset, offset + size) of a special-value chunk's decoded bytes.
