@@ -31,8 +31,9 @@ inline void chunk_store_i32(uint8_t* p, int32_t v) noexcept { chunk_store_u32(p,
 // The sections of a complete (non-lazy) chunk with blocks, validated against its cbytes.
 struct chunk_layout {
   bytes_view chunk;        // exactly cbytes bytes
-  uint64_t bstarts = 0;    // offset of the bstarts array
-  uint64_t data_start = 0; // first byte past bstarts and the dictionary
+  // Offsets inside `chunk`, so size_t (a 32-bit target's cheap arithmetic) holds them.
+  size_t bstarts = 0;      // offset of the bstarts array
+  size_t data_start = 0;   // first byte past bstarts and the dictionary
   bytes_view dict;         // empty when the chunk has none
 };
 

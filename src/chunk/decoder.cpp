@@ -285,7 +285,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
   uint8_t* const side = part.e0 * h.typesize >= ne ? dst : dst + bsize - ne;
 
   const uint8_t* c = l.chunk.data();
-  const uint64_t cbytes = l.chunk.size();
+  const size_t cbytes = l.chunk.size();  // below 2^31 (an int32 in the header): offsets in size_t
   if (h.vlblocks) {
     auto vb = detail::vl_block_get(h, l, nblock);
     if (!vb.ok()) return vb.err();
@@ -295,13 +295,13 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict, bsize));
   } else {
     const int32_t start = chunk_load_i32(c + l.bstarts + 4 * nblock);
-    if (start < 0 || static_cast<uint64_t>(start) < l.data_start || static_cast<uint64_t>(start) >= cbytes)
+    if (start < 0 || static_cast<size_t>(start) < l.data_start || static_cast<size_t>(start) >= cbytes)
       return make_error(errc::corrupt, TESSERA_MSG("chunk: block start out of bounds"));
     const bool short_block = nblock + 1 == h.nblocks && h.leftover > 0;
     const size_t nstreams = h.split && !short_block ? h.typesize : 1;
     if (bsize % nstreams != 0) return make_error(errc::malformed, TESSERA_MSG("chunk: split block not a multiple of typesize"));
     const size_t neblock = bsize / nstreams;
-    uint64_t pos = static_cast<uint64_t>(start);
+    size_t pos = static_cast<size_t>(start);
     for (size_t s = 0; s < nstreams; ++s) {
       uint8_t* o = part.how == gather::planes ? side : cur + s * neblock;
       const size_t want = part.prefix(s, nstreams, neblock, h.typesize);
@@ -318,11 +318,11 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
         if (csize < -255) return make_error(errc::corrupt, TESSERA_MSG("chunk: run-length value larger than a byte"));
         std::memset(o, static_cast<uint8_t>(-csize), want);
       } else {
-        if (static_cast<uint64_t>(csize) > cbytes - pos) return make_error(errc::truncated, TESSERA_MSG("chunk: stream past cbytes"));
+        if (static_cast<size_t>(csize) > cbytes - pos) return make_error(errc::truncated, TESSERA_MSG("chunk: stream past cbytes"));
         bytes_view in(c + pos, static_cast<size_t>(csize));
         if (in.size() == neblock) std::memcpy(o, in.data(), want);
         else if (want > 0) TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(o, neblock), l.dict, want));
-        pos += static_cast<uint64_t>(csize);
+        pos += static_cast<size_t>(csize);
       }
       if (part.how == gather::planes)
         for (size_t e = part.e0; e < part.e1; ++e) dst[e * h.typesize + s] = o[e];

@@ -140,16 +140,16 @@ status chunk_layout_get(const chunk_header& h, bytes_view chunk, chunk_layout& l
   if (h.nblocks == 0 && static_cast<uint32_t>(h.cbytes) == h.header_size) return ok_status();  // an empty chunk
   const uint64_t bstarts_end = h.header_size + uint64_t{4} * h.nblocks;
   if (bstarts_end > l.chunk.size()) return make_error(errc::truncated, TESSERA_MSG("chunk: bstarts run past cbytes"));
-  l.data_start = bstarts_end;
-  if (h.dict) {
-    if (l.data_start + 4 > l.chunk.size()) return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary size past cbytes"));
+  l.data_start = static_cast<size_t>(bstarts_end);
+  if (h.dict) {  // every offset below stays within cbytes (< 2^31) plus a checked dictionary size: no wrap
+    if (l.chunk.size() - l.data_start < 4) return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary size past cbytes"));
     const int32_t dsize = chunk_load_i32(l.chunk.data() + l.data_start);
     if (dsize <= 0 || dsize > kChunkMaxDictSize) return make_error(errc::malformed, TESSERA_MSG("chunk: invalid dictionary size"));
     l.data_start += 4;
-    if (l.data_start + static_cast<uint64_t>(dsize) > l.chunk.size())
+    if (static_cast<size_t>(dsize) > l.chunk.size() - l.data_start)
       return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary runs past cbytes"));
-    l.dict = l.chunk.subspan(static_cast<size_t>(l.data_start), static_cast<size_t>(dsize));
-    l.data_start += static_cast<uint64_t>(dsize);
+    l.dict = l.chunk.subspan(l.data_start, static_cast<size_t>(dsize));
+    l.data_start += static_cast<size_t>(dsize);
   }
   return ok_status();
 }

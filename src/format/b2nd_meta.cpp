@@ -126,9 +126,10 @@ result<size_t> b2nd_meta_encode(const b2nd_meta& meta, bytes_mut out) noexcept {
   return w.position();
 }
 
-result<b2nd_meta> b2nd_meta_decode(bytes_view in, size_t* consumed) noexcept {
+// Into the caller's meta: no result<> of the 130-byte struct to build and copy.
+status detail::b2nd_meta_decode_into(bytes_view in, b2nd_meta& meta, size_t* consumed) noexcept {
   msgpack_reader r(in);
-  b2nd_meta meta;
+  meta = b2nd_meta{};
 
   const uint32_t elements = r.read_array();
   if (!r.ok()) {
@@ -190,6 +191,12 @@ result<b2nd_meta> b2nd_meta_decode(bytes_view in, size_t* consumed) noexcept {
   }
 
   if (consumed != nullptr) *consumed = r.position();
+  return ok_status();
+}
+
+result<b2nd_meta> b2nd_meta_decode(bytes_view in, size_t* consumed) noexcept {
+  b2nd_meta meta;
+  TESSERA_TRY(detail::b2nd_meta_decode_into(in, meta, consumed));
   return meta;
 }
 
