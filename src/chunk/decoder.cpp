@@ -448,14 +448,13 @@ struct chunk_decoder_access {
 
   // At least `blocks` (at most kScratchBlocks) blocks of `blocksize` bytes of scratch for the workers that may
   // run (all of them when `parallel`, else worker 0), allocated here on the caller's thread.
-  static status scratch_ensure(chunk_decoder& d, size_t blocks, size_t blocksize, bool parallel,
-                               bool at_init = false) noexcept {
+  static status scratch_ensure(chunk_decoder& d, size_t blocks, size_t blocksize, bool parallel) noexcept {
     if (blocksize > SIZE_MAX / kScratchBlocks) return make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"));
     const size_t bytes = blocks * blocksize;
     for (uint32_t i = 0; i < (parallel ? d.nworkers_ : 1); ++i) {
       chunk_decoder::worker& w = d.workers_[i];
       if (bytes <= w.scratch_size) continue;
-      if (d.options_.fixed_scratch && !at_init)
+      if (d.options_.fixed_scratch)
         return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: blocks larger than the decoder's fixed scratch"));
       TESSERA_TRY(scratch_grow(w, bytes));
     }
@@ -507,7 +506,10 @@ struct chunk_decoder_access {
       w->fixed = options.fixed_scratch;
     }
     if (options.fixed_scratch && options.max_blocksize > 0) {  // else allocated when a chunk needs it
-      status s = scratch_ensure(d, kScratchBlocks, options.max_blocksize, true, true);
+      status s = options.max_blocksize > SIZE_MAX / kScratchBlocks
+                     ? make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"))
+                     : ok_status();
+      for (uint32_t i = 0; i < n && s.ok(); ++i) s = scratch_grow(d.workers_[i], kScratchBlocks * options.max_blocksize);
       if (!s.ok()) {
         workers_free(d);
         return s;
@@ -739,53 +741,76 @@ struct chunk_decoder_access {
     return block_one(j, d.workers_[worker], nblock, need, decoded);
   }
 
-  static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
+  // The chunk's header and sections, and (not memcpyed, or special) what its blocks need before they run:
+  // the codec state, and block 0 for delta (when a later block is requested), for the workers that may run.
+  // A template: the serial reader's copy has no reference to the parallel scratch set-up.
+  template <bool parallel>
+  static status blocks_open(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r, chunk_header& h,
+                            chunk_layout& l, blocks_job& j) noexcept {
     if (r.count > 0 && (r.block == nullptr || r.consume == nullptr))
       return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decode_blocks: request without block or consume"));
-    chunk_header h;
-    chunk_layout l;
     TESSERA_TRY(chunk_open(chunk, &h, &l));
     if (r.count == 0) return ok_status();
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
-    blocks_job j;
     j.h = &h;
     j.l = &l;
     j.request = &r;
     j.workers = d.workers_;
     j.nworkers = d.nworkers_;
-    const bool parallel = runs_parallel(d, r.count);
-    if (!h.memcpyed || h.special != chunk_special::none) {  // special values win over the memcpyed flag
-      const bool regular = h.special == chunk_special::none;
-      size_t largest = static_cast<size_t>(h.blocksize);
-      if (h.vlblocks && regular) {
-        if (chunk_has_delta(h)) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
-        auto scan = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
-        if (!scan.ok()) return scan.err();
-        largest = *scan;
-      }
-      // Scratch for each block's output and its pipeline's temporaries (none when its few wanted elements are
-      // gathered in place): made here for every worker when they run at once, else by each block as it comes.
-      if (parallel) TESSERA_TRY(scratch_ensure(d, kScratchBlocks, largest, true));
-      j.grow = !parallel;
-      TESSERA_TRY(codecs_prepare(d, h, parallel));
-      if (regular && !h.vlblocks && chunk_has_delta(h) && h.nblocks > 1) {
-        bool later = false;
-        for (size_t i = 0; i < r.count && !later; ++i) later = r.block(r.context, i) > 0;
-        if (later) {
-          const size_t bs = static_cast<size_t>(h.blocksize);
-          auto b0 = block0_ensure(d, bs);
-          if (!b0.ok()) return b0.err();
-          TESSERA_TRY(block_decode(h, l, 0, bs, *b0, nullptr, d.workers_[0], block_need{}, true));
-          j.dref = *b0;
-        }
+    j.grow = !parallel;
+    if (h.memcpyed && h.special == chunk_special::none) return ok_status();  // special values win over memcpyed
+    const bool regular = h.special == chunk_special::none;
+    size_t largest = static_cast<size_t>(h.blocksize);
+    if (h.vlblocks && regular) {
+      if (chunk_has_delta(h)) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
+      auto scan = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
+      if (!scan.ok()) return scan.err();
+      largest = *scan;
+    }
+    // Scratch for each block's output and its pipeline's temporaries (none when its few wanted elements are
+    // gathered in place): made here for every worker when they run at once, else by each block as it comes.
+    if constexpr (parallel) TESSERA_TRY(scratch_ensure(d, kScratchBlocks, largest, true));
+    TESSERA_TRY(codecs_prepare(d, h, parallel));
+    if (regular && !h.vlblocks && chunk_has_delta(h) && h.nblocks > 1) {
+      bool later = false;
+      for (size_t i = 0; i < r.count && !later; ++i) later = r.block(r.context, i) > 0;
+      if (later) {
+        const size_t bs = static_cast<size_t>(h.blocksize);
+        auto b0 = block0_ensure(d, bs);
+        if (!b0.ok()) return b0.err();
+        TESSERA_TRY(block_decode(h, l, 0, bs, *b0, nullptr, d.workers_[0], block_need{}, true));
+        j.dref = *b0;
       }
     }
+    return ok_status();
+  }
+
+  // The requested blocks one after another on the caller's thread, worker 0's scratch growing as they need:
+  // what a decoder without an executor runs, with nothing of the parallel machinery (array_view links only this).
+  [[gnu::always_inline]] static status decode_blocks_serial(chunk_decoder& d, bytes_view chunk,
+                                                            const chunk_block_request& r) noexcept {
+    chunk_header h;
+    chunk_layout l;
+    blocks_job j;
+    TESSERA_TRY(blocks_open<false>(d, chunk, r, h, l, j));
+    for (size_t i = 0; i < r.count; ++i) {
+      bytes_view decoded;
+      block_need need;
+      if (r.range != nullptr) r.range(r.context, i, &need.begin, &need.end);
+      TESSERA_TRY(block_one(j, d.workers_[0], r.block(r.context, i), need, &decoded));
+      TESSERA_TRY(r.consume(r.context, i, decoded, 0));
+    }
+    return ok_status();
+  }
+
+  static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
+    if (!runs_parallel(d, r.count)) return detail::chunk_decode_blocks_serial(d, chunk, r);
+    chunk_header h;
+    chunk_layout l;
+    blocks_job j;
+    TESSERA_TRY(blocks_open<true>(d, chunk, r, h, l, j));
     for (uint32_t i = 0; i < d.nworkers_; ++i) d.workers_[i].err = ok_status();
-    if (!parallel) {
-      for (size_t i = 0; i < r.count && !j.failed.load(std::memory_order_relaxed); ++i) blocks_task(&j, i, 0);
-    } else {
-      executor_run(d.options_.exec, r.count, blocks_task, &j);
-    }
+    executor_run(d.options_.exec, r.count, blocks_task, &j);
     if (j.bad_worker.load(std::memory_order_relaxed))
       return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
     for (uint32_t i = 0; i < d.nworkers_; ++i) TESSERA_TRY(d.workers_[i].err);
@@ -864,6 +889,14 @@ result<size_t> chunk_decode_block(chunk_decoder& d, bytes_view chunk, size_t nbl
 status chunk_decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
   return chunk_decoder_access::decode_blocks(d, chunk, request);
 }
+
+namespace detail {
+
+status chunk_decode_blocks_serial(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
+  return chunk_decoder_access::decode_blocks_serial(d, chunk, request);
+}
+
+}  // namespace detail
 
 namespace detail {
 
