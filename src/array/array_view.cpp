@@ -98,7 +98,7 @@ result<bytes_view> view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChun
   r.range = entry_read::range;
   r.consume = entry_read::consume;
   r.context = &e;
-  TESSERA_TRY(chunk_decode_blocks_serial(v.decoder, v.index, r));
+  TESSERA_TRY(chunk_decode_fixed_blocks(v.decoder, v.index, r));
   const int64_t off = as_signed(le_load64(e.bytes));
   auto kind = index_special(off);
   if (!kind.ok()) return kind.err();
@@ -147,7 +147,7 @@ status array_view_slice_read(array_view& v, const int64_t* start, const int64_t*
     uint8_t sc[kChunkStoredOverhead];
     auto chunk = view_chunk(v, c.nchunk, sc);
     if (!chunk.ok()) return chunk.err();
-    TESSERA_TRY(chunk_decode_blocks_serial(v.decoder, *chunk, touched_blocks_request(t)));
+    TESSERA_TRY(chunk_decode_fixed_blocks(v.decoder, *chunk, touched_blocks_request(t)));
   }
   return ok_status();
 }

@@ -25,10 +25,13 @@ inline void chunk_store_u32(uint8_t* p, uint32_t v) noexcept {
 }
 inline void chunk_store_i32(uint8_t* p, int32_t v) noexcept { chunk_store_u32(p, static_cast<uint32_t>(v)); }
 
-// chunk_decode_blocks run serially on the caller's thread whatever the decoder's executor: for a reader that
-// never runs blocks in parallel (array_view), which then links none of the parallel machinery.
+// chunk_decode_blocks run serially on the caller's thread whatever the decoder's executor (its serial path).
 [[nodiscard]] status chunk_decode_blocks_serial(chunk_decoder& d, bytes_view chunk,
                                                 const chunk_block_request& request) noexcept;
+// The same for chunks of fixed-size blocks only (a VL-block chunk is unsupported): for a reader that never runs
+// blocks in parallel nor meets VL blocks (array_view: a b2nd array's chunks), which links neither's code.
+[[nodiscard]] status chunk_decode_fixed_blocks(chunk_decoder& d, bytes_view chunk,
+                                               const chunk_block_request& request) noexcept;
 
 // chunk_header_read into h (reset first; on an error its fields are unspecified).
 [[nodiscard]] status chunk_header_parse(bytes_view chunk, chunk_header& h) noexcept;

@@ -265,6 +265,8 @@ status scratch_hold(chunk_decoder::worker& w, size_t blocks, size_t bsize, bool 
 // temporaries, where *at tells; the scratch grows to what the block needs when `grow` (on the caller's thread).
 // dref is the decoded block 0 when nblock > 0 and the chunk uses delta. With `need` narrower than the block,
 // only [need.begin, need.end) is sure to be decoded (streams are decoded only as far as it needs).
+// vl = false: a copy for callers that refused VL-block chunks beforehand (array_view), without their code.
+template <bool vl = true>
 status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock, size_t bsize, uint8_t* dst,
                     const uint8_t* dref, chunk_decoder::worker& w, block_need need = block_need{}, bool grow = false,
                     uint8_t** at = nullptr) noexcept {
@@ -286,7 +288,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
 
   const uint8_t* c = l.chunk.data();
   const size_t cbytes = l.chunk.size();  // below 2^31 (an int32 in the header): offsets in size_t
-  if (h.vlblocks) {
+  if (vl && h.vlblocks) {
     auto vb = detail::vl_block_get(h, l, nblock);
     if (!vb.ok()) return vb.err();
     if (vb->size != bsize) return make_error(errc::corrupt, TESSERA_MSG("chunk: VL block size changed"));
@@ -676,13 +678,21 @@ struct chunk_decoder_access {
     std::atomic<bool> bad_worker{false};
   };
 
+  template <bool vl = true>
   static status block_one(blocks_job& j, chunk_decoder::worker& w, size_t nblock, block_need need,
                           bytes_view* out) noexcept {
     const chunk_header& h = *j.h;
     const chunk_layout& l = *j.l;
-    auto er = chunk_block_extent_get(h, l.chunk, nblock);
-    if (!er.ok()) return er.err();
-    const chunk_block_extent e = *er;
+    chunk_block_extent e;
+    if constexpr (vl) {
+      auto er = chunk_block_extent_get(h, l.chunk, nblock);
+      if (!er.ok()) return er.err();
+      e = *er;
+    } else {  // fixed-size blocks: chunk_block_extent_get's first case
+      if (nblock >= h.nblocks) return make_error(errc::out_of_range, TESSERA_MSG("chunk: block index past the chunk's blocks"));
+      e.offset = nblock * static_cast<size_t>(h.blocksize);
+      e.size = nblock + 1 == h.nblocks && h.leftover > 0 ? static_cast<size_t>(h.leftover) : static_cast<size_t>(h.blocksize);
+    }
     if (h.memcpyed && h.special == chunk_special::none) {  // in place: the chunk holds its cbytes (layout)
       if (h.header_size + e.offset + e.size > l.chunk.size())
         return make_error(errc::truncated, TESSERA_MSG("chunk: memcpyed block past cbytes"));
@@ -695,7 +705,7 @@ struct chunk_decoder_access {
       dst = w.scratch;
       TESSERA_TRY(special_fill(h, l.chunk, dst, e.offset, e.size));
     } else {
-      TESSERA_TRY(block_decode(h, l, nblock, e.size, nullptr, nblock > 0 ? j.dref : nullptr, w, need, j.grow, &dst));
+      TESSERA_TRY(block_decode<vl>(h, l, nblock, e.size, nullptr, nblock > 0 ? j.dref : nullptr, w, need, j.grow, &dst));
     }
     *out = bytes_view(dst, e.size);
     return ok_status();
@@ -744,7 +754,7 @@ struct chunk_decoder_access {
   // The chunk's header and sections, and (not memcpyed, or special) what its blocks need before they run:
   // the codec state, and block 0 for delta (when a later block is requested), for the workers that may run.
   // A template: the serial reader's copy has no reference to the parallel scratch set-up.
-  template <bool parallel>
+  template <bool parallel, bool vl = true>
   static status blocks_open(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r, chunk_header& h,
                             chunk_layout& l, blocks_job& j) noexcept {
     if (r.count > 0 && (r.block == nullptr || r.consume == nullptr))
@@ -762,6 +772,8 @@ struct chunk_decoder_access {
     const bool regular = h.special == chunk_special::none;
     size_t largest = static_cast<size_t>(h.blocksize);
     if (h.vlblocks && regular) {
+      if constexpr (!vl)
+        return make_error(errc::unsupported, TESSERA_MSG("chunk: variable-length blocks where fixed-size ones are read"));
       if (chunk_has_delta(h)) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
       auto scan = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
       if (!scan.ok()) return scan.err();
@@ -778,7 +790,7 @@ struct chunk_decoder_access {
         const size_t bs = static_cast<size_t>(h.blocksize);
         auto b0 = block0_ensure(d, bs);
         if (!b0.ok()) return b0.err();
-        TESSERA_TRY(block_decode(h, l, 0, bs, *b0, nullptr, d.workers_[0], block_need{}, true));
+        TESSERA_TRY(block_decode<vl>(h, l, 0, bs, *b0, nullptr, d.workers_[0], block_need{}, true));
         j.dref = *b0;
       }
     }
@@ -787,17 +799,19 @@ struct chunk_decoder_access {
 
   // The requested blocks one after another on the caller's thread, worker 0's scratch growing as they need:
   // what a decoder without an executor runs, with nothing of the parallel machinery (array_view links only this).
+  // vl = false: for fixed-size blocks only (array_view), a VL-block chunk is unsupported.
+  template <bool vl>
   [[gnu::always_inline]] static status decode_blocks_serial(chunk_decoder& d, bytes_view chunk,
                                                             const chunk_block_request& r) noexcept {
     chunk_header h;
     chunk_layout l;
     blocks_job j;
-    TESSERA_TRY(blocks_open<false>(d, chunk, r, h, l, j));
+    TESSERA_TRY((blocks_open<false, vl>(d, chunk, r, h, l, j)));
     for (size_t i = 0; i < r.count; ++i) {
       bytes_view decoded;
       block_need need;
       if (r.range != nullptr) r.range(r.context, i, &need.begin, &need.end);
-      TESSERA_TRY(block_one(j, d.workers_[0], r.block(r.context, i), need, &decoded));
+      TESSERA_TRY(block_one<vl>(j, d.workers_[0], r.block(r.context, i), need, &decoded));
       TESSERA_TRY(r.consume(r.context, i, decoded, 0));
     }
     return ok_status();
@@ -893,7 +907,11 @@ status chunk_decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block
 namespace detail {
 
 status chunk_decode_blocks_serial(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
-  return chunk_decoder_access::decode_blocks_serial(d, chunk, request);
+  return chunk_decoder_access::decode_blocks_serial<true>(d, chunk, request);
+}
+
+status chunk_decode_fixed_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
+  return chunk_decoder_access::decode_blocks_serial<false>(d, chunk, request);
 }
 
 }  // namespace detail
