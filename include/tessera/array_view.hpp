@@ -50,7 +50,8 @@ struct array_view {
                                      const array_view_options& options = array_view_options{}) noexcept;
 /// Reads the slice [start, stop) into out (C order, at least prod(stop - start) * itemsize bytes). Pointers may
 /// be null when ndim is 0. Errors: out_of_range, buffer_too_small, the chunk decoder's errors, unsupported (a
-/// chunk whose blocks are not the array's blocks: only array_open reads those, as they need a whole chunk).
+/// chunk whose blocks are not the array's blocks: only array_open reads those, as they need a whole chunk; or a
+/// chunk of variable-length blocks, which no b2nd array has: the view links no code for them).
 [[nodiscard]] status array_view_slice_read(array_view& v, const int64_t* start, const int64_t* stop,
                                            bytes_mut out) noexcept;
 /// Reads one item (a one-item slice: its block is decoded only as far as the item).

@@ -50,4 +50,9 @@ struct b2nd_meta {
 /// The result's dtype views `in`.
 [[nodiscard]] result<b2nd_meta> b2nd_meta_decode(bytes_view in, size_t* consumed = nullptr) noexcept;
 
+namespace detail {
+/// b2nd_meta_decode into `meta` (reset first; unspecified after an error).
+[[nodiscard]] status b2nd_meta_decode_into(bytes_view in, b2nd_meta& meta, size_t* consumed = nullptr) noexcept;
+}  // namespace detail
+
 }  // namespace tessera

@@ -47,7 +47,11 @@ class msgpack_reader {
   [[nodiscard]] bool ok() const noexcept { return err_.ok(); }
   [[nodiscard]] error err() const noexcept { return err_; }
   /// Records an error found by the caller (e.g. a value out of the range the format allows); the first one sticks.
-  void fail(errc code, const char* message) noexcept;
+  /// Inline: with a constant code the error's name (messages compiled out) is a constant too, and no reader
+  /// links the table of every code's name.
+  [[gnu::always_inline]] void fail(errc code, const char* message) noexcept {
+    if (err_.ok()) err_ = error{code, message};
+  }
 
   /// The type of the next object; none at the end of the input or after an error. Consumes nothing.
   [[nodiscard]] msgpack_type peek_type() const noexcept;

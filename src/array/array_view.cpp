@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "../chunk/chunk_internal.hpp"
 #include "../frame/frame_internal.hpp"
 #include "array_internal.hpp"
 #include "b2nd_geometry.hpp"
@@ -97,7 +98,7 @@ result<bytes_view> view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChun
   r.range = entry_read::range;
   r.consume = entry_read::consume;
   r.context = &e;
-  TESSERA_TRY(chunk_decode_blocks(v.decoder, v.index, r));
+  TESSERA_TRY(chunk_decode_fixed_blocks(v.decoder, v.index, r));
   const int64_t off = as_signed(le_load64(e.bytes));
   auto kind = index_special(off);
   if (!kind.ok()) return kind.err();
@@ -107,8 +108,9 @@ result<bytes_view> view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChun
   }
   if (static_cast<uint64_t>(off) >= v.chunks.size()) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk offset past the chunks section"));
   const bytes_view rest = v.chunks.subspan(static_cast<size_t>(off));
-  auto h = chunk_header_read(rest);
-  if (!h.ok()) return h.err();
+  chunk_header hd;
+  TESSERA_TRY(chunk_header_parse(rest, hd));
+  const chunk_header* const h = &hd;
   if (static_cast<uint64_t>(h->cbytes) > rest.size()) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk runs past the frame's data"));
   if (h->nbytes != v.chunk_nbytes) return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's nbytes disagrees with the b2nd chunk shape"));
   if (h->special == chunk_special::none && h->blocksize != v.layout.block_nitems * v.itemsize)
@@ -145,7 +147,7 @@ status array_view_slice_read(array_view& v, const int64_t* start, const int64_t*
     uint8_t sc[kChunkStoredOverhead];
     auto chunk = view_chunk(v, c.nchunk, sc);
     if (!chunk.ok()) return chunk.err();
-    TESSERA_TRY(chunk_decode_blocks(v.decoder, *chunk, touched_blocks_request(t)));
+    TESSERA_TRY(chunk_decode_fixed_blocks(v.decoder, *chunk, touched_blocks_request(t)));
   }
   return ok_status();
 }

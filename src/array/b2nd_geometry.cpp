@@ -7,9 +7,8 @@ namespace tessera::detail {
 
 status b2nd_geometry_read(bytes_view raw, const frame_info& info, bool fresh, uint64_t max_alloc,
                           const executor& exec, b2nd_geometry& out) noexcept {
-  auto meta = b2nd_meta_decode(raw);
-  if (!meta.ok()) return meta.err();
-  out.meta = *meta;
+  TESSERA_TRY(b2nd_meta_decode_into(raw, out.meta));
+  const b2nd_meta* const meta = &out.meta;
   if (status e = layout_init(out.layout, meta->ndim, meta->shape, meta->chunkshape, meta->blockshape); !e.ok())
     return e.code == errc::invalid_argument ? make_error(errc::malformed, TESSERA_MSG(e.message)) : e;
   if (info.typesize < 1 || info.typesize > kArrayMaxItemsize)

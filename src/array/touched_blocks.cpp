@@ -17,35 +17,46 @@ bool touched_blocks_init(touched_blocks& t, const array_layout& l, int64_t items
     t.stop[d] = c.region_start[d] + c.region_shape[d];
     t.dst[d] = dst0[d];
     if (c.region_shape[d] == 0) return false;
-    t.first[d] = t.start[d] / l.blockshape[d];
-    t.span[d] = (t.stop[d] - 1) / l.blockshape[d] - t.first[d] + 1;
+    // Inside the chunk (below 2^31): 32-bit division.
+    const uint32_t bs = static_cast<uint32_t>(l.blockshape[d]);
+    const uint32_t first = static_cast<uint32_t>(t.start[d]) / bs;
+    t.first[d] = first;
+    t.span[d] = static_cast<uint32_t>(t.stop[d] - 1) / bs - first + 1;
     t.nblocks *= t.span[d];
     if (t.span[d] > 1) t.outer = d;
   }
   return true;
 }
 
-int64_t touched_block(const touched_blocks& t, int64_t r, int64_t* src_start, int64_t* dst, int64_t* shape) noexcept {
+// Block counts, block coordinates and block strides inside one chunk are below 2^31 (a stored chunk holds at
+// most kMaxChunkBytes items, as layout_sizes_compute checks for every array): 32-bit arithmetic, which a 32-bit
+// target does without library calls and every target divides faster.
+int64_t touched_block(const touched_blocks& t, int64_t index, int64_t* src_start, int64_t* dst, int64_t* shape) noexcept {
   const array_layout& l = *t.l;
-  int64_t nblock = 0;
-  int64_t outer_bc = 0;
+  uint32_t r = static_cast<uint32_t>(index);
+  uint32_t nblock = 0;
+  uint32_t outer_bc = 0;
   if (t.outer >= 0) {
-    const int64_t inner = t.nblocks / t.span[t.outer];
+    const uint32_t inner = static_cast<uint32_t>(t.nblocks) / static_cast<uint32_t>(t.span[t.outer]);
     outer_bc = r / inner;
     r %= inner;
   }
   for (int d = l.ndim - 1; d >= 0; --d) {
-    int64_t bc = t.first[d];
+    uint32_t bc = static_cast<uint32_t>(t.first[d]);
     if (d == t.outer) {
       bc += outer_bc;
     } else {
-      bc += r % t.span[d];
-      r /= t.span[d];
+      const uint32_t span = static_cast<uint32_t>(t.span[d]);
+      bc += r % span;
+      r /= span;
     }
-    nblock += bc * l.block_strides[d];
-    const int64_t lo = bc * l.blockshape[d] > t.start[d] ? bc * l.blockshape[d] : t.start[d];
-    const int64_t hi = (bc + 1) * l.blockshape[d] < t.stop[d] ? (bc + 1) * l.blockshape[d] : t.stop[d];
-    src_start[d] = lo - bc * l.blockshape[d];
+    nblock += bc * static_cast<uint32_t>(l.block_strides[d]);
+    const uint32_t bs = static_cast<uint32_t>(l.blockshape[d]);
+    const int64_t b0 = static_cast<int64_t>(uint64_t{bc} * bs);  // below the chunk's extent
+    const int64_t b1 = b0 + bs;
+    const int64_t lo = b0 > t.start[d] ? b0 : t.start[d];
+    const int64_t hi = b1 < t.stop[d] ? b1 : t.stop[d];
+    src_start[d] = lo - b0;
     dst[d] = t.dst[d] + (lo - t.start[d]);
     shape[d] = hi - lo;
   }

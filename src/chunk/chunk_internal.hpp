@@ -25,17 +25,29 @@ inline void chunk_store_u32(uint8_t* p, uint32_t v) noexcept {
 }
 inline void chunk_store_i32(uint8_t* p, int32_t v) noexcept { chunk_store_u32(p, static_cast<uint32_t>(v)); }
 
+// chunk_decode_blocks run serially on the caller's thread whatever the decoder's executor (its serial path).
+[[nodiscard]] status chunk_decode_blocks_serial(chunk_decoder& d, bytes_view chunk,
+                                                const chunk_block_request& request) noexcept;
+// The same for chunks of fixed-size blocks only (a VL-block chunk is unsupported): for a reader that never runs
+// blocks in parallel nor meets VL blocks (array_view: a b2nd array's chunks), which links neither's code.
+[[nodiscard]] status chunk_decode_fixed_blocks(chunk_decoder& d, bytes_view chunk,
+                                               const chunk_block_request& request) noexcept;
+
+// chunk_header_read into h (reset first; on an error its fields are unspecified).
+[[nodiscard]] status chunk_header_parse(bytes_view chunk, chunk_header& h) noexcept;
+
 // The sections of a complete (non-lazy) chunk with blocks, validated against its cbytes.
 struct chunk_layout {
   bytes_view chunk;        // exactly cbytes bytes
-  uint64_t bstarts = 0;    // offset of the bstarts array
-  uint64_t data_start = 0; // first byte past bstarts and the dictionary
+  // Offsets inside `chunk`, so size_t (a 32-bit target's cheap arithmetic) holds them.
+  size_t bstarts = 0;      // offset of the bstarts array
+  size_t data_start = 0;   // first byte past bstarts and the dictionary
   bytes_view dict;         // empty when the chunk has none
 };
 
 // Checks the chunk holds cbytes bytes and its bstarts and dictionary; for memcpyed and special chunks only
-// the size. Errors for lazy chunks (their blocks are elsewhere).
-[[nodiscard]] result<chunk_layout> chunk_layout_get(const chunk_header& h, bytes_view chunk) noexcept;
+// the size. Errors for lazy chunks (their blocks are elsewhere). l is unspecified after an error.
+[[nodiscard]] status chunk_layout_get(const chunk_header& h, bytes_view chunk, chunk_layout& l) noexcept;
 
 // One VL block: where its stream lies and where its bytes go.
 struct vl_block {

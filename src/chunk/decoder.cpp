@@ -265,6 +265,8 @@ status scratch_hold(chunk_decoder::worker& w, size_t blocks, size_t bsize, bool 
 // temporaries, where *at tells; the scratch grows to what the block needs when `grow` (on the caller's thread).
 // dref is the decoded block 0 when nblock > 0 and the chunk uses delta. With `need` narrower than the block,
 // only [need.begin, need.end) is sure to be decoded (streams are decoded only as far as it needs).
+// vl = false: a copy for callers that refused VL-block chunks beforehand (array_view), without their code.
+template <bool vl = true>
 status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock, size_t bsize, uint8_t* dst,
                     const uint8_t* dref, chunk_decoder::worker& w, block_need need = block_need{}, bool grow = false,
                     uint8_t** at = nullptr) noexcept {
@@ -285,8 +287,8 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
   uint8_t* const side = part.e0 * h.typesize >= ne ? dst : dst + bsize - ne;
 
   const uint8_t* c = l.chunk.data();
-  const uint64_t cbytes = l.chunk.size();
-  if (h.vlblocks) {
+  const size_t cbytes = l.chunk.size();  // below 2^31 (an int32 in the header): offsets in size_t
+  if (vl && h.vlblocks) {
     auto vb = detail::vl_block_get(h, l, nblock);
     if (!vb.ok()) return vb.err();
     if (vb->size != bsize) return make_error(errc::corrupt, TESSERA_MSG("chunk: VL block size changed"));
@@ -295,13 +297,13 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict, bsize));
   } else {
     const int32_t start = chunk_load_i32(c + l.bstarts + 4 * nblock);
-    if (start < 0 || static_cast<uint64_t>(start) < l.data_start || static_cast<uint64_t>(start) >= cbytes)
+    if (start < 0 || static_cast<size_t>(start) < l.data_start || static_cast<size_t>(start) >= cbytes)
       return make_error(errc::corrupt, TESSERA_MSG("chunk: block start out of bounds"));
     const bool short_block = nblock + 1 == h.nblocks && h.leftover > 0;
     const size_t nstreams = h.split && !short_block ? h.typesize : 1;
     if (bsize % nstreams != 0) return make_error(errc::malformed, TESSERA_MSG("chunk: split block not a multiple of typesize"));
     const size_t neblock = bsize / nstreams;
-    uint64_t pos = static_cast<uint64_t>(start);
+    size_t pos = static_cast<size_t>(start);
     for (size_t s = 0; s < nstreams; ++s) {
       uint8_t* o = part.how == gather::planes ? side : cur + s * neblock;
       const size_t want = part.prefix(s, nstreams, neblock, h.typesize);
@@ -318,11 +320,11 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
         if (csize < -255) return make_error(errc::corrupt, TESSERA_MSG("chunk: run-length value larger than a byte"));
         std::memset(o, static_cast<uint8_t>(-csize), want);
       } else {
-        if (static_cast<uint64_t>(csize) > cbytes - pos) return make_error(errc::truncated, TESSERA_MSG("chunk: stream past cbytes"));
+        if (static_cast<size_t>(csize) > cbytes - pos) return make_error(errc::truncated, TESSERA_MSG("chunk: stream past cbytes"));
         bytes_view in(c + pos, static_cast<size_t>(csize));
         if (in.size() == neblock) std::memcpy(o, in.data(), want);
         else if (want > 0) TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(o, neblock), l.dict, want));
-        pos += static_cast<uint64_t>(csize);
+        pos += static_cast<size_t>(csize);
       }
       if (part.how == gather::planes)
         for (size_t e = part.e0; e < part.e1; ++e) dst[e * h.typesize + s] = o[e];
@@ -379,15 +381,10 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
 
 // The header and sections of a chunk whose data is to be decoded (instrumented chunks hold codec statistics).
 status chunk_open(bytes_view chunk, chunk_header* h, chunk_layout* l) noexcept {
-  auto hr = chunk_header_read(chunk);
-  if (!hr.ok()) return hr.err();
-  if (hr->blosc2_flags & kChunkBlosc2Instrumented)
+  TESSERA_TRY(detail::chunk_header_parse(chunk, *h));
+  if (h->blosc2_flags & kChunkBlosc2Instrumented)
     return make_error(errc::unsupported, TESSERA_MSG("chunk: instrumented chunks hold codec statistics, not data"));
-  auto lr = detail::chunk_layout_get(*hr, chunk);
-  if (!lr.ok()) return lr.err();
-  *h = *hr;
-  *l = *lr;
-  return ok_status();
+  return detail::chunk_layout_get(*h, chunk, *l);
 }
 
 // Fills [offset, offset + size) of a special-value chunk's decoded bytes.
@@ -453,14 +450,13 @@ struct chunk_decoder_access {
 
   // At least `blocks` (at most kScratchBlocks) blocks of `blocksize` bytes of scratch for the workers that may
   // run (all of them when `parallel`, else worker 0), allocated here on the caller's thread.
-  static status scratch_ensure(chunk_decoder& d, size_t blocks, size_t blocksize, bool parallel,
-                               bool at_init = false) noexcept {
+  static status scratch_ensure(chunk_decoder& d, size_t blocks, size_t blocksize, bool parallel) noexcept {
     if (blocksize > SIZE_MAX / kScratchBlocks) return make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"));
     const size_t bytes = blocks * blocksize;
     for (uint32_t i = 0; i < (parallel ? d.nworkers_ : 1); ++i) {
       chunk_decoder::worker& w = d.workers_[i];
       if (bytes <= w.scratch_size) continue;
-      if (d.options_.fixed_scratch && !at_init)
+      if (d.options_.fixed_scratch)
         return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: blocks larger than the decoder's fixed scratch"));
       TESSERA_TRY(scratch_grow(w, bytes));
     }
@@ -512,7 +508,10 @@ struct chunk_decoder_access {
       w->fixed = options.fixed_scratch;
     }
     if (options.fixed_scratch && options.max_blocksize > 0) {  // else allocated when a chunk needs it
-      status s = scratch_ensure(d, kScratchBlocks, options.max_blocksize, true, true);
+      status s = options.max_blocksize > SIZE_MAX / kScratchBlocks
+                     ? make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"))
+                     : ok_status();
+      for (uint32_t i = 0; i < n && s.ok(); ++i) s = scratch_grow(d.workers_[i], kScratchBlocks * options.max_blocksize);
       if (!s.ok()) {
         workers_free(d);
         return s;
@@ -679,13 +678,21 @@ struct chunk_decoder_access {
     std::atomic<bool> bad_worker{false};
   };
 
+  template <bool vl = true>
   static status block_one(blocks_job& j, chunk_decoder::worker& w, size_t nblock, block_need need,
                           bytes_view* out) noexcept {
     const chunk_header& h = *j.h;
     const chunk_layout& l = *j.l;
-    auto er = chunk_block_extent_get(h, l.chunk, nblock);
-    if (!er.ok()) return er.err();
-    const chunk_block_extent e = *er;
+    chunk_block_extent e;
+    if constexpr (vl) {
+      auto er = chunk_block_extent_get(h, l.chunk, nblock);
+      if (!er.ok()) return er.err();
+      e = *er;
+    } else {  // fixed-size blocks: chunk_block_extent_get's first case
+      if (nblock >= h.nblocks) return make_error(errc::out_of_range, TESSERA_MSG("chunk: block index past the chunk's blocks"));
+      e.offset = nblock * static_cast<size_t>(h.blocksize);
+      e.size = nblock + 1 == h.nblocks && h.leftover > 0 ? static_cast<size_t>(h.leftover) : static_cast<size_t>(h.blocksize);
+    }
     if (h.memcpyed && h.special == chunk_special::none) {  // in place: the chunk holds its cbytes (layout)
       if (h.header_size + e.offset + e.size > l.chunk.size())
         return make_error(errc::truncated, TESSERA_MSG("chunk: memcpyed block past cbytes"));
@@ -698,7 +705,7 @@ struct chunk_decoder_access {
       dst = w.scratch;
       TESSERA_TRY(special_fill(h, l.chunk, dst, e.offset, e.size));
     } else {
-      TESSERA_TRY(block_decode(h, l, nblock, e.size, nullptr, nblock > 0 ? j.dref : nullptr, w, need, j.grow, &dst));
+      TESSERA_TRY(block_decode<vl>(h, l, nblock, e.size, nullptr, nblock > 0 ? j.dref : nullptr, w, need, j.grow, &dst));
     }
     *out = bytes_view(dst, e.size);
     return ok_status();
@@ -744,53 +751,80 @@ struct chunk_decoder_access {
     return block_one(j, d.workers_[worker], nblock, need, decoded);
   }
 
-  static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
+  // The chunk's header and sections, and (not memcpyed, or special) what its blocks need before they run:
+  // the codec state, and block 0 for delta (when a later block is requested), for the workers that may run.
+  // A template: the serial reader's copy has no reference to the parallel scratch set-up.
+  template <bool parallel, bool vl = true>
+  static status blocks_open(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r, chunk_header& h,
+                            chunk_layout& l, blocks_job& j) noexcept {
     if (r.count > 0 && (r.block == nullptr || r.consume == nullptr))
       return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decode_blocks: request without block or consume"));
-    chunk_header h;
-    chunk_layout l;
     TESSERA_TRY(chunk_open(chunk, &h, &l));
     if (r.count == 0) return ok_status();
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
-    blocks_job j;
     j.h = &h;
     j.l = &l;
     j.request = &r;
     j.workers = d.workers_;
     j.nworkers = d.nworkers_;
-    const bool parallel = runs_parallel(d, r.count);
-    if (!h.memcpyed || h.special != chunk_special::none) {  // special values win over the memcpyed flag
-      const bool regular = h.special == chunk_special::none;
-      size_t largest = static_cast<size_t>(h.blocksize);
-      if (h.vlblocks && regular) {
-        if (chunk_has_delta(h)) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
-        auto scan = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
-        if (!scan.ok()) return scan.err();
-        largest = *scan;
-      }
-      // Scratch for each block's output and its pipeline's temporaries (none when its few wanted elements are
-      // gathered in place): made here for every worker when they run at once, else by each block as it comes.
-      if (parallel) TESSERA_TRY(scratch_ensure(d, kScratchBlocks, largest, true));
-      j.grow = !parallel;
-      TESSERA_TRY(codecs_prepare(d, h, parallel));
-      if (regular && !h.vlblocks && chunk_has_delta(h) && h.nblocks > 1) {
-        bool later = false;
-        for (size_t i = 0; i < r.count && !later; ++i) later = r.block(r.context, i) > 0;
-        if (later) {
-          const size_t bs = static_cast<size_t>(h.blocksize);
-          auto b0 = block0_ensure(d, bs);
-          if (!b0.ok()) return b0.err();
-          TESSERA_TRY(block_decode(h, l, 0, bs, *b0, nullptr, d.workers_[0], block_need{}, true));
-          j.dref = *b0;
-        }
+    j.grow = !parallel;
+    if (h.memcpyed && h.special == chunk_special::none) return ok_status();  // special values win over memcpyed
+    const bool regular = h.special == chunk_special::none;
+    size_t largest = static_cast<size_t>(h.blocksize);
+    if (h.vlblocks && regular) {
+      if constexpr (!vl)
+        return make_error(errc::unsupported, TESSERA_MSG("chunk: variable-length blocks where fixed-size ones are read"));
+      if (chunk_has_delta(h)) return make_error(errc::unsupported, TESSERA_MSG("chunk: delta over variable-length blocks"));
+      auto scan = detail::vl_blocks_scan(h, l, SIZE_MAX, nullptr);
+      if (!scan.ok()) return scan.err();
+      largest = *scan;
+    }
+    // Scratch for each block's output and its pipeline's temporaries (none when its few wanted elements are
+    // gathered in place): made here for every worker when they run at once, else by each block as it comes.
+    if constexpr (parallel) TESSERA_TRY(scratch_ensure(d, kScratchBlocks, largest, true));
+    TESSERA_TRY(codecs_prepare(d, h, parallel));
+    if (regular && !h.vlblocks && chunk_has_delta(h) && h.nblocks > 1) {
+      bool later = false;
+      for (size_t i = 0; i < r.count && !later; ++i) later = r.block(r.context, i) > 0;
+      if (later) {
+        const size_t bs = static_cast<size_t>(h.blocksize);
+        auto b0 = block0_ensure(d, bs);
+        if (!b0.ok()) return b0.err();
+        TESSERA_TRY(block_decode<vl>(h, l, 0, bs, *b0, nullptr, d.workers_[0], block_need{}, true));
+        j.dref = *b0;
       }
     }
+    return ok_status();
+  }
+
+  // The requested blocks one after another on the caller's thread, worker 0's scratch growing as they need:
+  // what a decoder without an executor runs, with nothing of the parallel machinery (array_view links only this).
+  // vl = false: for fixed-size blocks only (array_view), a VL-block chunk is unsupported.
+  template <bool vl>
+  [[gnu::always_inline]] static status decode_blocks_serial(chunk_decoder& d, bytes_view chunk,
+                                                            const chunk_block_request& r) noexcept {
+    chunk_header h;
+    chunk_layout l;
+    blocks_job j;
+    TESSERA_TRY((blocks_open<false, vl>(d, chunk, r, h, l, j)));
+    for (size_t i = 0; i < r.count; ++i) {
+      bytes_view decoded;
+      block_need need;
+      if (r.range != nullptr) r.range(r.context, i, &need.begin, &need.end);
+      TESSERA_TRY(block_one<vl>(j, d.workers_[0], r.block(r.context, i), need, &decoded));
+      TESSERA_TRY(r.consume(r.context, i, decoded, 0));
+    }
+    return ok_status();
+  }
+
+  static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
+    if (!runs_parallel(d, r.count)) return detail::chunk_decode_blocks_serial(d, chunk, r);
+    chunk_header h;
+    chunk_layout l;
+    blocks_job j;
+    TESSERA_TRY(blocks_open<true>(d, chunk, r, h, l, j));
     for (uint32_t i = 0; i < d.nworkers_; ++i) d.workers_[i].err = ok_status();
-    if (!parallel) {
-      for (size_t i = 0; i < r.count && !j.failed.load(std::memory_order_relaxed); ++i) blocks_task(&j, i, 0);
-    } else {
-      executor_run(d.options_.exec, r.count, blocks_task, &j);
-    }
+    executor_run(d.options_.exec, r.count, blocks_task, &j);
     if (j.bad_worker.load(std::memory_order_relaxed))
       return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
     for (uint32_t i = 0; i < d.nworkers_; ++i) TESSERA_TRY(d.workers_[i].err);
@@ -869,6 +903,18 @@ result<size_t> chunk_decode_block(chunk_decoder& d, bytes_view chunk, size_t nbl
 status chunk_decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
   return chunk_decoder_access::decode_blocks(d, chunk, request);
 }
+
+namespace detail {
+
+status chunk_decode_blocks_serial(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
+  return chunk_decoder_access::decode_blocks_serial<true>(d, chunk, request);
+}
+
+status chunk_decode_fixed_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
+  return chunk_decoder_access::decode_blocks_serial<false>(d, chunk, request);
+}
+
+}  // namespace detail
 
 namespace detail {
 

@@ -34,10 +34,12 @@ bool codec_available(codec c) noexcept {
   return false;
 }
 
-result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
+// Into h by reference rather than building a result: a 32-bit target would otherwise hold every field in
+// registers and the stack, and store them all again.
+status detail::chunk_header_parse(bytes_view chunk, chunk_header& h) noexcept {
+  h = chunk_header{};
   if (chunk.size() < kChunkHeaderMinSize) return make_error(errc::truncated, TESSERA_MSG("chunk: shorter than its 16-byte header"));
   const uint8_t* p = chunk.data();
-  chunk_header h;
   h.version = p[0];
   h.versionlz = p[1];
   h.flags = p[2];
@@ -116,34 +118,40 @@ result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
     h.leftover = h.nbytes % h.blocksize;
     if (h.leftover > 0) ++h.nblocks;
   }
+  return ok_status();
+}
+
+result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
+  chunk_header h;
+  TESSERA_TRY(detail::chunk_header_parse(chunk, h));
   return h;
 }
 
 namespace detail {
 
-result<chunk_layout> chunk_layout_get(const chunk_header& h, bytes_view chunk) noexcept {
+status chunk_layout_get(const chunk_header& h, bytes_view chunk, chunk_layout& l) noexcept {
   if (h.lazy) return make_error(errc::unsupported, TESSERA_MSG("chunk: lazy chunk, its blocks live in the frame"));
   if (chunk.size() < static_cast<size_t>(h.cbytes)) return make_error(errc::truncated, TESSERA_MSG("chunk: shorter than its cbytes"));
-  chunk_layout l;
+  l = chunk_layout{};
   l.chunk = chunk.subspan(0, static_cast<size_t>(h.cbytes));
   l.bstarts = h.header_size;
   l.data_start = h.header_size;
-  if (h.special != chunk_special::none || h.memcpyed) return l;
-  if (h.nblocks == 0 && static_cast<uint32_t>(h.cbytes) == h.header_size) return l;  // an empty chunk
+  if (h.special != chunk_special::none || h.memcpyed) return ok_status();
+  if (h.nblocks == 0 && static_cast<uint32_t>(h.cbytes) == h.header_size) return ok_status();  // an empty chunk
   const uint64_t bstarts_end = h.header_size + uint64_t{4} * h.nblocks;
   if (bstarts_end > l.chunk.size()) return make_error(errc::truncated, TESSERA_MSG("chunk: bstarts run past cbytes"));
-  l.data_start = bstarts_end;
-  if (h.dict) {
-    if (l.data_start + 4 > l.chunk.size()) return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary size past cbytes"));
+  l.data_start = static_cast<size_t>(bstarts_end);
+  if (h.dict) {  // every offset below stays within cbytes (< 2^31) plus a checked dictionary size: no wrap
+    if (l.chunk.size() - l.data_start < 4) return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary size past cbytes"));
     const int32_t dsize = chunk_load_i32(l.chunk.data() + l.data_start);
     if (dsize <= 0 || dsize > kChunkMaxDictSize) return make_error(errc::malformed, TESSERA_MSG("chunk: invalid dictionary size"));
     l.data_start += 4;
-    if (l.data_start + static_cast<uint64_t>(dsize) > l.chunk.size())
+    if (static_cast<size_t>(dsize) > l.chunk.size() - l.data_start)
       return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary runs past cbytes"));
-    l.dict = l.chunk.subspan(static_cast<size_t>(l.data_start), static_cast<size_t>(dsize));
-    l.data_start += static_cast<uint64_t>(dsize);
+    l.dict = l.chunk.subspan(l.data_start, static_cast<size_t>(dsize));
+    l.data_start += static_cast<size_t>(dsize);
   }
-  return l;
+  return ok_status();
 }
 
 result<vl_block> vl_block_get(const chunk_header& h, const chunk_layout& l, size_t nblock) noexcept {
@@ -191,12 +199,12 @@ result<chunk_block_extent> chunk_block_extent_get(const chunk_header& h, bytes_v
                                                           : static_cast<size_t>(h.blocksize);
     return e;
   }
-  auto l = detail::chunk_layout_get(h, chunk);
-  if (!l.ok()) return l.err();
+  detail::chunk_layout l;
+  TESSERA_TRY(detail::chunk_layout_get(h, chunk, l));
   uint64_t offset = 0;
-  auto scan = detail::vl_blocks_scan(h, *l, nblock, &offset);
+  auto scan = detail::vl_blocks_scan(h, l, nblock, &offset);
   if (!scan.ok()) return scan.err();
-  auto b = detail::vl_block_get(h, *l, nblock);
+  auto b = detail::vl_block_get(h, l, nblock);
   if (!b.ok()) return b.err();
   e.offset = static_cast<size_t>(offset);
   e.size = b->size;

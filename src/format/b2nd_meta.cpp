@@ -69,27 +69,29 @@ error field_error(const error& e, const char* truncated_message, const char* mal
   return make_error(errc::malformed, malformed_message);
 }
 
-// What an int32 shape's errors say: chunkshape or blockshape.
-struct dims32_messages {
-  const char* truncated;
-  const char* not_array;
-  const char* length;
-  const char* item;
-  const char* negative;
-};
-
 // An int32 shape of ndim items (chunkshape, blockshape), none negative. With nonzero_where (the chunkshape, for
-// the blockshape), an item may be 0 only where it is 0: the reference would divide by it.
-status dims32_read(msgpack_reader& r, int ndim, int32_t* out, const dims32_messages& m,
-                   const int32_t* nonzero_where) noexcept {
+// the blockshape), an item may be 0 only where it is 0: the reference would divide by it. The messages name the
+// field by a choice, not a table: with messages compiled out the choice and the texts vanish.
+status dims32_read(msgpack_reader& r, int ndim, int32_t* out, const int32_t* nonzero_where) noexcept {
+  const bool block = nonzero_where != nullptr;
   const uint32_t n = dims_header_read(r, ndim);
-  if (!r.ok()) return field_error(r.err(), m.truncated, m.not_array);
-  if (n != static_cast<uint32_t>(ndim)) return make_error(errc::malformed, m.length);
+  if (!r.ok())
+    return field_error(r.err(),
+                       block ? TESSERA_MSG("b2nd meta: truncated in blockshape") : TESSERA_MSG("b2nd meta: truncated in chunkshape"),
+                       block ? TESSERA_MSG("b2nd meta: blockshape is not an array") : TESSERA_MSG("b2nd meta: chunkshape is not an array"));
+  if (n != static_cast<uint32_t>(ndim))
+    return make_error(errc::malformed, block ? TESSERA_MSG("b2nd meta: blockshape length is not ndim")
+                                             : TESSERA_MSG("b2nd meta: chunkshape length is not ndim"));
   for (int i = 0; i < ndim; ++i) {
     out[i] = r.read_int32();
-    if (!r.ok()) return field_error(r.err(), m.truncated, m.item);
-    if (out[i] < 0) return make_error(errc::malformed, m.negative);
-    if (nonzero_where != nullptr && out[i] == 0 && nonzero_where[i] != 0)
+    if (!r.ok())
+      return field_error(r.err(),
+                         block ? TESSERA_MSG("b2nd meta: truncated in blockshape") : TESSERA_MSG("b2nd meta: truncated in chunkshape"),
+                         block ? TESSERA_MSG("b2nd meta: blockshape item is not an int32")
+                               : TESSERA_MSG("b2nd meta: chunkshape item is not an int32"));
+    if (out[i] < 0)
+      return make_error(errc::malformed, block ? TESSERA_MSG("b2nd meta: negative blockshape") : TESSERA_MSG("b2nd meta: negative chunkshape"));
+    if (block && out[i] == 0 && nonzero_where[i] != 0)
       return make_error(errc::malformed, TESSERA_MSG("b2nd meta: blockshape 0 where chunkshape is not 0"));
   }
   return ok_status();
@@ -126,9 +128,10 @@ result<size_t> b2nd_meta_encode(const b2nd_meta& meta, bytes_mut out) noexcept {
   return w.position();
 }
 
-result<b2nd_meta> b2nd_meta_decode(bytes_view in, size_t* consumed) noexcept {
+// Into the caller's meta: no result<> of the 130-byte struct to build and copy.
+status detail::b2nd_meta_decode_into(bytes_view in, b2nd_meta& meta, size_t* consumed) noexcept {
   msgpack_reader r(in);
-  b2nd_meta meta;
+  meta = b2nd_meta{};
 
   const uint32_t elements = r.read_array();
   if (!r.ok()) {
@@ -161,16 +164,8 @@ result<b2nd_meta> b2nd_meta_decode(bytes_view in, size_t* consumed) noexcept {
     if (meta.shape[i] < 0) return make_error(errc::malformed, TESSERA_MSG("b2nd meta: negative shape"));
   }
 
-  static constexpr dims32_messages kChunkshape = {
-      TESSERA_MSG("b2nd meta: truncated in chunkshape"), TESSERA_MSG("b2nd meta: chunkshape is not an array"),
-      TESSERA_MSG("b2nd meta: chunkshape length is not ndim"), TESSERA_MSG("b2nd meta: chunkshape item is not an int32"),
-      TESSERA_MSG("b2nd meta: negative chunkshape")};
-  static constexpr dims32_messages kBlockshape = {
-      TESSERA_MSG("b2nd meta: truncated in blockshape"), TESSERA_MSG("b2nd meta: blockshape is not an array"),
-      TESSERA_MSG("b2nd meta: blockshape length is not ndim"), TESSERA_MSG("b2nd meta: blockshape item is not an int32"),
-      TESSERA_MSG("b2nd meta: negative blockshape")};
-  TESSERA_TRY(dims32_read(r, meta.ndim, meta.chunkshape, kChunkshape, nullptr));
-  TESSERA_TRY(dims32_read(r, meta.ndim, meta.blockshape, kBlockshape, meta.chunkshape));
+  TESSERA_TRY(dims32_read(r, meta.ndim, meta.chunkshape, nullptr));
+  TESSERA_TRY(dims32_read(r, meta.ndim, meta.blockshape, meta.chunkshape));
 
   if (elements == kB2ndElements) {
     const int64_t dtype_format = r.read_int();
@@ -190,6 +185,12 @@ result<b2nd_meta> b2nd_meta_decode(bytes_view in, size_t* consumed) noexcept {
   }
 
   if (consumed != nullptr) *consumed = r.position();
+  return ok_status();
+}
+
+result<b2nd_meta> b2nd_meta_decode(bytes_view in, size_t* consumed) noexcept {
+  b2nd_meta meta;
+  TESSERA_TRY(detail::b2nd_meta_decode_into(in, meta, consumed));
   return meta;
 }
 

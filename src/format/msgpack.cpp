@@ -60,12 +60,9 @@ size_t width_of(uint8_t m, uint8_t first) noexcept { return size_t{1} << (m - fi
 // ---------------------------------------------------------------------------------------------------------------
 // Reader
 
-void msgpack_reader::fail(errc code, const char* message) noexcept {
-  if (err_.ok()) err_ = error{code, message};
-}
-
 void msgpack_reader::fail_expected(int m, const char* ends, const char* expected) noexcept {
-  fail(m < 0 ? errc::truncated : errc::malformed, m < 0 ? ends : expected);
+  if (m < 0) fail(errc::truncated, ends);
+  else fail(errc::malformed, expected);
 }
 
 msgpack_type msgpack_reader::peek_type() const noexcept {
@@ -114,11 +111,10 @@ bool msgpack_reader::read_marked(uint8_t marker, size_t width, uint64_t* value) 
 }
 
 bool msgpack_reader::read_integer(uint64_t* bits, bool* negative) noexcept {
-  if (peek_type() != msgpack_type::integer) {
-    if (err_.ok()) {
-      if (pos_ >= in_.size()) fail(errc::truncated, TESSERA_MSG("msgpack: the input ends before an integer"));
-      else fail(errc::malformed, TESSERA_MSG("msgpack: expected an integer"));
-    }
+  // The integer markers by range, not through peek_type: a reader of integers links no type table.
+  const int mk = peek_marker();
+  if (mk < 0 || !(mk <= 0x7f || mk >= 0xe0 || (mk >= kUint8 && mk <= kInt64))) {
+    fail_expected(mk, TESSERA_MSG("msgpack: the input ends before an integer"), TESSERA_MSG("msgpack: expected an integer"));
     return false;
   }
   const uint8_t m = *take(1);
@@ -374,9 +370,24 @@ uint32_t msgpack_reader::read_fixarray() noexcept { return form_check(kFixarray,
 span<const char> msgpack_reader::read_fixstr() noexcept {
   return form_check(kFixstr, kFixstr + 31) ? read_str() : span<const char>{};
 }
-bytes_view msgpack_reader::read_bin32() noexcept { return form_check(kBin32, kBin32) ? read_bin() : bytes_view{}; }
+// bin32 and fixext16 read directly, not through read_bin and read_ext: a frame reader needs only these forms.
+bytes_view msgpack_reader::read_bin32() noexcept {
+  if (!form_check(kBin32, kBin32)) return {};
+  ++pos_;
+  uint64_t len = 0;
+  if (!read_payload_length(4, &len)) return {};
+  return bytes_view(take(static_cast<size_t>(len)), static_cast<size_t>(len));
+}
 msgpack_ext msgpack_reader::read_fixext16() noexcept {
-  return form_check(kFixext16, kFixext16) ? read_ext() : msgpack_ext{};
+  if (!form_check(kFixext16, kFixext16)) return {};
+  ++pos_;
+  uint64_t len = 16;
+  const uint8_t* type = take(1);
+  if (type == nullptr || !read_payload_length(0, &len)) return {};
+  msgpack_ext ext;
+  ext.type = static_cast<int8_t>(*type >= 0x80 ? static_cast<int>(*type) - 256 : static_cast<int>(*type));
+  ext.data = bytes_view(take(16), 16);
+  return ext;
 }
 
 bool msgpack_reader::skip_header(uint64_t* children) noexcept {

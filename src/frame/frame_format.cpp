@@ -19,6 +19,15 @@ constexpr size_t kFlagsLen = 4;         // the fixstr of flags, frame type, code
 constexpr size_t kFiltersLen = 16;      // the fixext16 of filters, codec bytes, filter metas, other flags 2
 constexpr size_t kBin32Head = 5;        // c6 and a 4-byte length
 
+// A big-endian field at a fixed offset: one load and a byte swap, not a byte loop.
+template <typename U>
+U be_at(const uint8_t* p) noexcept {
+  const U v = le_load_as<U>(p);
+  if constexpr (sizeof(U) == 2) return __builtin_bswap16(v);
+  else if constexpr (sizeof(U) == 4) return __builtin_bswap32(v);
+  else return __builtin_bswap64(v);
+}
+
 // A metalayer section (header or trailer) opens with fixarray 3, uint16 index size, map16 n: n, which the
 // caller's table must hold.
 status metas_count_read(msgpack_reader& r, uint32_t max_entries, uint32_t* n) noexcept {
@@ -233,28 +242,29 @@ bool names_equal(const frame_meta_entry& e, span<const char> name) noexcept {
 
 status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
   if (h.size() < kFrameHeaderMinLen) return make_error(errc::truncated, TESSERA_MSG("frame: shorter than its fixed header"));
-  // Every field in its pinned encoding: the reader stays inside the fixed part, and each field at its offset.
-  msgpack_reader r(h.subspan(0, kFrameHeaderMinLen));
-  (void)r.read_fixarray();
-  const span<const char> magic = r.read_fixstr();
-  if (r.ok() && (magic.size() != sizeof kMagic || std::memcmp(magic.data(), kMagic, sizeof kMagic) != 0))
-    r.fail(errc::malformed, TESSERA_MSG("frame: no b2frame magic"));
-  const int32_t hl = r.read_int32_fixed();
-  const uint64_t frame_len = r.read_uint64_fixed();
-  const span<const char> packed = r.read_fixstr();
-  if (r.ok() && packed.size() != kFlagsLen) r.fail(errc::malformed, TESSERA_MSG("frame: the flags are not 4 bytes"));
-  const int64_t nbytes = r.read_int64_fixed();
-  const int64_t cbytes = r.read_int64_fixed();
-  const int32_t typesize = r.read_int32_fixed();
-  const int32_t blocksize = r.read_int32_fixed();
-  const int32_t chunksize = r.read_int32_fixed();
-  const int16_t nthreads_comp = r.read_int16_fixed();
-  const int16_t nthreads_decomp = r.read_int16_fixed();
-  const bool has_vlmetalayers = r.read_bool();
-  const msgpack_ext filters = r.read_fixext16();
-  if (!r.ok()) return r.err();
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(packed.data());
-  const uint8_t* fp = filters.data.data();  // kFiltersLen bytes, from kFhFilters
+  // Every field in its pinned encoding, so each at its offset: the markers are checked in one pass (the
+  // fixarray's count is not, as by the reference) and the values loaded where they sit, all inside the fixed part.
+  static constexpr uint8_t kPinned[][2] = {
+      {kFhMagic - 1, 0xa8},     {kFhHeaderLen - 1, 0xd2}, {kFhFrameLen - 1, 0xcf}, {kFhFlags - 1, 0xa4},
+      {kFhNbytes - 1, 0xd3},    {kFhCbytes - 1, 0xd3},    {kFhTypesize - 1, 0xd2}, {kFhBlocksize - 1, 0xd2},
+      {kFhChunksize - 1, 0xd2}, {kFhNthreadsC - 1, 0xd1}, {kFhNthreadsD - 1, 0xd1}, {kFhFilterCount - 1, 0xd8}};
+  const uint8_t* const hp = h.data();
+  bool pinned = (hp[0] & 0xf0) == 0x90 && (hp[kFhHasVlmeta] == 0xc2 || hp[kFhHasVlmeta] == 0xc3);
+  for (const auto& k : kPinned) pinned &= hp[k[0]] == k[1];
+  if (!pinned) return make_error(errc::malformed, TESSERA_MSG("frame: a header field in another encoding than the format pins"));
+  if (std::memcmp(hp + kFhMagic, kMagic, sizeof kMagic) != 0) return make_error(errc::malformed, TESSERA_MSG("frame: no b2frame magic"));
+  const int32_t hl = static_cast<int32_t>(be_at<uint32_t>(hp + kFhHeaderLen));
+  const uint64_t frame_len = be_at<uint64_t>(hp + kFhFrameLen);
+  const int64_t nbytes = static_cast<int64_t>(be_at<uint64_t>(hp + kFhNbytes));
+  const int64_t cbytes = static_cast<int64_t>(be_at<uint64_t>(hp + kFhCbytes));
+  const int32_t typesize = static_cast<int32_t>(be_at<uint32_t>(hp + kFhTypesize));
+  const int32_t blocksize = static_cast<int32_t>(be_at<uint32_t>(hp + kFhBlocksize));
+  const int32_t chunksize = static_cast<int32_t>(be_at<uint32_t>(hp + kFhChunksize));
+  const int16_t nthreads_comp = static_cast<int16_t>(be_at<uint16_t>(hp + kFhNthreadsC));
+  const int16_t nthreads_decomp = static_cast<int16_t>(be_at<uint16_t>(hp + kFhNthreadsD));
+  const bool has_vlmetalayers = hp[kFhHasVlmeta] == 0xc3;
+  const uint8_t* p = hp + kFhFlags;
+  const uint8_t* fp = hp + kFhFilters;  // kFiltersLen bytes
   info = frame_info{};
   const uint8_t flags = p[0];
   info.version = flags & 0x0f;
@@ -288,7 +298,7 @@ status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
   if (info.compcode == kFrameUdcodecFormat) info.compcode = info.udcodec;
   info.splitmode = static_cast<uint8_t>((p[kFhOtherFlags - kFhFlags] & 0x3) + 1);
   info.use_dict = (fp[kFhOtherFlags2 - kFhFilters] & 0x1) != 0;
-  const uint8_t nfilters = static_cast<uint8_t>(filters.type);  // the ext's type byte
+  const uint8_t nfilters = hp[kFhFilterCount];  // the fixext16's type byte
   if (nfilters > kChunkMaxFilters) return make_error(errc::malformed, TESSERA_MSG("frame: more filters than the 6 slots"));
   for (int i = 0; i < nfilters; ++i) {
     info.filters[i] = fp[i];

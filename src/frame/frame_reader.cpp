@@ -304,15 +304,14 @@ result<uint64_t> frame_index_pos(const frame_info& info, bool sparse, uint64_t t
 
 status frame_index_check(const frame_info& info, uint64_t pos, uint64_t trailer_off, bytes_view head,
                          chunk_header* h, int64_t* n) noexcept {
-  auto ih = chunk_header_read(head);
-  if (!ih.ok()) return ih.err();
+  TESSERA_TRY(chunk_header_parse(head, *h));
+  const chunk_header* const ih = h;
   if (static_cast<uint64_t>(ih->cbytes) > trailer_off - pos) return make_error(errc::malformed, TESSERA_MSG("frame: index chunk runs into the trailer"));
   if (ih->nbytes % 8 != 0) return make_error(errc::malformed, TESSERA_MSG("frame: index chunk size not a multiple of 8"));
   const int64_t count = ih->nbytes / 8;
   if (info.nchunks >= 0 && count != info.nchunks) return make_error(errc::corrupt, TESSERA_MSG("frame: index chunk and header disagree on the number of chunks"));
   // Every chunk holds at least one byte: an index with more entries than the frame has bytes is lying.
   if (count > info.nbytes) return make_error(errc::corrupt, TESSERA_MSG("frame: more index entries than the frame has bytes"));
-  *h = *ih;
   *n = count;
   return ok_status();
 }

@@ -1,20 +1,13 @@
 // Chunk and block geometry of a B2ND array; see tessera/layout.hpp for the format's rules.
 #include "tessera/layout.hpp"
 
+#include "mul_checked.hpp"
+
 namespace tessera {
 
-namespace {
+using detail::mul_checked;
 
-// C-order strides over `extents`. False when a stride overflows int64: a zero extent further out makes the
-// whole product 0, so the suffix products need their own check.
-[[nodiscard]] bool strides_compute(int ndim, const int64_t* extents, int64_t* strides) noexcept {
-  int64_t s = 1;
-  for (int i = ndim - 1; i >= 0; --i) {
-    strides[i] = s;
-    if (i > 0 && __builtin_mul_overflow(s, extents[i], &s)) return false;
-  }
-  return true;
-}
+namespace {
 
 // Decomposes a C-order index over `extents` (all > 0) into coordinates.
 void index_split(int ndim, const int64_t* extents, int64_t index, int64_t* coords) noexcept {
@@ -28,21 +21,30 @@ void index_split(int ndim, const int64_t* extents, int64_t index, int64_t* coord
 
 namespace {
 
-// Fills l (reset by the caller) dimension by dimension: the dimensions from ndim on are 1s, so one loop and one
-// set of running products serve all.
+// Fills l (reset by the caller) dimension by dimension, innermost first: the dimensions from ndim on are 1s, so
+// one loop and one set of running products serve all, and each running product, before it takes dimension i in,
+// is dimension i's C-order stride. Every product is checked as it grows, so every stride is (a zero extent makes
+// the whole product 0, not its suffixes). Chunk and block shapes are below 2^31: their arithmetic is 32-bit.
 status layout_fill(array_layout& l, int ndim, const int64_t* shape, const int32_t* chunkshape,
                    const int32_t* blockshape) noexcept {
   l.ndim = ndim;
   int64_t extnitems = 1;
-  for (int i = 0; i < kMaxDims; ++i) {
-    const int64_t s = i < ndim ? shape[i] : 1;
-    const int64_t c = i < ndim ? chunkshape[i] : 1;
-    const int64_t b = i < ndim ? blockshape[i] : 1;
+  for (int i = kMaxDims - 1; i >= 0; --i) {
+    const bool in = i < ndim;
+    const int64_t s = in ? shape[i] : 1;
+    const int32_t c = in ? chunkshape[i] : 1;
+    const int32_t b = in ? blockshape[i] : 1;
     if (s < 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: negative shape"));
     if (c < 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: negative chunkshape"));
     if (b < 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: negative blockshape"));
     if (b == 0 && c != 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: blockshape 0 with chunkshape non-zero"));
     if (c == 0 && s != 0) return make_error(errc::invalid_argument, TESSERA_MSG("layout: chunkshape 0 in a non-empty dimension"));
+    if (in) {  // the dimensions from ndim on keep strides 0
+      l.item_strides[i] = l.nitems;
+      l.chunk_strides[i] = l.nchunks;
+      l.block_strides[i] = l.blocks_per_chunk;
+      l.block_item_strides[i] = l.block_nitems;
+    }
     l.shape[i] = s;
     l.chunkshape[i] = c;
     l.blockshape[i] = b;
@@ -50,30 +52,31 @@ status layout_fill(array_layout& l, int ndim, const int64_t* shape, const int32_
     // and the extents stay 0 (l was reset).
     if (c != 0) {
       const int64_t srem = s % c;
-      if (srem != 0 && s > INT64_MAX - (c - srem))
+      int64_t ext = s;
+      if (srem != 0 && __builtin_add_overflow(s, c - srem, &ext))
         return make_error(errc::overflow, TESSERA_MSG("layout: shape rounded up to chunkshape overflows int64"));
-      l.extshape[i] = srem == 0 ? s : s + (c - srem);
-      const int64_t crem = c % b;
-      l.extchunkshape[i] = crem == 0 ? c : c + (b - crem);  // below 2^32: no overflow
-      l.chunk_grid[i] = l.extshape[i] / c;
-      l.block_grid[i] = l.extchunkshape[i] / b;
+      l.extshape[i] = ext;
+      l.chunk_grid[i] = s / c + (srem != 0);
+      const uint32_t bgrid = static_cast<uint32_t>(c) / static_cast<uint32_t>(b) +
+                             (static_cast<uint32_t>(c) % static_cast<uint32_t>(b) != 0);
+      l.block_grid[i] = bgrid;
+      l.extchunkshape[i] = bgrid * static_cast<uint32_t>(b);  // below c + b: fits uint32
     }
-    if (__builtin_mul_overflow(l.nitems, s, &l.nitems) || __builtin_mul_overflow(extnitems, l.extshape[i], &extnitems))
+    if (!mul_checked(l.nitems, s) || !mul_checked(extnitems, l.extshape[i]))
       return make_error(errc::overflow, TESSERA_MSG("layout: item count overflows int64"));
-    if (__builtin_mul_overflow(l.extchunk_nitems, l.extchunkshape[i], &l.extchunk_nitems))
+    if (!mul_checked(l.extchunk_nitems, l.extchunkshape[i]))
       return make_error(errc::overflow, TESSERA_MSG("layout: items per stored chunk overflow int64"));
-    if (__builtin_mul_overflow(l.chunk_nitems, c, &l.chunk_nitems) || l.chunk_nitems > INT32_MAX)
+    // Both stay at most INT32_MAX before each step, and a shape is below 2^31: the products fit uint64.
+    l.chunk_nitems = static_cast<int64_t>(static_cast<uint64_t>(l.chunk_nitems) * static_cast<uint32_t>(c));
+    if (l.chunk_nitems > INT32_MAX)
       return make_error(errc::overflow, TESSERA_MSG("layout: prod(chunkshape) overflows int32"));
-    if (__builtin_mul_overflow(l.block_nitems, b, &l.block_nitems) || l.block_nitems > INT32_MAX)
+    l.block_nitems = static_cast<int64_t>(static_cast<uint64_t>(l.block_nitems) * static_cast<uint32_t>(b));
+    if (l.block_nitems > INT32_MAX)
       return make_error(errc::overflow, TESSERA_MSG("layout: prod(blockshape) overflows int32"));
     // Both are bounded by products checked above (extnitems and extchunk_nitems).
     l.nchunks *= l.chunk_grid[i];
     l.blocks_per_chunk *= l.block_grid[i];
   }
-  if (!strides_compute(ndim, l.shape, l.item_strides) || !strides_compute(ndim, l.chunk_grid, l.chunk_strides) ||
-      !strides_compute(ndim, l.block_grid, l.block_strides) ||
-      !strides_compute(ndim, l.blockshape, l.block_item_strides))
-    return make_error(errc::overflow, TESSERA_MSG("layout: a stride overflows int64"));
   return ok_status();
 }
 
@@ -93,9 +96,11 @@ status layout_init(array_layout& out, int ndim, const int64_t* shape, const int3
 result<layout_sizes> layout_sizes_compute(const array_layout& layout, int64_t itemsize) noexcept {
   if (itemsize < 1) return make_error(errc::invalid_argument, TESSERA_MSG("layout: itemsize < 1"));
   layout_sizes s;
-  if (__builtin_mul_overflow(layout.nitems, itemsize, &s.array_nbytes))
+  s.array_nbytes = layout.nitems;
+  s.chunk_nbytes = layout.extchunk_nitems;
+  if (!mul_checked(s.array_nbytes, itemsize))
     return make_error(errc::overflow, TESSERA_MSG("layout: array byte size overflows int64"));
-  if (__builtin_mul_overflow(layout.extchunk_nitems, itemsize, &s.chunk_nbytes) || s.chunk_nbytes > kMaxChunkBytes)
+  if (!mul_checked(s.chunk_nbytes, itemsize) || s.chunk_nbytes > kMaxChunkBytes)
     return make_error(errc::overflow, TESSERA_MSG("layout: chunk byte size exceeds the Blosc2 chunk limit"));
   s.block_nbytes = layout.block_nitems * itemsize;  // a block is part of the chunk checked just above
   return s;

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "mul_checked.hpp"
 #include "tessera/config.hpp"
 
 namespace tessera {
@@ -23,7 +24,7 @@ struct loop {
                                   size_t& nbytes) noexcept {
   int64_t n = itemsize;
   for (int i = 0; i < ndim; ++i)
-    if (__builtin_mul_overflow(n, shape[i], &n)) return make_error(errc::overflow, TESSERA_MSG("nd_copy: buffer size overflows"));
+    if (!detail::mul_checked(n, shape[i])) return make_error(errc::overflow, TESSERA_MSG("nd_copy: buffer size overflows"));
   if (static_cast<uint64_t>(n) > static_cast<uint64_t>(size))
     return make_error(errc::buffer_too_small, TESSERA_MSG("nd_copy: buffer smaller than its shape"));
   nbytes = static_cast<size_t>(n);
@@ -99,15 +100,19 @@ status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t*
     return ok_status();
   }
   // The loop just outside the run is the hot one; the rest step like an odometer. Runs of one 4- or 8-byte item
-  // (a plane across the last axis) are fixed-size moves, not a library call per item.
+  // (a plane across the last axis) are fixed-size moves, not a library call per item; a size-optimized build
+  // (-Os, e.g. TESSERA_OPTIMIZE_SIZE on bare metal) keeps only the generic copy.
   const size_t n1 = loops[1].extent;
   const size_t ss1 = loops[1].src_stride;
   const size_t ds1 = loops[1].dst_stride;
   size_t counters[kMaxDims + 1] = {};
   for (;;) {
+#ifndef __OPTIMIZE_SIZE__
     if (run == 4) runs_copy<4>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
     else if (run == 8) runs_copy<8>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
-    else runs_copy<0>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
+    else
+#endif
+      runs_copy<0>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
     int j = 2;
     for (; j < nloops; ++j) {
       src_offset += loops[j].src_stride;

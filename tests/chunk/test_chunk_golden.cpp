@@ -7,6 +7,7 @@
 
 #include "tessera/chunk.hpp"
 
+#include "../../src/chunk/chunk_internal.hpp"  // the fixed-size-block path array_view uses (internal)
 #include "../support/check.hpp"
 #include "../support/test_allocators.hpp"
 
@@ -211,6 +212,25 @@ TESSERA_TEST(chunk_golden, vlblocks_frame_decodes_to_raw) {
       REQUIRE_OK(chunk_decode_block(d, c, b, bytes_mut(blk.data(), blk.size())));
       CHECK(std::memcmp(blk.data(), out.data() + e->offset, e->size) == 0);
     }
+    // Requested blocks: the general serial path reads VL blocks; the fixed-size one (array_view's) refuses them.
+    struct last_block {
+      size_t n;
+      std::vector<uint8_t> got;
+      static size_t block(void* c, size_t) noexcept { return static_cast<last_block*>(c)->n; }
+      static status consume(void* c, size_t, bytes_view b, uint32_t) noexcept {
+        static_cast<last_block*>(c)->got.assign(b.data(), b.data() + b.size());
+        return ok_status();
+      }
+    } lb{h->nblocks - 1, {}};
+    chunk_block_request req;
+    req.count = h->nblocks > 0 ? 1 : 0;
+    req.block = last_block::block;
+    req.consume = last_block::consume;
+    req.context = &lb;
+    REQUIRE_OK(chunk_decode_blocks(d, c, req));
+    if (req.count > 0) CHECK(std::memcmp(lb.got.data(), out.data() + out.size() - lb.got.size(), lb.got.size()) == 0);
+    if (h->vlblocks && req.count > 0) CHECK_ERR(detail::chunk_decode_fixed_blocks(d, c, req), errc::unsupported);
+    else REQUIRE_OK(detail::chunk_decode_fixed_blocks(d, c, req));
     done += out.size();
   }
   CHECK_EQ(done, raw.size());
