@@ -108,9 +108,21 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
     if (blockshape[i] != 0) blocks_given = true;
   }
   // A zero-extent array may give all-zero shapes on purpose: treat all zeros as "automatic" only when the
-  // shape is not empty in that dimension (the partition then returns the same zeros anyway).
-  TESSERA_TRY(array_partition_compute(ndim, params.shape, itemsize, chunkshape, chunks_given, blockshape,
-                                      blocks_given, params.partition));
+  // shape is not empty in that dimension (the partition then returns the same zeros anyway). Both given (or
+  // ndim 0): the automatic partition is not reached, and layout_init checks the shapes but for this one.
+  if ((chunks_given && blocks_given) || ndim == 0) {
+    for (int i = 0; i < ndim; ++i)
+      if (blockshape[i] > chunkshape[i])
+        return make_error(errc::invalid_argument, TESSERA_MSG("array_partition: a block is larger than its chunk"));
+  } else {
+#if TESSERA_CODECS_ON_DEMAND
+    if (&detail::array_partition_auto == nullptr)
+      return make_error(errc::unsupported, TESSERA_MSG("array: the automatic chunk and block shapes are not linked into "
+                                                       "this program (give both, or call tessera::partition_link_auto)"));
+#endif
+    TESSERA_TRY(detail::array_partition_auto(ndim, params.shape, itemsize, chunkshape, chunks_given, blockshape,
+                                             blocks_given, params.partition));
+  }
   TESSERA_TRY(layout_init(setup.layout, ndim, params.shape, chunkshape, blockshape));
   auto sizes = layout_sizes_compute(setup.layout, itemsize);
   if (!sizes.ok()) return sizes.err();
