@@ -618,6 +618,11 @@ void msgpack_writer::write_bin32(bytes_view data) noexcept {
           kBin32, data.size(), 4, data.data(), data.size());
 }
 
+void msgpack_writer::write_fixext16(int8_t type, bytes_view data) noexcept {
+  emit_if(data.size() == 16, TESSERA_MSG("msgpack: a fixext16 holds exactly 16 bytes"), kFixext16,
+          static_cast<uint8_t>(type), 1, data.data(), 16);
+}
+
 void msgpack_writer::write_raw(bytes_view data) noexcept {
   if (!err_.ok() || data.empty()) return;
   // emit always writes a marker: write the first byte as the "marker" and the rest as the body.

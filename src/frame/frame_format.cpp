@@ -166,7 +166,7 @@ void trailer_write_of(const Entries& e, uint8_t* out, uint32_t size) noexcept {
   w.write_fixint(kTrailerVersion);
   metas_write(e, idx, static_cast<uint16_t>(idx), w, nullptr);
   w.write_uint32(size);
-  w.write_ext(0, bytes_view(kNoFingerprint, sizeof kNoFingerprint));  // fixext16 of type 0: no fingerprint
+  w.write_fixext16(0, bytes_view(kNoFingerprint, sizeof kNoFingerprint));  // type 0: no fingerprint
 }
 
 // The header's fixed fields (kFrameHeaderMinLen bytes), the first 13 of its 14.
@@ -203,7 +203,8 @@ void header_fields_write(msgpack_writer& w, const frame_info& info, int32_t chun
   w.write_int16(info.nthreads_decomp);
   w.write_bool(has_vlmetalayers);
   // The ext's type byte is the number of filter slots.
-  w.write_ext(static_cast<int8_t>(kChunkMaxFilters), bytes_view(filters, kFiltersLen));
+  static_assert(kFiltersLen == 16, "the filters field is a fixext16");
+  w.write_fixext16(static_cast<int8_t>(kChunkMaxFilters), bytes_view(filters, kFiltersLen));
 }
 
 // The fields frame_info and frame_create_params share, from one to the other.
