@@ -240,6 +240,25 @@ void pack_task(void* context, size_t i, uint32_t) noexcept {
   if (!pack_block(j, static_cast<int64_t>(i)).ok()) j.failed.store(true, std::memory_order_relaxed);
 }
 
+// chunk_pack_items for items that are exactly the chunk's extent `ext`, serially: the packer's path, without the
+// extent computed twice nor the parallel one.
+status chunk_pack_serial(const array_layout& layout, int64_t itemsize, bytes_view items, const int64_t* ext,
+                         uint8_t* chunk) noexcept {
+  if (layout.ndim == 0) {  // one item
+    std::memcpy(chunk, items.data(), static_cast<size_t>(itemsize));
+    return ok_status();
+  }
+  pack_job j;
+  j.l = &layout;
+  j.itemsize = itemsize;
+  j.src = items;
+  j.src_shape = ext;
+  j.chunk = chunk;
+  for (int d = 0; d < layout.ndim; ++d) j.ext[d] = ext[d];
+  for (int64_t b = 0; b < layout.blocks_per_chunk; ++b) TESSERA_TRY(pack_block(j, b));
+  return ok_status();
+}
+
 }  // namespace
 
 status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
@@ -399,10 +418,8 @@ result<bytes_view> array_chunk_pack(array_chunk_packer& p, int64_t nchunk, bytes
   for (int i = 0; i < l.ndim; ++i) n *= cext[i];
   if (static_cast<int64_t>(items.size()) != n)
     return make_error(errc::invalid_argument, TESSERA_MSG("array_chunk_pack: items are not the chunk's extent"));
-  const int64_t zero[kMaxDims] = {};
-  owned_array<uint8_t>& chunk = array_access::chunk(p);
-  TESSERA_TRY(detail::chunk_pack_items(l, itemsize, nchunk, items, cext, zero, bytes_mut(chunk.data(), chunk.size()),
-                                       executor_serial()));
+  owned_array<uint8_t>& chunk = array_access::chunk(p);  // extchunk_nitems items (array_chunk_packer_init)
+  TESSERA_TRY(detail::chunk_pack_serial(l, itemsize, items, cext, chunk.data()));
   owned_array<uint8_t>& out = array_access::out(p);
   auto r = chunk_encode(array_access::encoder(p), array_access::encode(p), bytes_view(chunk.data(), chunk.size()),
                         bytes_mut(out.data(), out.size()));
