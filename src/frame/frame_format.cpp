@@ -490,18 +490,30 @@ void index_stored_write(bytes_view entries, uint8_t* out) noexcept {
   out[16 + kChunkMaxFilters - 1] = static_cast<uint8_t>(filter_id::shuffle);
   std::memcpy(out + kChunkStoredOverhead, entries.data(), nbytes);
 }
-}  // namespace
 
-result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mut out) noexcept {
+
+// The index chunk's bound for entries, checked against out.
+result<uint32_t> index_bound_check(bytes_view entries, bytes_mut out) noexcept {
   if (entries.empty() || entries.size() % 8 != 0)
     return make_error(errc::invalid_argument, TESSERA_MSG("frame: index entries are whole int64s, at least one"));
   auto bound = frame_index_bound(static_cast<int64_t>(entries.size() / 8));
   if (!bound.ok()) return bound.err();
   if (out.size() < *bound) return make_error(errc::buffer_too_small, TESSERA_MSG("frame: buffer shorter than the index bound"));
-  if (encoder == nullptr) {
-    index_stored_write(entries, out.data());
-    return size_t{*bound};
-  }
+  return bound;
+}
+}  // namespace
+
+result<size_t> index_encode_stored(bytes_view entries, bytes_mut out) noexcept {
+  auto bound = index_bound_check(entries, out);
+  if (!bound.ok()) return bound.err();
+  index_stored_write(entries, out.data());
+  return size_t{*bound};
+}
+
+result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mut out) noexcept {
+  if (encoder == nullptr) return index_encode_stored(entries, out);
+  auto bound = index_bound_check(entries, out);
+  if (!bound.ok()) return bound.err();
   chunk_encode_params ep;
   ep.typesize = 8;
   ep.clevel = 5;
@@ -574,6 +586,10 @@ int64_t frame_index_special(chunk_special kind) noexcept { return detail::index_
 
 result<size_t> frame_index_encode(chunk_encoder* encoder, bytes_view entries_le, bytes_mut out) noexcept {
   return detail::index_encode(encoder, entries_le, out);
+}
+
+result<size_t> frame_index_encode_stored(bytes_view entries_le, bytes_mut out) noexcept {
+  return detail::index_encode_stored(entries_le, out);
 }
 
 result<size_t> frame_vlmeta_encode(chunk_encoder& encoder, bytes_view content, bytes_mut out) noexcept {
