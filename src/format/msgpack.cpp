@@ -453,7 +453,8 @@ void msgpack_writer::emit(uint8_t marker, uint64_t value, size_t width, const vo
   }
   uint8_t* p = out_.data() + pos_;
   p[0] = marker;
-  for (size_t i = 0; i < width; ++i) p[1 + i] = static_cast<uint8_t>(value >> (8 * (width - 1 - i)));
+  // Big-endian, from the last byte: a shift by a constant 8 (a variable 64-bit shift is long on 32-bit targets).
+  for (size_t i = width; i > 0; --i, value >>= 8) p[i] = static_cast<uint8_t>(value);
   if (body_len > 0) std::memcpy(p + head, body, body_len);
   pos_ += n;
 }
