@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "tessera/chunk.hpp"
+#include "tessera/codecs.hpp"
 #include "tessera/frame.hpp"
 #include "tessera/port/flash_frame.hpp"
 #include "tessera/port/flash_sim.hpp"
@@ -28,6 +29,7 @@ int fail(const char* what, const error& e) {
 }  // namespace
 
 int main() {
+  partition_link_auto();  // chunk_encode chooses the block size (cp.blocksize 0): linked by this call on bare metal
   arena heap;
   arena_init(heap, g_arena, sizeof g_arena);
   const allocator alloc = arena_allocator(heap);

@@ -5,6 +5,7 @@
 
 #include "tessera/allocator.hpp"
 #include "tessera/chunk.hpp"
+#include "tessera/codecs.hpp"
 #include "tessera/frame.hpp"
 #include "tessera/port/memory_storage.hpp"
 
@@ -27,6 +28,7 @@ int fail(const char* what, const error& e) {
 }  // namespace
 
 int main() {
+  partition_link_auto();  // chunk_encode chooses the block size (cp.blocksize 0): linked by this call on bare metal
   arena heap;
   arena_init(heap, g_arena, sizeof g_arena);
   const allocator alloc = arena_allocator(heap);

@@ -21,6 +21,8 @@
 //  4. A shape with a zero extent and neither shape given: chunks = blocks = shape (python-blosc2's choice; such
 //     an array cannot grow along that axis).
 // Blocks given without chunks are kept as given (python-blosc2 would recompute them from their size).
+// On bare metal array_frame_setup_make (and array_create) reach this code only in a program that calls
+// partition_link_auto (tessera/codecs.hpp); calling array_partition_compute itself links it too.
 #pragma once
 
 #include <cstdint>

@@ -297,8 +297,8 @@ struct chunk_encode_params {
   uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, static_cast<uint8_t>(filter_id::shuffle)};
   uint8_t filters_meta[kChunkMaxFilters] = {};
   split_mode split = split_mode::forward_compat;
-  int32_t blocksize = 0;                ///< 0: automatic (as the reference chooses); else rounded down to whole
-                                        // elements and clamped to nbytes
+  int32_t blocksize = 0;                ///< 0: automatic (as the reference chooses; bare metal: partition_link_auto);
+                                        // else rounded down to whole elements and clamped to nbytes
   /// Implementations of a user codec (compressor = chunk_user_codec_id(id)) and of user filters in `filters`.
   /// With the parameters rather than the encoder: they go wherever the parameters go (an array's chunk writers).
   const chunk_plugins* plugins = nullptr;
@@ -311,7 +311,8 @@ struct chunk_encode_params {
 };
 
 /// The block size the encoder uses for `nbytes` bytes with these parameters (the reference's stune choice when
-/// params.blocksize is 0). Errors: invalid_argument for bad parameters.
+/// params.blocksize is 0). Errors: invalid_argument for bad parameters; on bare metal, unsupported for the
+/// automatic choice unless the program calls partition_link_auto (tessera/codecs.hpp).
 [[nodiscard]] result<int32_t> chunk_blocksize_compute(const chunk_encode_params& params, size_t nbytes) noexcept;
 
 /// Whether blocks of `blocksize` bytes are split into typesize streams with these parameters.

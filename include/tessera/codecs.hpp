@@ -1,6 +1,6 @@
-// Which codec libraries and filters a program links. On bare metal (TESSERA_CODECS_ON_DEMAND) the core refers to LZ4, Zlib
-// and Zstd only weakly: a firmware links one, in one direction, by calling its function below once, anywhere
-// (the call is what links it; it does nothing at run time). A chunk that needs a codec the program did not link
+// Which codec libraries, filters and automatic partition a program links. On bare metal
+// (TESSERA_CODECS_ON_DEMAND) the core refers to LZ4, Zlib and Zstd only weakly: a firmware links one, in one
+// direction, by calling its function below once, anywhere (the call is what links it; it does nothing at run time). A chunk that needs a codec the program did not link
 // fails with codec_unavailable, naming the function. On hosts every codec of the build is linked and these are
 // no-ops. BloscLZ is always there.
 #pragma once
@@ -26,5 +26,16 @@ void filter_link_delta() noexcept;
 void filter_link_bytedelta() noexcept;
 void filter_link_trunc() noexcept;  ///< trunc_prec and int_trunc: writing only (chunks that used them always read)
 void filter_link_all() noexcept;
+
+// The automatic partition, the same way: array_frame_setup_make (and array_create) choosing the chunk or block
+// shape a program does not give (tessera/array_partition.hpp), and chunk_encode choosing the block size when
+// params.blocksize is 0. On bare metal linked only by this call; without it those are `unsupported`, naming it
+// (a program that gives its shapes never needs it). Hosts link it always.
+void partition_link_auto() noexcept;
+
+// The chunk encoder's parallel blocks (an executor with more than one worker: chunk_encoder_options::exec, and
+// the array's and packer's executors), the same way: on bare metal chunk_encoder_init refuses a parallel
+// executor unless the program calls this (the chunks are the same either way). Hosts link it always.
+void encoder_link_parallel() noexcept;
 
 }  // namespace tessera

@@ -296,6 +296,9 @@ inline constexpr int32_t kFrameIndexBlocksize = 16 * 1024;
 /// gain; any reader opens it) and needs no encoder memory. Errors: invalid_argument (not whole int64s, no
 /// entries), buffer_too_small, and the encoder's.
 [[nodiscard]] result<size_t> frame_index_encode(chunk_encoder* encoder, bytes_view entries_le, bytes_mut out) noexcept;
+/// frame_index_encode(nullptr, ...): the stored form only, for writers that never compress the index (flash):
+/// they link no call into the encoder.
+[[nodiscard]] result<size_t> frame_index_encode_stored(bytes_view entries_le, bytes_mut out) noexcept;
 
 /// A variable-length metalayer as the trailer holds it: its name (1..31 bytes) and its content as a chunk.
 struct frame_vlmetalayer {

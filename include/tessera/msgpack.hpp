@@ -177,6 +177,9 @@ class msgpack_writer {
   void write_bin8(bytes_view data) noexcept;
   void write_bin16(bytes_view data) noexcept;
   void write_bin32(bytes_view data) noexcept;
+  /// d8: an ext of exactly 16 bytes (the frame's filters and fingerprint); another size gives
+  /// errc::invalid_argument. Small beside write_ext, for writers that know the form.
+  void write_fixext16(int8_t type, bytes_view data) noexcept;
   /// Raw bytes, e.g. a payload written after a header.
   void write_raw(bytes_view data) noexcept;
 

@@ -556,6 +556,10 @@ void tessera_filter_link_delta(void);
 void tessera_filter_link_bytedelta(void);
 void tessera_filter_link_trunc(void);
 void tessera_filter_link_all(void);
+/** The automatic chunk, block shapes and block size the same way (tessera/codecs.hpp: partition_link_auto). */
+void tessera_partition_link_auto(void);
+/** The chunk encoder's parallel blocks the same way (tessera/codecs.hpp: encoder_link_parallel). */
+void tessera_encoder_link_parallel(void);
 /** One codec, one direction (LZ4 decoding covers LZ4HC data). */
 void tessera_codec_link_lz4_decoder(void);
 void tessera_codec_link_lz4_encoder(void);

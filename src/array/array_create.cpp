@@ -108,9 +108,21 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
     if (blockshape[i] != 0) blocks_given = true;
   }
   // A zero-extent array may give all-zero shapes on purpose: treat all zeros as "automatic" only when the
-  // shape is not empty in that dimension (the partition then returns the same zeros anyway).
-  TESSERA_TRY(array_partition_compute(ndim, params.shape, itemsize, chunkshape, chunks_given, blockshape,
-                                      blocks_given, params.partition));
+  // shape is not empty in that dimension (the partition then returns the same zeros anyway). Both given (or
+  // ndim 0): the automatic partition is not reached, and layout_init checks the shapes but for this one.
+  if ((chunks_given && blocks_given) || ndim == 0) {
+    for (int i = 0; i < ndim; ++i)
+      if (blockshape[i] > chunkshape[i])
+        return make_error(errc::invalid_argument, TESSERA_MSG("array_partition: a block is larger than its chunk"));
+  } else {
+#if TESSERA_CODECS_ON_DEMAND
+    if (&detail::array_partition_auto == nullptr)
+      return make_error(errc::unsupported, TESSERA_MSG("array: the automatic chunk and block shapes are not linked into "
+                                                       "this program (give both, or call tessera::partition_link_auto)"));
+#endif
+    TESSERA_TRY(detail::array_partition_auto(ndim, params.shape, itemsize, chunkshape, chunks_given, blockshape,
+                                             blocks_given, params.partition));
+  }
   TESSERA_TRY(layout_init(setup.layout, ndim, params.shape, chunkshape, blockshape));
   auto sizes = layout_sizes_compute(setup.layout, itemsize);
   if (!sizes.ok()) return sizes.err();
@@ -254,6 +266,24 @@ status gather_block(void* context, size_t nblock, bytes_mut dst) noexcept {
   return pack_block_into(j, static_cast<int64_t>(nblock), dst.data());
 }
 #endif
+// chunk_pack_items for items that are exactly the chunk's extent `ext`, serially: the packer's path, without the
+// extent computed twice nor the parallel one.
+status chunk_pack_serial(const array_layout& layout, int64_t itemsize, bytes_view items, const int64_t* ext,
+                         uint8_t* chunk) noexcept {
+  if (layout.ndim == 0) {  // one item
+    std::memcpy(chunk, items.data(), static_cast<size_t>(itemsize));
+    return ok_status();
+  }
+  pack_job j;
+  j.l = &layout;
+  j.itemsize = itemsize;
+  j.src = items;
+  j.src_shape = ext;
+  j.chunk = chunk;
+  for (int d = 0; d < layout.ndim; ++d) j.ext[d] = ext[d];
+  for (int64_t b = 0; b < layout.blocks_per_chunk; ++b) TESSERA_TRY(pack_block(j, b));
+  return ok_status();
+}
 
 }  // namespace
 
@@ -434,10 +464,8 @@ result<bytes_view> array_chunk_pack(array_chunk_packer& p, int64_t nchunk, bytes
   for (int i = 0; i < l.ndim; ++i) n *= cext[i];
   if (static_cast<int64_t>(items.size()) != n)
     return make_error(errc::invalid_argument, TESSERA_MSG("array_chunk_pack: items are not the chunk's extent"));
-  const int64_t zero[kMaxDims] = {};
-  owned_array<uint8_t>& chunk = array_access::chunk(p);
-  TESSERA_TRY(detail::chunk_pack_items(l, itemsize, nchunk, items, cext, zero, bytes_mut(chunk.data(), chunk.size()),
-                                       executor_serial()));
+  owned_array<uint8_t>& chunk = array_access::chunk(p);  // extchunk_nitems items (array_chunk_packer_init)
+  TESSERA_TRY(detail::chunk_pack_serial(l, itemsize, items, cext, chunk.data()));
   owned_array<uint8_t>& out = array_access::out(p);
   auto r = chunk_encode(array_access::encoder(p), array_access::encode(p), bytes_view(chunk.data(), chunk.size()),
                         bytes_mut(out.data(), out.size()));

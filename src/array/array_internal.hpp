@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "chunk/chunk_internal.hpp"
+#include "base/on_demand.hpp"
 #include "tessera/array.hpp"
 
 namespace tessera::detail {
@@ -152,5 +153,12 @@ struct array_source {
 // Creates a at target with params (ndim, shape, dtype, itemsize final) and fills it from source, chunk by chunk.
 [[nodiscard]] status array_create_from_source(array& a, const array_target& target, const allocator& alloc,
                                               const array_params& params, const array_source& source) noexcept;
+
+// array_partition_compute for array_frame_setup_make when a shape is not given (partition.cpp): on bare metal
+// linked only by partition_link_auto (null otherwise).
+[[nodiscard]] TESSERA_ON_DEMAND status array_partition_auto(int ndim, const int64_t* shape, int64_t itemsize,
+                                                            int32_t* chunkshape, bool chunks_given,
+                                                            int32_t* blockshape, bool blocks_given,
+                                                            const array_partition_hints& hints) noexcept;
 
 }  // namespace tessera::detail

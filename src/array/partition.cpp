@@ -1,9 +1,13 @@
 // Automatic chunk and block shapes (tessera/array_partition.hpp has the rule and where it comes from).
 #include <cstdint>
 
+#include "array_internal.hpp"
+#include "chunk/chunk_internal.hpp"
 #include "tessera/array_partition.hpp"
 #include "tessera/chunk.hpp"
+#include "tessera/codecs.hpp"
 #include "tessera/layout.hpp"
+#include "tessera/tessera.h"
 
 namespace tessera {
 
@@ -149,4 +153,19 @@ status array_partition_compute(int ndim, const int64_t* shape, int64_t itemsize,
   return ok_status();
 }
 
+// The anchors: calling either links this file (array_frame_setup_make's automatic shapes) and blocksize_auto.cpp
+// (chunk_encode's automatic block size) into a bare-metal image.
+void partition_link_auto() noexcept { detail::blocksize_link_auto(); }
+
+namespace detail {
+
+status array_partition_auto(int ndim, const int64_t* shape, int64_t itemsize, int32_t* chunkshape, bool chunks_given,
+                            int32_t* blockshape, bool blocks_given, const array_partition_hints& hints) noexcept {
+  return array_partition_compute(ndim, shape, itemsize, chunkshape, chunks_given, blockshape, blocks_given, hints);
+}
+
+}  // namespace detail
+
 }  // namespace tessera
+
+extern "C" void tessera_partition_link_auto(void) { tessera::partition_link_auto(); }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/on_demand.hpp"
 #include "tessera/chunk.hpp"
 
 namespace tessera::detail {
@@ -102,5 +103,29 @@ struct chunk_block_source {
 #endif
 [[nodiscard]] status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                            size_t begin, size_t end, bytes_view* decoded) noexcept;
+
+// The block size for params and nbytes bytes (chunk_blocksize_compute without its checks of typesize and clevel,
+// which the encoder has made): params.blocksize when given, else the automatic one.
+[[nodiscard]] result<int32_t> chunk_blocksize_of(const chunk_encode_params& p, size_t nbytes) noexcept;
+// The automatic block size before its clamps (blocksize_auto.cpp; nbytes >= typesize): on bare metal linked only
+// by partition_link_auto (null otherwise), which calls blocksize_link_auto.
+[[nodiscard]] TESSERA_ON_DEMAND int32_t chunk_blocksize_auto(const chunk_encode_params& p, int32_t nbytes) noexcept;
+void blocksize_link_auto() noexcept;
+
+// chunk_encode's parts a bare-metal program links only when it asks (encoder.cpp has them; the pointers are
+// in their own object files, null there unless linked): blocks in parallel rounds (encoder_parallel_link.cpp,
+// by encoder_link_parallel) and dictionaries (encoder_dict_link.cpp, by the LZ4/LZ4HC dictionary and Zstd
+// encoders' codec_link_* functions: use_dict needs one of them). `plan` is the encoder's plan of the chunk.
+using encoder_blocks_fn = result<int64_t> (*)(chunk_encoder& e, const void* plan, uint8_t* out, int64_t ntbytes,
+                                              int64_t destsize) noexcept;
+using encoder_dict_fn = result<int64_t> (*)(chunk_encoder& e, void* plan, uint8_t* out, int64_t ntbytes,
+                                            int64_t destsize) noexcept;
+extern const encoder_blocks_fn encoder_parallel_blocks TESSERA_ON_DEMAND;
+extern const encoder_dict_fn encoder_dict_build TESSERA_ON_DEMAND;
+[[nodiscard]] result<int64_t> encoder_parallel_blocks_run(chunk_encoder& e, const void* plan, uint8_t* out,
+                                                          int64_t ntbytes, int64_t destsize) noexcept;
+[[nodiscard]] result<int64_t> encoder_dict_build_run(chunk_encoder& e, void* plan, uint8_t* out, int64_t ntbytes,
+                                                     int64_t destsize) noexcept;
+void encoder_dict_link() noexcept;
 
 }  // namespace tessera::detail

@@ -313,6 +313,11 @@ status params_check(const chunk_encode_params& params) noexcept {
     return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: clevel outside 0..9"));
   if (params.use_dict && !codec_takes_dict(params.compressor))
     return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: use_dict needs LZ4, LZ4HC or Zstd"));
+#if TESSERA_CODECS_ON_DEMAND
+  if (params.use_dict && &detail::encoder_dict_build == nullptr)
+    return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: use_dict needs a dictionary encoder linked "
+                                                           "(tessera::codec_link_lz4*_dict_encoder or codec_link_zstd_encoder)"));
+#endif
   if (!codec_known(params.compressor)) {
     const uint8_t id = static_cast<uint8_t>(params.compressor);
     if (id < kChunkUserIdFirst) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
@@ -470,6 +475,11 @@ struct chunk_encoder_access {
   }
 
   static status init(chunk_encoder& e, const allocator& alloc, const chunk_encoder_options& options) noexcept {
+#if TESSERA_CODECS_ON_DEMAND
+    if (options.exec.run != nullptr && options.exec.workers > 1 && &detail::encoder_parallel_blocks == nullptr)
+      return make_error(errc::unsupported, TESSERA_MSG("chunk_encoder: parallel blocks are not linked into this program "
+                                                       "(call tessera::encoder_link_parallel)"));
+#endif
     workers_free(e);
     e.free_ = &workers_free;
     e.alloc_ = alloc;
@@ -532,16 +542,23 @@ struct chunk_encoder_access {
   static result<int64_t> blocks_encode(chunk_encoder& e, const encode_plan& p, uint8_t* out, int64_t ntbytes,
                                        int64_t destsize) noexcept {
     uint8_t* const bstarts = out + kChunkHeaderExtendedSize;
-    if (!parallel(e) || p.nblocks <= 1) {
-      for (size_t j = 0; j < p.nblocks; ++j) {
-        chunk_store_i32(bstarts + 4 * j, static_cast<int32_t>(ntbytes));
-        auto n = block_encode(p, e.workers_[0], j, out + ntbytes, ntbytes, destsize);
-        if (!n.ok()) return n.err();
-        if (*n == 0) return int64_t{0};
-        ntbytes += *n;
-      }
-      return ntbytes;
+    // The parallel rounds: on bare metal linked only by encoder_link_parallel (init refuses a parallel executor
+    // without it, so the pointer is there whenever parallel(e) holds).
+    if (parallel(e) && p.nblocks > 1) return detail::encoder_parallel_blocks(e, &p, out, ntbytes, destsize);
+    for (size_t j = 0; j < p.nblocks; ++j) {
+      chunk_store_i32(bstarts + 4 * j, static_cast<int32_t>(ntbytes));
+      auto n = block_encode(p, e.workers_[0], j, out + ntbytes, ntbytes, destsize);
+      if (!n.ok()) return n.err();
+      if (*n == 0) return int64_t{0};
+      ntbytes += *n;
     }
+    return ntbytes;
+  }
+
+  // blocks_encode's parallel rounds (through detail::encoder_parallel_blocks).
+  static result<int64_t> blocks_parallel(chunk_encoder& e, const encode_plan& p, uint8_t* out, int64_t ntbytes,
+                                         int64_t destsize) noexcept {
+    uint8_t* const bstarts = out + kChunkHeaderExtendedSize;
     int64_t sizes[kMaxSlots];
     const size_t round = slot_count(e.nworkers_);
     const size_t sbytes = slot_size(e.scratch_blocksize_);
@@ -626,7 +643,7 @@ struct chunk_encoder_access {
   static status prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept {
     if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
     TESSERA_TRY(params_check(params));
-    auto bsr = chunk_blocksize_compute(params, nbytes);
+    auto bsr = detail::chunk_blocksize_of(params, nbytes);
     if (!bsr.ok()) return bsr.err();
     if (params.clevel == 0 || nbytes < 32) return ok_status();  // memcpyed: no blocks to encode
     encode_plan p;
@@ -650,7 +667,7 @@ struct chunk_encoder_access {
 #endif
     if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
     TESSERA_TRY(params_check(params));
-    auto bsr = chunk_blocksize_compute(params, nbytes_in);
+    auto bsr = detail::chunk_blocksize_of(params, nbytes_in);
     if (!bsr.ok()) return bsr.err();
     const int64_t destsize = out.size() > static_cast<size_t>(INT32_MAX) ? INT32_MAX : static_cast<int64_t>(out.size());
     if (destsize < static_cast<int64_t>(kChunkHeaderExtendedSize))
@@ -718,8 +735,8 @@ struct chunk_encoder_access {
 
     if (!memcpyed) {
       TESSERA_TRY(scratch_ensure(e, p.blocksize));
-      if (p.use_dict) {
-        auto d = dict_build(e, p, o, ntbytes, destsize);
+      if (p.use_dict) {  // params_check let it through only for a codec whose encoder links dict_build
+        auto d = detail::encoder_dict_build(e, &p, o, ntbytes, destsize);
         if (!d.ok()) return d.err();
         ntbytes += *d;
       }
@@ -836,6 +853,16 @@ result<size_t> chunk_encode_gathered(chunk_encoder& e, const chunk_encode_params
   return chunk_encoder_access::encode(e, params, bytes_view(), out, &src);
 }
 #endif
+// What encoder_link.cpp's pointers point at (the plans are encode_plans).
+result<int64_t> encoder_parallel_blocks_run(chunk_encoder& e, const void* plan, uint8_t* out, int64_t ntbytes,
+                                            int64_t destsize) noexcept {
+  return chunk_encoder_access::blocks_parallel(e, *static_cast<const encode_plan*>(plan), out, ntbytes, destsize);
+}
+
+result<int64_t> encoder_dict_build_run(chunk_encoder& e, void* plan, uint8_t* out, int64_t ntbytes,
+                                       int64_t destsize) noexcept {
+  return chunk_encoder_access::dict_build(e, *static_cast<encode_plan*>(plan), out, ntbytes, destsize);
+}
 
 status chunk_encoder_prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept {
   return chunk_encoder_access::prepare(e, params, nbytes);

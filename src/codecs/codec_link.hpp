@@ -2,6 +2,7 @@
 // its two link anchors and, for a build without its library, the interface marked unavailable.
 #pragma once
 
+#include "chunk/chunk_internal.hpp"
 #include "codecs/codec.hpp"
 #include "tessera/codecs.hpp"
 #include "tessera/tessera.h"
@@ -20,3 +21,8 @@ inline constexpr codec_encoder_impl kCodecEncoderUnavailable = {false, nullptr, 
 #define TESSERA_CODEC_LINK_ANCHORS(name)          \
   void tessera::codec_link_##name() noexcept {}   \
   extern "C" void tessera_codec_link_##name(void) {}
+// The same for an encoder that takes dictionaries (use_dict): its anchors link the chunk encoder's dictionary
+// code too (chunk/encoder_dict_link.cpp), which no other program carries.
+#define TESSERA_CODEC_LINK_ANCHORS_DICT(name)                                           \
+  void tessera::codec_link_##name() noexcept { tessera::detail::encoder_dict_link(); } \
+  extern "C" void tessera_codec_link_##name(void) { tessera::detail::encoder_dict_link(); }

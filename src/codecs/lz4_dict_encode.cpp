@@ -14,4 +14,4 @@ int tessera::detail::lz4_dict_compress(void* state, size_t, const char* dict, in
 }
 #endif
 
-TESSERA_CODEC_LINK_ANCHORS(lz4_dict_encoder)
+TESSERA_CODEC_LINK_ANCHORS_DICT(lz4_dict_encoder)

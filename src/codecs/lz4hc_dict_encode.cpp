@@ -16,4 +16,4 @@ int tessera::detail::lz4hc_dict_compress(void* state, size_t state_size, const c
 }
 #endif
 
-TESSERA_CODEC_LINK_ANCHORS(lz4hc_dict_encoder)
+TESSERA_CODEC_LINK_ANCHORS_DICT(lz4hc_dict_encoder)

@@ -3,7 +3,7 @@
 #include "codecs/codec_link.hpp"
 #include "codecs/zstd_static.hpp"
 
-TESSERA_CODEC_LINK_ANCHORS(zstd_encoder)
+TESSERA_CODEC_LINK_ANCHORS_DICT(zstd_encoder)
 
 namespace tessera::detail {
 

@@ -464,7 +464,8 @@ void msgpack_writer::emit(uint8_t marker, uint64_t value, size_t width, const vo
   }
   uint8_t* p = out_.data() + pos_;
   p[0] = marker;
-  for (size_t i = 0; i < width; ++i) p[1 + i] = static_cast<uint8_t>(value >> (8 * (width - 1 - i)));
+  // Big-endian, from the last byte: a shift by a constant 8 (a variable 64-bit shift is long on 32-bit targets).
+  for (size_t i = width; i > 0; --i, value >>= 8) p[i] = static_cast<uint8_t>(value);
   if (body_len > 0) std::memcpy(p + head, body, body_len);
   pos_ += n;
 }
@@ -627,6 +628,11 @@ void msgpack_writer::write_bin16(bytes_view data) noexcept {
 void msgpack_writer::write_bin32(bytes_view data) noexcept {
   emit_if(!above_u32(data.size()), TESSERA_MSG("msgpack: a bin32 holds at most 2^32-1 bytes"),
           kBin32, data.size(), 4, data.data(), data.size());
+}
+
+void msgpack_writer::write_fixext16(int8_t type, bytes_view data) noexcept {
+  emit_if(data.size() == 16, TESSERA_MSG("msgpack: a fixext16 holds exactly 16 bytes"), kFixext16,
+          static_cast<uint8_t>(type), 1, data.data(), 16);
 }
 
 void msgpack_writer::write_raw(bytes_view data) noexcept {

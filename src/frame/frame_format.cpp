@@ -75,32 +75,40 @@ status metas_parse(bytes_view all, msgpack_reader& r, uint32_t n, frame_meta_ent
   return ok_status();
 }
 
-// Views of metalayer tables for the section encoder: count(), name(i), content(i).
-struct init_entries {  // the params' fixed metalayers
-  const frame_metalayer_init* e;
+// Views of metalayer tables for the section encoder: count(), name(i), content(i). One view type reading its
+// table through a function, not a template per table: the section code exists once (a firmware writing
+// headers and an empty trailer carried three copies of it).
+struct meta_entries {
+  const void* table;
   uint32_t n;
+  frame_metalayer_init (*at)(const void* table, uint32_t i) noexcept;  // entry i's name and content
   uint32_t count() const noexcept { return n; }
-  span<const char> name(uint32_t i) const noexcept { return e[i].name; }
-  bytes_view content(uint32_t i) const noexcept { return e[i].content; }
+  span<const char> name(uint32_t i) const noexcept { return at(table, i).name; }
+  bytes_view content(uint32_t i) const noexcept { return at(table, i).content; }
 };
-struct vl_entries {  // vlmetalayers given to frame_trailer_encode
-  const frame_vlmetalayer* e;
-  uint32_t n;
-  uint32_t count() const noexcept { return n; }
-  span<const char> name(uint32_t i) const noexcept { return e[i].name; }
-  bytes_view content(uint32_t i) const noexcept { return e[i].chunk; }
+struct init_entries : meta_entries {  // the params' fixed metalayers
+  init_entries(const frame_metalayer_init* e, uint32_t count) noexcept : meta_entries{e, count, &entry} {}
+  static frame_metalayer_init entry(const void* t, uint32_t i) noexcept {
+    return static_cast<const frame_metalayer_init*>(t)[i];
+  }
 };
-struct state_entries {  // a frame's vlmetalayers (owned chunks)
-  const frame_meta_entry* e;
-  uint32_t n;
-  uint32_t count() const noexcept { return n; }
-  span<const char> name(uint32_t i) const noexcept { return span<const char>(e[i].name, e[i].name_len); }
-  bytes_view content(uint32_t i) const noexcept { return bytes_view(e[i].data, e[i].content_len); }
+struct vl_entries : meta_entries {  // vlmetalayers given to frame_trailer_encode
+  vl_entries(const frame_vlmetalayer* e, uint32_t count) noexcept : meta_entries{e, count, &entry} {}
+  static frame_metalayer_init entry(const void* t, uint32_t i) noexcept {
+    const frame_vlmetalayer& v = static_cast<const frame_vlmetalayer*>(t)[i];
+    return {v.name, v.chunk};
+  }
+};
+struct state_entries : meta_entries {  // a frame's vlmetalayers (owned chunks)
+  state_entries(const frame_meta_entry* e, uint32_t count) noexcept : meta_entries{e, count, &entry} {}
+  static frame_metalayer_init entry(const void* t, uint32_t i) noexcept {
+    const frame_meta_entry& m = static_cast<const frame_meta_entry*>(t)[i];
+    return {span<const char>(m.name, m.name_len), bytes_view(m.data, m.content_len)};
+  }
 };
 
 // Entries the section can hold: names of 1..31 bytes (fixstr), all different; contents within int32.
-template <class Entries>
-status metas_check(const Entries& e, uint32_t max_entries) noexcept {
+status metas_check(const meta_entries& e, uint32_t max_entries) noexcept {
   if (e.count() > max_entries) return make_error(errc::invalid_argument, TESSERA_MSG("frame: too many metalayers"));
   for (uint32_t i = 0; i < e.count(); ++i) {
     const span<const char> name = e.name(i);
@@ -118,8 +126,7 @@ status metas_check(const Entries& e, uint32_t max_entries) noexcept {
 }
 
 // The size of one metalayer section for these entries; fails when it cannot be represented.
-template <class Entries>
-result<uint64_t> metas_size(const Entries& e, uint64_t* idx_size) noexcept {
+result<uint64_t> metas_size(const meta_entries& e, uint64_t* idx_size) noexcept {
   uint64_t idx = 1 + 2 + 1 + 2;
   uint64_t total = 0;
   for (uint32_t i = 0; i < e.count(); ++i) {
@@ -134,8 +141,7 @@ result<uint64_t> metas_size(const Entries& e, uint64_t* idx_size) noexcept {
 // Writes a metalayer section: fixarray 3 [uint16 index_field, map16 {fixstr name: int32 offset}, array16
 // [bin32 content]]. idx_size is the index's size from metas_size; offsets count from the start of w (the header
 // or trailer). With offsets_out, entry i's content offset goes to offsets_out[i].content_off.
-template <class Entries>
-void metas_write(const Entries& e, uint64_t idx_size, uint16_t index_field, msgpack_writer& w,
+void metas_write(const meta_entries& e, uint64_t idx_size, uint16_t index_field, msgpack_writer& w,
                  frame_meta_entry* offsets_out) noexcept {
   const uint32_t n = e.count();
   // The contents follow the fixarray, the index and the array16 header.
@@ -155,8 +161,7 @@ void metas_write(const Entries& e, uint64_t idx_size, uint16_t index_field, msgp
 
 // The trailer: 0x94, version 1, the vlmetalayer section, ce trailer_len, d8 00 and a 16-byte (empty)
 // fingerprint.
-template <class Entries>
-result<uint32_t> trailer_size_of(const Entries& e) noexcept {
+result<uint32_t> trailer_size_of(const meta_entries& e) noexcept {
   uint64_t idx = 0;
   auto size = metas_size(e, &idx);
   if (!size.ok()) return size.err();
@@ -165,8 +170,7 @@ result<uint32_t> trailer_size_of(const Entries& e) noexcept {
   return static_cast<uint32_t>(total);
 }
 
-template <class Entries>
-void trailer_write_of(const Entries& e, uint8_t* out, uint32_t size) noexcept {
+void trailer_write_of(const meta_entries& e, uint8_t* out, uint32_t size) noexcept {
   static constexpr uint8_t kNoFingerprint[kFiltersLen] = {};
   uint64_t idx = 0;
   (void)metas_size(e, &idx);
@@ -175,7 +179,7 @@ void trailer_write_of(const Entries& e, uint8_t* out, uint32_t size) noexcept {
   w.write_fixint(kTrailerVersion);
   metas_write(e, idx, static_cast<uint16_t>(idx), w, nullptr);
   w.write_uint32(size);
-  w.write_ext(0, bytes_view(kNoFingerprint, sizeof kNoFingerprint));  // fixext16 of type 0: no fingerprint
+  w.write_fixext16(0, bytes_view(kNoFingerprint, sizeof kNoFingerprint));  // type 0: no fingerprint
 }
 
 // The header's fixed fields (kFrameHeaderMinLen bytes), the first 13 of its 14.
@@ -212,7 +216,8 @@ void header_fields_write(msgpack_writer& w, const frame_info& info, int32_t chun
   w.write_int16(info.nthreads_decomp);
   w.write_bool(has_vlmetalayers);
   // The ext's type byte is the number of filter slots.
-  w.write_ext(static_cast<int8_t>(kChunkMaxFilters), bytes_view(filters, kFiltersLen));
+  static_assert(kFiltersLen == 16, "the filters field is a fixext16");
+  w.write_fixext16(static_cast<int8_t>(kChunkMaxFilters), bytes_view(filters, kFiltersLen));
 }
 
 // The fields frame_info and frame_create_params share, from one to the other.
@@ -495,18 +500,30 @@ void index_stored_write(bytes_view entries, uint8_t* out) noexcept {
   out[16 + kChunkMaxFilters - 1] = static_cast<uint8_t>(filter_id::shuffle);
   std::memcpy(out + kChunkStoredOverhead, entries.data(), nbytes);
 }
-}  // namespace
 
-result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mut out) noexcept {
+
+// The index chunk's bound for entries, checked against out.
+result<uint32_t> index_bound_check(bytes_view entries, bytes_mut out) noexcept {
   if (entries.empty() || entries.size() % 8 != 0)
     return make_error(errc::invalid_argument, TESSERA_MSG("frame: index entries are whole int64s, at least one"));
   auto bound = frame_index_bound(static_cast<int64_t>(entries.size() / 8));
   if (!bound.ok()) return bound.err();
   if (out.size() < *bound) return make_error(errc::buffer_too_small, TESSERA_MSG("frame: buffer shorter than the index bound"));
-  if (encoder == nullptr) {
-    index_stored_write(entries, out.data());
-    return size_t{*bound};
-  }
+  return bound;
+}
+}  // namespace
+
+result<size_t> index_encode_stored(bytes_view entries, bytes_mut out) noexcept {
+  auto bound = index_bound_check(entries, out);
+  if (!bound.ok()) return bound.err();
+  index_stored_write(entries, out.data());
+  return size_t{*bound};
+}
+
+result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mut out) noexcept {
+  if (encoder == nullptr) return index_encode_stored(entries, out);
+  auto bound = index_bound_check(entries, out);
+  if (!bound.ok()) return bound.err();
   chunk_encode_params ep;
   ep.typesize = 8;
   ep.clevel = 5;
@@ -579,6 +596,10 @@ int64_t frame_index_special(chunk_special kind) noexcept { return detail::index_
 
 result<size_t> frame_index_encode(chunk_encoder* encoder, bytes_view entries_le, bytes_mut out) noexcept {
   return detail::index_encode(encoder, entries_le, out);
+}
+
+result<size_t> frame_index_encode_stored(bytes_view entries_le, bytes_mut out) noexcept {
+  return detail::index_encode_stored(entries_le, out);
 }
 
 result<size_t> frame_vlmeta_encode(chunk_encoder& encoder, bytes_view content, bytes_mut out) noexcept {

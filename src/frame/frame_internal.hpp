@@ -232,6 +232,7 @@ void header_sizes_patch(uint8_t* header, uint64_t frame_len, int64_t cbytes) noe
 
 // The index chunk for little-endian int64 entries (frame_index_encode).
 [[nodiscard]] result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mut out) noexcept;
+[[nodiscard]] result<size_t> index_encode_stored(bytes_view entries, bytes_mut out) noexcept;
 // Decodes the index chunk (cbytes bytes) into s.chunks[0, n).
 [[nodiscard]] status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept;
 // Sets up s.lazy for the committed index chunk at pos (its header already read and checked): n entries.

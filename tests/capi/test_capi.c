@@ -914,6 +914,8 @@ static const test_case g_cases[] = {
 int main(void) {
   tessera_codec_link_all(); /* the tests use every codec and filter of the build */
   tessera_filter_link_all();
+  tessera_partition_link_auto();
+  tessera_encoder_link_parallel();
   int passed = 0, failed = 0;
   size_t i;
   for (i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); ++i) {

@@ -1,11 +1,15 @@
 // Bare metal links the filters other than shuffle only when the program calls their filter_link_* function
 // (tessera/codecs.hpp). This program calls none: writing with bitshuffle, delta or bytedelta is refused as
-// unsupported, and so is reading a chunk that needs bitshuffle; shuffle works. Exit status 0 when all holds.
-// (ctest's image-symbol check, filters_on_demand_links_only_what_it_asks, sees that none of their code is in it.)
+// unsupported, and so is reading a chunk that needs bitshuffle; shuffle works. Nor does it call
+// partition_link_auto: the automatic block size of chunk_encode and the automatic shapes of
+// array_frame_setup_make are unsupported, and given ones work; nor encoder_link_parallel (a parallel executor
+// is refused) nor any dictionary encoder (use_dict is refused). Exit status 0 when all holds. (ctest's
+// image-symbol check, filters_on_demand_links_only_what_it_asks, sees that none of their code is in it.)
 #include <cstdio>
 #include <cstring>
 
 #include "tessera/allocator.hpp"
+#include "tessera/array.hpp"
 #include "tessera/chunk.hpp"
 
 using namespace tessera;
@@ -39,6 +43,10 @@ int main() {
 
   chunk_encode_params p;
   p.typesize = 4;
+  p.filters[kChunkMaxFilters - 1] = static_cast<uint8_t>(filter_id::shuffle);
+  const auto auto_bs = chunk_encode(e, p, bytes_view(g_items, sizeof g_items), bytes_mut(g_chunk, sizeof g_chunk));
+  expect(!auto_bs.ok() && auto_bs.err().code == errc::unsupported, "the automatic block size, not linked");
+  p.blocksize = 1024;
   const filter_id unlinked[] = {filter_id::bitshuffle, filter_id::delta, filter_id::bytedelta};
   for (filter_id f : unlinked) {
     p.filters[kChunkMaxFilters - 1] = static_cast<uint8_t>(f);
@@ -57,8 +65,40 @@ int main() {
   expect(h.ok() && !h->memcpyed && h->special == chunk_special::none, "the chunk is compressed (its filters run on read)");
   const auto bits = chunk_decode(d, bytes_view(g_chunk, *n), bytes_mut(g_out, sizeof g_out));
   expect(!bits.ok() && bits.err().code == errc::unsupported, "reading a chunk that needs bitshuffle");
+  // Nor a dictionary encoder: use_dict is refused before any codec runs.
+  p.compressor = codec::lz4;
+  p.use_dict = true;
+  const auto dict = chunk_encode(e, p, bytes_view(g_items, sizeof g_items), bytes_mut(g_chunk, sizeof g_chunk));
+  expect(!dict.ok() && dict.err().code == errc::codec_unavailable, "dictionaries, not linked");
   chunk_decoder_release(d);
   chunk_encoder_release(e);
+
+  // Nor encoder_link_parallel: an encoder with a parallel executor is refused (a serial one works, above).
+  chunk_encoder_options po = eo;
+  po.exec.run = [](void*, size_t ntasks, executor_task task, void* context) noexcept {
+    for (size_t i = 0; i < ntasks; ++i) task(context, i, static_cast<uint32_t>(i % 2));
+  };
+  po.exec.workers = 2;
+  chunk_encoder pe;
+  const status parallel = chunk_encoder_init(pe, alloc, po);
+  expect(!parallel.ok() && parallel.code == errc::unsupported, "parallel blocks, not linked");
+  chunk_encoder_release(pe);
+
+  static array_frame_setup setup;  // large: not on the stack
+  array_params ap;
+  ap.ndim = 1;
+  ap.shape[0] = 1000;
+  ap.itemsize = 4;
+  const status auto_shapes = array_frame_setup_make(setup, ap);
+  expect(!auto_shapes.ok() && auto_shapes.code == errc::unsupported, "the automatic chunk and block shapes, not linked");
+  ap.chunkshape[0] = 100;
+  const status half_given = array_frame_setup_make(setup, ap);
+  expect(!half_given.ok() && half_given.code == errc::unsupported, "the automatic block shape, not linked");
+  ap.blockshape[0] = 50;
+  expect(array_frame_setup_make(setup, ap).ok() && setup.frame.blocksize == 200, "shapes given");
+  ap.blockshape[0] = 101;
+  const status too_large = array_frame_setup_make(setup, ap);
+  expect(!too_large.ok() && too_large.code == errc::invalid_argument, "a block larger than its chunk");
   std::printf("filters_on_demand: %d failure(s)\n", g_failures);
   return g_failures == 0 ? 0 : 1;
 }

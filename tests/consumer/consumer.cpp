@@ -85,6 +85,8 @@ int main() {
   // codec libraries it asks for (tessera/codecs.hpp): this one asks for all.
   codec_link_all();
   filter_link_all();
+  partition_link_auto();
+  encoder_link_parallel();
 #if defined(TESSERA_CONSUMER_POSIX)
   const allocator alloc = posix_allocator();
 #else

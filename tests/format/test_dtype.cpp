@@ -120,6 +120,36 @@ TESSERA_TEST(dtype, format_builds_the_strings) {
   CHECK_ERR(dtype_format('<', 'M', 8, buf, str("n s")), errc::invalid_argument);
 }
 
+TESSERA_TEST(dtype, numpy_sizes_per_kind) {
+  // NumPy's sizes, listed: every other size of 0..40 is refused by both dtype_format and dtype_parse.
+  struct kind_sizes {
+    char kind;
+    uint32_t sizes[5];
+  };
+  const kind_sizes table[] = {{'b', {1}},          {'i', {1, 2, 4, 8}}, {'u', {1, 2, 4, 8}}, {'f', {2, 4, 8, 12, 16}},
+                              {'c', {8, 16, 24, 32}}, {'m', {8}},         {'M', {8}}};
+  for (const kind_sizes& k : table) {
+    for (uint32_t size = 0; size <= 40; ++size) {
+      bool listed = false;
+      for (uint32_t s : k.sizes) listed = listed || (s != 0 && s == size);
+      char out[16];
+      const result<size_t> n = dtype_format('<', k.kind, size, span<char>(out, sizeof out));
+      CHECK_EQ(n.ok(), listed);
+      char text[8] = {'<', k.kind, static_cast<char>('0' + size / 10), static_cast<char>('0' + size % 10)};
+      CHECK_EQ(dtype_parse(span<const char>(text, 4)).known, listed);
+    }
+  }
+  // S and V: any size up to 2^32-1; U: whole 4-byte characters.
+  char out[16];
+  CHECK(dtype_format('|', 'S', 0, span<char>(out, sizeof out)).ok());
+  CHECK(dtype_format('|', 'V', 4294967295u, span<char>(out, sizeof out)).ok());
+  CHECK(dtype_format('<', 'U', 12, span<char>(out, sizeof out)).ok());
+  CHECK_ERR(dtype_format('<', 'U', 6, span<char>(out, sizeof out)), errc::invalid_argument);
+  CHECK(!dtype_parse(str("<U1073741824")).known);  // 2^32 bytes
+  CHECK(dtype_parse(str("<U1073741823")).known);
+  CHECK(!dtype_parse(str("<x4")).known);
+}
+
 TESSERA_TEST(dtype, format_then_parse_round_trips) {
   const char orders[] = {'<', '>', '|', '='};
   const char kinds[] = {'b', 'i', 'u', 'f', 'c', 'm', 'M', 'S', 'U', 'V'};

@@ -406,6 +406,28 @@ TESSERA_TEST(msgpack, ext_sizes_round_trip) {
   }
 }
 
+TESSERA_TEST(msgpack, fixext16_writer_is_write_ext_of_16_bytes) {
+  fill_payload();
+  uint8_t generic[32] = {};
+  msgpack_writer g(bytes_mut(generic, sizeof generic));
+  g.write_ext(-7, bytes_view(g_payload, 16));
+  REQUIRE_OK(g.err());
+  uint8_t fixed[32] = {};
+  msgpack_writer f(bytes_mut(fixed, sizeof fixed));
+  f.write_fixext16(-7, bytes_view(g_payload, 16));
+  REQUIRE_OK(f.err());
+  REQUIRE_EQ(f.position(), size_t{18});
+  REQUIRE_EQ(g.position(), f.position());
+  CHECK(bytes_equal(generic, fixed, 18));
+  msgpack_writer other_size(bytes_mut(fixed, sizeof fixed));
+  other_size.write_fixext16(1, bytes_view(g_payload, 15));  // another size: refused, nothing written
+  CHECK_EQ(other_size.err().code, errc::invalid_argument);
+  CHECK_EQ(other_size.position(), size_t{0});
+  msgpack_writer small(bytes_mut(fixed, 17));
+  small.write_fixext16(1, bytes_view(g_payload, 16));
+  CHECK_EQ(small.err().code, errc::buffer_too_small);
+}
+
 TESSERA_TEST(msgpack, nil_bool_float_round_trip) {
   uint8_t buf[64];
   msgpack_writer w(bytes_mut(buf, sizeof buf));
@@ -704,12 +726,13 @@ namespace {
 
 // A document exercising every writer, for the buffer-size tests.
 void write_everything(msgpack_writer& w) {
-  w.write_array(12);
+  w.write_array(13);
   w.write_int(-70000);
   w.write_uint(1ull << 40);
   w.write_str(span<const char>("b2frame", 8));
   w.write_bin(bytes_view(g_payload, 300));
   w.write_ext(6, bytes_view(g_payload, 16));
+  w.write_fixext16(6, bytes_view(g_payload, 16));
   w.write_map(1);
   w.write_fixstr(span<const char>("b2nd", 4));
   w.write_int32(107);
@@ -731,7 +754,7 @@ TESSERA_TEST(msgpack, writer_refuses_every_too_small_buffer) {
   write_everything(counter);
   REQUIRE_OK(counter.err());
   const size_t need = counter.position();
-  CHECK_EQ(need, 1 + 5 + 9 + 9 + 303 + 18 + 1 + 5 + 5 + 9 + 8 + 1 + 1 + 5 + 25 + 7u);
+  CHECK_EQ(need, 1 + 5 + 9 + 9 + 303 + 18 + 18 + 1 + 5 + 5 + 9 + 8 + 1 + 1 + 5 + 25 + 7u);
 
   static uint8_t reference[1024];
   msgpack_writer full(bytes_mut(reference, sizeof reference));

@@ -17,6 +17,8 @@ void print_failure(void*, const char* file, int line, const char* text) {
 int main() {
   tessera::codec_link_all();  // the tests use every codec and filter of the build
   tessera::filter_link_all();
+  tessera::partition_link_auto();
+  tessera::encoder_link_parallel();
   int passed = 0;
   int failed = 0;
   for (auto* c = tessera::test::registry_first(); c != nullptr; c = c->next) {

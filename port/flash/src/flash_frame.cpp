@@ -127,7 +127,7 @@ result<size_t> index_build(flash_frame& ff, uint32_t base, owned_array<uint8_t>&
   if (!bound.ok()) return bound.err();
   TESSERA_TRY(out.allocate(ff.alloc, *bound));
   // Stored: no codec memory on the device, and readers get the offsets in place.
-  return frame_index_encode(nullptr, bytes_view(offsets.data(), n * 8), bytes_mut(out.data(), out.size()));
+  return frame_index_encode_stored(bytes_view(offsets.data(), n * 8), bytes_mut(out.data(), out.size()));
 }
 
 }  // namespace
@@ -230,35 +230,32 @@ status flash_frame_finalize(flash_frame& ff) noexcept {
     return make_error(errc::no_space, TESSERA_MSG("flash frame: both header slots were torn by power cuts; no cframe possible"));
   const uint32_t start = slot * ff.slot_stride;
   const uint32_t base = start + ff.header_len;  // the chunks section
-  uint8_t* h = ff.header.data();
-  if (ff.nchunks == 0) {
-    // The empty frame: header and trailer back to back, in the slot.
-    TESSERA_TRY(header_encode(ff, 0, uint64_t{ff.header_len} + ff.trailer_len, 0));
-    const bytes_view pieces[2] = {bytes_view(h, ff.header_len), bytes_view(ff.trailer.data(), ff.trailer_len)};
-    result<flash_blob> hb = flash_log_write_front(ff.log, tag_header, slot, start, span<const bytes_view>(pieces, 2));
-    if (!hb.ok()) return hb.err();
-    ff.frame_start = start;
-    ff.frame_len = ff.header_len + ff.trailer_len;
-    ff.finalized = true;
-    return ok_status();
-  }
-  if (!ff.has_tail || ff.tail.aux != slot) {
-    owned_array<uint8_t> index;
-    result<size_t> isize = index_build(ff, base, index);
-    if (!isize.ok()) return isize.err();
-    const bytes_view pieces[2] = {bytes_view(index.data(), *isize), bytes_view(ff.trailer.data(), ff.trailer_len)};
-    flash_log_keep keep;
-    keep.records = 1;  // the header
-    result<flash_blob> tb = flash_log_append(ff.log, tag_tail, slot, span<const bytes_view>(pieces, 2), keep);
-    if (!tb.ok()) return tb.err();
-    ff.tail = *tb;
-    ff.has_tail = true;
+  // The empty frame: header and trailer back to back, in the slot. Else the index and trailer go after the
+  // chunks (once per slot) and the header into the slot.
+  uint64_t frame_len = uint64_t{ff.header_len} + ff.trailer_len;
+  uint64_t cbytes = 0;
+  size_t npieces = 2;
+  if (ff.nchunks != 0) {
+    if (!ff.has_tail || ff.tail.aux != slot) {
+      owned_array<uint8_t> index;
+      result<size_t> isize = index_build(ff, base, index);
+      if (!isize.ok()) return isize.err();
+      const bytes_view pieces[2] = {bytes_view(index.data(), *isize), bytes_view(ff.trailer.data(), ff.trailer_len)};
+      flash_log_keep keep;
+      keep.records = 1;  // the header
+      result<flash_blob> tb = flash_log_append(ff.log, tag_tail, slot, span<const bytes_view>(pieces, 2), keep);
+      if (!tb.ok()) return tb.err();
+      ff.tail = *tb;
+      ff.has_tail = true;
+    }
+    frame_len = static_cast<uint64_t>(ff.tail.offset) + ff.tail.size - start;
+    cbytes = static_cast<uint64_t>(ff.tail.offset - base);
+    npieces = 1;
   }
   // The header, with the lengths of this frame.
-  const uint64_t frame_len = static_cast<uint64_t>(ff.tail.offset) + ff.tail.size - start;
-  TESSERA_TRY(header_encode(ff, ff.nchunks, frame_len, static_cast<uint64_t>(ff.tail.offset - base)));
-  const bytes_view piece(h, ff.header_len);
-  result<flash_blob> hb = flash_log_write_front(ff.log, tag_header, slot, start, span<const bytes_view>(&piece, 1));
+  TESSERA_TRY(header_encode(ff, ff.nchunks, frame_len, cbytes));
+  const bytes_view pieces[2] = {bytes_view(ff.header.data(), ff.header_len), bytes_view(ff.trailer.data(), ff.trailer_len)};
+  result<flash_blob> hb = flash_log_write_front(ff.log, tag_header, slot, start, span<const bytes_view>(pieces, npieces));
   if (!hb.ok()) return hb.err();
   ff.frame_start = start;
   ff.frame_len = frame_len;

@@ -397,8 +397,10 @@ uint32_t flash_log_free_bytes(const flash_log& log, flash_log_keep keep) noexcep
   const uint64_t floor = log.region_size - records * log.slot_size;
   const uint64_t need = static_cast<uint64_t>(log.data_end) + keep.bytes;
   if (floor < need) return 0;
-  // A blob of n bytes takes round_up(n, prog_size) bytes; any n up to the room rounded down fits.
-  return static_cast<uint32_t>((floor - need) / log.device.prog_size * log.device.prog_size);
+  // A blob of n bytes takes round_up(n, prog_size) bytes; any n up to the room rounded down fits. The room is
+  // below region_size: 32-bit arithmetic.
+  const uint32_t room = static_cast<uint32_t>(floor - need);
+  return room / log.device.prog_size * log.device.prog_size;
 }
 
 result<flash_blob> flash_log_append(flash_log& log, uint8_t tag, uint32_t aux, span<const bytes_view> pieces,
