@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "base/on_demand.hpp"
+#include "../base/on_demand.hpp"  // relative: tests include this header without src/ on their path
 #include "tessera/chunk.hpp"
 
 namespace tessera::detail {
