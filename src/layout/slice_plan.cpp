@@ -22,23 +22,19 @@ status slice_plan_init(slice_plan& plan, const array_layout& layout, const int64
   const int ndim = layout.ndim;
   if (ndim > 0 && (start == nullptr || stop == nullptr))
     return make_error(errc::invalid_argument, TESSERA_MSG("slice: null start or stop"));
-  bool empty = false;
-  for (int i = 0; i < ndim; ++i) {
-    if (start[i] < 0) return make_error(errc::out_of_range, TESSERA_MSG("slice: start is negative"));
-    if (stop[i] < start[i]) return make_error(errc::out_of_range, TESSERA_MSG("slice: stop is before start"));
-    if (stop[i] > layout.shape[i]) return make_error(errc::out_of_range, TESSERA_MSG("slice: stop is beyond the array's shape"));
-    empty |= stop[i] == start[i];
-  }
   plan.layout = &layout;
   int64_t nitems = 1;
   int64_t nchunks = 1;
   for (int i = 0; i < ndim; ++i) {
+    if (start[i] < 0) return make_error(errc::out_of_range, TESSERA_MSG("slice: start is negative"));
+    if (stop[i] < start[i]) return make_error(errc::out_of_range, TESSERA_MSG("slice: stop is before start"));
+    if (stop[i] > layout.shape[i]) return make_error(errc::out_of_range, TESSERA_MSG("slice: stop is beyond the array's shape"));
     plan.start[i] = start[i];
     plan.stop[i] = stop[i];
     plan.shape[i] = stop[i] - start[i];
-    // Bounded by the array's item count, which the layout checked (zero extents only appear when empty).
+    // Bounded by the array's item count, which the layout checked; 0 when any dimension is empty.
     nitems *= plan.shape[i];
-    if (!empty) {
+    if (plan.shape[i] > 0) {
       const int64_t c = layout.chunkshape[i];  // > 0: the dimension is not empty
       plan.first_chunk[i] = start[i] / c;
       plan.chunk_span[i] = (stop[i] - 1) / c - plan.first_chunk[i] + 1;
@@ -46,7 +42,7 @@ status slice_plan_init(slice_plan& plan, const array_layout& layout, const int64
     }
   }
   plan.nitems = nitems;
-  plan.nchunks = empty ? 0 : nchunks;
+  plan.nchunks = nitems == 0 ? 0 : nchunks;
   return ok_status();
 }
 
@@ -70,17 +66,21 @@ bool slice_chunk_iterator::next() noexcept {
   c.covers_chunk = true;
   for (int i = 0; i < ndim; ++i) {
     c.nchunk += c.coords[i] * l.chunk_strides[i];
-    const int64_t cstart = c.coords[i] * l.chunkshape[i];
+    const int64_t cs = l.chunkshape[i];
+    const int64_t cstart = c.coords[i] * cs;
+    // Inside the chunk every offset is at most chunkshape (an int32 in the metalayer): 32-bit from here on.
     const int64_t rest = l.shape[i] - cstart;
-    const int64_t extent = rest < l.chunkshape[i] ? rest : l.chunkshape[i];
-    const int64_t lo = p.start[i] > cstart ? p.start[i] : cstart;
-    const int64_t hi = p.stop[i] < cstart + extent ? p.stop[i] : cstart + extent;
+    const int32_t extent = static_cast<int32_t>(rest < cs ? rest : cs);
+    const int64_t s0 = p.start[i] - cstart;  // the slice's bounds relative to the chunk
+    const int64_t s1 = p.stop[i] - cstart;
+    const int32_t lo = s0 > 0 ? static_cast<int32_t>(s0) : 0;
+    const int32_t hi = s1 < extent ? static_cast<int32_t>(s1) : extent;
     c.chunk_start[i] = cstart;
     c.chunk_extent[i] = extent;
-    c.region_start[i] = lo - cstart;
+    c.region_start[i] = lo;
     c.region_shape[i] = hi - lo;
-    c.slice_start[i] = lo - p.start[i];
-    c.covers_chunk &= c.region_shape[i] == extent;
+    c.slice_start[i] = lo - s0;
+    c.covers_chunk &= hi - lo == extent;
   }
   return true;
 }
