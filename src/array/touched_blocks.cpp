@@ -13,11 +13,10 @@ bool touched_blocks_init(touched_blocks& t, const array_layout& l, int64_t items
   t.nblocks = 1;
   t.outer = -1;
   for (int d = 0; d < l.ndim; ++d) {
-    t.start[d] = c.region_start[d];
-    t.stop[d] = c.region_start[d] + c.region_shape[d];
+    t.start[d] = static_cast<int32_t>(c.region_start[d]);
+    t.stop[d] = static_cast<int32_t>(c.region_start[d] + c.region_shape[d]);
     t.dst[d] = dst0[d];
     if (c.region_shape[d] == 0) return false;
-    // Inside the chunk (below 2^31): 32-bit division.
     const uint32_t bs = static_cast<uint32_t>(l.blockshape[d]);
     const uint32_t first = static_cast<uint32_t>(t.start[d]) / bs;
     t.first[d] = first;
@@ -37,25 +36,23 @@ int64_t touched_block(const touched_blocks& t, int64_t index, int64_t* src_start
   uint32_t nblock = 0;
   uint32_t outer_bc = 0;
   if (t.outer >= 0) {
-    const uint32_t inner = static_cast<uint32_t>(t.nblocks) / static_cast<uint32_t>(t.span[t.outer]);
+    const uint32_t inner = static_cast<uint32_t>(t.nblocks) / t.span[t.outer];
     outer_bc = r / inner;
     r %= inner;
   }
   for (int d = l.ndim - 1; d >= 0; --d) {
-    uint32_t bc = static_cast<uint32_t>(t.first[d]);
+    uint32_t bc = t.first[d];
     if (d == t.outer) {
       bc += outer_bc;
     } else {
-      const uint32_t span = static_cast<uint32_t>(t.span[d]);
-      bc += r % span;
-      r /= span;
+      bc += r % t.span[d];
+      r /= t.span[d];
     }
     nblock += bc * static_cast<uint32_t>(l.block_strides[d]);
-    const uint32_t bs = static_cast<uint32_t>(l.blockshape[d]);
-    const int64_t b0 = static_cast<int64_t>(uint64_t{bc} * bs);  // below the chunk's extent
-    const int64_t b1 = b0 + bs;
-    const int64_t lo = b0 > t.start[d] ? b0 : t.start[d];
-    const int64_t hi = b1 < t.stop[d] ? b1 : t.stop[d];
+    const int32_t bs = static_cast<int32_t>(l.blockshape[d]);
+    const int32_t b0 = static_cast<int32_t>(bc) * bs;  // inside the chunk's extent
+    const int32_t lo = b0 > t.start[d] ? b0 : t.start[d];
+    const int32_t hi = b0 + bs < t.stop[d] ? b0 + bs : t.stop[d];
     src_start[d] = lo - b0;
     dst[d] = t.dst[d] + (lo - t.start[d]);
     shape[d] = hi - lo;
@@ -74,13 +71,15 @@ void touched_block_range(void* context, size_t i, size_t* begin, size_t* end) no
   const auto& t = *static_cast<const touched_blocks*>(context);
   int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
   (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
-  int64_t first = 0, last = 0;
+  // Offsets inside one block, whose bytes are below 2^31: size_t.
+  size_t first = 0, last = 0;
   for (int d = 0; d < t.l->ndim; ++d) {
-    first += src_start[d] * t.l->block_item_strides[d];
-    last += (src_start[d] + shape[d] - 1) * t.l->block_item_strides[d];
+    const size_t stride = static_cast<size_t>(t.l->block_item_strides[d]);
+    first += static_cast<size_t>(src_start[d]) * stride;
+    last += static_cast<size_t>(src_start[d] + shape[d] - 1) * stride;
   }
-  *begin = static_cast<size_t>(first * t.itemsize);
-  *end = static_cast<size_t>((last + 1) * t.itemsize);
+  *begin = first * static_cast<size_t>(t.itemsize);
+  *end = (last + 1) * static_cast<size_t>(t.itemsize);
 }
 
 status touched_block_consume(void* context, size_t i, bytes_view decoded, uint32_t) noexcept {

@@ -18,11 +18,12 @@ struct touched_blocks {
   int64_t itemsize = 0;
   bytes_mut out;
   const int64_t* out_shape = nullptr;
-  int64_t start[kMaxDims] = {};  // the region: start in chunk coordinates
-  int64_t stop[kMaxDims] = {};   //   its end
-  int64_t dst[kMaxDims] = {};    //   where its start goes in the output
-  int64_t first[kMaxDims] = {};  // the touched blocks: first block coordinates and count per dimension
-  int64_t span[kMaxDims] = {};
+  // Inside one chunk coordinates and block counts are below 2^31 (chunkshape is an int32): 32-bit.
+  int32_t start[kMaxDims] = {};   // the region: start in chunk coordinates
+  int32_t stop[kMaxDims] = {};    //   its end
+  int64_t dst[kMaxDims] = {};     //   where its start goes in the output
+  uint32_t first[kMaxDims] = {};  // the touched blocks: first block coordinates and count per dimension
+  uint32_t span[kMaxDims] = {};
   int64_t nblocks = 0;
   int outer = -1;                // the dimension whose block coordinate varies slowest (-1: C order)
 };
