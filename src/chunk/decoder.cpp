@@ -62,15 +62,12 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
                          bytes_view dict, size_t want) noexcept {
   switch (h.format) {
     case codec_format::blosclz: {
-      if (want < out.size()) {
-        auto n = detail::blosclz_decompress_prefix(in, out, want);
-        if (!n.ok()) return n.err();
-        if (*n < want || *n > out.size()) return make_error(errc::corrupt, TESSERA_MSG("blosclz: stream decodes to a wrong size"));
-        return ok_status();
-      }
-      auto n = detail::blosclz_decompress(in, out);
+      // One call for both: want >= out.size() decodes the whole stream, which must fill out exactly (the
+      // decoder never writes past out).
+      auto n = detail::blosclz_decompress_prefix(in, out, want);
       if (!n.ok()) return n.err();
-      if (*n != out.size()) return make_error(errc::corrupt, TESSERA_MSG("blosclz: stream decodes to a wrong size"));
+      if (*n < (want < out.size() ? want : out.size()))
+        return make_error(errc::corrupt, TESSERA_MSG("blosclz: stream decodes to a wrong size"));
       return ok_status();
     }
     case codec_format::lz4:

@@ -317,10 +317,10 @@ inline uint8_t* copy_match(uint8_t* op, size_t dist, size_t len, uint8_t* end) n
 
 }  // namespace
 
-namespace {
-
 // Decodes until the stream ends, or (want < out.size()) until `want` bytes are out.
-result<size_t> decompress_until(bytes_view in, bytes_mut out, size_t want) noexcept {
+result<size_t> blosclz_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept {
+  // The whole output wanted: decode to the stream's end, so that a stream longer than out is an error.
+  if (want >= out.size()) want = SIZE_MAX;
   if (in.empty()) return make_error(errc::truncated, TESSERA_MSG("blosclz_decompress: empty stream"));
   const uint8_t* ip = in.data();
   const uint8_t* const ip_end = ip + in.size();
@@ -377,14 +377,8 @@ result<size_t> decompress_until(bytes_view in, bytes_mut out, size_t want) noexc
   return static_cast<size_t>(op - op_start);
 }
 
-}  // namespace
-
 result<size_t> blosclz_decompress(bytes_view in, bytes_mut out) noexcept {
-  return decompress_until(in, out, SIZE_MAX);
-}
-
-result<size_t> blosclz_decompress_prefix(bytes_view in, bytes_mut out, size_t want) noexcept {
-  return decompress_until(in, out, want < out.size() ? want : SIZE_MAX);
+  return blosclz_decompress_prefix(in, out, SIZE_MAX);
 }
 
 }  // namespace tessera::detail
