@@ -498,12 +498,12 @@ struct chunk_decoder_access {
     if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("chunk: allocator refused the decoder's workers"));
     d.workers_ = static_cast<chunk_decoder::worker*>(p);
     d.nworkers_ = n;
-    for (uint32_t i = 0; i < n; ++i) {
-      auto* w = new (&d.workers_[i]) chunk_decoder::worker;
-      w->codecs.alloc = alloc;
-      w->plugins = options.plugins;
-      w->fixed = options.fixed_scratch;
-    }
+    // One worker set up, copied to each: the copies are one block move each, not every field's store.
+    chunk_decoder::worker proto;
+    proto.codecs.alloc = alloc;
+    proto.plugins = options.plugins;
+    proto.fixed = options.fixed_scratch;
+    for (uint32_t i = 0; i < n; ++i) new (&d.workers_[i]) chunk_decoder::worker(proto);
     if (options.fixed_scratch && options.max_blocksize > 0) {  // else allocated when a chunk needs it
       status s = options.max_blocksize > SIZE_MAX / kScratchBlocks
                      ? make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"))
