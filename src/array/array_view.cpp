@@ -86,8 +86,9 @@ struct entry_read {
   }
 };
 
-// Chunk nchunk's bytes: in place, or a special chunk written into sc.
-result<bytes_view> view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChunkStoredOverhead]) noexcept {
+// Chunk nchunk's bytes into *out: in place, or a special chunk written into sc. A status and an out parameter,
+// not a result<bytes_view>: no result to build from each error.
+status view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChunkStoredOverhead], bytes_view* out) noexcept {
   const size_t per_block = static_cast<size_t>(v.index_blocksize) / 8;
   entry_read e;
   e.nblock = static_cast<size_t>(nchunk) / per_block;
@@ -104,7 +105,8 @@ result<bytes_view> view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChun
   if (!kind.ok()) return kind.err();
   if (*kind != chunk_special::none) {
     special_chunk_write(*kind, static_cast<int32_t>(v.chunk_nbytes), static_cast<int32_t>(v.itemsize), v.blocksize, sc);
-    return bytes_view(sc, sizeof sc);
+    *out = bytes_view(sc, sizeof sc);
+    return ok_status();
   }
   if (static_cast<uint64_t>(off) >= v.chunks.size()) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk offset past the chunks section"));
   const bytes_view rest = v.chunks.subspan(static_cast<size_t>(off));
@@ -115,7 +117,8 @@ result<bytes_view> view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChun
   if (h->nbytes != v.chunk_nbytes) return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's nbytes disagrees with the b2nd chunk shape"));
   if (h->special == chunk_special::none && h->blocksize != v.layout.block_nitems * v.itemsize)
     return make_error(errc::unsupported, TESSERA_MSG("array_view: a chunk whose blocks are not the array's (read it with array_open)"));
-  return rest.subspan(0, static_cast<size_t>(h->cbytes));
+  *out = rest.subspan(0, static_cast<size_t>(h->cbytes));
+  return ok_status();
 }
 
 }  // namespace
@@ -145,9 +148,9 @@ status array_view_slice_read(array_view& v, const int64_t* start, const int64_t*
     touched_blocks t;
     if (!touched_blocks_init(t, v.layout, v.itemsize, c, out, plan.shape, c.slice_start)) continue;
     uint8_t sc[kChunkStoredOverhead];
-    auto chunk = view_chunk(v, c.nchunk, sc);
-    if (!chunk.ok()) return chunk.err();
-    TESSERA_TRY(chunk_decode_fixed_blocks(v.decoder, *chunk, touched_blocks_request(t)));
+    bytes_view chunk;
+    TESSERA_TRY(view_chunk(v, c.nchunk, sc, &chunk));
+    TESSERA_TRY(chunk_decode_fixed_blocks(v.decoder, chunk, touched_blocks_request(t)));
   }
   return ok_status();
 }
