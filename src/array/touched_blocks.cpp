@@ -50,7 +50,8 @@ int64_t touched_block(const touched_blocks& t, int64_t index, int64_t* src_start
     }
     nblock += bc * static_cast<uint32_t>(l.block_strides[d]);
     const int32_t bs = static_cast<int32_t>(l.blockshape[d]);
-    const int32_t b0 = static_cast<int32_t>(bc) * bs;  // inside the chunk's extent
+    // b0 + bs is at most the padded chunk's extent, below 2^31 (layout_sizes_compute's chunk limit).
+    const int32_t b0 = static_cast<int32_t>(bc) * bs;
     const int32_t lo = b0 > t.start[d] ? b0 : t.start[d];
     const int32_t hi = b0 + bs < t.stop[d] ? b0 + bs : t.stop[d];
     src_start[d] = lo - b0;
