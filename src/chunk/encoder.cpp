@@ -31,7 +31,7 @@ namespace {
 
 constexpr size_t kScratchAlign = 64;
 constexpr size_t kScratchBlocks = 3;
-constexpr int64_t kUnlimited = INT64_MAX / 4;
+constexpr size_t kUnlimited = SIZE_MAX / 4;
 constexpr uint8_t kVersionLz = 1;  // every codec's format version (BLOSC_*_VERSION_FORMAT)
 constexpr size_t kDictMinUseful = 256;  // BLOSC2_MINUSEFULDICT: a smaller dictionary is not worth its bytes
 
@@ -107,6 +107,16 @@ int codec_level_of(codec c, int clevel) noexcept {
 bool bytes_run(const uint8_t* p, const uint8_t* end) noexcept {
   if (p == end) return true;
   const uint8_t x = *p;
+#ifdef __OPTIMIZE_SIZE__
+  // A size build (firmware): 32-bit words, no unrolled 64-bit loop (a speed path for hosts).
+  const uint32_t pattern = uint32_t{x} * 0x01010101u;
+  while (end - p >= 4) {
+    uint32_t w;
+    std::memcpy(&w, p, 4);
+    if (w != pattern) return false;
+    p += 4;
+  }
+#else
   const uint64_t pattern = uint64_t{x} * 0x0101010101010101u;
   while (end - p >= 64) {
     uint64_t diff = 0;
@@ -124,6 +134,7 @@ bool bytes_run(const uint8_t* p, const uint8_t* end) noexcept {
     if (w != pattern) return false;
     p += 8;
   }
+#endif
   while (p < end && *p == x) ++p;
   return p == end;
 }
@@ -213,9 +224,9 @@ result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker&
 
 // Encodes block `nblock` at dest, which lies at byte `ntbytes` of a chunk buffer of `destsize` bytes (the
 // reference's blosc_c). Returns the bytes written, 0 when the block does not fit (the chunk then falls back to
-// memcpy).
-result<int64_t> block_encode(const encode_plan& p, chunk_encoder::worker& w, size_t nblock, uint8_t* dest,
-                             int64_t ntbytes, int64_t destsize) noexcept {
+// memcpy). Positions in size_t: a chunk is at most INT32_MAX bytes (no 64-bit arithmetic on 32-bit targets).
+result<size_t> block_encode(const encode_plan& p, chunk_encoder::worker& w, size_t nblock, uint8_t* dest,
+                            size_t ntbytes, size_t destsize) noexcept {
   const size_t bsize = plan_block_size(p, nblock);
   auto filtered = block_filter(p, w, nblock, bsize);
   if (!filtered.ok()) return filtered.err();
@@ -223,47 +234,43 @@ result<int64_t> block_encode(const encode_plan& p, chunk_encoder::worker& w, siz
   const bool leftover_block = bsize < p.blocksize;
   const size_t nstreams = (p.split && !leftover_block) ? p.typesize : 1;
   const size_t neblock = bsize / nstreams;
-  int64_t written = 0;
+  uint8_t* const start = dest;
   for (size_t j = 0; j < nstreams; ++j) {
     uint8_t* const csize_at = dest;
     dest += 4;
     ntbytes += 4;
-    written += 4;
     const uint8_t* in = data + j * neblock;
     if (bytes_run(in, in + neblock)) {
       const uint8_t value = neblock > 0 ? in[0] : 0;
-      if (ntbytes > destsize) return int64_t{0};
+      if (ntbytes > destsize) return size_t{0};
       chunk_store_i32(csize_at, -static_cast<int32_t>(value));
       if (value != 0) {
         ntbytes += 1;
-        written += 1;
-        if (ntbytes > destsize) return int64_t{0};
+        if (ntbytes > destsize) return size_t{0};
         dest[0] = 0x01;  // the run-length token
         dest += 1;
       }
       continue;
     }
-    int64_t maxout = static_cast<int64_t>(neblock);
-    if (ntbytes + maxout > destsize) {
-      maxout = destsize - ntbytes;
-      if (maxout <= 0) return int64_t{0};
-    }
-    auto n = stream_compress(p, w, bytes_view(in, neblock), bytes_mut(dest, static_cast<size_t>(maxout)));
+    // neblock >= 1 here (an empty stream is a run): the reference's maxout, the room left when less.
+    if (ntbytes >= destsize) return size_t{0};
+    const size_t room = destsize - ntbytes;
+    const size_t maxout = neblock < room ? neblock : room;
+    auto n = stream_compress(p, w, bytes_view(in, neblock), bytes_mut(dest, maxout));
     if (!n.ok()) return n.err();
     size_t csize = *n;
-    if (csize > static_cast<size_t>(maxout)) return make_error(errc::corrupt, TESSERA_MSG("chunk_encode: codec overran its output"));
+    if (csize > maxout) return make_error(errc::corrupt, TESSERA_MSG("chunk_encode: codec overran its output"));
     if (csize == 0 || csize == neblock) {
       // Not compressible: the stream is stored raw (csize == its length tells the decoder).
-      if (ntbytes + static_cast<int64_t>(neblock) > destsize) return int64_t{0};
+      if (neblock > room) return size_t{0};
       std::memcpy(dest, in, neblock);
       csize = neblock;
     }
     chunk_store_i32(csize_at, static_cast<int32_t>(csize));
     dest += csize;
-    ntbytes += static_cast<int64_t>(csize);
-    written += static_cast<int64_t>(csize);
+    ntbytes += csize;
   }
-  return written;
+  return static_cast<size_t>(dest - start);
 }
 
 // Whether a block encoded without a limit at `pos` would have met the end of a buffer of destsize bytes
@@ -431,29 +438,23 @@ struct chunk_encoder_access {
     if (blocksize > (SIZE_MAX - 4096) / (kScratchBlocks * (e.nworkers_ + 1) + kMaxSlots))
       return make_error(errc::overflow, TESSERA_MSG("chunk_encode: block scratch overflows"));
     buffers_free(e);
+    // The size first, so that buffers_free releases whatever was allocated when an allocation fails.
+    e.scratch_blocksize_ = blocksize;
     for (uint32_t i = 0; i < e.nworkers_; ++i) {
-      void* p = allocator_allocate(e.alloc_, kScratchBlocks * blocksize, kScratchAlign);
-      if (p == nullptr) {
-        for (uint32_t k = 0; k < i; ++k) {
-          allocator_deallocate(e.alloc_, e.workers_[k].scratch, kScratchBlocks * blocksize, kScratchAlign);
-          e.workers_[k].scratch = nullptr;
-        }
+      e.workers_[i].scratch = static_cast<uint8_t*>(allocator_allocate(e.alloc_, kScratchBlocks * blocksize, kScratchAlign));
+      if (e.workers_[i].scratch == nullptr) {
+        buffers_free(e);
         return make_error(errc::out_of_memory, TESSERA_MSG("chunk_encode: allocator refused the block scratch"));
       }
-      e.workers_[i].scratch = static_cast<uint8_t*>(p);
     }
     const size_t sb = slots_bytes(e, blocksize);
     if (sb > 0) {
       e.slots_ = static_cast<uint8_t*>(allocator_allocate(e.alloc_, sb, kScratchAlign));
       if (e.slots_ == nullptr) {
-        for (uint32_t k = 0; k < e.nworkers_; ++k) {
-          allocator_deallocate(e.alloc_, e.workers_[k].scratch, kScratchBlocks * blocksize, kScratchAlign);
-          e.workers_[k].scratch = nullptr;
-        }
+        buffers_free(e);
         return make_error(errc::out_of_memory, TESSERA_MSG("chunk_encode: allocator refused the output slots"));
       }
     }
-    e.scratch_blocksize_ = blocksize;
     return ok_status();
   }
 
@@ -535,21 +536,25 @@ struct chunk_encoder_access {
       w.err = n.err();
       return;
     }
-    j.sizes[index] = *n;
+    j.sizes[index] = static_cast<int64_t>(*n);
   }
 
   // Encodes every block at out[ntbytes...] and returns the chunk's length, 0 when it does not fit.
-  static result<int64_t> blocks_encode(chunk_encoder& e, const encode_plan& p, uint8_t* out, int64_t ntbytes,
-                                       int64_t destsize) noexcept {
+  static result<size_t> blocks_encode(chunk_encoder& e, const encode_plan& p, uint8_t* out, size_t ntbytes,
+                                      size_t destsize) noexcept {
     uint8_t* const bstarts = out + kChunkHeaderExtendedSize;
     // The parallel rounds: on bare metal linked only by encoder_link_parallel (init refuses a parallel executor
     // without it, so the pointer is there whenever parallel(e) holds).
-    if (parallel(e) && p.nblocks > 1) return detail::encoder_parallel_blocks(e, &p, out, ntbytes, destsize);
+    if (parallel(e) && p.nblocks > 1) {
+      auto r = detail::encoder_parallel_blocks(e, &p, out, static_cast<int64_t>(ntbytes), static_cast<int64_t>(destsize));
+      if (!r.ok()) return r.err();
+      return static_cast<size_t>(*r);
+    }
     for (size_t j = 0; j < p.nblocks; ++j) {
       chunk_store_i32(bstarts + 4 * j, static_cast<int32_t>(ntbytes));
       auto n = block_encode(p, e.workers_[0], j, out + ntbytes, ntbytes, destsize);
       if (!n.ok()) return n.err();
-      if (*n == 0) return int64_t{0};
+      if (*n == 0) return size_t{0};
       ntbytes += *n;
     }
     return ntbytes;
@@ -582,10 +587,11 @@ struct chunk_encoder_access {
         chunk_store_i32(bstarts + 4 * j, static_cast<int32_t>(ntbytes));
         const uint8_t* enc = e.slots_ + i * sbytes;
         if (block_meets_end(p, j, enc, ntbytes, destsize)) {
-          auto n = block_encode(p, e.workers_[0], j, out + ntbytes, ntbytes, destsize);
+          auto n = block_encode(p, e.workers_[0], j, out + ntbytes, static_cast<size_t>(ntbytes),
+                                static_cast<size_t>(destsize));
           if (!n.ok()) return n.err();
           if (*n == 0) return int64_t{0};
-          ntbytes += *n;
+          ntbytes += static_cast<int64_t>(*n);
         } else {
           std::memcpy(out + ntbytes, enc, static_cast<size_t>(sizes[i]));
           ntbytes += sizes[i];
@@ -669,8 +675,8 @@ struct chunk_encoder_access {
     TESSERA_TRY(params_check(params));
     auto bsr = detail::chunk_blocksize_of(params, nbytes_in);
     if (!bsr.ok()) return bsr.err();
-    const int64_t destsize = out.size() > static_cast<size_t>(INT32_MAX) ? INT32_MAX : static_cast<int64_t>(out.size());
-    if (destsize < static_cast<int64_t>(kChunkHeaderExtendedSize))
+    const size_t destsize = out.size() > static_cast<size_t>(INT32_MAX) ? static_cast<size_t>(INT32_MAX) : out.size();
+    if (destsize < kChunkHeaderExtendedSize)
       return make_error(errc::buffer_too_small, TESSERA_MSG("chunk_encode: output shorter than the 32-byte header"));
 
     encode_plan p;
@@ -711,8 +717,9 @@ struct chunk_encoder_access {
     uint8_t* const o = out.data();
     uint8_t flags = kChunkFlagShuffle | kChunkFlagBitshuffle;  // the extended-header marker
     bool memcpyed = params.clevel == 0 || p.nbytes < 32;
-    int64_t ntbytes = static_cast<int64_t>(kChunkHeaderExtendedSize + 4 * p.nblocks);
-    if (!memcpyed && ntbytes > destsize) memcpyed = true;  // not even the block starts fit
+    // Not even the block starts fit (nblocks checked first: 4 * nblocks may wrap a 32-bit size_t).
+    size_t ntbytes = kChunkHeaderExtendedSize + 4 * p.nblocks;
+    if (!memcpyed && (p.nblocks > destsize / 4 || ntbytes > destsize)) memcpyed = true;
     if (memcpyed) {
       flags |= kChunkFlagMemcpyed;
     } else {
@@ -736,9 +743,9 @@ struct chunk_encoder_access {
     if (!memcpyed) {
       TESSERA_TRY(scratch_ensure(e, p.blocksize));
       if (p.use_dict) {  // params_check let it through only for a codec whose encoder links dict_build
-        auto d = detail::encoder_dict_build(e, &p, o, ntbytes, destsize);
+        auto d = detail::encoder_dict_build(e, &p, o, static_cast<int64_t>(ntbytes), static_cast<int64_t>(destsize));
         if (!d.ok()) return d.err();
-        ntbytes += *d;
+        ntbytes += static_cast<size_t>(*d);
       }
       TESSERA_TRY(codecs_prepare(e, p));
       if (!p.dict.empty()) o[31] = static_cast<uint8_t>(o[31] | kChunkBlosc2Dict);
@@ -747,22 +754,22 @@ struct chunk_encoder_access {
       if (*r > 0) {
         const size_t nstreams = p.split ? (p.leftover > 0 ? (p.nblocks - 1) * p.typesize + 1 : p.nblocks * p.typesize)
                                         : p.nblocks;
-        int64_t cbytes = *r;
-        if (cbytes == ntbytes + static_cast<int64_t>(4 * nstreams)) {
+        size_t cbytes = *r;
+        if (cbytes == ntbytes + 4 * nstreams) {
           // Every stream is a run of zeros: the chunk becomes the special zeros chunk, header only.
           o[31] = static_cast<uint8_t>((o[31] & ~kChunkBlosc2Dict) | static_cast<uint8_t>(chunk_special::zeros) << 4);
           chunk_store_i32(o + 8, stored_blocksize);
           cbytes = kChunkHeaderExtendedSize;
         }
         chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
-        return static_cast<size_t>(cbytes);
+        return cbytes;
       }
       // The blocks did not fit: the data is stored verbatim instead, keeping the header written so far.
       o[2] = static_cast<uint8_t>(o[2] | kChunkFlagMemcpyed);
       o[31] = static_cast<uint8_t>(o[31] & ~kChunkBlosc2Dict);  // verbatim data has no dictionary section
       chunk_store_i32(o + 8, stored_blocksize);
     }
-    if (static_cast<int64_t>(p.nbytes) + static_cast<int64_t>(kChunkHeaderExtendedSize) > destsize)
+    if (p.nbytes > destsize - kChunkHeaderExtendedSize)
       return make_error(errc::buffer_too_small, TESSERA_MSG("chunk_encode: output cannot hold the chunk (needs nbytes + 32)"));
 #if TESSERA_SPEED_PATHS
     if (gather != nullptr) {  // verbatim: the blocks gathered straight into place
