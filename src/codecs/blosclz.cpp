@@ -56,6 +56,23 @@ unsigned hash_log_for(int clevel) noexcept { return clevel == 1 ? 12u : clevel =
 // Where the reference's match extension stops: one past the first position p in [pos, bound) where
 // base[p] != base[p - dist], or `bound` when there is none. (Runs, dist == 1, follow the same rule.)
 inline size_t extend_match(const uint8_t* base, size_t pos, size_t bound, size_t dist) noexcept {
+#ifdef __OPTIMIZE_SIZE__
+  // A size build (firmware): one 32-bit word per step, no unrolled 64-bit pairs (a speed path for hosts).
+  while (bound - pos >= 4) {
+    uint32_t a;
+    uint32_t b;
+    std::memcpy(&a, base + pos, 4);
+    std::memcpy(&b, base + pos - dist, 4);
+    if (a != b) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+      return pos + (static_cast<size_t>(__builtin_clz(a ^ b)) >> 3) + 1;
+#else
+      return pos + (static_cast<size_t>(__builtin_ctz(a ^ b)) >> 3) + 1;
+#endif
+    }
+    pos += 4;
+  }
+#else
   while (bound - pos >= 16) {  // long matches are common in shuffled data: 16 bytes per step
     const uint64_t x = load64(base + pos) ^ load64(base + pos - dist);
     const uint64_t y = load64(base + pos + 8) ^ load64(base + pos + 8 - dist);
@@ -67,6 +84,7 @@ inline size_t extend_match(const uint8_t* base, size_t pos, size_t bound, size_t
     if (x != 0) return pos + first_diff_byte(x) + 1;
     pos += 8;
   }
+#endif
   for (; pos < bound; ++pos) {
     if (base[pos] != base[pos - dist]) return pos + 1;
   }
@@ -201,7 +219,8 @@ result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_
   else if (clevel < 4) probe_len /= 4;
   else if (clevel < 7) probe_len /= 2;
   const probe_estimate est = probe_block(src + (n - probe_len), probe_len, table, hash_log);
-  if (uint64_t{est.consumed} * kProbeDen[clevel] < uint64_t{est.produced} * kProbeNum[clevel]) return size_t{0};
+  // 32-bit products: a probe covers at most the table (2^14 positions), so both counts stay below 2^16.
+  if (est.consumed * kProbeDen[clevel] < est.produced * kProbeNum[clevel]) return size_t{0};
 
   std::memset(table, 0, (size_t{1} << hash_log) * sizeof(uint32_t));
   writer w{out.data(), 0, out.size()};
