@@ -311,6 +311,9 @@ struct frame_vlmetalayer {
 /// The trailer's length for these vlmetalayers (names distinct), and the trailer's bytes.
 [[nodiscard]] result<uint32_t> frame_trailer_size(span<const frame_vlmetalayer> vlmetas) noexcept;
 [[nodiscard]] result<size_t> frame_trailer_encode(span<const frame_vlmetalayer> vlmetas, bytes_mut out) noexcept;
+/// The trailer of a frame without vlmetalayers (the bytes frame_trailer_encode writes for none), constant: for
+/// writers that never add any (the flash port), without the general trailer encoder.
+[[nodiscard]] bytes_view frame_trailer_empty() noexcept;
 
 /// Options for an encoder that serves a frame's index and vlmetalayers (scratch for the index's blocks; bigger
 /// vlmetalayer blocks grow it).

@@ -182,42 +182,57 @@ void trailer_write_of(const meta_entries& e, uint8_t* out, uint32_t size) noexce
   w.write_fixext16(0, bytes_view(kNoFingerprint, sizeof kNoFingerprint));  // type 0: no fingerprint
 }
 
-// The header's fixed fields (kFrameHeaderMinLen bytes), the first 13 of its 14.
-void header_fields_write(msgpack_writer& w, const frame_info& info, int32_t chunksize, bool sparse,
-                         bool has_vlmetalayers) noexcept {
+// Big-endian stores at a pinned offset (the header's fields): one store each, 64-bit values as two halves.
+template <typename U>
+void be_put(uint8_t* p, U v) noexcept {
+  if constexpr (sizeof(U) == 2) le_store_as<uint16_t>(p, __builtin_bswap16(v));
+  else if constexpr (sizeof(U) == 4) le_store_as<uint32_t>(p, __builtin_bswap32(v));
+  else {
+    be_put<uint32_t>(p, static_cast<uint32_t>(v >> 32));
+    be_put<uint32_t>(p + 4, static_cast<uint32_t>(v));
+  }
+}
+
+// The header's fixed fields (kFrameHeaderMinLen bytes at p), the first 13 of its 14, in the encodings the
+// format pins (the reader's kPinned): the markers from one table and each value stored at its offset, not
+// through a dozen msgpack writer calls. The same bytes as those calls wrote.
+void header_fields_put(uint8_t* p, const frame_info& info, int32_t chunksize, bool sparse,
+                       bool has_vlmetalayers) noexcept {
+  static constexpr uint8_t kMarkers[][2] = {
+      {0, 0x90 | kHeaderFields}, {kFhMagic - 1, 0xa8},    {kFhHeaderLen - 1, 0xd2}, {kFhFrameLen - 1, 0xcf},
+      {kFhFlags - 1, 0xa4},      {kFhNbytes - 1, 0xd3},   {kFhCbytes - 1, 0xd3},    {kFhTypesize - 1, 0xd2},
+      {kFhBlocksize - 1, 0xd2},  {kFhChunksize - 1, 0xd2}, {kFhNthreadsC - 1, 0xd1}, {kFhNthreadsD - 1, 0xd1},
+      {kFhFilterCount - 1, 0xd8}, {kFhFilterCount, kChunkMaxFilters}};  // the ext's type: the filter slots
+  static_assert(kFiltersLen == 16 && kFhMetalayers == kFhFilters + kFiltersLen, "the filters field is a fixext16");
+  static_assert(kFhHasVlmeta + 1 == kFhFilterCount - 1 && kFhFlags + kFlagsLen == kFhNbytes - 1, "pinned offsets");
+  std::memset(p, 0, kFhMetalayers);
+  for (const auto& m : kMarkers) p[m[0]] = m[1];
+  std::memcpy(p + kFhMagic, kMagic, sizeof kMagic);
+  be_put<uint32_t>(p + kFhHeaderLen, info.header_len);
+  be_put<uint64_t>(p + kFhFrameLen, info.frame_len);
   const bool variable = chunksize == 0;
   uint8_t flags = (variable || info.vl_blocks) ? kFrameVersionVlBlocks : kFrameVersionRc1;
   flags |= kFrameFlag64BitOffsets;
   if (variable) flags |= kFrameFlagVariableChunks;
   if (info.vl_blocks) flags |= kFrameFlagVlBlocks;
   const uint8_t codec_id = info.compcode >= kFrameCodecLast ? kFrameUdcodecFormat : info.compcode;
-  const uint8_t packed[kFlagsLen] = {flags, static_cast<uint8_t>(sparse ? 1 : 0),
-                                     static_cast<uint8_t>(codec_id | (info.clevel << 4)),
-                                     static_cast<uint8_t>((info.splitmode - 1) & 0x3)};
-  uint8_t filters[kFiltersLen] = {};
-  for (int i = 0; i < kChunkMaxFilters; ++i) {
-    filters[i] = info.filters[i];
-    filters[kFhFiltersMeta - kFhFilters + i] = info.filters_meta[i];
-  }
-  filters[kFhUdcodec - kFhFilters] = info.compcode;
-  filters[kFhCodecMeta - kFhFilters] = info.compcode_meta;
-  filters[kFhOtherFlags2 - kFhFilters] = info.use_dict ? 1 : 0;
-  w.write_fixarray(kHeaderFields);
-  w.write_fixstr(span<const char>(kMagic, sizeof kMagic));
-  w.write_int32(static_cast<int32_t>(info.header_len));
-  w.write_uint64(info.frame_len);
-  w.write_fixstr(span<const char>(reinterpret_cast<const char*>(packed), kFlagsLen));
-  w.write_int64(info.nbytes);
-  w.write_int64(info.cbytes);
-  w.write_int32(info.typesize);
-  w.write_int32(info.blocksize);
-  w.write_int32(chunksize);
-  w.write_int16(info.nthreads_comp);
-  w.write_int16(info.nthreads_decomp);
-  w.write_bool(has_vlmetalayers);
-  // The ext's type byte is the number of filter slots.
-  static_assert(kFiltersLen == 16, "the filters field is a fixext16");
-  w.write_fixext16(static_cast<int8_t>(kChunkMaxFilters), bytes_view(filters, kFiltersLen));
+  p[kFhFlags] = flags;
+  p[kFhType] = sparse ? 1 : 0;
+  p[kFhCodecs] = static_cast<uint8_t>(codec_id | (info.clevel << 4));
+  p[kFhOtherFlags] = static_cast<uint8_t>((info.splitmode - 1) & 0x3);
+  be_put<uint64_t>(p + kFhNbytes, static_cast<uint64_t>(info.nbytes));
+  be_put<uint64_t>(p + kFhCbytes, static_cast<uint64_t>(info.cbytes));
+  be_put<uint32_t>(p + kFhTypesize, static_cast<uint32_t>(info.typesize));
+  be_put<uint32_t>(p + kFhBlocksize, static_cast<uint32_t>(info.blocksize));
+  be_put<uint32_t>(p + kFhChunksize, static_cast<uint32_t>(chunksize));
+  be_put<uint16_t>(p + kFhNthreadsC, static_cast<uint16_t>(info.nthreads_comp));
+  be_put<uint16_t>(p + kFhNthreadsD, static_cast<uint16_t>(info.nthreads_decomp));
+  p[kFhHasVlmeta] = has_vlmetalayers ? 0xc3 : 0xc2;
+  std::memcpy(p + kFhFilters, info.filters, kChunkMaxFilters);
+  std::memcpy(p + kFhFiltersMeta, info.filters_meta, kChunkMaxFilters);
+  p[kFhUdcodec] = info.compcode;
+  p[kFhCodecMeta] = info.compcode_meta;
+  p[kFhOtherFlags2] = info.use_dict ? 1 : 0;
 }
 
 // The fields frame_info and frame_create_params share, from one to the other.
@@ -342,8 +357,7 @@ status header_metas_parse(frame_state& s) noexcept {
 
 void header_fixed_encode(const frame_info& info, int32_t chunksize, bool sparse, bool has_vlmetalayers,
                          uint8_t* p) noexcept {
-  msgpack_writer w(bytes_mut(p, kFrameHeaderMinLen));
-  header_fields_write(w, info, chunksize, sparse, has_vlmetalayers);
+  header_fields_put(p, info, chunksize, sparse, has_vlmetalayers);
 }
 
 void header_fixed_write(const frame_state& s, uint8_t* p) noexcept {
@@ -393,8 +407,10 @@ result<uint32_t> header_encode(const frame_create_params& p, const frame_header_
   info.nbytes = fields.nbytes;
   info.cbytes = fields.cbytes;
   info.vl_blocks = fields.vl_blocks;
+  uint8_t fixed[kFhMetalayers];
+  header_fields_put(fixed, info, fields.chunksize, fields.kind == frame_kind::sparse, fields.has_vlmetalayers);
   msgpack_writer w(out.subspan(0, *hl));
-  header_fields_write(w, info, fields.chunksize, fields.kind == frame_kind::sparse, fields.has_vlmetalayers);
+  w.write_raw(bytes_view(fixed, sizeof fixed));
   // The header's index size counts its fixarray marker too (the trailer's does not): the reference measures
   // them from different starts.
   metas_write(init_entries{p.metalayers, p.nmetalayers}, idx, static_cast<uint16_t>(idx + 1), w, offsets_out);
@@ -630,6 +646,14 @@ result<size_t> frame_trailer_encode(span<const frame_vlmetalayer> vlmetas, bytes
   if (out.size() < *size) return make_error(errc::buffer_too_small, TESSERA_MSG("frame: buffer shorter than the trailer"));
   detail::trailer_write_of(detail::vl_entries{vlmetas.data(), static_cast<uint32_t>(vlmetas.size())}, out.data(), *size);
   return size_t{*size};
+}
+
+bytes_view frame_trailer_empty() noexcept {
+  // 0x94, version 1, the empty vlmetalayer section (fixarray 3, cd index size 6, map16 0, array16 0),
+  // ce trailer_len 35, d8 00 and the 16-byte empty fingerprint (tests check it against frame_trailer_encode).
+  static constexpr uint8_t kEmpty[35] = {0x94, 0x01, 0x93, 0xcd, 0x00, 0x06, 0xde, 0x00, 0x00, 0xdc, 0x00, 0x00,
+                                         0xce, 0x00, 0x00, 0x00, 35,   0xd8, 0x00};
+  return bytes_view(kEmpty, sizeof kEmpty);
 }
 
 chunk_encoder_options frame_encoder_options() noexcept {

@@ -319,6 +319,15 @@ TESSERA_TEST(frame_encode, trailer_layout) {
   auto empty = frame_trailer_size(span<const frame_vlmetalayer>());
   REQUIRE_OK(empty);
   CHECK_EQ(*empty, kFrameTrailerMinLen + 7 + 3);
+  {  // the constant form the flash port writes: the encoder's bytes for no vlmetalayers
+    const bytes_view fixed = frame_trailer_empty();
+    REQUIRE_EQ(fixed.size(), size_t{*empty});
+    uint8_t enc[64] = {};
+    auto n = frame_trailer_encode(span<const frame_vlmetalayer>(), bytes_mut(enc, sizeof enc));
+    REQUIRE_OK(n);
+    REQUIRE_EQ(*n, fixed.size());
+    CHECK(std::memcmp(enc, fixed.data(), fixed.size()) == 0);
+  }
   frame_vlmetalayer dup[2] = {{nm("x"), bytes_view()}, {nm("x"), bytes_view()}};
   CHECK_ERR(frame_trailer_size(span<const frame_vlmetalayer>(dup, 2)), errc::invalid_argument);
   dup[1].name = nm("0123456789abcdef0123456789abcdef");  // 32 bytes

@@ -32,8 +32,6 @@ status templates_build(flash_frame& ff, const frame_create_params& params) noexc
     return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: params.chunksize must be set (every chunk the same nbytes)"));
   result<uint32_t> hl = frame_header_size(params);  // also checks the params
   if (!hl.ok()) return hl.err();
-  result<uint32_t> tl = frame_trailer_size(span<const frame_vlmetalayer>());
-  if (!tl.ok()) return tl.err();
   size_t meta_total = 0;
   for (uint32_t i = 0; i < params.nmetalayers; ++i)
     meta_total += params.metalayers[i].name.size() + params.metalayers[i].content.size();
@@ -53,11 +51,9 @@ status templates_build(flash_frame& ff, const frame_create_params& params) noexc
   ff.params.metalayers = params.nmetalayers > 0 ? ff.metas : nullptr;
   ff.chunksize = params.chunksize;
   ff.header_len = *hl;
-  ff.trailer_len = *tl;
+  ff.trailer = frame_trailer_empty();
+  ff.trailer_len = static_cast<uint32_t>(ff.trailer.size());
   TESSERA_TRY(ff.header.allocate(ff.alloc, ff.header_len));
-  TESSERA_TRY(ff.trailer.allocate(ff.alloc, ff.trailer_len));
-  result<size_t> t = frame_trailer_encode(span<const frame_vlmetalayer>(), bytes_mut(ff.trailer.data(), ff.trailer.size()));
-  if (!t.ok()) return t.err();
   // The tag telling arrays of different params apart: the CRC of the empty array's header and trailer with the
   // metalayer contents zeroed (names, sizes and every other param still count).
   TESSERA_TRY(header_encode(ff, 0, uint64_t{ff.header_len} + ff.trailer_len, 0));
@@ -118,8 +114,9 @@ result<size_t> index_build(flash_frame& ff, uint32_t base, owned_array<uint8_t>&
     if (!*more) break;
     if (b.tag != tag_chunk) continue;
     if (i == n || b.offset < base) return make_error(errc::corrupt, TESSERA_MSG("flash frame: chunk list changed under the index"));
-    const uint64_t rel = b.offset - base;
-    for (int k = 0; k < 8; ++k) offsets[i * 8 + k] = static_cast<uint8_t>(rel >> (8 * k));
+    // An int64 offset whose high half is zero (the region is below 4 GiB): 32-bit shifts only.
+    const uint32_t rel = b.offset - base;
+    for (int k = 0; k < 8; ++k) offsets[i * 8 + k] = static_cast<uint8_t>(k < 4 ? rel >> (8 * k) : 0);
     ++i;
   }
   if (i != n) return make_error(errc::corrupt, TESSERA_MSG("flash frame: chunk count changed under the index"));
@@ -188,7 +185,7 @@ status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const 
 void flash_frame_close(flash_frame& ff) noexcept {
   flash_log_release(ff.log);
   ff.header.reset();
-  ff.trailer.reset();
+  ff.trailer = bytes_view();
   ff.meta_bytes.reset();
   ff.params = frame_create_params{};
   ff.tag = 0;

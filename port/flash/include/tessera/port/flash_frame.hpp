@@ -51,7 +51,7 @@ struct flash_frame {
   frame_metalayer_init metas[kFrameMaxMetalayers] = {};
   owned_array<uint8_t> meta_bytes;
   owned_array<uint8_t> header;   ///< the header buffer: the empty array's header, encoded again at finalize
-  owned_array<uint8_t> trailer;  ///< the trailer (no vlmetalayers: it does not depend on the chunks)
+  bytes_view trailer;            ///< the trailer (frame_trailer_empty: no vlmetalayers, constant)
   uint32_t header_len = 0;
   uint32_t trailer_len = 0;
   uint32_t slot_stride = 0;      ///< header_len rounded up to prog_size: where header slot #1 starts
