@@ -35,6 +35,14 @@ inline uint16_t le_load16(const uint8_t* p) noexcept { return le_load_as<uint16_
 inline uint32_t le_load32(const uint8_t* p) noexcept { return le_load_as<uint32_t>(p); }
 inline uint64_t le_load64(const uint8_t* p) noexcept { return le_load_as<uint64_t>(p); }
 inline void le_store32(uint8_t* p, uint32_t v) noexcept { le_store_as(p, v); }
+// Big-endian fixed widths (msgpack fields written in their pinned forms): one swapped store each, a 64-bit value
+// as two 32-bit halves (no 64-bit shifts on 32-bit targets).
+inline void be_store16(uint8_t* p, uint16_t v) noexcept { le_store_as<uint16_t>(p, __builtin_bswap16(v)); }
+inline void be_store32(uint8_t* p, uint32_t v) noexcept { le_store_as<uint32_t>(p, __builtin_bswap32(v)); }
+inline void be_store64(uint8_t* p, uint64_t v) noexcept {
+  be_store32(p, static_cast<uint32_t>(v >> 32));
+  be_store32(p + 4, static_cast<uint32_t>(v));
+}
 inline void le_store64(uint8_t* p, uint64_t v) noexcept { le_store_as(p, v); }
 
 // Any width n <= 8 (filter elements of typesize bytes; the frame header's 1-, 2-, 4- and 8-byte fields).

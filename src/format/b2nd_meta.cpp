@@ -1,5 +1,8 @@
 #include "tessera/b2nd_meta.hpp"
 
+#include <cstring>
+
+#include "base/byte_order.hpp"
 #include "tessera/msgpack.hpp"
 
 namespace tessera {
@@ -34,12 +37,6 @@ status meta_validate(const b2nd_meta& meta) noexcept {
   return ok_status();
 }
 
-// The reference writes the byte 0x90 + ndim before each shape list whatever ndim is: a fixarray up to 15, but for
-// 16 (its B2ND_MAX_DIM) 0xa0, a fixstr marker. Builds with kMaxDims >= 16 write and accept the same byte.
-void dims_header_write(msgpack_writer& w, int ndim) noexcept {
-  const uint8_t marker = static_cast<uint8_t>(0x90 + ndim);
-  w.write_raw(bytes_view(&marker, 1));
-}
 
 uint32_t dims_header_read(msgpack_reader& r, int ndim) noexcept {
   if (ndim > 15 && r.peek_marker() == ((0x90 + ndim) & 0xff)) {
@@ -49,18 +46,43 @@ uint32_t dims_header_read(msgpack_reader& r, int ndim) noexcept {
   return r.read_array();
 }
 
-void meta_write(const b2nd_meta& meta, msgpack_writer& w) noexcept {
-  w.write_fixarray(kB2ndElements);
-  w.write_fixint(kB2ndMetaVersion);
-  w.write_fixint(meta.ndim);
-  dims_header_write(w, meta.ndim);
-  for (int i = 0; i < meta.ndim; ++i) w.write_int64(meta.shape[i]);
-  dims_header_write(w, meta.ndim);
-  for (int i = 0; i < meta.ndim; ++i) w.write_int32(meta.chunkshape[i]);
-  dims_header_write(w, meta.ndim);
-  for (int i = 0; i < meta.ndim; ++i) w.write_int32(meta.blockshape[i]);
-  w.write_fixint(meta.dtype_format);
-  w.write_str32(b2nd_meta_dtype_or_default(meta));  // always str32, even for short strings
+// The encoding's size: every field has a fixed form, so it is a sum (of a validated meta: the dtype is below
+// INT32_MAX bytes, ndim at most kMaxDims).
+size_t meta_size(const b2nd_meta& meta) noexcept {
+  return 3 + 3 + static_cast<size_t>(meta.ndim) * (9 + 5 + 5) + 1 + 5 + b2nd_meta_dtype_or_default(meta).size();
+}
+
+// The metalayer in the forms the format pins, stored directly (meta_size bytes at p): fixarray 7, version and
+// ndim as positive fixints, the shape as d3 int64s, chunk and block shapes as d2 int32s, the dtype format as a
+// fixint and the dtype as str32 (always, even for short strings). The reference writes the byte 0x90 + ndim
+// before each shape list whatever ndim is: a fixarray up to 15, but for 16 (its B2ND_MAX_DIM) 0xa0, a fixstr
+// marker. Builds with kMaxDims >= 16 write and accept the same byte.
+void meta_write(const b2nd_meta& meta, uint8_t* p) noexcept {
+  const int ndim = meta.ndim;
+  const uint8_t dims_marker = static_cast<uint8_t>(0x90 + ndim);
+  *p++ = 0x90 | kB2ndElements;
+  *p++ = static_cast<uint8_t>(kB2ndMetaVersion);
+  *p++ = static_cast<uint8_t>(ndim);
+  *p++ = dims_marker;
+  for (int i = 0; i < ndim; ++i, p += 9) {
+    p[0] = 0xd3;
+    detail::be_store64(p + 1, static_cast<uint64_t>(meta.shape[i]));
+  }
+  *p++ = dims_marker;
+  for (int i = 0; i < ndim; ++i, p += 5) {
+    p[0] = 0xd2;
+    detail::be_store32(p + 1, static_cast<uint32_t>(meta.chunkshape[i]));
+  }
+  *p++ = dims_marker;
+  for (int i = 0; i < ndim; ++i, p += 5) {
+    p[0] = 0xd2;
+    detail::be_store32(p + 1, static_cast<uint32_t>(meta.blockshape[i]));
+  }
+  *p++ = static_cast<uint8_t>(meta.dtype_format);
+  const span<const char> dtype = b2nd_meta_dtype_or_default(meta);
+  *p++ = 0xdb;
+  detail::be_store32(p, static_cast<uint32_t>(dtype.size()));
+  if (!dtype.empty()) std::memcpy(p + 4, dtype.data(), dtype.size());
 }
 
 // The reader's error, restated with the field that failed; overflow (a value too wide for its field) is malformed.
@@ -106,9 +128,7 @@ span<const char> b2nd_meta_dtype_or_default(const b2nd_meta& meta) noexcept {
 
 size_t b2nd_meta_encoded_size(const b2nd_meta& meta) noexcept {
   if (!meta_validate(meta).ok()) return 0;
-  msgpack_writer counter;
-  meta_write(meta, counter);
-  return counter.ok() ? counter.position() : 0;
+  return meta_size(meta);
 }
 
 result<size_t> b2nd_meta_encode(const b2nd_meta& meta, bytes_mut out) noexcept {
@@ -117,15 +137,10 @@ result<size_t> b2nd_meta_encode(const b2nd_meta& meta, bytes_mut out) noexcept {
     // A null buffer would put the writer in counting mode; here it can only be a buffer too small.
     return make_error(errc::buffer_too_small, TESSERA_MSG("b2nd meta: no output buffer"));
   }
-  msgpack_writer w(out);
-  meta_write(meta, w);
-  if (!w.ok()) {
-    if (w.err().code == errc::buffer_too_small) {
-      return make_error(errc::buffer_too_small, TESSERA_MSG("b2nd meta: the output buffer is too small"));
-    }
-    return w.err();
-  }
-  return w.position();
+  const size_t size = meta_size(meta);
+  if (out.size() < size) return make_error(errc::buffer_too_small, TESSERA_MSG("b2nd meta: the output buffer is too small"));
+  meta_write(meta, out.data());
+  return size;
 }
 
 // Into the caller's meta: no result<> of the 130-byte struct to build and copy.

@@ -138,25 +138,45 @@ result<uint64_t> metas_size(const meta_entries& e, uint64_t* idx_size) noexcept 
   return 1 + idx + 3 + total;  // 0x93, index, dc n, contents
 }
 
-// Writes a metalayer section: fixarray 3 [uint16 index_field, map16 {fixstr name: int32 offset}, array16
-// [bin32 content]]. idx_size is the index's size from metas_size; offsets count from the start of w (the header
-// or trailer). With offsets_out, entry i's content offset goes to offsets_out[i].content_off.
-void metas_write(const meta_entries& e, uint64_t idx_size, uint16_t index_field, msgpack_writer& w,
-                 frame_meta_entry* offsets_out) noexcept {
+// Writes a metalayer section at p, which lies at byte `at` of the header or trailer: fixarray 3 [uint16
+// index_field, map16 {fixstr name: int32 offset}, array16 [bin32 content]]. idx_size is the index's size from
+// metas_size; offsets count from the start of the header or trailer (whose size, below INT32_MAX, the caller
+// checked). Every field in its fixed form, stored directly: the section's size is known. With offsets_out,
+// entry i's content offset goes to offsets_out[i].content_off. Returns the end.
+uint8_t* metas_write(const meta_entries& e, uint64_t idx_size, uint16_t index_field, uint8_t* p, uint32_t at,
+                     frame_meta_entry* offsets_out) noexcept {
   const uint32_t n = e.count();
   // The contents follow the fixarray, the index and the array16 header.
-  uint64_t at = w.position() + 1 + idx_size + 3;
-  w.write_fixarray(kMetasFields);
-  w.write_uint16(index_field);
-  w.write_map16(static_cast<uint16_t>(n));
+  at += 1 + static_cast<uint32_t>(idx_size) + 3;
+  *p++ = 0x90 | kMetasFields;
+  *p++ = 0xcd;
+  be_store16(p, index_field);
+  p[2] = 0xde;
+  be_store16(p + 3, static_cast<uint16_t>(n));
+  p += 5;
   for (uint32_t i = 0; i < n; ++i) {
-    w.write_fixstr(e.name(i));
-    w.write_int32(static_cast<int32_t>(at));
-    if (offsets_out != nullptr) offsets_out[i].content_off = static_cast<uint32_t>(at + kBin32Head);
-    at += kBin32Head + e.content(i).size();
+    const span<const char> name = e.name(i);  // 1..31 bytes (metas_check)
+    *p++ = static_cast<uint8_t>(0xa0 | name.size());
+    std::memcpy(p, name.data(), name.size());
+    p += name.size();
+    *p++ = 0xd2;
+    be_store32(p, at);
+    p += 4;
+    if (offsets_out != nullptr) offsets_out[i].content_off = at + kBin32Head;
+    at += kBin32Head + static_cast<uint32_t>(e.content(i).size());
   }
-  w.write_array16(static_cast<uint16_t>(n));
-  for (uint32_t i = 0; i < n; ++i) w.write_bin32(e.content(i));
+  *p++ = 0xdc;
+  be_store16(p, static_cast<uint16_t>(n));
+  p += 2;
+  for (uint32_t i = 0; i < n; ++i) {
+    const bytes_view c = e.content(i);
+    *p++ = 0xc6;
+    be_store32(p, static_cast<uint32_t>(c.size()));
+    p += 4;
+    if (!c.empty()) std::memcpy(p, c.data(), c.size());
+    p += c.size();
+  }
+  return p;
 }
 
 // The trailer: 0x94, version 1, the vlmetalayer section, ce trailer_len, d8 00 and a 16-byte (empty)
@@ -171,26 +191,16 @@ result<uint32_t> trailer_size_of(const meta_entries& e) noexcept {
 }
 
 void trailer_write_of(const meta_entries& e, uint8_t* out, uint32_t size) noexcept {
-  static constexpr uint8_t kNoFingerprint[kFiltersLen] = {};
   uint64_t idx = 0;
   (void)metas_size(e, &idx);
-  msgpack_writer w(bytes_mut(out, size));
-  w.write_fixarray(kTrailerFields);
-  w.write_fixint(kTrailerVersion);
-  metas_write(e, idx, static_cast<uint16_t>(idx), w, nullptr);
-  w.write_uint32(size);
-  w.write_fixext16(0, bytes_view(kNoFingerprint, sizeof kNoFingerprint));  // type 0: no fingerprint
-}
-
-// Big-endian stores at a pinned offset (the header's fields): one store each, 64-bit values as two halves.
-template <typename U>
-void be_put(uint8_t* p, U v) noexcept {
-  if constexpr (sizeof(U) == 2) le_store_as<uint16_t>(p, __builtin_bswap16(v));
-  else if constexpr (sizeof(U) == 4) le_store_as<uint32_t>(p, __builtin_bswap32(v));
-  else {
-    be_put<uint32_t>(p, static_cast<uint32_t>(v >> 32));
-    be_put<uint32_t>(p + 4, static_cast<uint32_t>(v));
-  }
+  out[0] = 0x90 | kTrailerFields;
+  out[1] = kTrailerVersion;  // a positive fixint
+  uint8_t* p = metas_write(e, idx, static_cast<uint16_t>(idx), out + 2, 2, nullptr);
+  *p++ = 0xce;
+  be_store32(p, size);
+  p[4] = 0xd8;
+  p[5] = 0;  // type 0: no fingerprint, 16 zero bytes
+  std::memset(p + 6, 0, kFiltersLen);
 }
 
 // The header's fixed fields (kFrameHeaderMinLen bytes at p), the first 13 of its 14, in the encodings the
@@ -208,8 +218,8 @@ void header_fields_put(uint8_t* p, const frame_info& info, int32_t chunksize, bo
   std::memset(p, 0, kFhMetalayers);
   for (const auto& m : kMarkers) p[m[0]] = m[1];
   std::memcpy(p + kFhMagic, kMagic, sizeof kMagic);
-  be_put<uint32_t>(p + kFhHeaderLen, info.header_len);
-  be_put<uint64_t>(p + kFhFrameLen, info.frame_len);
+  be_store32(p + kFhHeaderLen, info.header_len);
+  be_store64(p + kFhFrameLen, info.frame_len);
   const bool variable = chunksize == 0;
   uint8_t flags = (variable || info.vl_blocks) ? kFrameVersionVlBlocks : kFrameVersionRc1;
   flags |= kFrameFlag64BitOffsets;
@@ -220,13 +230,13 @@ void header_fields_put(uint8_t* p, const frame_info& info, int32_t chunksize, bo
   p[kFhType] = sparse ? 1 : 0;
   p[kFhCodecs] = static_cast<uint8_t>(codec_id | (info.clevel << 4));
   p[kFhOtherFlags] = static_cast<uint8_t>((info.splitmode - 1) & 0x3);
-  be_put<uint64_t>(p + kFhNbytes, static_cast<uint64_t>(info.nbytes));
-  be_put<uint64_t>(p + kFhCbytes, static_cast<uint64_t>(info.cbytes));
-  be_put<uint32_t>(p + kFhTypesize, static_cast<uint32_t>(info.typesize));
-  be_put<uint32_t>(p + kFhBlocksize, static_cast<uint32_t>(info.blocksize));
-  be_put<uint32_t>(p + kFhChunksize, static_cast<uint32_t>(chunksize));
-  be_put<uint16_t>(p + kFhNthreadsC, static_cast<uint16_t>(info.nthreads_comp));
-  be_put<uint16_t>(p + kFhNthreadsD, static_cast<uint16_t>(info.nthreads_decomp));
+  be_store64(p + kFhNbytes, static_cast<uint64_t>(info.nbytes));
+  be_store64(p + kFhCbytes, static_cast<uint64_t>(info.cbytes));
+  be_store32(p + kFhTypesize, static_cast<uint32_t>(info.typesize));
+  be_store32(p + kFhBlocksize, static_cast<uint32_t>(info.blocksize));
+  be_store32(p + kFhChunksize, static_cast<uint32_t>(chunksize));
+  be_store16(p + kFhNthreadsC, static_cast<uint16_t>(info.nthreads_comp));
+  be_store16(p + kFhNthreadsD, static_cast<uint16_t>(info.nthreads_decomp));
   p[kFhHasVlmeta] = has_vlmetalayers ? 0xc3 : 0xc2;
   std::memcpy(p + kFhFilters, info.filters, kChunkMaxFilters);
   std::memcpy(p + kFhFiltersMeta, info.filters_meta, kChunkMaxFilters);
@@ -407,14 +417,11 @@ result<uint32_t> header_encode(const frame_create_params& p, const frame_header_
   info.nbytes = fields.nbytes;
   info.cbytes = fields.cbytes;
   info.vl_blocks = fields.vl_blocks;
-  uint8_t fixed[kFhMetalayers];
-  header_fields_put(fixed, info, fields.chunksize, fields.kind == frame_kind::sparse, fields.has_vlmetalayers);
-  msgpack_writer w(out.subspan(0, *hl));
-  w.write_raw(bytes_view(fixed, sizeof fixed));
+  header_fields_put(out.data(), info, fields.chunksize, fields.kind == frame_kind::sparse, fields.has_vlmetalayers);
   // The header's index size counts its fixarray marker too (the trailer's does not): the reference measures
   // them from different starts.
-  metas_write(init_entries{p.metalayers, p.nmetalayers}, idx, static_cast<uint16_t>(idx + 1), w, offsets_out);
-  if (!w.ok()) return w.err();
+  (void)metas_write(init_entries{p.metalayers, p.nmetalayers}, idx, static_cast<uint16_t>(idx + 1),
+                    out.data() + kFhMetalayers, kFhMetalayers, offsets_out);
   return *hl;
 }
 
@@ -462,10 +469,10 @@ result<uint32_t> trailer_len_parse(bytes_view tail) noexcept {
 
 void header_sizes_patch(uint8_t* header, uint64_t frame_len, int64_t cbytes) noexcept {
   // Both fields keep their encodings, so rewriting one leaves every other byte in place.
-  msgpack_writer fl(bytes_mut(header + kFhFrameLen - 1, 9));
-  fl.write_uint64(frame_len);
-  msgpack_writer cb(bytes_mut(header + kFhCbytes - 1, 9));
-  cb.write_int64(cbytes);
+  header[kFhFrameLen - 1] = 0xcf;
+  be_store64(header + kFhFrameLen, frame_len);
+  header[kFhCbytes - 1] = 0xd3;
+  be_store64(header + kFhCbytes, static_cast<uint64_t>(cbytes));
 }
 
 status trailer_parse(frame_state& s, bytes_view t) noexcept {
