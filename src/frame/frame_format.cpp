@@ -107,31 +107,27 @@ struct state_entries : meta_entries {  // a frame's vlmetalayers (owned chunks)
   }
 };
 
-// Entries the section can hold: names of 1..31 bytes (fixstr), all different; contents within int32.
-status metas_check(const meta_entries& e, uint32_t max_entries) noexcept {
+// The size of one metalayer section for these entries, which it checks in the same pass: at most max_entries,
+// names of 1..31 bytes (fixstr), all different, contents within int32. Fails when they are not, or when the
+// section cannot be represented.
+result<uint64_t> metas_size(const meta_entries& e, uint32_t max_entries, uint64_t* idx_size) noexcept {
   if (e.count() > max_entries) return make_error(errc::invalid_argument, TESSERA_MSG("frame: too many metalayers"));
+  uint64_t idx = 1 + 2 + 1 + 2;
+  uint64_t total = 0;
   for (uint32_t i = 0; i < e.count(); ++i) {
     const span<const char> name = e.name(i);
+    const bytes_view content = e.content(i);
     if (name.empty() || name.size() > kFrameMetalayerNameMax || name.data() == nullptr)
       return make_error(errc::invalid_argument, TESSERA_MSG("frame: metalayer names have 1 to 31 bytes"));
-    if (e.content(i).size() > INT32_MAX / 2 || (e.content(i).data() == nullptr && !e.content(i).empty()))
+    if (content.size() > INT32_MAX / 2 || (content.data() == nullptr && !content.empty()))
       return make_error(errc::invalid_argument, TESSERA_MSG("frame: metalayer content too large or missing"));
     for (uint32_t k = 0; k < i; ++k) {
       const span<const char> other = e.name(k);
       if (other.size() == name.size() && std::memcmp(other.data(), name.data(), name.size()) == 0)
         return make_error(errc::invalid_argument, TESSERA_MSG("frame: two metalayers with one name"));
     }
-  }
-  return ok_status();
-}
-
-// The size of one metalayer section for these entries; fails when it cannot be represented.
-result<uint64_t> metas_size(const meta_entries& e, uint64_t* idx_size) noexcept {
-  uint64_t idx = 1 + 2 + 1 + 2;
-  uint64_t total = 0;
-  for (uint32_t i = 0; i < e.count(); ++i) {
-    idx += 1 + e.name(i).size() + 1 + 4;
-    total += 1 + 4 + uint64_t{e.content(i).size()};
+    idx += 1 + name.size() + 1 + 4;
+    total += 1 + 4 + uint64_t{content.size()};
   }
   if (idx + 1 >= (1u << 16)) return make_error(errc::overflow, TESSERA_MSG("frame: metalayer index larger than 64 KiB"));
   *idx_size = idx;
@@ -155,7 +151,7 @@ uint8_t* metas_write(const meta_entries& e, uint64_t idx_size, uint16_t index_fi
   be_store16(p + 3, static_cast<uint16_t>(n));
   p += 5;
   for (uint32_t i = 0; i < n; ++i) {
-    const span<const char> name = e.name(i);  // 1..31 bytes (metas_check)
+    const span<const char> name = e.name(i);  // 1..31 bytes (metas_size)
     *p++ = static_cast<uint8_t>(0xa0 | name.size());
     std::memcpy(p, name.data(), name.size());
     p += name.size();
@@ -183,7 +179,7 @@ uint8_t* metas_write(const meta_entries& e, uint64_t idx_size, uint16_t index_fi
 // fingerprint.
 result<uint32_t> trailer_size_of(const meta_entries& e) noexcept {
   uint64_t idx = 0;
-  auto size = metas_size(e, &idx);
+  auto size = metas_size(e, kFrameMaxVlmetalayers, &idx);
   if (!size.ok()) return size.err();
   const uint64_t total = 2 + *size + 5 + 18;
   if (total > INT32_MAX) return make_error(errc::overflow, TESSERA_MSG("frame: trailer too large"));
@@ -192,7 +188,7 @@ result<uint32_t> trailer_size_of(const meta_entries& e) noexcept {
 
 void trailer_write_of(const meta_entries& e, uint8_t* out, uint32_t size) noexcept {
   uint64_t idx = 0;
-  (void)metas_size(e, &idx);
+  (void)metas_size(e, kFrameMaxVlmetalayers, &idx);
   out[0] = 0x90 | kTrailerFields;
   out[1] = kTrailerVersion;  // a positive fixint
   uint8_t* p = metas_write(e, idx, static_cast<uint16_t>(idx), out + 2, 2, nullptr);
@@ -382,7 +378,7 @@ status params_check(const frame_create_params& p) noexcept {
   if (p.clevel > 15 || p.splitmode < 1 || p.splitmode > 4) return make_error(errc::invalid_argument, TESSERA_MSG("frame: clevel or splitmode out of range"));
   if (p.nmetalayers > kFrameMaxMetalayers) return make_error(errc::invalid_argument, TESSERA_MSG("frame: more than 16 metalayers"));
   if (p.nmetalayers > 0 && p.metalayers == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: metalayers missing"));
-  return metas_check(init_entries{p.metalayers, p.nmetalayers}, kFrameMaxMetalayers);
+  return ok_status();  // the metalayers: metas_size checks them (header_size_of, this function's caller)
 }
 
 void info_from_params(const frame_create_params& p, frame_info& i) noexcept {
@@ -394,7 +390,7 @@ void info_from_params(const frame_create_params& p, frame_info& i) noexcept {
 
 result<uint32_t> header_size_of(const frame_create_params& p, uint64_t* idx_size) noexcept {
   TESSERA_TRY(params_check(p));
-  auto size = metas_size(init_entries{p.metalayers, p.nmetalayers}, idx_size);
+  auto size = metas_size(init_entries{p.metalayers, p.nmetalayers}, kFrameMaxMetalayers, idx_size);
   if (!size.ok()) return size.err();
   const uint64_t hl = kFhMetalayers + *size;
   if (hl > INT32_MAX) return make_error(errc::overflow, TESSERA_MSG("frame: header too large"));
@@ -643,7 +639,6 @@ result<size_t> frame_vlmeta_encode(chunk_encoder& encoder, bytes_view content, b
 result<uint32_t> frame_trailer_size(span<const frame_vlmetalayer> vlmetas) noexcept {
   if (vlmetas.size() > kFrameMaxVlmetalayers) return make_error(errc::invalid_argument, TESSERA_MSG("frame: too many vlmetalayers"));
   const detail::vl_entries e{vlmetas.data(), static_cast<uint32_t>(vlmetas.size())};
-  TESSERA_TRY(detail::metas_check(e, kFrameMaxVlmetalayers));
   return detail::trailer_size_of(e);
 }
 
