@@ -218,13 +218,17 @@ __attribute__((always_inline)) inline status pack_block_into(const pack_job& j, 
   int64_t region[kMaxDims] = {};
   bool padded = false;
   for (int d = 0; d < l.ndim; ++d) {
-    const int64_t b0 = bc[d] * l.blockshape[d];
-    const int64_t n = j.ext[d] - b0 < l.blockshape[d] ? j.ext[d] - b0 : l.blockshape[d];
+    // Inside the chunk: its extent and the block's start are below the chunkshape, an int32 (no 64-bit
+    // multiply and compares per dimension on 32-bit targets).
+    const int32_t bs = static_cast<int32_t>(l.blockshape[d]);
+    const int32_t b0 = static_cast<int32_t>(bc[d]) * bs;
+    const int32_t left = static_cast<int32_t>(j.ext[d]) - b0;
+    const int32_t n = left < bs ? left : bs;
     if (n <= 0) {
       std::memset(dst, 0, block_nbytes);
       return ok_status();
     }
-    padded |= n < l.blockshape[d];
+    padded |= n < bs;
     from[d] = j.from[d] + b0;
     region[d] = n;
   }
@@ -460,9 +464,10 @@ result<bytes_view> array_chunk_pack(array_chunk_packer& p, int64_t nchunk, bytes
   int64_t cstart[kMaxDims] = {};
   int64_t cext[kMaxDims] = {};
   TESSERA_TRY(layout_chunk_extent(l, nchunk, cstart, cext));
-  int64_t n = itemsize;
-  for (int i = 0; i < l.ndim; ++i) n *= cext[i];
-  if (static_cast<int64_t>(items.size()) != n)
+  // The extent's bytes: at most the chunk's, an int32 (layout_sizes_compute checked it), so a size_t product.
+  size_t n = static_cast<size_t>(itemsize);
+  for (int i = 0; i < l.ndim; ++i) n *= static_cast<size_t>(cext[i]);
+  if (items.size() != n)
     return make_error(errc::invalid_argument, TESSERA_MSG("array_chunk_pack: items are not the chunk's extent"));
   owned_array<uint8_t>& chunk = array_access::chunk(p);  // extchunk_nitems items (array_chunk_packer_init)
   TESSERA_TRY(detail::chunk_pack_serial(l, itemsize, items, cext, chunk.data()));
