@@ -78,10 +78,9 @@ status open_prepare(flash_frame& ff, const flash_log_config& config, const alloc
   return ok_status();
 }
 
-// Bytes of the index+trailer blob for n chunks (the stored index: its bound).
-uint64_t tail_size(const flash_frame& ff, int64_t n) noexcept {
-  return uint64_t{8} * static_cast<uint64_t>(n) + kChunkMaxOverhead + ff.trailer_len;
-}
+// Bytes of the index+trailer blob for n chunks (the stored index: its bound). 32 bits: append keeps n below
+// INT32_MAX / 8.
+uint32_t tail_size(const flash_frame& ff, uint32_t n) noexcept { return 8 * n + kChunkMaxOverhead + ff.trailer_len; }
 
 // The header slot a finalize uses now: the first whose bytes are all still erased.
 uint32_t next_header_slot(const flash_frame& ff) noexcept {
@@ -207,9 +206,8 @@ status flash_frame_append(flash_frame& ff, bytes_view chunk) noexcept {
     return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: chunk nbytes differs from the array's chunksize"));
   if (h->vlblocks || h->lazy) return make_error(errc::unsupported, TESSERA_MSG("flash frame: VL-block or lazy chunk"));
   if (ff.nchunks >= INT32_MAX / 8 - 64) return make_error(errc::overflow, TESSERA_MSG("flash frame: too many chunks"));
-  const uint64_t keep_bytes = round_up(static_cast<uint32_t>(tail_size(ff, ff.nchunks + 1)), ff.log.device.prog_size);
   flash_log_keep keep;
-  keep.bytes = keep_bytes > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(keep_bytes);
+  keep.bytes = round_up(tail_size(ff, static_cast<uint32_t>(ff.nchunks) + 1), ff.log.device.prog_size);
   keep.records = 2;  // the index+trailer and the header
   result<flash_blob> b = flash_log_append(ff.log, tag_chunk, static_cast<uint32_t>(ff.nchunks),
                                           span<const bytes_view>(&chunk, 1), keep);
