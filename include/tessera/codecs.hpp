@@ -38,4 +38,9 @@ void partition_link_auto() noexcept;
 // executor unless the program calls this (the chunks are the same either way). Hosts link it always.
 void encoder_link_parallel() noexcept;
 
+// User codecs and filters in chunk_encode (chunk_encode_params::plugins, and the array's and packer's plugins),
+// the same way: on bare metal chunk_encode refuses a user codec or filter (unsupported) unless the program
+// calls this. Reading chunks that used them needs no call. Hosts link it always.
+void encoder_link_plugins() noexcept;
+
 }  // namespace tessera

@@ -128,4 +128,23 @@ extern const encoder_dict_fn encoder_dict_build TESSERA_ON_DEMAND;
                                                      int64_t destsize) noexcept;
 void encoder_dict_link() noexcept;
 
+// User plugins in chunk_encode (a user codec or user filters from params.plugins), the same way: the encoder
+// reaches them only through this table (encoder_plugins_link.cpp, linked by encoder_link_plugins), and
+// params_check refuses a user codec or filter where it is not linked. The functions are encoder.cpp's.
+struct encoder_plugin_ops {
+  status (*codec_check)(const chunk_plugins* plugins, uint8_t id) noexcept;
+  status (*filter_check)(const chunk_plugins* plugins, uint8_t id) noexcept;
+  result<size_t> (*compress)(const chunk_plugins* plugins, uint8_t id, uint8_t compcode_meta, bytes_view in,
+                             bytes_mut out) noexcept;
+  status (*forward)(const chunk_plugins* plugins, uint8_t id, uint8_t meta, uint8_t typesize, bytes_view in,
+                    bytes_mut out) noexcept;
+};
+extern const encoder_plugin_ops encoder_plugins TESSERA_ON_DEMAND;
+[[nodiscard]] status encoder_user_codec_check(const chunk_plugins* plugins, uint8_t id) noexcept;
+[[nodiscard]] status encoder_user_filter_check(const chunk_plugins* plugins, uint8_t id) noexcept;
+[[nodiscard]] result<size_t> encoder_user_compress(const chunk_plugins* plugins, uint8_t id, uint8_t compcode_meta,
+                                                   bytes_view in, bytes_mut out) noexcept;
+[[nodiscard]] status encoder_user_forward(const chunk_plugins* plugins, uint8_t id, uint8_t meta, uint8_t typesize,
+                                          bytes_view in, bytes_mut out) noexcept;
+
 }  // namespace tessera::detail

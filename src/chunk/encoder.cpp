@@ -155,13 +155,9 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
       return impl->compress(w.codecs, in, out, p.codec_level, p.dict);
     }
   }
-  const chunk_user_codec* u = chunk_plugins_codec(p.plugins, static_cast<uint8_t>(p.compressor));
-  if (u != nullptr && u->encode != nullptr) {  // params_check found it; block_encode checks the size it claims
-    size_t n = 0;
-    TESSERA_TRY(u->encode(u->context, in, out, p.compcode_meta, &n));
-    return n;  // 0 or in.size(): stored raw; past out: block_encode's overrun error
-  }
-  return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
+  // A user codec: params_check found it, through the plugins link (so that is there). block_encode checks the
+  // size it claims: 0 or in.size() is stored raw, past out an overrun error.
+  return detail::encoder_plugins.compress(p.plugins, static_cast<uint8_t>(p.compressor), p.compcode_meta, in, out);
 }
 
 // Runs the forward filters on block `nblock` (bsize bytes) and returns where the filtered bytes are: the source
@@ -209,13 +205,10 @@ result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker&
         if constexpr (TESSERA_WITH_TRUNC != 0)
           TESSERA_TRY(detail::int_trunc_encode(static_cast<int8_t>(meta), p.typesize, cur, next, bsize));
         break;
-      default: {
-        const chunk_user_filter* u = chunk_plugins_filter(p.plugins, p.filters[i]);
-        if (u == nullptr || u->forward == nullptr)  // params_check refused it already
-          return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: unsupported filter"));
-        TESSERA_TRY(u->forward(u->context, bytes_view(cur, bsize), bytes_mut(next, bsize), meta, p.typesize));
+      default:  // a user filter: params_check found it, through the plugins link
+        TESSERA_TRY(detail::encoder_plugins.forward(p.plugins, p.filters[i], meta, p.typesize, bytes_view(cur, bsize),
+                                                    bytes_mut(next, bsize)));
         break;
-      }
     }
     cur = next;
   }
@@ -314,6 +307,16 @@ void header_write(uint8_t* out, const chunk_encode_params& params, uint8_t flags
   std::memcpy(out + 24, params.filters_meta, kChunkMaxFilters);
 }
 
+// Whether the user codec and filter calls are linked (on bare metal only by encoder_link_plugins).
+status plugins_linked() noexcept {
+#if TESSERA_CODECS_ON_DEMAND
+  if (&detail::encoder_plugins == nullptr)
+    return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: user codecs and filters are not linked into this "
+                                                     "program (call tessera::encoder_link_plugins)"));
+#endif
+  return ok_status();
+}
+
 status params_check(const chunk_encode_params& params) noexcept {
   if (params.typesize == 0) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: typesize is zero"));
   if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
@@ -328,10 +331,8 @@ status params_check(const chunk_encode_params& params) noexcept {
   if (!codec_known(params.compressor)) {
     const uint8_t id = static_cast<uint8_t>(params.compressor);
     if (id < kChunkUserIdFirst) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
-    const chunk_user_codec* u = chunk_plugins_codec(params.plugins, id);
-    if (u == nullptr || u->encode == nullptr)
-      return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: a user codec that params.plugins does not register "
-                                                             "(with an encode function)"));
+    TESSERA_TRY(plugins_linked());
+    TESSERA_TRY(detail::encoder_plugins.codec_check(params.plugins, id));
   } else if (params.compressor != codec::blosclz) {
     const detail::codec_encoder_impl* impl = detail::codec_encoder_find(params.compressor);
     if (impl == nullptr)
@@ -363,14 +364,10 @@ status params_check(const chunk_encode_params& params) noexcept {
           return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: a filter this build compiled out (TESSERA_WITH_*)"));
         if (!detail::filter_linked(f)) return detail::filter_unlinked_error(f);
         break;
-      default: {
-        const chunk_user_filter* u = chunk_plugins_filter(params.plugins, params.filters[i]);
-        if (u == nullptr || u->forward == nullptr)
-          return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: a filter this library cannot apply (only shuffle, "
-                                               "bitshuffle, delta, trunc_prec, bytedelta 35, int_trunc 36) and that "
-                                               "params.plugins does not register as a user filter"));
+      default:
+        TESSERA_TRY(plugins_linked());
+        TESSERA_TRY(detail::encoder_plugins.filter_check(params.plugins, params.filters[i]));
         break;
-      }
     }
     switch (f) {
       case filter_id::trunc_prec:  // validates the meta and typesize on an empty block
@@ -860,6 +857,43 @@ result<size_t> chunk_encode_gathered(chunk_encoder& e, const chunk_encode_params
   return chunk_encoder_access::encode(e, params, bytes_view(), out, &src);
 }
 #endif
+
+// What encoder_plugins_link.cpp's table points at.
+status encoder_user_codec_check(const chunk_plugins* plugins, uint8_t id) noexcept {
+  const chunk_user_codec* u = chunk_plugins_codec(plugins, id);
+  if (u == nullptr || u->encode == nullptr)
+    return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: a user codec that params.plugins does not register "
+                                                           "(with an encode function)"));
+  return ok_status();
+}
+
+status encoder_user_filter_check(const chunk_plugins* plugins, uint8_t id) noexcept {
+  const chunk_user_filter* u = chunk_plugins_filter(plugins, id);
+  if (u == nullptr || u->forward == nullptr)
+    return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: a filter this library cannot apply (only shuffle, "
+                                         "bitshuffle, delta, trunc_prec, bytedelta 35, int_trunc 36) and that "
+                                         "params.plugins does not register as a user filter"));
+  return ok_status();
+}
+
+result<size_t> encoder_user_compress(const chunk_plugins* plugins, uint8_t id, uint8_t compcode_meta, bytes_view in,
+                                     bytes_mut out) noexcept {
+  const chunk_user_codec* u = chunk_plugins_codec(plugins, id);
+  if (u == nullptr || u->encode == nullptr)  // params_check refused it already
+    return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
+  size_t n = 0;
+  TESSERA_TRY(u->encode(u->context, in, out, compcode_meta, &n));
+  return n;
+}
+
+status encoder_user_forward(const chunk_plugins* plugins, uint8_t id, uint8_t meta, uint8_t typesize, bytes_view in,
+                            bytes_mut out) noexcept {
+  const chunk_user_filter* u = chunk_plugins_filter(plugins, id);
+  if (u == nullptr || u->forward == nullptr)  // params_check refused it already
+    return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: unsupported filter"));
+  return u->forward(u->context, in, out, meta, typesize);
+}
+
 // What encoder_link.cpp's pointers point at (the plans are encode_plans).
 result<int64_t> encoder_parallel_blocks_run(chunk_encoder& e, const void* plan, uint8_t* out, int64_t ntbytes,
                                             int64_t destsize) noexcept {

@@ -3,7 +3,8 @@
 // unsupported, and so is reading a chunk that needs bitshuffle; shuffle works. Nor does it call
 // partition_link_auto: the automatic block size of chunk_encode and the automatic shapes of
 // array_frame_setup_make are unsupported, and given ones work; nor encoder_link_parallel (a parallel executor
-// is refused) nor any dictionary encoder (use_dict is refused). Exit status 0 when all holds. (ctest's
+// is refused) nor any dictionary encoder (use_dict is refused) nor encoder_link_plugins (user codecs and
+// filters are refused). Exit status 0 when all holds. (ctest's
 // image-symbol check, filters_on_demand_links_only_what_it_asks, sees that none of their code is in it.)
 #include <cstdio>
 #include <cstring>
@@ -70,6 +71,27 @@ int main() {
   p.use_dict = true;
   const auto dict = chunk_encode(e, p, bytes_view(g_items, sizeof g_items), bytes_mut(g_chunk, sizeof g_chunk));
   expect(!dict.ok() && dict.err().code == errc::codec_unavailable, "dictionaries, not linked");
+  // Nor encoder_link_plugins: a user codec or a user filter is refused before anything runs.
+  chunk_user_codec uc;
+  uc.id = kChunkUserIdFirst;
+  uc.encode = [](void*, bytes_view, bytes_mut, uint8_t, size_t* written) noexcept {
+    *written = 0;
+    return ok_status();
+  };
+  chunk_plugins plugins;
+  plugins.codecs = &uc;
+  plugins.ncodecs = 1;
+  p.use_dict = false;
+  p.plugins = &plugins;
+  p.compressor = static_cast<codec>(kChunkUserIdFirst);
+  const auto user = chunk_encode(e, p, bytes_view(g_items, sizeof g_items), bytes_mut(g_chunk, sizeof g_chunk));
+  expect(!user.ok() && user.err().code == errc::unsupported, "a user codec, not linked");
+  p.compressor = codec::blosclz;
+  p.filters[0] = kChunkUserIdFirst;
+  const auto userf = chunk_encode(e, p, bytes_view(g_items, sizeof g_items), bytes_mut(g_chunk, sizeof g_chunk));
+  expect(!userf.ok() && userf.err().code == errc::unsupported, "a user filter, not linked");
+  p.filters[0] = 0;
+  p.plugins = nullptr;
   chunk_decoder_release(d);
   chunk_encoder_release(e);
 

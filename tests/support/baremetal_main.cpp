@@ -19,6 +19,7 @@ int main() {
   tessera::filter_link_all();
   tessera::partition_link_auto();
   tessera::encoder_link_parallel();
+  tessera::encoder_link_plugins();
   int passed = 0;
   int failed = 0;
   for (auto* c = tessera::test::registry_first(); c != nullptr; c = c->next) {
