@@ -201,8 +201,18 @@ void trailer_write_of(const meta_entries& e, uint8_t* out, uint32_t size) noexce
 
 // The header's fixed fields (kFrameHeaderMinLen bytes at p), the first 13 of its 14, in the encodings the
 // format pins (the reader's kPinned): the markers from one table and each value stored at its offset, not
-// through a dozen msgpack writer calls. The same bytes as those calls wrote.
-void header_fields_put(uint8_t* p, const frame_info& info, int32_t chunksize, bool sparse,
+// through a dozen msgpack writer calls. The same bytes as those calls wrote. `info` is a frame_info or the
+// frame_create_params (the fields they share), `s` the lengths and sizes: a writer from params builds no
+// frame_info for it.
+struct header_sizes {
+  uint32_t header_len;
+  uint64_t frame_len;
+  int64_t nbytes;
+  int64_t cbytes;
+  bool vl_blocks;
+};
+template <class Info>
+void header_fields_put(uint8_t* p, const Info& info, const header_sizes& s, int32_t chunksize, bool sparse,
                        bool has_vlmetalayers) noexcept {
   static constexpr uint8_t kMarkers[][2] = {
       {0, 0x90 | kHeaderFields}, {kFhMagic - 1, 0xa8},    {kFhHeaderLen - 1, 0xd2}, {kFhFrameLen - 1, 0xcf},
@@ -214,20 +224,20 @@ void header_fields_put(uint8_t* p, const frame_info& info, int32_t chunksize, bo
   std::memset(p, 0, kFhMetalayers);
   for (const auto& m : kMarkers) p[m[0]] = m[1];
   std::memcpy(p + kFhMagic, kMagic, sizeof kMagic);
-  be_store32(p + kFhHeaderLen, info.header_len);
-  be_store64(p + kFhFrameLen, info.frame_len);
+  be_store32(p + kFhHeaderLen, s.header_len);
+  be_store64(p + kFhFrameLen, s.frame_len);
   const bool variable = chunksize == 0;
-  uint8_t flags = (variable || info.vl_blocks) ? kFrameVersionVlBlocks : kFrameVersionRc1;
+  uint8_t flags = (variable || s.vl_blocks) ? kFrameVersionVlBlocks : kFrameVersionRc1;
   flags |= kFrameFlag64BitOffsets;
   if (variable) flags |= kFrameFlagVariableChunks;
-  if (info.vl_blocks) flags |= kFrameFlagVlBlocks;
+  if (s.vl_blocks) flags |= kFrameFlagVlBlocks;
   const uint8_t codec_id = info.compcode >= kFrameCodecLast ? kFrameUdcodecFormat : info.compcode;
   p[kFhFlags] = flags;
   p[kFhType] = sparse ? 1 : 0;
   p[kFhCodecs] = static_cast<uint8_t>(codec_id | (info.clevel << 4));
   p[kFhOtherFlags] = static_cast<uint8_t>((info.splitmode - 1) & 0x3);
-  be_store64(p + kFhNbytes, static_cast<uint64_t>(info.nbytes));
-  be_store64(p + kFhCbytes, static_cast<uint64_t>(info.cbytes));
+  be_store64(p + kFhNbytes, static_cast<uint64_t>(s.nbytes));
+  be_store64(p + kFhCbytes, static_cast<uint64_t>(s.cbytes));
   be_store32(p + kFhTypesize, static_cast<uint32_t>(info.typesize));
   be_store32(p + kFhBlocksize, static_cast<uint32_t>(info.blocksize));
   be_store32(p + kFhChunksize, static_cast<uint32_t>(chunksize));
@@ -363,7 +373,8 @@ status header_metas_parse(frame_state& s) noexcept {
 
 void header_fixed_encode(const frame_info& info, int32_t chunksize, bool sparse, bool has_vlmetalayers,
                          uint8_t* p) noexcept {
-  header_fields_put(p, info, chunksize, sparse, has_vlmetalayers);
+  const header_sizes s{info.header_len, info.frame_len, info.nbytes, info.cbytes, info.vl_blocks};
+  header_fields_put(p, info, s, chunksize, sparse, has_vlmetalayers);
 }
 
 void header_fixed_write(const frame_state& s, uint8_t* p) noexcept {
@@ -406,14 +417,8 @@ result<uint32_t> header_encode(const frame_create_params& p, const frame_header_
       fields.chunksize < -1 || (fields.kind != frame_kind::contiguous && fields.kind != frame_kind::sparse))
     return make_error(errc::invalid_argument, TESSERA_MSG("frame: header fields out of range"));
   if (out.size() < *hl) return make_error(errc::buffer_too_small, TESSERA_MSG("frame: buffer shorter than the header"));
-  frame_info info;
-  info_from_params(p, info);
-  info.header_len = *hl;
-  info.frame_len = fields.frame_len;
-  info.nbytes = fields.nbytes;
-  info.cbytes = fields.cbytes;
-  info.vl_blocks = fields.vl_blocks;
-  header_fields_put(out.data(), info, fields.chunksize, fields.kind == frame_kind::sparse, fields.has_vlmetalayers);
+  const header_sizes s{*hl, fields.frame_len, fields.nbytes, fields.cbytes, fields.vl_blocks};
+  header_fields_put(out.data(), p, s, fields.chunksize, fields.kind == frame_kind::sparse, fields.has_vlmetalayers);
   // The header's index size counts its fixarray marker too (the trailer's does not): the reference measures
   // them from different starts.
   (void)metas_write(init_entries{p.metalayers, p.nmetalayers}, idx, static_cast<uint16_t>(idx + 1),
