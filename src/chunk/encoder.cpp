@@ -57,15 +57,12 @@ struct encode_plan {
   int clevel = 0;
   codec compressor = codec::blosclz;
   int codec_level = 0;  // the level (or LZ4 acceleration) handed to the library
-  uint8_t filters[kChunkMaxFilters] = {};
-  uint8_t metas[kChunkMaxFilters] = {};
+  const chunk_encode_params* params = nullptr;  // the filters, their metas, the plugins (not copied per chunk)
   bool any_filter = false;
   size_t blocksize = 0;
   size_t nblocks = 0;
   size_t leftover = 0;
   bool split = false;
-  const chunk_plugins* plugins = nullptr;  // a user codec (compressor) and user filters
-  uint8_t compcode_meta = 0;               // handed to a user codec
   bool use_dict = false;                   // a dictionary is asked for (the chunk may still get none)
   bytes_view dict;                         // the chunk's dictionary (empty: none), inside the output
 #if TESSERA_SPEED_PATHS
@@ -157,7 +154,8 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
   }
   // A user codec: params_check found it, through the plugins link (so that is there). block_encode checks the
   // size it claims: 0 or in.size() is stored raw, past out an overrun error.
-  return detail::encoder_plugins.compress(p.plugins, static_cast<uint8_t>(p.compressor), p.compcode_meta, in, out);
+  return detail::encoder_plugins.compress(p.params->plugins, static_cast<uint8_t>(p.compressor),
+                                          p.params->compcode_meta, in, out);
 }
 
 // Runs the forward filters on block `nblock` (bsize bytes) and returns where the filtered bytes are: the source
@@ -177,10 +175,10 @@ result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker&
   uint8_t* const b = w.scratch + p.blocksize;
   uint8_t* const bits = w.scratch + 2 * p.blocksize;
   for (int i = 0; i < kChunkMaxFilters; ++i) {
-    const auto f = static_cast<filter_id>(p.filters[i]);
+    const auto f = static_cast<filter_id>(p.params->filters[i]);
     if (f == filter_id::none) continue;
     uint8_t* next = cur == a ? b : a;
-    const uint8_t meta = p.metas[i];
+    const uint8_t meta = p.params->filters_meta[i];
     switch (f) {
       case filter_id::shuffle: shuffle(meta != 0 ? meta : p.typesize, bsize, cur, next); break;
       // Compiled-out filters never reach here (params_check refuses them); the guards drop their code.
@@ -206,8 +204,8 @@ result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker&
           TESSERA_TRY(detail::int_trunc_encode(static_cast<int8_t>(meta), p.typesize, cur, next, bsize));
         break;
       default:  // a user filter: params_check found it, through the plugins link
-        TESSERA_TRY(detail::encoder_plugins.forward(p.plugins, p.filters[i], meta, p.typesize, bytes_view(cur, bsize),
-                                                    bytes_mut(next, bsize)));
+        TESSERA_TRY(detail::encoder_plugins.forward(p.params->plugins, p.params->filters[i], meta, p.typesize,
+                                                    bytes_view(cur, bsize), bytes_mut(next, bsize)));
         break;
     }
     cur = next;
@@ -650,6 +648,7 @@ struct chunk_encoder_access {
     if (!bsr.ok()) return bsr.err();
     if (params.clevel == 0 || nbytes < 32) return ok_status();  // memcpyed: no blocks to encode
     encode_plan p;
+    p.params = &params;
     p.compressor = params.compressor;
     p.codec_level = codec_level_of(params.compressor, params.clevel);
     p.blocksize = static_cast<size_t>(*bsr);
@@ -691,13 +690,10 @@ struct chunk_encoder_access {
     p.clevel = params.clevel;
     p.compressor = params.compressor;
     p.codec_level = params.clevel > 0 ? codec_level_of(params.compressor, params.clevel) : 0;
-    std::memcpy(p.filters, params.filters, kChunkMaxFilters);
-    std::memcpy(p.metas, params.filters_meta, kChunkMaxFilters);
-    p.plugins = params.plugins;
-    p.compcode_meta = params.compcode_meta;
+    p.params = &params;
     p.use_dict = params.use_dict;
     bool delta = false;
-    for (uint8_t f : p.filters) {
+    for (uint8_t f : params.filters) {
       if (f != 0) p.any_filter = true;
       if (f == static_cast<uint8_t>(filter_id::delta)) delta = true;
     }
