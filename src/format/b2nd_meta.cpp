@@ -1,6 +1,7 @@
 #include "tessera/b2nd_meta.hpp"
 
 #include <cstring>
+#include <initializer_list>
 
 #include "base/byte_order.hpp"
 #include "tessera/msgpack.hpp"
@@ -68,15 +69,12 @@ void meta_write(const b2nd_meta& meta, uint8_t* p) noexcept {
     p[0] = 0xd3;
     detail::be_store64(p + 1, static_cast<uint64_t>(meta.shape[i]));
   }
-  *p++ = dims_marker;
-  for (int i = 0; i < ndim; ++i, p += 5) {
-    p[0] = 0xd2;
-    detail::be_store32(p + 1, static_cast<uint32_t>(meta.chunkshape[i]));
-  }
-  *p++ = dims_marker;
-  for (int i = 0; i < ndim; ++i, p += 5) {
-    p[0] = 0xd2;
-    detail::be_store32(p + 1, static_cast<uint32_t>(meta.blockshape[i]));
+  for (const int32_t* dims : {meta.chunkshape, meta.blockshape}) {
+    *p++ = dims_marker;
+    for (int i = 0; i < ndim; ++i, p += 5) {
+      p[0] = 0xd2;
+      detail::be_store32(p + 1, static_cast<uint32_t>(dims[i]));
+    }
   }
   *p++ = static_cast<uint8_t>(meta.dtype_format);
   const span<const char> dtype = b2nd_meta_dtype_or_default(meta);
