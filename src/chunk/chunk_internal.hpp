@@ -4,7 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../base/on_demand.hpp"  // relative: tests include this header without src/ on their path
+#include "../base/byte_order.hpp"  // relative: tests include this header without src/ on their path
+#include "../base/on_demand.hpp"
 #include "tessera/chunk.hpp"
 
 namespace tessera::detail {
@@ -18,12 +19,8 @@ inline int32_t chunk_load_i32(const uint8_t* p) noexcept {
   // Two's complement without relying on implementation-defined conversion.
   return u <= 0x7fffffffu ? static_cast<int32_t>(u) : -static_cast<int32_t>(~u) - 1;
 }
-inline void chunk_store_u32(uint8_t* p, uint32_t v) noexcept {
-  p[0] = static_cast<uint8_t>(v);
-  p[1] = static_cast<uint8_t>(v >> 8);
-  p[2] = static_cast<uint8_t>(v >> 16);
-  p[3] = static_cast<uint8_t>(v >> 24);
-}
+// One (unaligned) store on little-endian hosts: size builds kept the four byte stores as a call per field.
+inline void chunk_store_u32(uint8_t* p, uint32_t v) noexcept { le_store32(p, v); }
 inline void chunk_store_i32(uint8_t* p, int32_t v) noexcept { chunk_store_u32(p, static_cast<uint32_t>(v)); }
 
 // chunk_decode_blocks run serially on the caller's thread whatever the decoder's executor (its serial path).
