@@ -113,9 +113,13 @@ result<size_t> index_build(flash_frame& ff, uint32_t base, owned_array<uint8_t>&
     if (!*more) break;
     if (b.tag != tag_chunk) continue;
     if (i == n || b.offset < base) return make_error(errc::corrupt, TESSERA_MSG("flash frame: chunk list changed under the index"));
-    // An int64 offset whose high half is zero (the region is below 4 GiB): 32-bit shifts only.
-    const uint32_t rel = b.offset - base;
-    for (int k = 0; k < 8; ++k) offsets[i * 8 + k] = static_cast<uint8_t>(k < 4 ? rel >> (8 * k) : 0);
+    // A little-endian int64 offset whose high half is zero (the region is below 4 GiB): one 32-bit store.
+    uint32_t rel = b.offset - base;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    rel = __builtin_bswap32(rel);
+#endif
+    std::memcpy(&offsets[i * 8], &rel, 4);
+    std::memset(&offsets[i * 8 + 4], 0, 4);
     ++i;
   }
   if (i != n) return make_error(errc::corrupt, TESSERA_MSG("flash frame: chunk count changed under the index"));

@@ -21,12 +21,22 @@ struct record {
   uint32_t crc = 0;     // blob: CRC-32 of the bytes; begin: geometry fingerprint
 };
 
-void put32(uint8_t* p, uint32_t v) noexcept {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+// Little-endian words: one (unaligned) store or load where the host is little-endian, swapped where not.
+inline uint32_t le32(uint32_t v) noexcept {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  return __builtin_bswap32(v);
+#else
+  return v;
+#endif
 }
-uint32_t get32(const uint8_t* p) noexcept {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
-         static_cast<uint32_t>(p[3]) << 24;
+inline void put32(uint8_t* p, uint32_t v) noexcept {
+  v = le32(v);
+  std::memcpy(p, &v, 4);
+}
+inline uint32_t get32(const uint8_t* p) noexcept {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return le32(v);
 }
 
 void record_encode(const record& r, uint8_t* out) noexcept {
@@ -70,9 +80,11 @@ uint32_t geometry_fingerprint(const flash_log& log) noexcept {
 
 // Slot `i`'s region offset, or UINT32_MAX when it does not fit above `floor`.
 uint32_t slot_offset(const flash_log& log, uint32_t i, uint32_t floor) noexcept {
-  const uint64_t below = (static_cast<uint64_t>(i) + 1) * log.slot_size;
-  if (below > log.region_size || log.region_size - below < floor) return UINT32_MAX;
-  return static_cast<uint32_t>(log.region_size - below);
+  // i + 1 slots fit below the region's end while i < region_size / slot_size: 32-bit arithmetic from there.
+  if (i >= log.region_size / log.slot_size) return UINT32_MAX;
+  const uint32_t below = (i + 1) * log.slot_size;
+  if (log.region_size - below < floor) return UINT32_MAX;
+  return log.region_size - below;
 }
 
 // ---- Region I/O ---------------------------------------------------------------------------------------------
