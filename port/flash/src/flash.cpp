@@ -68,6 +68,15 @@ status flash_erase(const flash_device& d, uint32_t sector) noexcept {
 status flash_sync(const flash_device& d) noexcept { return d.sync == nullptr ? ok_status() : d.sync(d.context); }
 
 uint32_t flash_crc32_update(uint32_t crc, bytes_view data) noexcept {
+#ifdef __OPTIMIZE_SIZE__
+  // A size build (firmware): bit by bit, no table (a few cycles per bit, small beside programming the bytes).
+  crc = ~crc;
+  for (uint8_t byte : data) {
+    crc ^= byte;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+#else
   // Nibble-wise table: 64 bytes of constants, fast enough for commit records and verification reads.
   static constexpr uint32_t kTable[16] = {
       0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu, 0x76DC4190u, 0x6B6B51F4u, 0x4DB26158u, 0x5005713Cu,
@@ -78,6 +87,7 @@ uint32_t flash_crc32_update(uint32_t crc, bytes_view data) noexcept {
     crc = (crc >> 4) ^ kTable[(crc ^ (byte >> 4)) & 0x0Fu];
   }
   return ~crc;
+#endif
 }
 
 }  // namespace tessera
