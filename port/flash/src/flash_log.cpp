@@ -141,25 +141,30 @@ status region_prog(const flash_log& log, uint32_t offset, bytes_view src) noexce
 // erased value (so the pad can never be mistaken for a programmed byte, and costs no extra program).
 status program_pieces(flash_log& log, uint32_t offset, span<const bytes_view> pieces) noexcept {
   uint32_t fill = 0;
-  for (bytes_view piece : pieces) {
-    while (!piece.empty()) {
+  size_t k = 0;
+  bytes_view piece;
+  for (;;) {
+    // Fill the cache from the pieces; then program it whole, or padded when the pieces ran out (one call site).
+    while (fill < log.cache_size) {
+      if (piece.empty()) {
+        if (k == pieces.size()) break;
+        piece = pieces[k++];
+        continue;
+      }
       const size_t n = piece.size() < log.cache_size - fill ? piece.size() : log.cache_size - fill;
       std::memcpy(log.cache + fill, piece.data(), n);
       fill += static_cast<uint32_t>(n);
       piece = piece.subspan(n);
-      if (fill == log.cache_size) {
-        TESSERA_TRY(region_prog(log, offset, bytes_view(log.cache, fill)));
-        offset += fill;
-        fill = 0;
-      }
     }
+    if (fill == 0) return ok_status();
+    const bool last = fill < log.cache_size;
+    const uint32_t len = last ? round_up(fill, log.device.prog_size) : fill;
+    std::memset(log.cache + fill, log.device.erased_value, len - fill);
+    TESSERA_TRY(region_prog(log, offset, bytes_view(log.cache, len)));
+    if (last) return ok_status();
+    offset += fill;
+    fill = 0;
   }
-  if (fill != 0) {
-    const uint32_t padded = round_up(fill, log.device.prog_size);
-    std::memset(log.cache + fill, log.device.erased_value, padded - fill);
-    TESSERA_TRY(region_prog(log, offset, bytes_view(log.cache, padded)));
-  }
-  return ok_status();
 }
 
 status write_record(flash_log& log, const record& r, uint32_t floor) noexcept {
@@ -429,7 +434,8 @@ result<flash_blob> flash_log_write_front(flash_log& log, uint8_t tag, uint32_t a
                                          span<const bytes_view> pieces, uint32_t keep_records) noexcept {
   if (log.cache == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash log: not mounted"));
   const uint64_t size = pieces_size(pieces);
-  if (offset % log.device.prog_size != 0 || offset < log.front_end || offset + size > log.front_reserve)
+  if (offset % log.device.prog_size != 0 || offset < log.front_end || offset > log.front_reserve ||
+      size > log.front_reserve - offset)
     return make_error(errc::invalid_argument, TESSERA_MSG("flash log: front write misaligned, rewritten or past the front area"));
   const uint64_t records = static_cast<uint64_t>(log.next_record) + 1 + keep_records + (log.abort_pending ? 1 : 0);
   if (records * log.slot_size > log.region_size - log.data_end)
