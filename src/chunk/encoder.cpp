@@ -158,10 +158,11 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
                                           p.params->compcode_meta, in, out);
 }
 
-// Runs the forward filters on block `nblock` (bsize bytes) and returns where the filtered bytes are: the source
-// itself when no filter is active, else one of the worker's two pipeline buffers.
-result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker& w, size_t nblock,
-                                    size_t bsize) noexcept {
+// Runs the forward filters on block `nblock` (bsize bytes) and puts in *out where the filtered bytes are: the
+// source itself when no filter is active, else one of the worker's two pipeline buffers. (A status and an out
+// pointer: no result<const uint8_t*> instantiated for this one caller pair.)
+status block_filter(const encode_plan& p, chunk_encoder::worker& w, size_t nblock, size_t bsize,
+                    const uint8_t** out) noexcept {
   const uint8_t* cur = p.src + nblock * p.blocksize;
 #if TESSERA_SPEED_PATHS
   if (p.gather != nullptr) {  // the block gathered into the second pipeline buffer: the filters start from it
@@ -170,7 +171,8 @@ result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker&
     cur = g;
   }
 #endif
-  if (!p.any_filter) return cur;
+  *out = cur;
+  if (!p.any_filter) return ok_status();
   uint8_t* const a = w.scratch;
   uint8_t* const b = w.scratch + p.blocksize;
   uint8_t* const bits = w.scratch + 2 * p.blocksize;
@@ -210,7 +212,8 @@ result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker&
     }
     cur = next;
   }
-  return cur;
+  *out = cur;
+  return ok_status();
 }
 
 // Encodes block `nblock` at dest, which lies at byte `ntbytes` of a chunk buffer of `destsize` bytes (the
@@ -219,9 +222,8 @@ result<const uint8_t*> block_filter(const encode_plan& p, chunk_encoder::worker&
 result<size_t> block_encode(const encode_plan& p, chunk_encoder::worker& w, size_t nblock, uint8_t* dest,
                             size_t ntbytes, size_t destsize) noexcept {
   const size_t bsize = plan_block_size(p, nblock);
-  auto filtered = block_filter(p, w, nblock, bsize);
-  if (!filtered.ok()) return filtered.err();
-  const uint8_t* const data = *filtered;
+  const uint8_t* data = nullptr;
+  TESSERA_TRY(block_filter(p, w, nblock, bsize, &data));
   const bool leftover_block = bsize < p.blocksize;
   const size_t nstreams = (p.split && !leftover_block) ? p.typesize : 1;
   const size_t neblock = bsize / nstreams;
@@ -617,10 +619,10 @@ struct chunk_encoder_access {
     size_t filled = 0;
     for (size_t j = 0; filled < dsize; ++j) {
       const size_t bsize = plan_block_size(p, j);
-      auto filtered = block_filter(p, e.workers_[0], j, bsize);
-      if (!filtered.ok()) return filtered.err();
+      const uint8_t* filtered = nullptr;
+      TESSERA_TRY(block_filter(p, e.workers_[0], j, bsize, &filtered));
       const size_t take = dsize - filled < bsize ? dsize - filled : bsize;
-      std::memcpy(dict + filled, *filtered, take);
+      std::memcpy(dict + filled, filtered, take);
       filled += take;
     }
     // The reference samples the filtered blocks at the chunk's data offset and stores the dictionary's size
