@@ -10,8 +10,11 @@
 #
 # Usage: ci/size-report.sh BUILD_DIR|IMAGE.elf...
 #   BUILD_DIR: every image of BUILD_DIR/examples that has a map file next to it.
-# Environment: SIZE (default arm-none-eabi-size), CXXFILT (default arm-none-eabi-c++filt), TOP.
-# Exit status: 0, or 1 when an image or its map is missing or no image was found.
+# Environment: SIZE (default arm-none-eabi-size), CXXFILT (default arm-none-eabi-c++filt), TOP, BUDGETS: the
+#   most bytes of Tessera's share an image may carry, as "image=bytes ..." (issue 12's goals: the examples' ctest
+#   tessera_size_budget passes them); each listed image gets a line saying whether it is within, and an image
+#   over its budget, or a listed one that was not found, makes the exit status 1.
+# Exit status: 0, or 1 when an image or its map is missing, no image was found, or a budget is exceeded.
 set -uo pipefail
 
 size_tool=${SIZE:-arm-none-eabi-size}
@@ -41,21 +44,44 @@ fi
 
 # One line per kept input section of the map: "<size> <library or object> <section>". Only the memory map part
 # (sections --gc-sections discarded are listed before it); a long section name sits alone on its line and its
-# address, size and file follow on the next.
+# address, size and file follow on the next. Merged string sections (.rodata*.str1.*: the link keeps each string
+# once, whichever objects hold it) count the bytes they occupy in the image, from their address to the next input
+# section's: the map lists them with their size before merging, or with the merged block's, not with what they
+# add. Every other section counts its listed size.
 map_sections() {
   awk '
     /^Linker script and memory map/ { in_map = 1; next }
     !in_map { next }
     NF == 1 && $1 ~ /^\./ { pending = $1; next }
-    NF >= 4 && $1 ~ /^\./ && $2 ~ /^0x/ && $3 ~ /^0x/ { emit($1, $3, $4); pending = ""; next }
-    NF == 3 && pending != "" && $1 ~ /^0x/ && $2 ~ /^0x/ { emit(pending, $2, $3); pending = ""; next }
+    NF >= 4 && $1 ~ /^\./ && $2 ~ /^0x/ && $3 ~ /^0x/ { keep($1, $2, $3, $4); pending = ""; next }
+    NF == 3 && pending != "" && $1 ~ /^0x/ && $2 ~ /^0x/ { keep(pending, $1, $2, $3); pending = ""; next }
     { pending = "" }
-    function emit(name, size, file,   n, i) {
-      n = 0  # hexadecimal, without gawk extensions
-      for (i = 3; i <= length(size); i++) n = n * 16 + index("0123456789abcdef", tolower(substr(size, i, 1))) - 1
-      if (n > 0 && name ~ /^\.(text|rodata)/) print n, file, name
+    function hex(s,   n, i) {  # without gawk extensions
+      n = 0
+      for (i = 3; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", tolower(substr(s, i, 1))) - 1
+      return n
+    }
+    function keep(name, addr, size, file) {
+      count++
+      names[count] = name; addrs[count] = hex(addr); sizes[count] = hex(size); files[count] = file
+    }
+    END {
+      for (k = 1; k <= count; k++) {
+        n = sizes[k]
+        if (n > 0 && names[k] ~ /\.str[0-9]/) {
+          for (j = k + 1; j <= count && addrs[j] <= addrs[k]; j++) {}
+          if (j <= count && addrs[j] - addrs[k] < n) n = addrs[j] - addrs[k]
+        }
+        if (n > 0 && names[k] ~ /^\.(text|rodata)/) print n, files[k], names[k]
+      }
     }' "$1"
 }
+
+declare -A budget=()
+for entry in ${BUDGETS:-}; do
+  budget[${entry%%=*}]=${entry#*=}
+done
+declare -A seen=()
 
 status=0
 printf '%-22s %8s %7s %8s | %9s %s\n' image text data bss tessera "(.text* + .rodata* from libtessera*.a, bytes)"
@@ -89,6 +115,15 @@ for elf in "${images[@]}"; do
   IFS=$'\t' read -r tessera rest <<<"$shares"
   printf '%-22s %8d %7d %8d | %9d %s\n' "$name" "$text" "$data" "$bss" "$tessera" \
     "($(awk -v b="$tessera" 'BEGIN { printf "%.1f KiB", b / 1024 }'): ${rest})"
+  if [[ -n ${budget[$name]:-} ]]; then
+    seen[$name]=1
+    if ((tessera <= budget[$name])); then
+      printf '    budget %d B: met (%d B to spare)\n' "${budget[$name]}" $((budget[$name] - tessera))
+    else
+      printf '    budget %d B: EXCEEDED by %d B\n' "${budget[$name]}" $((tessera - budget[$name]))
+      status=1
+    fi
+  fi
   if [[ $top -gt 0 ]]; then
     # The section name without its .text./.rodata. prefix is the symbol (mangled); plain .text: the object.
     awk '$2 ~ /libtessera[^\/]*\.a\(/' <<<"$sections" | sort -k1,1nr | head -n "$top" |
@@ -107,6 +142,12 @@ for elf in "${images[@]}"; do
         fi
         printf '    %7d  %s\n' "$bytes" "$sym"
       done
+  fi
+done
+for name in "${!budget[@]}"; do
+  if [[ -z ${seen[$name]:-} ]]; then
+    echo "size-report.sh: no image $name to check against its budget" >&2
+    status=1
   fi
 done
 exit $status
