@@ -36,21 +36,26 @@ enum class errc : int32_t {
   resource_limit = 13,    ///< the input asks for more memory than the call's budget (max_alloc) allows
 };
 
+// Every code's name, each ended by its NUL, in one string.
+#define TESSERA_ERRC_NAMES                                                                                        \
+  "ok\0invalid_argument\0out_of_memory\0buffer_too_small\0truncated\0malformed\0unsupported\0out_of_range\0"     \
+  "overflow\0io\0no_space\0codec_unavailable\0corrupt\0resource_limit\0unknown"
+
 namespace detail {
-// Every code's name, each ended by its NUL, in one array: an error whose message is compiled out points into it,
-// so an image holds each name once (string literals would be copied into every object file that makes one).
-inline constexpr char kErrcNames[] =
-    "ok\0invalid_argument\0out_of_memory\0buffer_too_small\0truncated\0malformed\0unsupported\0out_of_range\0"
-    "overflow\0io\0no_space\0codec_unavailable\0corrupt\0resource_limit\0unknown";
+// The names in one array, defined once in the core (src/base/errc_names.cpp): an error whose message is compiled
+// out points into it, so an image holds each name once (literals would be copied into every object file that
+// makes one such error).
+extern const char kErrcNames[sizeof TESSERA_ERRC_NAMES];
 inline constexpr uint32_t kErrcCount = 14;  // the codes 0..13; the last name is "unknown"
 struct errc_name_offsets {
   uint8_t at[kErrcCount + 1];
 };
 constexpr errc_name_offsets errc_name_offsets_make() noexcept {
+  constexpr char text[] = TESSERA_ERRC_NAMES;
   errc_name_offsets o{};
   uint32_t k = 0;
   for (uint32_t i = 0; k < kErrcCount; ++i)
-    if (kErrcNames[i] == '\0') o.at[++k] = static_cast<uint8_t>(i + 1);
+    if (text[i] == '\0') o.at[++k] = static_cast<uint8_t>(i + 1);
   return o;
 }
 inline constexpr errc_name_offsets kErrcNameOffsets = errc_name_offsets_make();

@@ -102,7 +102,8 @@ TESSERA_TEST(error, messages_follow_the_build_setting) {
 #endif
   CHECK(std::strcmp(make_error(errc::no_space, nullptr).message, "no_space") == 0);
   CHECK(std::strcmp(error{}.message, "") == 0);
-  static_assert(error{errc::io, nullptr}.message[0] == 'i', "the fallback is constexpr");
+  constexpr error kIo{errc::io, nullptr};  // the fallback is constexpr: the name's address in the core's table
+  CHECK(std::strcmp(kIo.message, "io") == 0);
   // A code read from stored data (the C API, a result) may lie outside the enum: still a string.
   CHECK(std::strcmp(error(static_cast<errc>(77), nullptr).message, "unknown") == 0);
 }

@@ -1,0 +1,8 @@
+// The codes' names (tessera/error.hpp): in the core, whichever program uses them.
+#include "tessera/error.hpp"
+
+namespace tessera::detail {
+
+const char kErrcNames[sizeof TESSERA_ERRC_NAMES] = TESSERA_ERRC_NAMES;
+
+}  // namespace tessera::detail
