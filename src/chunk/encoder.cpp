@@ -163,14 +163,15 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
 // pointer: no result<const uint8_t*> instantiated for this one caller pair.)
 status block_filter(const encode_plan& p, chunk_encoder::worker& w, size_t nblock, size_t bsize,
                     const uint8_t** out) noexcept {
-  const uint8_t* cur = p.src + nblock * p.blocksize;
+  const uint8_t* cur;
 #if TESSERA_SPEED_PATHS
   if (p.gather != nullptr) {  // the block gathered into the second pipeline buffer: the filters start from it
     uint8_t* const g = w.scratch + p.blocksize;
     TESSERA_TRY(p.gather->gather(p.gather->context, nblock, bytes_mut(g, bsize)));
     cur = g;
-  }
+  } else  // (src is null then: no offset taken from it)
 #endif
+    cur = p.src + nblock * p.blocksize;
   *out = cur;
   if (!p.any_filter) return ok_status();
   uint8_t* const a = w.scratch;
