@@ -94,6 +94,11 @@ void shapes_from_layout(To& to, const array_layout& l) noexcept {
 // zeros, as the chunk decoder does.
 [[nodiscard]] status special_item(chunk_special kind, int32_t itemsize, uint8_t* out) noexcept;
 
+// Whether a stored chunk whose blocks are the array's decodes block by block on any of the decoder's workers
+// (chunk_block_decode_on): no special value, memcpy, VL blocks or delta (a later block needs block 0 decoded
+// first). When it does, the decoder is prepared for it here, on the caller's thread.
+[[nodiscard]] result<bool> chunk_decodes_by_block(array& a, bytes_view chunk) noexcept;
+
 // Reads [start, stop) of a into the region of the same extent at out_start of a C-order buffer of out_shape.
 [[nodiscard]] status array_read_into(array& a, const int64_t* start, const int64_t* stop, bytes_mut out,
                                      const int64_t* out_shape, const int64_t* out_start) noexcept;

@@ -7,6 +7,7 @@
 #include "chunk/chunk_internal.hpp"
 #include "frame/frame_internal.hpp"
 #include "array_internal.hpp"
+#include "rows_read.hpp"
 #include "touched_blocks.hpp"
 #include "tessera/nd_copy.hpp"
 #include "tessera/slice_plan.hpp"
@@ -263,19 +264,6 @@ struct batch_job {
   }
 };
 
-// Whether a stored chunk whose blocks are the array's (chunk_blocks_match) decodes block by block on any worker
-// (chunk_block_decode_on), prepared for it on this thread. Not delta: a later block needs block 0 decoded first,
-// into scratch the worker would have to allocate.
-result<bool> batch_chunk_fits(array& a, bytes_view chunk) noexcept {
-  auto h = chunk_header_read(chunk);
-  if (!h.ok()) return h.err();
-  if (h->special != chunk_special::none || h->memcpyed || h->vlblocks || h->lazy) return false;
-  for (uint8_t f : h->filters)
-    if (f == static_cast<uint8_t>(filter_id::delta)) return false;
-  TESSERA_TRY(chunk_decoder_prepare(array_access::decoder(a), *h));
-  return true;
-}
-
 status batch_run(batch_job& b, const executor& e) noexcept {
   if (b.n == 0) return ok_status();
   executor_run(e, static_cast<size_t>(b.first_task[b.n]), batch_job::task, &b);
@@ -293,16 +281,125 @@ bool batch_possible(array& a) noexcept {
   return detail::frame_chunks_in_place(array_access::frm(a));
 }
 
+// One slice read's state: the chunks are read one at a time (chunk()), or (host builds, large reads of arrays in
+// memory) a row of chunks at a time in the output's order (rows_read.hpp).
+struct slice_reader {
+  array& a;
+  const slice_plan& plan;
+  bytes_mut out;
+  const int64_t* out_shape;
+  const int64_t* out_start;
+  bool out_is_slice = true;
+  bool c_order = false;
+  bool batching = false;
+  read_scratch s;
+  batch_job batch;
+
+  slice_reader(array& arr, const slice_plan& p, bytes_mut o, const int64_t* oshape, const int64_t* ostart) noexcept
+      : a(arr), plan(p), out(o), out_shape(oshape), out_start(ostart) {}
+
+  void destination(const slice_chunk& c, int64_t* dst0) const noexcept {
+    for (int i = 0; i < array_access::layout(a).ndim; ++i) dst0[i] = out_start[i] + c.slice_start[i];
+  }
+
+  status chunk(const slice_chunk& c) noexcept {
+    const array_layout& l = array_access::layout(a);
+    const int64_t itemsize = array_access::itemsize(a);
+    frame& f = array_access::frm(a);
+    int64_t dst0[kMaxDims] = {};
+    destination(c, dst0);
+    auto ref = frame_chunk_locate(f, c.nchunk);
+    if (!ref.ok()) return ref.err();
+    if (ref->special != chunk_special::none)
+      return detail::region_fill_special(l.ndim, itemsize, out, out_shape, dst0, c.region_shape, ref->special);
+    // The reference's fast path: the slice is exactly one whole interior chunk stored in C order.
+    bool interior = true;
+    for (int i = 0; i < l.ndim; ++i) interior &= c.chunk_extent[i] == l.chunkshape[i];
+    if (out_is_slice && plan.nchunks == 1 && c.covers_chunk && interior && c_order) {
+      auto r = frame_chunk_decode(f, array_access::decoder(a), c.nchunk, out);
+      if (!r.ok()) return r.err();
+      if (static_cast<int64_t>(*r) != array_access::sizes(a).chunk_nbytes)
+        return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
+      return ok_status();
+    }
+    // Its nbytes must be the array's; its blocks decide how it is read.
+    auto match = chunk_blocks_match(a, *ref);
+    if (!match.ok()) return match.err();
+    if (batching && *match) {
+      owned_array<uint8_t> none;  // a read-only frame in memory hands out views: nothing is allocated
+      auto bytes = frame_chunk_read(f, c.nchunk, none);
+      if (!bytes.ok()) return bytes.err();
+      auto fits = none.data() == nullptr ? detail::chunk_decodes_by_block(a, *bytes) : result<bool>(false);
+      if (!fits.ok()) return fits.err();
+      if (*fits) {
+        touched_blocks& bj = batch.chunks[batch.n];
+        if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) return ok_status();
+        batch.bytes[batch.n] = *bytes;
+        batch.first_task[batch.n + 1] = batch.first_task[batch.n] + bj.nblocks;
+        if (++batch.n == kBatchChunks) TESSERA_TRY(batch_run(batch, array_access::exec(a)));
+        return ok_status();
+      }
+    }
+    chunk_copy_job j;  // ndim 0 too: one block of one item
+    if (!chunk_copy_init(j.t, a, c, out, out_shape, dst0)) return ok_status();
+    if (*match) {
+      // The touched blocks, decoded over the executor's workers, each copied out from the worker's scratch.
+      return frame_blocks_decode(f, array_access::decoder(a), c.nchunk, touched_blocks_request(j.t));
+    }
+    // The chunk was written with other blocks than the array's: decode it whole and copy from it.
+    TESSERA_TRY(chunk_decode_whole(a, c.nchunk, s));
+    j.chunk = s.chunk.data();
+    return chunk_copy_out(a, j);
+  }
+
+#if TESSERA_SPEED_PATHS
+  // Groups of chunks along the last dimension read in the output's order; a group with a chunk that path does
+  // not read goes chunk by chunk.
+  status rows(slice_chunk_iterator& chunks, int64_t slice_bytes) noexcept {
+    const int last = array_access::layout(a).ndim - 1;
+    slice_chunk group[detail::kRowsGroupChunks];
+    int64_t dst0[detail::kRowsGroupChunks][kMaxDims] = {};
+    detail::rows_staging staging;
+    bool more = chunks.next();
+    while (more) {
+      int n = 0;
+      bool same_row = true;
+      do {
+        group[n] = chunks.chunk();
+        destination(group[n], dst0[n]);
+        ++n;
+        more = chunks.next();
+        for (int i = 0; more && i < last; ++i) same_row &= chunks.chunk().coords[i] == group[0].coords[i];
+      } while (more && same_row && n < detail::kRowsGroupChunks);
+      auto done = detail::rows_read_group(a, group, dst0, n, out, out_shape, slice_bytes, staging);
+      if (!done.ok()) return done.err();
+      if (!*done)
+        for (int k = 0; k < n; ++k) TESSERA_TRY(chunk(group[k]));
+    }
+    return ok_status();
+  }
+#endif
+};
+
 }  // namespace
 
 namespace detail {
+
+result<bool> chunk_decodes_by_block(array& a, bytes_view chunk) noexcept {
+  auto h = chunk_header_read(chunk);
+  if (!h.ok()) return h.err();
+  if (h->special != chunk_special::none || h->memcpyed || h->vlblocks || h->lazy) return false;
+  for (uint8_t f : h->filters)
+    if (f == static_cast<uint8_t>(filter_id::delta)) return false;
+  TESSERA_TRY(chunk_decoder_prepare(array_access::decoder(a), *h));
+  return true;
+}
 
 status array_read_into(array& a, const int64_t* start, const int64_t* stop, bytes_mut out, const int64_t* out_shape,
                        const int64_t* out_start) noexcept {
   TESSERA_TRY(array_check_open(a));
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
-  const layout_sizes& sz = array_access::sizes(a);
   slice_plan plan;
   TESSERA_TRY(slice_plan_init(plan, l, start, stop));
   int64_t out_total = itemsize;
@@ -317,64 +414,21 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
     return make_error(errc::buffer_too_small, TESSERA_MSG("array: output buffer smaller than its shape"));
   if (plan.nitems == 0) return ok_status();
 
-  frame& f = array_access::frm(a);
-  read_scratch s;
-  const bool c_order = layout_chunk_is_c_order(l);
-  const bool batching = plan.nchunks > 1 && batch_possible(a);
-  batch_job batch;
-  batch.d = &array_access::decoder(a);
+  slice_reader r(a, plan, out, out_shape, out_start);
+  r.out_is_slice = out_is_slice;
+  r.c_order = layout_chunk_is_c_order(l);
+  r.batching = plan.nchunks > 1 && batch_possible(a);
+  r.batch.d = &array_access::decoder(a);
   slice_chunk_iterator chunks(plan);
-  while (chunks.next()) {
-    const slice_chunk& c = chunks.chunk();
-    int64_t dst0[kMaxDims] = {};
-    for (int i = 0; i < l.ndim; ++i) dst0[i] = out_start[i] + c.slice_start[i];
-    auto ref = frame_chunk_locate(f, c.nchunk);
-    if (!ref.ok()) return ref.err();
-    if (ref->special != chunk_special::none) {
-      TESSERA_TRY(region_fill_special(l.ndim, itemsize, out, out_shape, dst0, c.region_shape, ref->special));
-      continue;
-    }
-    // The reference's fast path: the slice is exactly one whole interior chunk stored in C order.
-    bool interior = true;
-    for (int i = 0; i < l.ndim; ++i) interior &= c.chunk_extent[i] == l.chunkshape[i];
-    if (out_is_slice && plan.nchunks == 1 && c.covers_chunk && interior && c_order) {
-      auto r = frame_chunk_decode(f, array_access::decoder(a), c.nchunk, out);
-      if (!r.ok()) return r.err();
-      if (static_cast<int64_t>(*r) != sz.chunk_nbytes)
-        return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
-      continue;
-    }
-    // Its nbytes must be the array's; its blocks decide how it is read.
-    auto match = chunk_blocks_match(a, *ref);
-    if (!match.ok()) return match.err();
-    if (batching && *match) {
-      owned_array<uint8_t> none;  // a read-only frame in memory hands out views: nothing is allocated
-      auto bytes = frame_chunk_read(f, c.nchunk, none);
-      if (!bytes.ok()) return bytes.err();
-      auto fits = none.data() == nullptr ? batch_chunk_fits(a, *bytes) : result<bool>(false);
-      if (!fits.ok()) return fits.err();
-      if (*fits) {
-        touched_blocks& bj = batch.chunks[batch.n];
-        if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) continue;
-        batch.bytes[batch.n] = *bytes;
-        batch.first_task[batch.n + 1] = batch.first_task[batch.n] + bj.nblocks;
-        if (++batch.n == kBatchChunks) TESSERA_TRY(batch_run(batch, array_access::exec(a)));
-        continue;
-      }
-    }
-    chunk_copy_job j;  // ndim 0 too: one block of one item
-    if (!chunk_copy_init(j.t, a, c, out, out_shape, dst0)) continue;
-    if (*match) {
-      // The touched blocks, decoded over the executor's workers, each copied out from the worker's scratch.
-      TESSERA_TRY(frame_blocks_decode(f, array_access::decoder(a), c.nchunk, touched_blocks_request(j.t)));
-      continue;
-    }
-    // The chunk was written with other blocks than the array's: decode it whole and copy from it.
-    TESSERA_TRY(chunk_decode_whole(a, c.nchunk, s));
-    j.chunk = s.chunk.data();
-    TESSERA_TRY(chunk_copy_out(a, j));
+#if TESSERA_SPEED_PATHS
+  const int64_t slice_bytes = plan.nitems * itemsize;
+  if (rows_read_possible(a, plan, slice_bytes)) {
+    TESSERA_TRY(r.rows(chunks, slice_bytes));
+    return batch_run(r.batch, array_access::exec(a));
   }
-  return batch_run(batch, array_access::exec(a));
+#endif
+  while (chunks.next()) TESSERA_TRY(r.chunk(chunks.chunk()));
+  return batch_run(r.batch, array_access::exec(a));
 }
 
 }  // namespace detail

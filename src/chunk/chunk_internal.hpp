@@ -100,6 +100,12 @@ struct chunk_block_source {
 #endif
 [[nodiscard]] status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                            size_t begin, size_t end, bytes_view* decoded) noexcept;
+#if TESSERA_SPEED_PATHS
+// The same, the block decoded into dst (at least its size) instead of the worker's scratch, which then holds only
+// the pipeline's temporaries; *decoded is dst's first block-size bytes.
+[[nodiscard]] status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
+                                                size_t begin, size_t end, bytes_mut dst, bytes_view* decoded) noexcept;
+#endif
 
 // The block size for params and nbytes bytes (chunk_blocksize_compute without its checks of typesize and clevel,
 // which the encoder has made): params.blocksize when given, else the automatic one.

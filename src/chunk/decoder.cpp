@@ -729,8 +729,9 @@ struct chunk_decoder_access {
     }
   }
 
+  // dst (when not empty) receives the block, the worker's scratch holding only the pipeline's temporaries.
   static status block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
-                                size_t begin, size_t end, bytes_view* decoded) noexcept {
+                                size_t begin, size_t end, bytes_view* decoded, bytes_mut dst = bytes_mut()) noexcept {
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     if (worker >= d.nworkers_)
       return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
@@ -745,7 +746,13 @@ struct chunk_decoder_access {
     block_need need;
     need.begin = begin;
     need.end = end;
-    return block_one(j, d.workers_[worker], nblock, need, decoded);
+    if (dst.data() == nullptr) return block_one(j, d.workers_[worker], nblock, need, decoded);
+    if (nblock >= h.nblocks) return make_error(errc::out_of_range, TESSERA_MSG("chunk: block index past the chunk's blocks"));
+    const size_t size = nblock + 1 == h.nblocks && h.leftover > 0 ? static_cast<size_t>(h.leftover) : static_cast<size_t>(h.blocksize);
+    if (dst.size() < size) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: output shorter than the block"));
+    TESSERA_TRY(block_decode(h, l, nblock, size, dst.data(), nullptr, d.workers_[worker], need));
+    *decoded = bytes_view(dst.data(), size);
+    return ok_status();
   }
 
   // The chunk's header and sections, and (not memcpyed, or special) what its blocks need before they run:
@@ -926,6 +933,14 @@ status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk
                              size_t end, bytes_view* decoded) noexcept {
   return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded);
 }
+
+#if TESSERA_SPEED_PATHS
+status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
+                                  size_t end, bytes_mut dst, bytes_view* decoded) noexcept {
+  if (dst.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk: no output for the block"));
+  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, dst);
+}
+#endif
 
 }  // namespace detail
 

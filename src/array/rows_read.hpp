@@ -1,0 +1,46 @@
+// Large slice reads of an array held in memory, written in the output's address order (host builds only).
+//
+// A block's rows are short (blockshape's last extent) and lie far apart in a C-order output: copied out block
+// by block, every row is a scattered write of a few cache lines, and a 256 MB read spends as long in that copy
+// as in LZ4. Here a group of chunks along the last dimension is read one "layer" at a time: the touched blocks
+// that share their block coordinates in the other dimensions, across every chunk of the group, are decoded into
+// the worker's staging (memcpyed chunks' blocks are read in place), then each output row the layer covers is
+// written whole, left to right
+// (detail::run_writer: streaming stores when the read is large). A layer is one task; tasks run on the
+// decoder's workers, each with its own staging, made on the caller's thread.
+#pragma once
+
+#include <cstdint>
+
+#include "chunk/chunk_internal.hpp"
+#include "tessera/slice_plan.hpp"
+
+namespace tessera {
+class array;
+namespace detail {
+
+#if TESSERA_SPEED_PATHS
+// The most chunks read as one group (consecutive along the last dimension).
+constexpr int kRowsGroupChunks = 16;
+
+// Staging for the workers, kept across the groups of one read.
+struct rows_staging {
+  owned_array<uint8_t> bytes;
+  size_t per_worker = 0;  // bytes per worker
+};
+
+// Whether a read of `plan` into an output of out_bytes takes this path (the frame hands out views of its chunks,
+// the slice is 1 MiB or more and spans several blocks along its last dimension).
+[[nodiscard]] bool rows_read_possible(array& a, const slice_plan& plan, int64_t out_bytes) noexcept;
+
+// Reads the group `chunks[0, n)` (consecutive along the last dimension, the same elsewhere) into out (shape
+// out_shape; dst0[k] is where chunk k's region starts). Returns false, having written nothing, when a chunk of
+// the group is not one this path reads (a special value, delta, other blocks than the array's): the caller
+// reads those chunks its own way.
+[[nodiscard]] result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t (*dst0)[kMaxDims], int n,
+                                           bytes_mut out, const int64_t* out_shape, int64_t slice_bytes,
+                                           rows_staging& staging) noexcept;
+#endif
+
+}  // namespace detail
+}  // namespace tessera
