@@ -5,9 +5,8 @@
 // as in LZ4. Here a group of chunks along the last dimension is read one "layer" at a time: the touched blocks
 // that share their block coordinates in the other dimensions, across every chunk of the group, are decoded into
 // the worker's staging (memcpyed chunks' blocks are read in place), then each output row the layer covers is
-// written whole, left to right
-// (detail::run_writer: streaming stores when the read is large). A layer is one task; tasks run on the
-// decoder's workers, each with its own staging, made on the caller's thread.
+// written whole, left to right (detail::run_writer: streaming stores when the read is large). A layer is one
+// task; tasks run on the decoder's workers, each with its own staging, made on the caller's thread.
 #pragma once
 
 #include <cstdint>
