@@ -747,8 +747,9 @@ struct chunk_decoder_access {
     need.begin = begin;
     need.end = end;
     if (dst.data() == nullptr) return block_one(j, d.workers_[worker], nblock, need, decoded);
-    if (nblock >= h.nblocks) return make_error(errc::out_of_range, TESSERA_MSG("chunk: block index past the chunk's blocks"));
-    const size_t size = nblock + 1 == h.nblocks && h.leftover > 0 ? static_cast<size_t>(h.leftover) : static_cast<size_t>(h.blocksize);
+    auto extent = chunk_block_extent_get(h, l.chunk, nblock);
+    if (!extent.ok()) return extent.err();
+    const size_t size = extent->size;
     if (dst.size() < size) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: output shorter than the block"));
     TESSERA_TRY(block_decode(h, l, nblock, size, dst.data(), nullptr, d.workers_[worker], need));
     *decoded = bytes_view(dst.data(), size);
