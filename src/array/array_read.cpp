@@ -241,6 +241,7 @@ using detail::chunk_decoder_prepare;
 
 struct batch_job {
   chunk_decoder* d = nullptr;
+  executor exec = executor_serial();
   touched_blocks chunks[kBatchChunks];
   bytes_view bytes[kBatchChunks];
   int64_t first_task[kBatchChunks + 1] = {};  // chunk k's tasks: [first_task[k], first_task[k + 1])
@@ -258,15 +259,27 @@ struct batch_job {
     size_t begin = 0, end = 0;
     touched_block_range(&j, i, &begin, &end);
     bytes_view decoded;
+#if TESSERA_SPEED_PATHS
+    // A block of which a few rows are wanted: only those unshuffled, straight to the output.
+    if (detail::touched_block_few(j, i)) {
+      size_t planes = 0;
+      status st = detail::chunk_block_planes_on(*b.d, worker, b.bytes[k], touched_block_number(&j, i), begin, end,
+                                                &decoded, &planes);
+      if (st.ok()) st = planes != 0 ? detail::touched_block_unshuffle(j, i, decoded, planes)
+                                    : touched_block_consume(&j, i, decoded, worker);
+      if (!st.ok()) b.error.set(st);
+      return;
+    }
+#endif
     status st = chunk_block_decode_on(*b.d, worker, b.bytes[k], touched_block_number(&j, i), begin, end, &decoded);
     if (st.ok()) st = touched_block_consume(&j, i, decoded, worker);
     if (!st.ok()) b.error.set(st);
   }
 };
 
-status batch_run(batch_job& b, const executor& e) noexcept {
+status batch_run(batch_job& b) noexcept {
   if (b.n == 0) return ok_status();
-  executor_run(e, static_cast<size_t>(b.first_task[b.n]), batch_job::task, &b);
+  executor_run(b.exec, static_cast<size_t>(b.first_task[b.n]), batch_job::task, &b);
   const status result = b.error.result();
   b.n = 0;
   b.first_task[0] = 0;
@@ -274,10 +287,13 @@ status batch_run(batch_job& b, const executor& e) noexcept {
 }
 
 // Whether reads may take the batch path: chunks are views that stay valid (a read-only contiguous frame whose
-// storage is in memory) and the executor runs tasks in parallel.
-bool batch_possible(array& a) noexcept {
+// storage is in memory) and the executor runs tasks in parallel, or (speed paths) serially on the caller's
+// thread, where a block whose few rows are wanted has only those unshuffled (touched_block_few). Sets b.exec.
+bool batch_possible(array& a, batch_job& b) noexcept {
   const executor& e = array_access::exec(a);
-  if (e.run == nullptr || e.workers < 2 || chunk_decoder_executor(array_access::decoder(a)).workers < 2) return false;
+  const bool parallel = e.run != nullptr && e.workers >= 2 && chunk_decoder_executor(array_access::decoder(a)).workers >= 2;
+  if (!parallel && !TESSERA_SPEED_PATHS) return false;
+  b.exec = parallel ? e : executor_serial();
   return detail::frame_chunks_in_place(array_access::frm(a));
 }
 
@@ -336,7 +352,7 @@ struct slice_reader {
         if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) return ok_status();
         batch.bytes[batch.n] = *bytes;
         batch.first_task[batch.n + 1] = batch.first_task[batch.n] + bj.nblocks;
-        if (++batch.n == kBatchChunks) TESSERA_TRY(batch_run(batch, array_access::exec(a)));
+        if (++batch.n == kBatchChunks) TESSERA_TRY(batch_run(batch));
         return ok_status();
       }
     }
@@ -417,18 +433,18 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
   slice_reader r(a, plan, out, out_shape, out_start);
   r.out_is_slice = out_is_slice;
   r.c_order = layout_chunk_is_c_order(l);
-  r.batching = plan.nchunks > 1 && batch_possible(a);
+  r.batching = plan.nchunks > 1 && batch_possible(a, r.batch);
   r.batch.d = &array_access::decoder(a);
   slice_chunk_iterator chunks(plan);
 #if TESSERA_SPEED_PATHS
   const int64_t slice_bytes = plan.nitems * itemsize;
   if (rows_read_possible(a, plan, slice_bytes)) {
     TESSERA_TRY(r.rows(chunks, slice_bytes));
-    return batch_run(r.batch, array_access::exec(a));
+    return batch_run(r.batch);
   }
 #endif
   while (chunks.next()) TESSERA_TRY(r.chunk(chunks.chunk()));
-  return batch_run(r.batch, array_access::exec(a));
+  return batch_run(r.batch);
 }
 
 }  // namespace detail

@@ -102,9 +102,16 @@ struct chunk_block_source {
                                            size_t begin, size_t end, bytes_view* decoded) noexcept;
 #if TESSERA_SPEED_PATHS
 // The same, the block decoded into dst (at least its size) instead of the worker's scratch, which then holds only
-// the pipeline's temporaries; *decoded is dst's first block-size bytes.
+// the pipeline's temporaries; *decoded is dst's first block-size bytes. planes: as chunk_block_planes_on's.
 [[nodiscard]] status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
-                                                size_t begin, size_t end, bytes_mut dst, bytes_view* decoded) noexcept;
+                                                size_t begin, size_t end, bytes_mut dst, bytes_view* decoded,
+                                                size_t* planes = nullptr) noexcept;
+// chunk_block_decode_on for a caller that unshuffles only the elements it wants: a block whose only filter is a
+// plain shuffle comes back as its byte planes (element k's byte b at b * (size / typesize) + k; only the
+// elements of [begin, end) are sure to be decoded) and *planes is its typesize; any other block comes back
+// decoded and *planes is 0.
+[[nodiscard]] status chunk_block_planes_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
+                                           size_t begin, size_t end, bytes_view* decoded, size_t* planes) noexcept;
 #endif
 
 // The block size for params and nbytes bytes (chunk_blocksize_compute without its checks of typesize and clevel,

@@ -6,6 +6,7 @@
 #include "chunk/chunk_internal.hpp"
 #include "codecs/blosclz.hpp"
 #include "codecs/codec.hpp"
+#include "filters/elements_unshuffle.hpp"
 #include "filters/filters.hpp"
 #include "tessera/shuffle.hpp"
 
@@ -166,10 +167,13 @@ bool chunk_has_delta(const chunk_header& h) noexcept {
   return false;
 }
 
-// The bytes of a block a caller needs, [begin, end); all of it by default.
+// The bytes of a block a caller needs, [begin, end); all of it by default. planes (speed paths): when set, a
+// block whose only filter is a plain shuffle is left as its byte planes and *planes is its typesize (else 0),
+// for a caller that unshuffles only the elements it wants.
 struct block_need {
   size_t begin = 0;
   size_t end = SIZE_MAX;
+  size_t* planes = nullptr;
 };
 
 // How a plain shuffle's few wanted elements are unshuffled inside the one block they are decoded into, so that
@@ -200,6 +204,12 @@ struct partial_plan {
   }
 };
 
+// The only filter to undo is a shuffle of whole typesize-byte elements: element k's byte b sits at b * ne + k.
+bool plain_shuffle(const chunk_header& h, const backward_plan& plan, size_t bsize) noexcept {
+  return plan.count == 1 && static_cast<filter_id>(plan.ids[0]) == filter_id::shuffle &&
+         (plan.metas[0] == 0 || plan.metas[0] == h.typesize) && h.typesize > 1 && bsize % h.typesize == 0;
+}
+
 partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan, size_t nblock, size_t bsize,
                                block_need need) noexcept {
   partial_plan p;
@@ -207,8 +217,7 @@ partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan,
   if (need.begin >= need.end || (need.begin == 0 && need.end == bsize) || h.vlblocks || plan.delta) return p;
   if (plan.count == 0) {
     p.on = true;
-  } else if (plan.count == 1 && static_cast<filter_id>(plan.ids[0]) == filter_id::shuffle &&
-             (plan.metas[0] == 0 || plan.metas[0] == h.typesize) && h.typesize > 1 && bsize % h.typesize == 0) {
+  } else if (plain_shuffle(h, plan, bsize)) {
     p.on = true;
     p.shuffle = true;
     p.e0 = need.begin / h.typesize;
@@ -227,12 +236,6 @@ partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan,
     else if (n * ts <= kGatherStack) p.how = gather::stack;
   }
   return p;
-}
-
-// Elements [e0, e1) of a shuffled block of ne elements (byte plane b at b * ne) to out, unshuffled.
-void elements_gather(const uint8_t* planes, size_t ne, size_t ts, size_t e0, size_t e1, uint8_t* out) noexcept {
-  for (size_t e = e0; e < e1; ++e)
-    for (size_t b = 0; b < ts; ++b) *out++ = planes[b * ne + e];
 }
 
 // Grows a worker's scratch to at least `bytes`, from the decoder's allocator (on the caller's thread).
@@ -269,10 +272,15 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
                     uint8_t** at = nullptr) noexcept {
   backward_plan plan;
   TESSERA_TRY(backward_plan_make(h, bsize, w.plugins, plan));
-  const partial_plan part = partial_plan_make(h, plan, nblock, bsize, need);
+  partial_plan part = partial_plan_make(h, plan, nblock, bsize, need);
+  // Left as byte planes: the streams go straight to the output and no filter runs.
+  const bool leave_planes = TESSERA_SPEED_PATHS && need.planes != nullptr && plain_shuffle(h, plan, bsize);
+  if (need.planes != nullptr) *need.planes = leave_planes ? h.typesize : 0;
+  if (leave_planes) part.how = gather::none;
   // Blocks of scratch before the output: the stream output when a filter copies, a second temporary for a
   // second copying filter, bit-shuffle's.
-  const size_t temporaries = part.how != gather::none || plan.copying == 0 ? 0 : 1 + (plan.copying > 1) + plan.bits;
+  const size_t temporaries =
+      leave_planes || part.how != gather::none || plan.copying == 0 ? 0 : 1 + (plan.copying > 1) + plan.bits;
   TESSERA_TRY(scratch_hold(w, temporaries + (dst == nullptr ? 1 : 0), bsize, grow));
   uint8_t* const a = w.scratch;
   if (dst == nullptr) *at = dst = a + temporaries * bsize;
@@ -327,7 +335,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
         for (size_t e = part.e0; e < part.e1; ++e) dst[e * h.typesize + s] = o[e];
     }
   }
-  if (part.how == gather::planes) return ok_status();
+  if (part.how == gather::planes || leave_planes) return ok_status();
 
   // Undo the filters. Each copying filter writes the other temporary, the last one writes dst; delta works in
   // place (the reference's delta always runs on the destination block).
@@ -350,7 +358,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
           // gather::stack decodes in place (cur is dst): the elements go through the stack.
           uint8_t t[kGatherStack];
           uint8_t* const to = cur == target ? t : target + part.e0 * h.typesize;
-          elements_gather(cur, ne, h.typesize, part.e0, part.e1, to);
+          detail::elements_unshuffle(h.typesize, cur + part.e0, ne, part.e1 - part.e0, to);
           if (to == t) std::memcpy(target + part.e0 * h.typesize, t, (part.e1 - part.e0) * h.typesize);
         } else {
           unshuffle(meta != 0 ? meta : h.typesize, bsize, cur, target);
@@ -731,7 +739,8 @@ struct chunk_decoder_access {
 
   // dst (when not empty) receives the block, the worker's scratch holding only the pipeline's temporaries.
   static status block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
-                                size_t begin, size_t end, bytes_view* decoded, bytes_mut dst = bytes_mut()) noexcept {
+                                size_t begin, size_t end, bytes_view* decoded, bytes_mut dst = bytes_mut(),
+                                size_t* planes = nullptr) noexcept {
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     if (worker >= d.nworkers_)
       return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
@@ -746,6 +755,7 @@ struct chunk_decoder_access {
     block_need need;
     need.begin = begin;
     need.end = end;
+    need.planes = planes;
     if (dst.data() == nullptr) return block_one(j, d.workers_[worker], nblock, need, decoded);
     auto extent = chunk_block_extent_get(h, l.chunk, nblock);
     if (!extent.ok()) return extent.err();
@@ -937,9 +947,14 @@ status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk
 
 #if TESSERA_SPEED_PATHS
 status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
-                                  size_t end, bytes_mut dst, bytes_view* decoded) noexcept {
+                                  size_t end, bytes_mut dst, bytes_view* decoded, size_t* planes) noexcept {
   if (dst.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk: no output for the block"));
-  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, dst);
+  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, dst, planes);
+}
+
+status chunk_block_planes_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
+                             size_t end, bytes_view* decoded, size_t* planes) noexcept {
+  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, bytes_mut(), planes);
 }
 #endif
 

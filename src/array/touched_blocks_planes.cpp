@@ -1,0 +1,92 @@
+// A touched block's part unshuffled straight from the block's byte planes to the output (touched_blocks.hpp):
+// a slice that wants a few rows of each block (a plane across the blocks) unshuffles those rows only, and in
+// the same pass puts them where they go, instead of unshuffling the whole block and copying its part out.
+#include "touched_blocks.hpp"
+
+#include "chunk/chunk_internal.hpp"
+
+#if TESSERA_SPEED_PATHS
+#include "filters/elements_unshuffle.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+// Bytes [first, first + n) of the unshuffled block (ne elements of typesize bytes, byte plane b at b * ne), for
+// items that are not whole elements.
+void bytes_unshuffle(size_t typesize, const uint8_t* planes, size_t ne, size_t first, size_t n, uint8_t* dst) noexcept {
+  for (size_t x = first; x < first + n; ++x) *dst++ = planes[x % typesize * ne + x / typesize];
+}
+
+}  // namespace
+
+bool touched_block_few(const touched_blocks& t, size_t i) noexcept {
+  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
+  (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
+  int64_t n = 1;
+  for (int d = 0; d < t.l->ndim; ++d) n *= shape[d];
+  return n * 4 <= t.l->block_nitems;
+}
+
+status touched_block_unshuffle(touched_blocks& t, size_t i, bytes_view planes, size_t typesize) noexcept {
+  const array_layout& l = *t.l;
+  const size_t itemsize = static_cast<size_t>(t.itemsize);
+  if (static_cast<int64_t>(planes.size()) != l.block_nitems * t.itemsize)
+    return make_error(errc::corrupt, TESSERA_MSG("array: a block's size disagrees with its chunk's header"));
+  if (typesize == 0 || planes.size() % typesize != 0)
+    return make_error(errc::corrupt, TESSERA_MSG("array: a shuffled block is not whole elements"));
+  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
+  (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
+  const int last = l.ndim - 1;
+  if (last < 0) {  // ndim 0: the one item
+    bytes_unshuffle(typesize, planes.data(), planes.size() / typesize, 0, itemsize, t.out.data());
+    return ok_status();
+  }
+  // Offsets inside the block and the output, which touched_block keeps inside both: size_t items.
+  size_t out_strides[kMaxDims];
+  size_t s = 1;
+  for (int d = last; d >= 0; --d) {
+    out_strides[d] = s;
+    s *= static_cast<size_t>(t.out_shape[d]);
+  }
+  const size_t ne = planes.size() / typesize;
+  // Items of whole elements (the usual case, typesize == itemsize): rows of elements, else byte by byte.
+  const size_t per = itemsize % typesize == 0 ? itemsize / typesize : 0;
+  const size_t run = static_cast<size_t>(shape[last]);
+  // The rows along the dimension before the last in a tight loop; the others step like an odometer.
+  const int row_dim = last - 1;
+  const size_t rows = row_dim >= 0 ? static_cast<size_t>(shape[row_dim]) : 1;
+  const size_t src_step = row_dim >= 0 ? static_cast<size_t>(l.block_item_strides[row_dim]) : 0;
+  const size_t out_step = (row_dim >= 0 ? out_strides[row_dim] : 0) * itemsize;
+  int64_t pos[kMaxDims] = {};
+  for (;;) {
+    size_t src = static_cast<size_t>(src_start[last]), out = static_cast<size_t>(dst[last]);
+    for (int d = 0; d <= row_dim; ++d) {
+      src += static_cast<size_t>(src_start[d] + pos[d]) * static_cast<size_t>(l.block_item_strides[d]);
+      out += static_cast<size_t>(dst[d] + pos[d]) * out_strides[d];
+    }
+    uint8_t* o = t.out.data() + out * itemsize;
+    if (per != 0) {
+      const uint8_t* p = planes.data() + src * per;
+      if (run * per == 1) {  // one element a row (a plane across the last dimension): its bytes, no call
+        for (size_t r = 0; r < rows; ++r, p += src_step, o += out_step)
+          for (size_t b = 0; b < typesize; ++b) o[b] = p[b * ne];
+      } else {
+        for (size_t r = 0; r < rows; ++r, p += src_step * per, o += out_step)
+          elements_unshuffle(typesize, p, ne, run * per, o);
+      }
+    } else {
+      for (size_t r = 0; r < rows; ++r, src += src_step, o += out_step)
+        bytes_unshuffle(typesize, planes.data(), ne, src * itemsize, run * itemsize, o);
+    }
+    int d = row_dim - 1;
+    for (; d >= 0; --d) {
+      if (++pos[d] < shape[d]) break;
+      pos[d] = 0;
+    }
+    if (d < 0) return ok_status();
+  }
+}
+
+}  // namespace tessera::detail
+#endif  // TESSERA_SPEED_PATHS

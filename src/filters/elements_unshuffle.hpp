@@ -1,0 +1,95 @@
+// A run of a shuffled block's elements, unshuffled: n elements whose byte b sits at planes[b * stride + k]
+// (k < n) written to dst one element after another. What a read that wants a few rows of a block does instead
+// of unshuffling the whole block (the table's kernels, shuffle.hpp, take whole blocks only). Header-only so the
+// per-row calls inline; the vector paths are each target's baseline (SSE2 on x86-64, NEON on aarch64 and armv7
+// built with it), the scalar loop everything else.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#if defined(TESSERA_HAVE_SSE2) && defined(__SSE2__)
+#include <emmintrin.h>
+#define TESSERA_ELEMENTS_SSE2 1
+#elif defined(TESSERA_HAVE_NEON) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#define TESSERA_ELEMENTS_NEON 1
+#endif
+
+namespace tessera::detail {
+
+inline void elements_unshuffle_scalar(size_t typesize, const uint8_t* planes, size_t stride, size_t n,
+                                      uint8_t* dst) noexcept {
+  for (size_t k = 0; k < n; ++k)
+    for (size_t b = 0; b < typesize; ++b) *dst++ = planes[b * stride + k];
+}
+
+#if defined(TESSERA_ELEMENTS_SSE2)
+// 16 elements of 2, 4 or 8 bytes from i: the planes' bytes interleaved by unpacking, bytes then pairs then quads.
+inline void elements_unshuffle16_sse2(size_t typesize, const uint8_t* p, size_t stride, size_t i, uint8_t* dst) noexcept {
+  auto load = [&](size_t b) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + b * stride + i)); };
+  auto store = [&](size_t k, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * typesize + 16 * k), v); };
+  if (typesize == 2) {
+    const __m128i a = load(0), b = load(1);
+    store(0, _mm_unpacklo_epi8(a, b));
+    store(1, _mm_unpackhi_epi8(a, b));
+    return;
+  }
+  const __m128i a = load(0), b = load(1), c = load(2), d = load(3);
+  const __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+  const __m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
+  const __m128i q0 = _mm_unpacklo_epi16(ab0, cd0), q1 = _mm_unpackhi_epi16(ab0, cd0);
+  const __m128i q2 = _mm_unpacklo_epi16(ab1, cd1), q3 = _mm_unpackhi_epi16(ab1, cd1);
+  if (typesize == 4) {
+    store(0, q0);
+    store(1, q1);
+    store(2, q2);
+    store(3, q3);
+    return;
+  }
+  // 8 bytes: the high four planes the same way, then each element's two quads side by side.
+  const __m128i e = load(4), f = load(5), g = load(6), h = load(7);
+  const __m128i ef0 = _mm_unpacklo_epi8(e, f), ef1 = _mm_unpackhi_epi8(e, f);
+  const __m128i gh0 = _mm_unpacklo_epi8(g, h), gh1 = _mm_unpackhi_epi8(g, h);
+  const __m128i r0 = _mm_unpacklo_epi16(ef0, gh0), r1 = _mm_unpackhi_epi16(ef0, gh0);
+  const __m128i r2 = _mm_unpacklo_epi16(ef1, gh1), r3 = _mm_unpackhi_epi16(ef1, gh1);
+  store(0, _mm_unpacklo_epi32(q0, r0));
+  store(1, _mm_unpackhi_epi32(q0, r0));
+  store(2, _mm_unpacklo_epi32(q1, r1));
+  store(3, _mm_unpackhi_epi32(q1, r1));
+  store(4, _mm_unpacklo_epi32(q2, r2));
+  store(5, _mm_unpackhi_epi32(q2, r2));
+  store(6, _mm_unpacklo_epi32(q3, r3));
+  store(7, _mm_unpackhi_epi32(q3, r3));
+}
+#endif
+
+inline void elements_unshuffle(size_t typesize, const uint8_t* planes, size_t stride, size_t n, uint8_t* dst) noexcept {
+#if defined(TESSERA_ELEMENTS_SSE2)
+  if (n >= 16 && (typesize == 2 || typesize == 4 || typesize == 8)) {
+    // 16 at a time; the last group overlaps the one before it rather than going scalar.
+    for (size_t i = 0;; i += 16) {
+      if (i + 16 > n) i = n - 16;
+      elements_unshuffle16_sse2(typesize, planes, stride, i, dst);
+      if (i + 16 == n) return;
+    }
+  }
+#elif defined(TESSERA_ELEMENTS_NEON)
+  if (n >= 16 && (typesize == 2 || typesize == 4)) {
+    for (size_t i = 0;; i += 16) {
+      if (i + 16 > n) i = n - 16;
+      const uint8_t* p = planes + i;
+      if (typesize == 2) {
+        const uint8x16x2_t v = {{vld1q_u8(p), vld1q_u8(p + stride)}};
+        vst2q_u8(dst + 2 * i, v);
+      } else {
+        const uint8x16x4_t v = {{vld1q_u8(p), vld1q_u8(p + stride), vld1q_u8(p + 2 * stride), vld1q_u8(p + 3 * stride)}};
+        vst4q_u8(dst + 4 * i, v);
+      }
+      if (i + 16 == n) return;
+    }
+  }
+#endif
+  elements_unshuffle_scalar(typesize, planes, stride, n, dst);
+}
+
+}  // namespace tessera::detail

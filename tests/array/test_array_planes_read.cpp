@@ -1,0 +1,155 @@
+// Slices that want a few rows of each block they touch (planes across the blocks, thin boxes, single items) of an
+// array in memory: on host builds a block whose only filter is a plain shuffle is decoded as its byte planes and
+// only the wanted rows are unshuffled, straight to the output (src/array/touched_blocks_planes.cpp). Every read
+// must give the items themselves, serially and on a two-worker pool, for every item size (elements of 2, 4 and 8
+// bytes have vector paths, the others not), split and unsplit streams, other filters and memcpyed chunks; items
+// that are not whole elements of the shuffle go byte by byte.
+#include <cstring>
+#include <vector>
+
+#include "tessera/array.hpp"
+#include "tessera/layout.hpp"
+#include "tessera/port/memory_storage.hpp"
+#include "tessera/port/thread_pool.hpp"
+
+#include "array/touched_blocks.hpp"
+#include "../support/check.hpp"
+#include "../support/random.hpp"
+#include "../support/test_allocators.hpp"
+#include "array_testing.hpp"
+#include "read_testing.hpp"
+
+using namespace tessera;
+using namespace read_test;
+
+TESSERA_TEST(array_planes_read, thin_slices_equal_the_items_serial_and_parallel) {
+  thread_pool pool;
+  REQUIRE_OK(thread_pool_init(pool, 2));
+  test::rng r(4242);
+  const int32_t itemsizes[] = {1, 2, 3, 4, 5, 8, 16};
+  for (int round = 0; round < 34; ++round) {
+    int ndim = 1 + round % 4;
+    int64_t shape[kMaxDims] = {};
+    int32_t chunks[kMaxDims] = {}, blocks[kMaxDims] = {};
+    int32_t itemsize = itemsizes[round % 7];
+    if (round < 28) {  // random geometries
+      for (int i = 0; i < ndim; ++i) {
+        chunks[i] = static_cast<int32_t>(r.range(4, ndim >= 3 ? 12 : 40));
+        blocks[i] = static_cast<int32_t>(r.range(2, chunks[i]));
+        shape[i] = r.range(chunks[i], ndim >= 3 ? 30 : 150);
+      }
+    } else {  // rows of 16 elements and more, for the vector paths: 37 and 16 items, of 2, 4 and 8 bytes
+      ndim = round % 2 ? 2 : 3;
+      itemsize = int32_t{2} << (round - 28) / 2;
+      for (int i = 0; i < ndim; ++i) {
+        chunks[i] = i + 1 == ndim ? (round % 4 < 2 ? 80 : 32) : 12;
+        blocks[i] = i + 1 == ndim ? (round % 4 < 2 ? 37 : 16) : 4;
+        shape[i] = chunks[i] * 2 + 3;
+      }
+    }
+    array_params p = params_of(ndim, shape, chunks, blocks, itemsize);
+    switch (round < 28 ? round / 7 : 0) {
+      case 0: break;                               // LZ4, shuffle, split streams
+      case 1: p.split = split_mode::never; break;  // one stream: the planes back to back
+      case 2:                                      // clevel 0: memcpyed chunks
+        p.compressor = codec::blosclz;
+        p.clevel = round % 2 ? 0 : 5;
+        break;
+      default:
+        p.compressor = codec::zstd;
+        p.filters[kChunkMaxFilters - 1] = static_cast<uint8_t>(round % 2 ? filter_id::bitshuffle : filter_id::shuffle);
+        if (round % 3 == 0) p.filters[kChunkMaxFilters - 2] = static_cast<uint8_t>(filter_id::delta);
+        break;
+    }
+    made m;
+    make_array(t, m, p, p.shape[ndim - 1]);
+    const_buffer in{m.frame.bytes().data(), m.frame.bytes().size()};
+    array serial, parallel;
+    REQUIRE_OK(array_open(serial, const_buffer_storage(in), test::system_allocator()));
+    array_open_options opt;
+    opt.exec = thread_pool_executor(pool);
+    REQUIRE_OK(array_open(parallel, const_buffer_storage(in), test::system_allocator(), opt));
+    for (int q = 0; q < 3 * ndim + 3; ++q) {
+      int64_t start[kMaxDims] = {}, stop[kMaxDims] = {}, out_shape[kMaxDims] = {}, out_start[kMaxDims] = {};
+      for (int i = 0; i < ndim; ++i) {
+        if (q < ndim) {  // a plane across dimension q, the others whole
+          start[i] = i == q ? r.range(0, p.shape[i] - 1) : 0;
+          stop[i] = i == q ? start[i] + 1 : p.shape[i];
+        } else if (q < 3 * ndim) {  // a thin box: one or two items across one dimension, anywhere in the others
+          start[i] = r.range(0, p.shape[i] - 1);
+          stop[i] = i == q % ndim ? start[i] + r.range(1, 2) : r.range(start[i] + 1, p.shape[i]);
+          if (stop[i] > p.shape[i]) stop[i] = p.shape[i];
+        } else {  // one item
+          start[i] = r.range(0, p.shape[i] - 1);
+          stop[i] = start[i] + 1;
+        }
+        out_shape[i] = stop[i] - start[i];
+        if (q % 2) {  // into a larger output, at an offset
+          out_start[i] = r.range(0, 2);
+          out_shape[i] += out_start[i] + r.range(0, 2);
+        }
+      }
+      check_read(t, serial, m, p, start, stop, out_shape, out_start);
+      check_read(t, parallel, m, p, start, stop, out_shape, out_start);
+    }
+    CHECK_OK(array_close(serial));
+    CHECK_OK(array_close(parallel));
+  }
+}
+
+TESSERA_TEST(array_planes_read, items_that_are_not_whole_elements_go_byte_by_byte) {
+  // A block of 4 x 6 items of 4 bytes shuffled as elements of 3 (a chunk may claim any typesize), 2, 4 and 8
+  // bytes: every part of it unshuffled from the planes must equal the same part of the plain block, placed at
+  // (1, 1) of a 5 x 7 output and nothing else written.
+  const int64_t shape[2] = {4, 6};
+  const int32_t grid[2] = {4, 6};
+  array_layout l;
+  REQUIRE_OK(layout_init(l, 2, shape, grid, grid));
+  uint8_t block[96], planes[96];
+  for (int k = 0; k < 96; ++k) block[k] = static_cast<uint8_t>(k * 37 + 11);
+  const int64_t out_shape[2] = {5, 7};
+  for (size_t typesize : {size_t{3}, size_t{2}, size_t{4}, size_t{8}}) {
+    const size_t ne = 96 / typesize;
+    for (size_t e = 0; e < ne; ++e)
+      for (size_t b = 0; b < typesize; ++b) planes[b * ne + e] = block[e * typesize + b];
+    for (int32_t r0 = 0; r0 < 4; ++r0)
+      for (int32_t c0 = 0; c0 < 6; ++c0) {
+        uint8_t out[5 * 7 * 4];
+        std::memset(out, 0xEE, sizeof out);
+        detail::touched_blocks tb;
+        tb.l = &l;
+        tb.itemsize = 4;
+        tb.out = bytes_mut(out, sizeof out);
+        tb.out_shape = out_shape;
+        tb.start[0] = r0;
+        tb.stop[0] = 4;
+        tb.start[1] = c0;
+        tb.stop[1] = 6;
+        tb.dst[0] = 1;
+        tb.dst[1] = 1;
+        tb.span[0] = tb.span[1] = 1;
+        tb.nblocks = 1;
+        REQUIRE_OK(detail::touched_block_unshuffle(tb, 0, bytes_view(planes, 96), typesize));
+        for (int64_t y = 0; y < 5; ++y)
+          for (int64_t x = 0; x < 7; ++x) {
+            const bool inside = y >= 1 && x >= 1 && y - 1 < 4 - r0 && x - 1 < 6 - c0;
+            for (int64_t b = 0; b < 4; ++b) {
+              const uint8_t want = inside ? block[((y - 1 + r0) * 6 + (x - 1 + c0)) * 4 + b] : uint8_t{0xEE};
+              CHECK(out[(y * 7 + x) * 4 + b] == want);
+            }
+          }
+      }
+    // Planes of another size than the block's, or a typesize that does not divide them: errors.
+    detail::touched_blocks tb;
+    tb.l = &l;
+    tb.itemsize = 4;
+    tb.nblocks = 1;
+    CHECK(detail::touched_block_unshuffle(tb, 0, bytes_view(planes, 92), typesize).code == errc::corrupt);
+  }
+  detail::touched_blocks tb;
+  tb.l = &l;
+  tb.itemsize = 4;
+  tb.nblocks = 1;
+  CHECK(detail::touched_block_unshuffle(tb, 0, bytes_view(planes, 96), 5).code == errc::corrupt);
+  CHECK(detail::touched_block_unshuffle(tb, 0, bytes_view(planes, 96), 0).code == errc::corrupt);
+}
