@@ -34,32 +34,29 @@ inline void elements_unshuffle16_sse2(size_t typesize, const uint8_t* p, size_t 
     store(1, _mm_unpackhi_epi8(a, b));
     return;
   }
-  const __m128i a = load(0), b = load(1), c = load(2), d = load(3);
-  const __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
-  const __m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
-  const __m128i q0 = _mm_unpacklo_epi16(ab0, cd0), q1 = _mm_unpackhi_epi16(ab0, cd0);
-  const __m128i q2 = _mm_unpacklo_epi16(ab1, cd1), q3 = _mm_unpackhi_epi16(ab1, cd1);
+  // Four planes from plane b0: 16 elements' 4 bytes side by side in q[0..3].
+  auto quads = [&](size_t b0, __m128i* q) {
+    const __m128i a = load(b0), b = load(b0 + 1), c = load(b0 + 2), d = load(b0 + 3);
+    const __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+    const __m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
+    q[0] = _mm_unpacklo_epi16(ab0, cd0);
+    q[1] = _mm_unpackhi_epi16(ab0, cd0);
+    q[2] = _mm_unpacklo_epi16(ab1, cd1);
+    q[3] = _mm_unpackhi_epi16(ab1, cd1);
+  };
+  __m128i q[4];
+  quads(0, q);
   if (typesize == 4) {
-    store(0, q0);
-    store(1, q1);
-    store(2, q2);
-    store(3, q3);
+    for (size_t k = 0; k < 4; ++k) store(k, q[k]);
     return;
   }
   // 8 bytes: the high four planes the same way, then each element's two quads side by side.
-  const __m128i e = load(4), f = load(5), g = load(6), h = load(7);
-  const __m128i ef0 = _mm_unpacklo_epi8(e, f), ef1 = _mm_unpackhi_epi8(e, f);
-  const __m128i gh0 = _mm_unpacklo_epi8(g, h), gh1 = _mm_unpackhi_epi8(g, h);
-  const __m128i r0 = _mm_unpacklo_epi16(ef0, gh0), r1 = _mm_unpackhi_epi16(ef0, gh0);
-  const __m128i r2 = _mm_unpacklo_epi16(ef1, gh1), r3 = _mm_unpackhi_epi16(ef1, gh1);
-  store(0, _mm_unpacklo_epi32(q0, r0));
-  store(1, _mm_unpackhi_epi32(q0, r0));
-  store(2, _mm_unpacklo_epi32(q1, r1));
-  store(3, _mm_unpackhi_epi32(q1, r1));
-  store(4, _mm_unpacklo_epi32(q2, r2));
-  store(5, _mm_unpackhi_epi32(q2, r2));
-  store(6, _mm_unpacklo_epi32(q3, r3));
-  store(7, _mm_unpackhi_epi32(q3, r3));
+  __m128i r[4];
+  quads(4, r);
+  for (size_t k = 0; k < 4; ++k) {
+    store(2 * k, _mm_unpacklo_epi32(q[k], r[k]));
+    store(2 * k + 1, _mm_unpackhi_epi32(q[k], r[k]));
+  }
 }
 #endif
 
