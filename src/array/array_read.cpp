@@ -262,11 +262,11 @@ struct batch_job {
 #if TESSERA_SPEED_PATHS
     // A block of which a few rows are wanted: only those unshuffled, straight to the output.
     if (detail::touched_block_few(j, i)) {
-      size_t planes = 0;
+      detail::block_planes planes;
       status st = detail::chunk_block_planes_on(*b.d, worker, b.bytes[k], touched_block_number(&j, i), begin, end,
                                                 &decoded, &planes);
-      if (st.ok()) st = planes != 0 ? detail::touched_block_unshuffle(j, i, decoded, planes)
-                                    : touched_block_consume(&j, i, decoded, worker);
+      if (st.ok()) st = planes.typesize != 0 ? detail::touched_block_unshuffle(j, i, decoded.size(), planes)
+                                             : touched_block_consume(&j, i, decoded, worker);
       if (!st.ok()) b.error.set(st);
       return;
     }

@@ -13,6 +13,8 @@
 
 namespace tessera::detail {
 
+struct block_planes;  // chunk_internal.hpp
+
 struct touched_blocks {
   const array_layout* l = nullptr;
   int64_t itemsize = 0;
@@ -40,9 +42,10 @@ void touched_block_range(void* context, size_t i, size_t* begin, size_t* end) no
 [[nodiscard]] status touched_block_consume(void* context, size_t i, bytes_view decoded, uint32_t worker) noexcept;
 // Speed paths (touched_blocks_planes.cpp): whether block r's part is at most a quarter of the block (its rows
 // are then better unshuffled alone than the block whole), and that part unshuffled from the block's byte planes
-// (chunk_block_planes_on) straight to t.out.
+// (chunk_block_planes_on: block_bytes is the block's size) straight to t.out.
 [[nodiscard]] bool touched_block_few(const touched_blocks& t, size_t r) noexcept;
-[[nodiscard]] status touched_block_unshuffle(touched_blocks& t, size_t r, bytes_view planes, size_t typesize) noexcept;
+[[nodiscard]] status touched_block_unshuffle(touched_blocks& t, size_t r, size_t block_bytes,
+                                             const block_planes& planes) noexcept;
 // The request that decodes every touched block and copies its part to t.out (each block only as far as its
 // part's last byte). t must outlive the request.
 [[nodiscard]] chunk_block_request touched_blocks_request(touched_blocks& t) noexcept;

@@ -12,10 +12,9 @@ namespace tessera::detail {
 
 namespace {
 
-// Bytes [first, first + n) of the unshuffled block (ne elements of typesize bytes, byte plane b at b * ne), for
-// items that are not whole elements.
-void bytes_unshuffle(size_t typesize, const uint8_t* planes, size_t ne, size_t first, size_t n, uint8_t* dst) noexcept {
-  for (size_t x = first; x < first + n; ++x) *dst++ = planes[x % typesize * ne + x / typesize];
+// Bytes [first, first + n) of the unshuffled block, for items that are not whole elements.
+void bytes_unshuffle(const block_planes& p, size_t first, size_t n, uint8_t* dst) noexcept {
+  for (size_t x = first; x < first + n; ++x) *dst++ = p.plane[x % p.typesize][x / p.typesize];
 }
 
 }  // namespace
@@ -28,18 +27,19 @@ bool touched_block_few(const touched_blocks& t, size_t i) noexcept {
   return n * 4 <= t.l->block_nitems;
 }
 
-status touched_block_unshuffle(touched_blocks& t, size_t i, bytes_view planes, size_t typesize) noexcept {
+status touched_block_unshuffle(touched_blocks& t, size_t i, size_t block_bytes, const block_planes& planes) noexcept {
   const array_layout& l = *t.l;
   const size_t itemsize = static_cast<size_t>(t.itemsize);
-  if (static_cast<int64_t>(planes.size()) != l.block_nitems * t.itemsize)
+  const size_t typesize = planes.typesize;
+  if (static_cast<int64_t>(block_bytes) != l.block_nitems * t.itemsize)
     return make_error(errc::corrupt, TESSERA_MSG("array: a block's size disagrees with its chunk's header"));
-  if (typesize == 0 || planes.size() % typesize != 0)
+  if (typesize == 0 || typesize > block_planes::kMaxPlanes || block_bytes % typesize != 0)
     return make_error(errc::corrupt, TESSERA_MSG("array: a shuffled block is not whole elements"));
   int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
   (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
   const int last = l.ndim - 1;
   if (last < 0) {  // ndim 0: the one item
-    bytes_unshuffle(typesize, planes.data(), planes.size() / typesize, 0, itemsize, t.out.data());
+    bytes_unshuffle(planes, 0, itemsize, t.out.data());
     return ok_status();
   }
   // Offsets inside the block and the output, which touched_block keeps inside both: size_t items.
@@ -49,7 +49,6 @@ status touched_block_unshuffle(touched_blocks& t, size_t i, bytes_view planes, s
     out_strides[d] = s;
     s *= static_cast<size_t>(t.out_shape[d]);
   }
-  const size_t ne = planes.size() / typesize;
   // Items of whole elements (the usual case, typesize == itemsize): rows of elements, else byte by byte.
   const size_t per = itemsize % typesize == 0 ? itemsize / typesize : 0;
   const size_t run = static_cast<size_t>(shape[last]);
@@ -67,17 +66,17 @@ status touched_block_unshuffle(touched_blocks& t, size_t i, bytes_view planes, s
     }
     uint8_t* o = t.out.data() + out * itemsize;
     if (per != 0) {
-      const uint8_t* p = planes.data() + src * per;
+      size_t k = src * per;
       if (run * per == 1) {  // one element a row (a plane across the last dimension): its bytes, no call
-        for (size_t r = 0; r < rows; ++r, p += src_step, o += out_step)
-          for (size_t b = 0; b < typesize; ++b) o[b] = p[b * ne];
+        for (size_t r = 0; r < rows; ++r, k += src_step, o += out_step)
+          for (size_t b = 0; b < typesize; ++b) o[b] = planes.plane[b][k];
       } else {
-        for (size_t r = 0; r < rows; ++r, p += src_step * per, o += out_step)
-          elements_unshuffle(typesize, p, ne, run * per, o);
+        for (size_t r = 0; r < rows; ++r, k += src_step * per, o += out_step)
+          elements_unshuffle(typesize, planes.plane, k, run * per, o);
       }
     } else {
       for (size_t r = 0; r < rows; ++r, src += src_step, o += out_step)
-        bytes_unshuffle(typesize, planes.data(), ne, src * itemsize, run * itemsize, o);
+        bytes_unshuffle(planes, src * itemsize, run * itemsize, o);
     }
     int d = row_dim - 1;
     for (; d >= 0; --d) {

@@ -100,18 +100,26 @@ struct chunk_block_source {
 #endif
 [[nodiscard]] status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                            size_t begin, size_t end, bytes_view* decoded) noexcept;
+// A block left as its byte planes: element k's byte b at plane[b][k]. At most 16 planes (the reference splits
+// blocks into streams for typesize <= 16 only). A stream stored as it is stays in the chunk, pointed to.
+struct block_planes {
+  static constexpr size_t kMaxPlanes = 16;
+  size_t typesize = 0;  // 0: the block came back decoded
+  const uint8_t* plane[kMaxPlanes] = {};
+};
 #if TESSERA_SPEED_PATHS
 // The same, the block decoded into dst (at least its size) instead of the worker's scratch, which then holds only
-// the pipeline's temporaries; *decoded is dst's first block-size bytes. planes: as chunk_block_planes_on's.
+// the pipeline's temporaries; *decoded is dst's first block-size bytes. planes: as chunk_block_planes_on's, but
+// only for a typesize that divides planes_of (0: any).
 [[nodiscard]] status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                                 size_t begin, size_t end, bytes_mut dst, bytes_view* decoded,
-                                                size_t* planes = nullptr) noexcept;
+                                                block_planes* planes = nullptr, size_t planes_of = 0) noexcept;
 // chunk_block_decode_on for a caller that unshuffles only the elements it wants: a block whose only filter is a
-// plain shuffle comes back as its byte planes (element k's byte b at b * (size / typesize) + k; only the
-// elements of [begin, end) are sure to be decoded) and *planes is its typesize; any other block comes back
-// decoded and *planes is 0.
+// plain shuffle of elements of at most 16 bytes comes back as its byte planes, *planes says where (only the
+// elements of [begin, end) are sure to be decoded; the chunk and the worker's scratch must stay as they are
+// while they are read); any other block comes back decoded in *decoded and planes->typesize is 0.
 [[nodiscard]] status chunk_block_planes_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
-                                           size_t begin, size_t end, bytes_view* decoded, size_t* planes) noexcept;
+                                           size_t begin, size_t end, bytes_view* decoded, block_planes* planes) noexcept;
 #endif
 
 // The block size for params and nbytes bytes (chunk_blocksize_compute without its checks of typesize and clevel,

@@ -168,12 +168,14 @@ bool chunk_has_delta(const chunk_header& h) noexcept {
 }
 
 // The bytes of a block a caller needs, [begin, end); all of it by default. planes (speed paths): when set, a
-// block whose only filter is a plain shuffle is left as its byte planes and *planes is its typesize (else 0),
-// for a caller that unshuffles only the elements it wants.
+// block whose only filter is a plain shuffle of at most 16-byte elements that divide planes_of (0: any) is left
+// as its byte planes, which *planes then points to (else its typesize is 0), for a caller that unshuffles only
+// the elements it wants.
 struct block_need {
   size_t begin = 0;
   size_t end = SIZE_MAX;
-  size_t* planes = nullptr;
+  detail::block_planes* planes = nullptr;
+  size_t planes_of = 0;
 };
 
 // How a plain shuffle's few wanted elements are unshuffled inside the one block they are decoded into, so that
@@ -274,8 +276,17 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
   TESSERA_TRY(backward_plan_make(h, bsize, w.plugins, plan));
   partial_plan part = partial_plan_make(h, plan, nblock, bsize, need);
   // Left as byte planes: the streams go straight to the output and no filter runs.
-  const bool leave_planes = TESSERA_SPEED_PATHS && need.planes != nullptr && plain_shuffle(h, plan, bsize);
-  if (need.planes != nullptr) *need.planes = leave_planes ? h.typesize : 0;
+  const bool leave_planes = TESSERA_SPEED_PATHS && need.planes != nullptr && plain_shuffle(h, plan, bsize) &&
+                            h.typesize <= detail::block_planes::kMaxPlanes &&
+                            (need.planes_of == 0 || need.planes_of % h.typesize == 0);
+  if (need.planes != nullptr) need.planes->typesize = leave_planes ? h.typesize : 0;
+  // Where each plane is: in cur, or (a stream stored as it is) in the chunk.
+  auto planes_at = [&](size_t s, size_t nstreams, const uint8_t* stream) noexcept {
+    if (!leave_planes) return;
+    if (nstreams > 1) need.planes->plane[s] = stream;
+    else
+      for (size_t b = 0; b < h.typesize; ++b) need.planes->plane[b] = stream + b * (bsize / h.typesize);
+  };
   if (leave_planes) part.how = gather::none;
   // Blocks of scratch before the output: the stream output when a filter copies, a second temporary for a
   // second copying filter, bit-shuffle's.
@@ -298,8 +309,10 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     if (!vb.ok()) return vb.err();
     if (vb->size != bsize) return make_error(errc::corrupt, TESSERA_MSG("chunk: VL block size changed"));
     bytes_view in(c + vb->stream, static_cast<size_t>(vb->stream_size));
-    if (in.size() == bsize) std::memcpy(cur, in.data(), bsize);
+    if (in.size() == bsize && leave_planes) planes_at(0, 1, in.data());
+    else if (in.size() == bsize) std::memcpy(cur, in.data(), bsize);
     else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict, bsize));
+    if (in.size() != bsize) planes_at(0, 1, cur);
   } else {
     const int32_t start = chunk_load_i32(c + l.bstarts + 4 * nblock);
     if (start < 0 || static_cast<size_t>(start) < l.data_start || static_cast<size_t>(start) >= cbytes)
@@ -315,6 +328,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
       if (cbytes - pos < 4) return make_error(errc::truncated, TESSERA_MSG("chunk: stream size past cbytes"));
       const int32_t csize = chunk_load_i32(c + pos);
       pos += 4;
+      planes_at(s, nstreams, o);  // unless it is stored as it is, below
       if (csize == 0) {
         std::memset(o, 0, want);  // a run of zeros
       } else if (csize < 0) {
@@ -327,7 +341,8 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
       } else {
         if (static_cast<size_t>(csize) > cbytes - pos) return make_error(errc::truncated, TESSERA_MSG("chunk: stream past cbytes"));
         bytes_view in(c + pos, static_cast<size_t>(csize));
-        if (in.size() == neblock) std::memcpy(o, in.data(), want);
+        if (in.size() == neblock && leave_planes) planes_at(s, nstreams, in.data());
+        else if (in.size() == neblock) std::memcpy(o, in.data(), want);
         else if (want > 0) TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(o, neblock), l.dict, want));
         pos += static_cast<size_t>(csize);
       }
@@ -740,7 +755,7 @@ struct chunk_decoder_access {
   // dst (when not empty) receives the block, the worker's scratch holding only the pipeline's temporaries.
   static status block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                 size_t begin, size_t end, bytes_view* decoded, bytes_mut dst = bytes_mut(),
-                                size_t* planes = nullptr) noexcept {
+                                detail::block_planes* planes = nullptr, size_t planes_of = 0) noexcept {
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     if (worker >= d.nworkers_)
       return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
@@ -756,6 +771,7 @@ struct chunk_decoder_access {
     need.begin = begin;
     need.end = end;
     need.planes = planes;
+    need.planes_of = planes_of;
     if (dst.data() == nullptr) return block_one(j, d.workers_[worker], nblock, need, decoded);
     auto extent = chunk_block_extent_get(h, l.chunk, nblock);
     if (!extent.ok()) return extent.err();
@@ -947,13 +963,14 @@ status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk
 
 #if TESSERA_SPEED_PATHS
 status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
-                                  size_t end, bytes_mut dst, bytes_view* decoded, size_t* planes) noexcept {
+                                  size_t end, bytes_mut dst, bytes_view* decoded, block_planes* planes,
+                                  size_t planes_of) noexcept {
   if (dst.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk: no output for the block"));
-  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, dst, planes);
+  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, dst, planes, planes_of);
 }
 
 status chunk_block_planes_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
-                             size_t end, bytes_view* decoded, size_t* planes) noexcept {
+                             size_t end, bytes_view* decoded, block_planes* planes) noexcept {
   return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, bytes_mut(), planes);
 }
 #endif

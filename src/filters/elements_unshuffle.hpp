@@ -1,5 +1,6 @@
-// A run of a shuffled block's elements, unshuffled: n elements whose byte b sits at planes[b * stride + k]
-// (k < n) written to dst one element after another. What a read that wants a few rows of a block does instead
+// A run of a shuffled block's elements, unshuffled: n elements whose byte b sits at plane b's k-th byte (k < n)
+// written to dst one element after another. The planes are given by an accessor, plane(b) -> const uint8_t*
+// (back to back in one buffer, or each on its own: a stream stored as it is stays in its chunk). What a read that wants a few rows of a block does instead
 // of unshuffling the whole block (the table's kernels, shuffle.hpp, take whole blocks only). Header-only so the
 // per-row calls inline; the vector paths are each target's baseline (SSE2 on x86-64, NEON on aarch64 and armv7
 // built with it), the scalar loop everything else.
@@ -17,16 +18,17 @@
 
 namespace tessera::detail {
 
-inline void elements_unshuffle_scalar(size_t typesize, const uint8_t* planes, size_t stride, size_t n,
-                                      uint8_t* dst) noexcept {
+template <class Planes>
+void elements_unshuffle_scalar(size_t typesize, const Planes& plane, size_t n, uint8_t* dst) noexcept {
   for (size_t k = 0; k < n; ++k)
-    for (size_t b = 0; b < typesize; ++b) *dst++ = planes[b * stride + k];
+    for (size_t b = 0; b < typesize; ++b) *dst++ = plane(b)[k];
 }
 
 #if defined(TESSERA_ELEMENTS_SSE2)
 // 16 elements of 2, 4 or 8 bytes from i: the planes' bytes interleaved by unpacking, bytes then pairs then quads.
-inline void elements_unshuffle16_sse2(size_t typesize, const uint8_t* p, size_t stride, size_t i, uint8_t* dst) noexcept {
-  auto load = [&](size_t b) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + b * stride + i)); };
+template <class Planes>
+void elements_unshuffle16_sse2(size_t typesize, const Planes& plane, size_t i, uint8_t* dst) noexcept {
+  auto load = [&](size_t b) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(plane(b) + i)); };
   auto store = [&](size_t k, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * typesize + 16 * k), v); };
   if (typesize == 2) {
     const __m128i a = load(0), b = load(1);
@@ -60,13 +62,14 @@ inline void elements_unshuffle16_sse2(size_t typesize, const uint8_t* p, size_t 
 }
 #endif
 
-inline void elements_unshuffle(size_t typesize, const uint8_t* planes, size_t stride, size_t n, uint8_t* dst) noexcept {
+template <class Planes>
+void elements_unshuffle_with(size_t typesize, const Planes& plane, size_t n, uint8_t* dst) noexcept {
 #if defined(TESSERA_ELEMENTS_SSE2)
   if (n >= 16 && (typesize == 2 || typesize == 4 || typesize == 8)) {
     // 16 at a time; the last group overlaps the one before it rather than going scalar.
     for (size_t i = 0;; i += 16) {
       if (i + 16 > n) i = n - 16;
-      elements_unshuffle16_sse2(typesize, planes, stride, i, dst);
+      elements_unshuffle16_sse2(typesize, plane, i, dst);
       if (i + 16 == n) return;
     }
   }
@@ -74,19 +77,29 @@ inline void elements_unshuffle(size_t typesize, const uint8_t* planes, size_t st
   if (n >= 16 && (typesize == 2 || typesize == 4)) {
     for (size_t i = 0;; i += 16) {
       if (i + 16 > n) i = n - 16;
-      const uint8_t* p = planes + i;
       if (typesize == 2) {
-        const uint8x16x2_t v = {{vld1q_u8(p), vld1q_u8(p + stride)}};
+        const uint8x16x2_t v = {{vld1q_u8(plane(0) + i), vld1q_u8(plane(1) + i)}};
         vst2q_u8(dst + 2 * i, v);
       } else {
-        const uint8x16x4_t v = {{vld1q_u8(p), vld1q_u8(p + stride), vld1q_u8(p + 2 * stride), vld1q_u8(p + 3 * stride)}};
+        const uint8x16x4_t v = {{vld1q_u8(plane(0) + i), vld1q_u8(plane(1) + i), vld1q_u8(plane(2) + i),
+                                 vld1q_u8(plane(3) + i)}};
         vst4q_u8(dst + 4 * i, v);
       }
       if (i + 16 == n) return;
     }
   }
 #endif
-  elements_unshuffle_scalar(typesize, planes, stride, n, dst);
+  elements_unshuffle_scalar(typesize, plane, n, dst);
+}
+
+// The planes back to back, stride bytes apart (plane b at planes + b * stride).
+inline void elements_unshuffle(size_t typesize, const uint8_t* planes, size_t stride, size_t n, uint8_t* dst) noexcept {
+  elements_unshuffle_with(typesize, [=](size_t b) { return planes + b * stride; }, n, dst);
+}
+
+// Each plane on its own: plane b's element k at planes[b][k0 + k].
+inline void elements_unshuffle(size_t typesize, const uint8_t* const* planes, size_t k0, size_t n, uint8_t* dst) noexcept {
+  elements_unshuffle_with(typesize, [=](size_t b) { return planes[b] + k0; }, n, dst);
 }
 
 }  // namespace tessera::detail

@@ -23,8 +23,10 @@ struct made {
 
 // An array of `p` whose items are a function of their index where the last coordinate is below cut_last, zeros
 // elsewhere: chunks wholly past cut_last stay zero chunks of the index. Smooth items compress; noisy ones do not
-// (their chunks are stored as they are: memcpyed).
-inline void make_array(test::context& t, made& m, array_params p, int64_t cut_last, bool noisy = false) {
+// (their chunks are stored as they are: memcpyed); with noisy_low only each item's first byte is noise (as in
+// floats): that byte plane's stream is stored as it is inside a compressed block.
+inline void make_array(test::context& t, made& m, array_params p, int64_t cut_last, bool noisy = false,
+                       bool noisy_low = false) {
   const int64_t n = array_test::prod(p.ndim, p.shape);
   const int64_t is = p.itemsize;
   const int last = p.ndim - 1;
@@ -33,7 +35,8 @@ inline void make_array(test::context& t, made& m, array_params p, int64_t cut_la
     if (k % p.shape[last] >= cut_last) continue;
     for (int64_t b = 0; b < is; ++b)
       m.items[static_cast<size_t>(k * is + b)] =
-          noisy ? static_cast<uint8_t>(((k * is + b) * 2654435761u) >> 13) : static_cast<uint8_t>((k / 16 + b * 7 + (k >> 11)) & 0xff);
+          noisy || (noisy_low && b == 0) ? static_cast<uint8_t>(((k * is + b) * 2654435761u) >> 13)
+                                         : static_cast<uint8_t>((k / 16 + b * 7 + (k >> 11)) & 0xff);
   }
   growable_buffer_init(m.frame, test::system_allocator());
   array w;

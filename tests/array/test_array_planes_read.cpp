@@ -2,8 +2,8 @@
 // array in memory: on host builds a block whose only filter is a plain shuffle is decoded as its byte planes and
 // only the wanted rows are unshuffled, straight to the output (src/array/touched_blocks_planes.cpp). Every read
 // must give the items themselves, serially and on a two-worker pool, for every item size (elements of 2, 4 and 8
-// bytes have vector paths, the others not), split and unsplit streams, other filters and memcpyed chunks; items
-// that are not whole elements of the shuffle go byte by byte.
+// bytes have vector paths, the others not), split and unsplit streams, byte planes stored as they are (read in
+// the chunk), other filters and memcpyed chunks; items that are not whole elements of the shuffle go byte by byte.
 #include <cstring>
 #include <vector>
 
@@ -13,6 +13,7 @@
 #include "tessera/port/thread_pool.hpp"
 
 #include "array/touched_blocks.hpp"
+#include "chunk/chunk_internal.hpp"
 #include "../support/check.hpp"
 #include "../support/random.hpp"
 #include "../support/test_allocators.hpp"
@@ -62,7 +63,7 @@ TESSERA_TEST(array_planes_read, thin_slices_equal_the_items_serial_and_parallel)
         break;
     }
     made m;
-    make_array(t, m, p, p.shape[ndim - 1]);
+    make_array(t, m, p, p.shape[ndim - 1], false, round % 3 == 1);  // some with a byte plane stored as it is
     const_buffer in{m.frame.bytes().data(), m.frame.bytes().size()};
     array serial, parallel;
     REQUIRE_OK(array_open(serial, const_buffer_storage(in), test::system_allocator()));
@@ -112,6 +113,9 @@ TESSERA_TEST(array_planes_read, items_that_are_not_whole_elements_go_byte_by_byt
     const size_t ne = 96 / typesize;
     for (size_t e = 0; e < ne; ++e)
       for (size_t b = 0; b < typesize; ++b) planes[b * ne + e] = block[e * typesize + b];
+    detail::block_planes bp;
+    bp.typesize = typesize;
+    for (size_t b = 0; b < typesize; ++b) bp.plane[b] = planes + b * ne;
     for (int32_t r0 = 0; r0 < 4; ++r0)
       for (int32_t c0 = 0; c0 < 6; ++c0) {
         uint8_t out[5 * 7 * 4];
@@ -129,7 +133,7 @@ TESSERA_TEST(array_planes_read, items_that_are_not_whole_elements_go_byte_by_byt
         tb.dst[1] = 1;
         tb.span[0] = tb.span[1] = 1;
         tb.nblocks = 1;
-        REQUIRE_OK(detail::touched_block_unshuffle(tb, 0, bytes_view(planes, 96), typesize));
+        REQUIRE_OK(detail::touched_block_unshuffle(tb, 0, 96, bp));
         for (int64_t y = 0; y < 5; ++y)
           for (int64_t x = 0; x < 7; ++x) {
             const bool inside = y >= 1 && x >= 1 && y - 1 < 4 - r0 && x - 1 < 6 - c0;
@@ -144,12 +148,10 @@ TESSERA_TEST(array_planes_read, items_that_are_not_whole_elements_go_byte_by_byt
     tb.l = &l;
     tb.itemsize = 4;
     tb.nblocks = 1;
-    CHECK(detail::touched_block_unshuffle(tb, 0, bytes_view(planes, 92), typesize).code == errc::corrupt);
+    CHECK(detail::touched_block_unshuffle(tb, 0, 92, bp).code == errc::corrupt);
+    bp.typesize = 5;
+    CHECK(detail::touched_block_unshuffle(tb, 0, 96, bp).code == errc::corrupt);
+    bp.typesize = 0;
+    CHECK(detail::touched_block_unshuffle(tb, 0, 96, bp).code == errc::corrupt);
   }
-  detail::touched_blocks tb;
-  tb.l = &l;
-  tb.itemsize = 4;
-  tb.nblocks = 1;
-  CHECK(detail::touched_block_unshuffle(tb, 0, bytes_view(planes, 96), 5).code == errc::corrupt);
-  CHECK(detail::touched_block_unshuffle(tb, 0, bytes_view(planes, 96), 0).code == errc::corrupt);
 }
