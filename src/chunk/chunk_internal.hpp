@@ -109,11 +109,9 @@ struct block_planes {
 };
 #if TESSERA_SPEED_PATHS
 // The same, the block decoded into dst (at least its size) instead of the worker's scratch, which then holds only
-// the pipeline's temporaries; *decoded is dst's first block-size bytes. planes: as chunk_block_planes_on's, but
-// only for a typesize that divides planes_of (0: any).
+// the pipeline's temporaries; *decoded is dst's first block-size bytes.
 [[nodiscard]] status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
-                                                size_t begin, size_t end, bytes_mut dst, bytes_view* decoded,
-                                                block_planes* planes = nullptr, size_t planes_of = 0) noexcept;
+                                                size_t begin, size_t end, bytes_mut dst, bytes_view* decoded) noexcept;
 // chunk_block_decode_on for a caller that unshuffles only the elements it wants: a block whose only filter is a
 // plain shuffle of elements of at most 16 bytes comes back as its byte planes, *planes says where (only the
 // elements of [begin, end) are sure to be decoded; the chunk and the worker's scratch must stay as they are

@@ -168,14 +168,12 @@ bool chunk_has_delta(const chunk_header& h) noexcept {
 }
 
 // The bytes of a block a caller needs, [begin, end); all of it by default. planes (speed paths): when set, a
-// block whose only filter is a plain shuffle of at most 16-byte elements that divide planes_of (0: any) is left
-// as its byte planes, which *planes then points to (else its typesize is 0), for a caller that unshuffles only
-// the elements it wants.
+// block whose only filter is a plain shuffle of at most 16-byte elements is left as its byte planes, which
+// *planes then points to (else its typesize is 0), for a caller that unshuffles only the elements it wants.
 struct block_need {
   size_t begin = 0;
   size_t end = SIZE_MAX;
   detail::block_planes* planes = nullptr;
-  size_t planes_of = 0;
 };
 
 // How a plain shuffle's few wanted elements are unshuffled inside the one block they are decoded into, so that
@@ -277,8 +275,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
   partial_plan part = partial_plan_make(h, plan, nblock, bsize, need);
   // Left as byte planes: the streams go straight to the output and no filter runs.
   const bool leave_planes = TESSERA_SPEED_PATHS && need.planes != nullptr && plain_shuffle(h, plan, bsize) &&
-                            h.typesize <= detail::block_planes::kMaxPlanes &&
-                            (need.planes_of == 0 || need.planes_of % h.typesize == 0);
+                            h.typesize <= detail::block_planes::kMaxPlanes;
   if (need.planes != nullptr) need.planes->typesize = leave_planes ? h.typesize : 0;
   // Where each plane is: in cur, or (a stream stored as it is) in the chunk.
   auto planes_at = [&](size_t s, size_t nstreams, const uint8_t* stream) noexcept {
@@ -755,7 +752,7 @@ struct chunk_decoder_access {
   // dst (when not empty) receives the block, the worker's scratch holding only the pipeline's temporaries.
   static status block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                 size_t begin, size_t end, bytes_view* decoded, bytes_mut dst = bytes_mut(),
-                                detail::block_planes* planes = nullptr, size_t planes_of = 0) noexcept {
+                                detail::block_planes* planes = nullptr) noexcept {
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     if (worker >= d.nworkers_)
       return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
@@ -771,7 +768,6 @@ struct chunk_decoder_access {
     need.begin = begin;
     need.end = end;
     need.planes = planes;
-    need.planes_of = planes_of;
     if (dst.data() == nullptr) return block_one(j, d.workers_[worker], nblock, need, decoded);
     auto extent = chunk_block_extent_get(h, l.chunk, nblock);
     if (!extent.ok()) return extent.err();
@@ -963,10 +959,9 @@ status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk
 
 #if TESSERA_SPEED_PATHS
 status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
-                                  size_t end, bytes_mut dst, bytes_view* decoded, block_planes* planes,
-                                  size_t planes_of) noexcept {
+                                  size_t end, bytes_mut dst, bytes_view* decoded) noexcept {
   if (dst.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk: no output for the block"));
-  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, dst, planes, planes_of);
+  return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, dst);
 }
 
 status chunk_block_planes_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
