@@ -44,33 +44,35 @@ status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept {
 bool lz4_stream_well_formed(bytes_view in, size_t size) noexcept {
   const uint8_t* p = in.data();
   const uint8_t* const end = p + in.size();
-  size_t pos = 0;
-  auto length = [&](size_t n) -> bool {  // adds the extension bytes of a length field
-    uint8_t b = 255;
-    while (b == 255) {
+  size_t pos = 0;  // bytes the sequences so far decode to, never above size
+  // A length field's extension bytes added to n (each checked against size, so n cannot wrap).
+  auto extend = [&](size_t& n) noexcept -> bool {
+    unsigned b;
+    do {
       if (p == end) return false;
       b = *p++;
       n += b;
       if (n > size) return false;
-    }
-    pos += n;
-    return pos <= size;
+    } while (b == 255);
+    return true;
   };
+  // The sequence-to-sequence chain (token, literal length, next token) is the cost: the checks stay off it.
   while (p < end) {
-    const uint8_t token = *p++;
-    const size_t lit = token >> 4;
-    const size_t before = pos;
-    if (lit == 15 ? !length(15) : (pos += lit) > size) return false;
-    const size_t nlit = pos - before;
-    if (static_cast<size_t>(end - p) < nlit) return false;
-    p += nlit;
+    const unsigned token = *p++;
+    size_t lit = token >> 4;
+    if (__builtin_expect(lit == 15, 0) && !extend(lit)) return false;
+    if (lit > size - pos || lit > static_cast<size_t>(end - p)) return false;
+    pos += lit;
+    p += lit;
     if (p == end) return pos == size;  // the last sequence: literals only
     if (end - p < 2) return false;
     const size_t offset = static_cast<size_t>(p[0]) | static_cast<size_t>(p[1]) << 8;
     p += 2;
-    if (offset == 0 || offset > pos) return false;
-    const size_t match = token & 15;
-    if (match == 15 ? !length(15 + 4) : (pos += match + 4) > size) return false;
+    if (offset - 1 >= pos) return false;  // 0 (wraps) or before the stream's start
+    size_t match = (token & 15) + 4;
+    if (__builtin_expect(match == 19, 0) && !extend(match)) return false;
+    if (match > size - pos) return false;
+    pos += match;
   }
   return false;  // an empty stream, or one that ends with a match
 }
