@@ -14,11 +14,8 @@ namespace {
 
 // A worker's staging: the layer's blocks, decoded side by side. A bigger layer is cut into segments of
 // consecutive blocks along the last dimension, each a task of its own (its rows are then written in pieces,
-// still in address order). 256 KiB, a quarter of an L2, but two blocks at least, up to kStagingMaxBytes: with
-// an L2's worth (1 MiB) the read was as fast on a quiet machine and up to 30% slower whenever a neighbour
-// (another VM, the other worker) took part of the cache; at 256 KiB it stays within a few percent.
-constexpr size_t kStagingBytes = size_t{256} << 10;
-constexpr size_t kStagingMaxBytes = size_t{1} << 20;
+// still in address order). 1 MiB: an L2's worth; more measured no faster.
+constexpr size_t kStagingBytes = size_t{1} << 20;
 // Smaller reads keep the block-by-block copy: the order only pays when the output is far larger than the caches.
 constexpr int64_t kRowsMinBytes = int64_t{1} << 20;
 // Streaming stores bypass the caches: for reads far larger than them (a smaller output is better left in cache
@@ -147,7 +144,7 @@ bool rows_read_possible(array& a, const slice_plan& plan, int64_t out_bytes) noe
   // Rows across several blocks, and blocks small enough for two side by side in the staging.
   const int last = l.ndim - 1;
   if (plan.shape[last] <= l.blockshape[last]) return false;
-  if (static_cast<uint64_t>(l.block_nitems) * static_cast<uint64_t>(array_access::itemsize(a)) * 2 > kStagingMaxBytes)
+  if (static_cast<uint64_t>(l.block_nitems) * static_cast<uint64_t>(array_access::itemsize(a)) * 2 > kStagingBytes)
     return false;
   return frame_chunks_in_place(array_access::frm(a));
 }
@@ -197,7 +194,6 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
   for (int dd = 0; dd < last; ++dd) j.nlayers *= j.t[0].span[dd];
   const int64_t bn = l.block_nitems * itemsize;
   int64_t fit = static_cast<int64_t>(kStagingBytes) / bn;
-  if (fit < 2) fit = 2;  // rows_read_possible: two blocks fit kStagingMaxBytes
   if (fit > static_cast<int64_t>(rows_job::kStagingPieces)) fit = static_cast<int64_t>(rows_job::kStagingPieces);
   j.nsegments = (j.before[n] + fit - 1) / fit;
   j.segment = (j.before[n] + j.nsegments - 1) / j.nsegments;  // even segments

@@ -43,7 +43,7 @@ TESSERA_TEST(array_rows_read, large_slices_equal_the_items_serial_and_parallel) 
       {2, {850, 850}, {128, 300}, {32, 40}, 3, static_cast<uint8_t>(filter_id::shuffle), codec::blosclz, false},
       // 40 chunks along the last dimension: groups of 16, then 16, then 8.
       {2, {600, 2000}, {60, 50}, {20, 25}, 2, static_cast<uint8_t>(filter_id::bitshuffle), codec::lz4, false},
-      // Blocks of 512 KiB, past the 256 KiB staging: segments of two blocks; 8-byte items, Zstd, no filter.
+      // Layers larger than the 1 MiB staging: cut into segments; 8-byte items, Zstd, no filter.
       {3, {8, 64, 2048}, {8, 64, 1024}, {8, 64, 128}, 8, 0, codec::zstd, false},
       // Four dimensions, 1-byte items.
       {4, {9, 11, 160, 200}, {4, 5, 60, 70}, {2, 3, 20, 16}, 1, static_cast<uint8_t>(filter_id::shuffle), codec::lz4, false},
