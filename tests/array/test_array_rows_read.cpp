@@ -112,7 +112,8 @@ TESSERA_TEST(array_rows_read, rows_with_zero_and_delta_chunks_read_chunk_by_chun
 }
 
 TESSERA_TEST(array_rows_read, streaming_past_16_mib_equals_the_items) {
-  // 18 MiB of 4-byte items: the read streams its whole lines on x86-64 (elsewhere the same order, plain stores).
+  // 18 MiB of 4-byte items: serially the read streams its whole lines on x86-64 (on the pool, and elsewhere, the
+  // same order with plain stores).
   thread_pool pool;
   REQUIRE_OK(thread_pool_init(pool, 2));
   const int64_t shape[3] = {48, 320, 310};
