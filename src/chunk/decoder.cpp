@@ -306,10 +306,13 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     if (!vb.ok()) return vb.err();
     if (vb->size != bsize) return make_error(errc::corrupt, TESSERA_MSG("chunk: VL block size changed"));
     bytes_view in(c + vb->stream, static_cast<size_t>(vb->stream_size));
-    if (in.size() == bsize && leave_planes) planes_at(0, 1, in.data());
-    else if (in.size() == bsize) std::memcpy(cur, in.data(), bsize);
-    else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict, bsize));
-    if (in.size() != bsize) planes_at(0, 1, cur);
+    if (in.size() == bsize && leave_planes) {
+      planes_at(0, 1, in.data());  // stored as it is: read in the chunk
+    } else {
+      if (in.size() == bsize) std::memcpy(cur, in.data(), bsize);
+      else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict, bsize));
+      planes_at(0, 1, cur);
+    }
   } else {
     const int32_t start = chunk_load_i32(c + l.bstarts + 4 * nblock);
     if (start < 0 || static_cast<size_t>(start) < l.data_start || static_cast<size_t>(start) >= cbytes)

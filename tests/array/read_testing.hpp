@@ -6,6 +6,7 @@
 
 #include "tessera/array.hpp"
 #include "tessera/port/memory_storage.hpp"
+#include "tessera/port/thread_pool.hpp"
 
 #include "array/array_internal.hpp"  // array_read_into (internal: src/ is on the test's include path)
 #include "../support/check.hpp"
@@ -19,6 +20,7 @@ using namespace tessera;
 struct made {
   std::vector<uint8_t> items;  // the array's items, C order
   growable_buffer frame;
+  const_buffer in;             // the frame, as open_made reads it in place
 };
 
 // An array of `p` whose items are a function of their index where the last coordinate is below cut_last, zeros
@@ -49,6 +51,14 @@ inline void make_array(test::context& t, made& m, array_params p, int64_t cut_la
   array_test::box_copy(p.ndim, is, m.items.data(), p.shape, from, box.data(), to, from, to);
   REQUIRE_OK(array_slice_write(w, from, to, bytes_view(box.data(), box.size())));
   CHECK_OK(array_close(w));
+  m.in = const_buffer{m.frame.bytes().data(), m.frame.bytes().size()};
+}
+
+// Opens m's frame in place: serially, or on the pool's executor when one is given.
+inline status open_made(made& m, array& a, thread_pool* pool, const allocator& alloc = test::system_allocator()) {
+  array_open_options opt;
+  if (pool != nullptr) opt.exec = thread_pool_executor(*pool);
+  return array_open(a, const_buffer_storage(m.in), alloc, opt);
 }
 
 // Reads [start, stop) from a into an output of out_shape at out_start (prefilled with 0xEE) and

@@ -64,12 +64,9 @@ TESSERA_TEST(array_planes_read, thin_slices_equal_the_items_serial_and_parallel)
     }
     made m;
     make_array(t, m, p, p.shape[ndim - 1], false, round % 3 == 1);  // some with a byte plane stored as it is
-    const_buffer in{m.frame.bytes().data(), m.frame.bytes().size()};
     array serial, parallel;
-    REQUIRE_OK(array_open(serial, const_buffer_storage(in), test::system_allocator()));
-    array_open_options opt;
-    opt.exec = thread_pool_executor(pool);
-    REQUIRE_OK(array_open(parallel, const_buffer_storage(in), test::system_allocator(), opt));
+    REQUIRE_OK(open_made(m, serial, nullptr));
+    REQUIRE_OK(open_made(m, parallel, &pool));
     for (int q = 0; q < 3 * ndim + 3; ++q) {
       int64_t start[kMaxDims] = {}, stop[kMaxDims] = {}, out_shape[kMaxDims] = {}, out_start[kMaxDims] = {};
       for (int i = 0; i < ndim; ++i) {

@@ -56,12 +56,9 @@ TESSERA_TEST(array_rows_read, large_slices_equal_the_items_serial_and_parallel) 
     p.compressor = g.compressor;
     made m;
     make_array(t, m, p, p.shape[p.ndim - 1], g.noisy);
-    const_buffer in{m.frame.bytes().data(), m.frame.bytes().size()};
     array serial, parallel;
-    REQUIRE_OK(array_open(serial, const_buffer_storage(in), test::system_allocator()));
-    array_open_options opt;
-    opt.exec = thread_pool_executor(pool);
-    REQUIRE_OK(array_open(parallel, const_buffer_storage(in), test::system_allocator(), opt));
+    REQUIRE_OK(open_made(m, serial, nullptr));
+    REQUIRE_OK(open_made(m, parallel, &pool));
     for (int q = 0; q < 6; ++q) {
       int64_t start[kMaxDims] = {}, stop[kMaxDims] = {}, out_shape[kMaxDims] = {}, out_start[kMaxDims] = {};
       for (int i = 0; i < p.ndim; ++i) {
@@ -94,12 +91,9 @@ TESSERA_TEST(array_rows_read, rows_with_zero_and_delta_chunks_read_chunk_by_chun
     if (delta) p.filters[kChunkMaxFilters - 2] = static_cast<uint8_t>(filter_id::delta);
     made m;
     make_array(t, m, p, 1650);
-    const_buffer in{m.frame.bytes().data(), m.frame.bytes().size()};
     for (int threads = 1; threads <= 2; ++threads) {
       array a;
-      array_open_options opt;
-      if (threads == 2) opt.exec = thread_pool_executor(pool);
-      REQUIRE_OK(array_open(a, const_buffer_storage(in), test::system_allocator(), opt));
+      REQUIRE_OK(open_made(m, a, threads == 2 ? &pool : nullptr));
       const int64_t start[3] = {0, 0, 0};
       check_read(t, a, m, p, start, shape, shape, start);
       const int64_t start2[3] = {1, 1, 7}, stop2[3] = {8, 59, 1990};
@@ -121,12 +115,9 @@ TESSERA_TEST(array_rows_read, streaming_past_16_mib_equals_the_items) {
   array_params p = params_of(3, shape, chunks, blocks, 4);
   made m;
   make_array(t, m, p, p.shape[p.ndim - 1]);
-  const_buffer in{m.frame.bytes().data(), m.frame.bytes().size()};
   for (int threads = 1; threads <= 2; ++threads) {
     array a;
-    array_open_options opt;
-    if (threads == 2) opt.exec = thread_pool_executor(pool);
-    REQUIRE_OK(array_open(a, const_buffer_storage(in), test::system_allocator(), opt));
+    REQUIRE_OK(open_made(m, a, threads == 2 ? &pool : nullptr));
     const int64_t zero[3] = {};
     check_read(t, a, m, p, zero, shape, shape, zero);
     // Rows that start and end mid-line: an output one item wider on each side, at an odd offset.
@@ -154,11 +145,8 @@ TESSERA_TEST(array_rows_read, corrupt_blocks_are_errors_and_refused_allocations_
       test::counting_allocator ca;
       ca.fail_at = n;
       {
-        const_buffer in{m.frame.bytes().data(), m.frame.bytes().size()};
         array a;
-        array_open_options opt;
-        if (threads == 2) opt.exec = thread_pool_executor(pool);
-        status s = array_open(a, const_buffer_storage(in), ca.get(), opt);
+        status s = open_made(m, a, threads == 2 ? &pool : nullptr, ca.get());
         if (s.ok()) {
           s = array_read(a, bytes_mut(out.data(), out.size()));
           if (s.ok()) {
