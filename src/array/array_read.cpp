@@ -292,10 +292,18 @@ status batch_run(batch_job& b) noexcept {
 bool batch_possible(array& a, batch_job& b) noexcept {
   const executor& e = array_access::exec(a);
   const bool parallel = e.run != nullptr && e.workers >= 2 && chunk_decoder_executor(array_access::decoder(a)).workers >= 2;
-  if (!parallel && !TESSERA_SPEED_PATHS) return false;
   b.exec = parallel ? e : executor_serial();
+  if (!parallel && !TESSERA_SPEED_PATHS) return false;
   return detail::frame_chunks_in_place(array_access::frm(a));
 }
+
+#if TESSERA_SPEED_PATHS
+bool touched_blocks_any_few(const touched_blocks& t) noexcept {
+  for (int64_t i = 0; i < t.nblocks; ++i)
+    if (detail::touched_block_few(t, static_cast<size_t>(i))) return true;
+  return false;
+}
+#endif
 
 // One slice read's state: the chunks are read one at a time (chunk()), or (host builds, large reads of arrays in
 // memory) a row of chunks at a time in the output's order (rows_read.hpp).
@@ -359,6 +367,27 @@ struct slice_reader {
     chunk_copy_job j;  // ndim 0 too: one block of one item
     if (!chunk_copy_init(j.t, a, c, out, out_shape, dst0)) return ok_status();
     if (*match) {
+#if TESSERA_SPEED_PATHS
+      // A thin slice of a chunk the batch path cannot view (a file) read with one thread: the touched blocks'
+      // streams copied in one go, then read as the batch path reads them, so the blocks of which few rows are
+      // wanted have only those unshuffled. Thick slices, and any with parallel workers, keep the reads inside
+      // the workers (frame_blocks_decode): copying first on the caller's thread was slower with 2 workers. So do
+      // reads of one block (an element), whose scratch then grows only as far as the decode needs.
+      if (!batching && batch.exec.run == nullptr && j.t.nblocks > 1 && touched_blocks_any_few(j.t)) {
+        bytes_view copy;
+        TESSERA_TRY(detail::frame_blocks_copy(f, array_access::decoder(a), c.nchunk, touched_blocks_request(j.t), &copy));
+        if (!copy.empty()) {
+          auto fits = detail::chunk_decodes_by_block(a, copy);
+          if (!fits.ok()) return fits.err();
+          if (!*fits) return chunk_decode_blocks(array_access::decoder(a), copy, touched_blocks_request(j.t));
+          batch.chunks[0] = j.t;
+          batch.bytes[0] = copy;
+          batch.first_task[1] = j.t.nblocks;
+          batch.n = 1;
+          return batch_run(batch);
+        }
+      }
+#endif
       // The touched blocks, decoded over the executor's workers, each copied out from the worker's scratch.
       return frame_blocks_decode(f, array_access::decoder(a), c.nchunk, touched_blocks_request(j.t));
     }
@@ -433,7 +462,7 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
   slice_reader r(a, plan, out, out_shape, out_start);
   r.out_is_slice = out_is_slice;
   r.c_order = layout_chunk_is_c_order(l);
-  r.batching = plan.nchunks > 1 && batch_possible(a, r.batch);
+  r.batching = batch_possible(a, r.batch) && plan.nchunks > 1;
   r.batch.d = &array_access::decoder(a);
   slice_chunk_iterator chunks(plan);
 #if TESSERA_SPEED_PATHS

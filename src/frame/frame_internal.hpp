@@ -251,9 +251,10 @@ struct chunk_source {
   uint64_t pos = 0;
   uint64_t limit = 0;  // bytes available from pos (the chunk's cbytes must fit)
 };
-// Decodes the requested blocks of the stored chunk at src (frame_blocks_decode), reading only what they need.
+// Decodes the requested blocks of the stored chunk at src (frame_blocks_decode), reading only what they need; with
+// copy, decodes nothing and sets *copy to the chunk it would have decoded (frame_blocks_copy).
 [[nodiscard]] status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src,
-                                        const chunk_block_request& r) noexcept;
+                                        const chunk_block_request& r, bytes_view* copy = nullptr) noexcept;
 
 // The header of a memcpyed or special-value chunk.
 inline constexpr uint32_t kChunkStoredOverhead = 32;
@@ -280,6 +281,13 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 // Whether frame_chunk_read hands out views that stay valid until close (a read-only contiguous frame whose
 // storage is memory or a map): readers may then decode chunks in place, on any thread.
 [[nodiscard]] bool frame_chunks_in_place(const frame& f) noexcept;
+// frame_blocks_decode's reading without its decoding: *copy is the chunk the decoder would read for the request
+// (in place, or the requested blocks' streams copied into the state's scratch with the chunk's header, bstarts
+// and dictionary: valid until the frame's next read), for a caller that decodes the blocks itself. Empty when
+// the chunk is not read that way (a special-value or memcpyed chunk, a sparse frame's entry in memory):
+// frame_blocks_decode then.
+[[nodiscard]] status frame_blocks_copy(frame& f, chunk_decoder& d, int64_t nchunk, const chunk_block_request& request,
+                                       bytes_view* copy) noexcept;
 // The compressed bytes of chunk nchunk: a view into the storage when it has one and may_view, else read into
 // *buffer (or the state's scratch when buffer is null).
 [[nodiscard]] result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer,

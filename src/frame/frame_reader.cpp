@@ -318,23 +318,33 @@ status frame_index_check(const frame_info& info, uint64_t pos, uint64_t trailer_
 
 // The requested blocks of the stored chunk at src: a sparse copy of the chunk (header, bstarts, dictionary and
 // the requested blocks' streams, bstarts pointing at the copies) built in the state's scratch, then decoded.
-status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src,
-                          const chunk_block_request& r) noexcept {
+status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src, const chunk_block_request& r,
+                          bytes_view* copy) noexcept {
   uint8_t hb[kChunkHeaderExtendedSize];
   auto hr = source_header(s, src, hb);
   if (!hr.ok()) return hr.err();
   const chunk_header& h = *hr;
   const uint64_t cbytes = static_cast<uint64_t>(h.cbytes);
+  // The chunk the decoder reads: decoded, or (copy) handed back.
+  auto finish = [&](bytes_view chunk) -> status {
+    if (copy == nullptr) return chunk_decode_blocks(d, chunk, r);
+    *copy = chunk;
+    return ok_status();
+  };
   const bytes_view v = storage_view(src.st);
   if (!v.empty() && src.pos <= v.size() && cbytes <= v.size() - src.pos)
-    return chunk_decode_blocks(d, bytes_view(v.data() + src.pos, static_cast<size_t>(cbytes)), r);
+    return finish(bytes_view(v.data() + src.pos, static_cast<size_t>(cbytes)));
   auto whole = [&]() -> status {
     auto all = source_bytes(s, src, 0, static_cast<size_t>(cbytes), 0);
     if (!all.ok()) return all.err();
-    return chunk_decode_blocks(d, bytes_view(*all, static_cast<size_t>(cbytes)), r);
+    return finish(bytes_view(*all, static_cast<size_t>(cbytes)));
   };
   if (h.special != chunk_special::none || h.vlblocks || h.lazy || h.nbytes == 0 || cbytes <= 256 || r.count == 0)
     return whole();
+  if (copy != nullptr && h.memcpyed) {  // not copied: the caller decodes it with frame_blocks_decode
+    *copy = bytes_view();
+    return ok_status();
+  }
   if (h.memcpyed) {  // blocks stored as they are: read each into scratch and hand it over, in this thread
     for (size_t i = 0; i < r.count; ++i) {
       auto e = chunk_block_extent_get(h, bytes_view(), r.block(r.context, i));
@@ -382,7 +392,7 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     if (total > cbytes) return whole();  // blocks asked for more than once: the chunk itself is smaller
   }
   const executor& ex = chunk_decoder_executor(d);
-  if (src.st.concurrent_reads && !delta && ex.run != nullptr && ex.workers > 1 && r.count > 1) {
+  if (copy == nullptr && src.st.concurrent_reads && !delta && ex.run != nullptr && ex.workers > 1 && r.count > 1) {
     // Buffers of all workers: at most `workers` times a block's compressed size and the chunk's prefix.
     const size_t buffer_size = static_cast<size_t>((data_start + largest + 15) / 16 * 16);
     if (buffer_size > SIZE_MAX / ex.workers) return make_error(errc::overflow, TESSERA_MSG("chunk: block buffers overflow"));
@@ -451,7 +461,7 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   }
   TESSERA_TRY(flush());
   le_store32(m + 12, static_cast<uint32_t>(total));
-  return chunk_decode_blocks(d, bytes_view(m, static_cast<size_t>(total)), r);
+  return finish(bytes_view(m, static_cast<size_t>(total)));
 }
 
 status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept {
@@ -808,6 +818,35 @@ status frame_blocks_decode(frame& f, chunk_decoder& d, int64_t nchunk, const chu
   TESSERA_TRY(detail::blocks_decode_lazy(*s, d, *src, request));
   return entry.close();
 }
+
+namespace detail {
+
+status frame_blocks_copy(frame& f, chunk_decoder& d, int64_t nchunk, const chunk_block_request& request,
+                         bytes_view* copy) noexcept {
+  *copy = bytes_view();
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  if (request.count > 0 && request.block == nullptr)
+    return make_error(errc::invalid_argument, TESSERA_MSG("frame_blocks_copy: request without block"));
+  auto ref = chunk_locate(*s, nchunk);
+  if (!ref.ok()) return ref.err();
+  if (ref->special != chunk_special::none) return ok_status();
+  sparse_entry entry;
+  auto src = chunk_source_get(*s, nchunk, entry);
+  if (!src.ok()) return src.err();
+  // A sparse frame's entry in memory would be viewed after it is closed: not copied.
+  if (s->sparse && !storage_view(src->st).empty()) return ok_status();
+  {
+    uint8_t hb[kChunkHeaderExtendedSize];
+    auto h = source_header(*s, *src, hb);
+    if (!h.ok()) return h.err();
+    TESSERA_TRY(decode_scratch_check(*s, d, *h));
+  }
+  TESSERA_TRY(blocks_decode_lazy(*s, d, *src, request, copy));
+  return entry.close();
+}
+
+}  // namespace detail
 
 bool frame_dirty(const frame& f) noexcept {
   const frame_state* s = frame_access::get(f);

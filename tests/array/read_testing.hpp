@@ -54,11 +54,15 @@ inline void make_array(test::context& t, made& m, array_params p, int64_t cut_la
   m.in = const_buffer{m.frame.bytes().data(), m.frame.bytes().size()};
 }
 
-// Opens m's frame in place: serially, or on the pool's executor when one is given.
-inline status open_made(made& m, array& a, thread_pool* pool, const allocator& alloc = test::system_allocator()) {
+// Opens m's frame in place: serially, or on the pool's executor when one is given; with hide_view, through a
+// storage without a view, read as a file is (chunks copied out, not read in place).
+inline status open_made(made& m, array& a, thread_pool* pool, const allocator& alloc = test::system_allocator(),
+                        bool hide_view = false) {
   array_open_options opt;
   if (pool != nullptr) opt.exec = thread_pool_executor(*pool);
-  return array_open(a, const_buffer_storage(m.in), alloc, opt);
+  storage st = const_buffer_storage(m.in);
+  if (hide_view) st.view = nullptr;
+  return array_open(a, st, alloc, opt);
 }
 
 // Reads [start, stop) from a into an output of out_shape at out_start (prefilled with 0xEE) and

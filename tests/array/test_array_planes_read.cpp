@@ -1,9 +1,11 @@
 // Slices that want a few rows of each block they touch (planes across the blocks, thin boxes, single items) of an
-// array in memory: on host builds a block whose only filter is a plain shuffle is decoded as its byte planes and
-// only the wanted rows are unshuffled, straight to the output (src/array/touched_blocks_planes.cpp). Every read
-// must give the items themselves, serially and on a two-worker pool, for every item size (elements of 2, 4 and 8
-// bytes have vector paths, the others not), split and unsplit streams, byte planes stored as they are (read in
-// the chunk), other filters and memcpyed chunks; items that are not whole elements of the shuffle go byte by byte.
+// array in memory, read in place or (as from a file) from a copy of the touched blocks' streams: on host builds a
+// block whose only filter is a plain shuffle is decoded as its byte planes and only the wanted rows are
+// unshuffled, straight to the output (src/array/touched_blocks_planes.cpp). Every read must give the items
+// themselves, serially, on a two-worker pool and from storage without a view, for every item size (elements of
+// 2, 4 and 8 bytes have vector paths, the others not), split and unsplit streams, byte planes stored as they are
+// (read in the chunk), other filters and memcpyed chunks; items that are not whole elements of the shuffle go
+// byte by byte.
 #include <cstring>
 #include <vector>
 
@@ -64,9 +66,10 @@ TESSERA_TEST(array_planes_read, thin_slices_equal_the_items_serial_and_parallel)
     }
     made m;
     make_array(t, m, p, p.shape[ndim - 1], false, round % 3 == 1);  // some with a byte plane stored as it is
-    array serial, parallel;
+    array serial, parallel, stored;
     REQUIRE_OK(open_made(m, serial, nullptr));
     REQUIRE_OK(open_made(m, parallel, &pool));
+    REQUIRE_OK(open_made(m, stored, nullptr, test::system_allocator(), true));
     for (int q = 0; q < 3 * ndim + 3; ++q) {
       int64_t start[kMaxDims] = {}, stop[kMaxDims] = {}, out_shape[kMaxDims] = {}, out_start[kMaxDims] = {};
       for (int i = 0; i < ndim; ++i) {
@@ -89,9 +92,11 @@ TESSERA_TEST(array_planes_read, thin_slices_equal_the_items_serial_and_parallel)
       }
       check_read(t, serial, m, p, start, stop, out_shape, out_start);
       check_read(t, parallel, m, p, start, stop, out_shape, out_start);
+      check_read(t, stored, m, p, start, stop, out_shape, out_start);
     }
     CHECK_OK(array_close(serial));
     CHECK_OK(array_close(parallel));
+    CHECK_OK(array_close(stored));
   }
 }
 
