@@ -157,3 +157,73 @@ TESSERA_TEST(array_planes_read, items_that_are_not_whole_elements_go_byte_by_byt
     CHECK(detail::touched_block_unshuffle(tb, 0, 96, bp).code == errc::corrupt);
   }
 }
+
+namespace {
+
+// A sparse frame's directory whose entries have no view, as files in a directory: chunks are copied out.
+struct viewless_directory {
+  storage_directory inner;
+  static status open(void* c, const char* name, storage_open mode, storage* out) noexcept {
+    const status s = storage_directory_open(static_cast<viewless_directory*>(c)->inner, name, mode, out);
+    if (s.ok()) out->view = nullptr;
+    return s;
+  }
+  static status close(void* c, storage* s) noexcept {
+    const storage_directory& d = static_cast<viewless_directory*>(c)->inner;
+    return d.close(d.context, s);
+  }
+  storage_directory interface() noexcept {
+    storage_directory d = inner;
+    d.open = open;
+    d.close = close;
+    d.context = this;
+    return d;
+  }
+};
+
+}  // namespace
+
+TESSERA_TEST(array_planes_read, thin_slices_of_a_sparse_frame_read_from_copies) {
+  // A 3-d array of 4-byte items in a sparse frame (a chunk per entry), read through entries without a view: every
+  // plane and thin box equals the items, with one thread and with two.
+  const int64_t shape[3] = {23, 30, 41};
+  const int32_t chunks[3] = {12, 16, 20}, blocks[3] = {5, 6, 8};
+  const array_params p = params_of(3, shape, chunks, blocks, 4);
+  std::vector<uint8_t> items(static_cast<size_t>(23 * 30 * 41 * 4));
+  for (size_t k = 0; k < items.size(); ++k) items[k] = static_cast<uint8_t>((k / 64 + (k % 4) * 7) & 0xff);
+  memory_directory dir;
+  REQUIRE_OK(memory_directory_init(dir, test::system_allocator(), 64));
+  {
+    array w;
+    REQUIRE_OK(array_create(w, array_target_sparse(memory_directory_interface(dir)), test::system_allocator(), p,
+                            array_fill_zeros()));
+    const int64_t from[3] = {0, 0, 0};
+    REQUIRE_OK(array_slice_write(w, from, shape, bytes_view(items.data(), items.size())));
+    CHECK_OK(array_close(w));
+  }
+  made m;  // check_read's items
+  m.items = items;
+  viewless_directory files{memory_directory_interface(dir)};
+  const storage_directory sdir = files.interface();
+  thread_pool pool;
+  REQUIRE_OK(thread_pool_init(pool, 2));
+  test::rng r(77);
+  for (int threads = 1; threads <= 2; ++threads) {
+    array a;
+    array_open_options opt;
+    if (threads == 2) opt.exec = thread_pool_executor(pool);
+    REQUIRE_OK(array_open_sparse(a, sdir, test::system_allocator(), opt));
+    for (int q = 0; q < 12; ++q) {
+      int64_t start[3] = {}, stop[3] = {}, out_start[3] = {};
+      for (int i = 0; i < 3; ++i) {
+        const bool thin = i == q % 3;
+        start[i] = thin ? r.range(0, shape[i] - 1) : (q < 3 ? 0 : r.range(0, shape[i] / 2));
+        stop[i] = thin ? start[i] + 1 : (q < 3 ? shape[i] : r.range(start[i] + 1, shape[i]));
+      }
+      int64_t out_shape[3] = {stop[0] - start[0], stop[1] - start[1], stop[2] - start[2]};
+      check_read(t, a, m, p, start, stop, out_shape, out_start);
+    }
+    CHECK_OK(array_close(a));
+  }
+  memory_directory_release(dir);
+}
