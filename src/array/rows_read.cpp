@@ -27,8 +27,13 @@ struct rows_job {
   int64_t itemsize = 0;
   chunk_decoder* d = nullptr;
   int n = 0;                                         // chunks in the group
-  bytes_view bytes[kRowsGroupChunks];                // their stored bytes
+  bytes_view bytes[kRowsGroupChunks];                // their stored bytes (chunks in place)
   const uint8_t* raw[kRowsGroupChunks] = {};         // a memcpyed chunk's blocks (read in place), else null
+  // A frame without views (a file): each chunk's blocks are read by the task that decodes them, the chunk's
+  // blocks of one segment with one read, into the worker's read buffer.
+  const chunk_blocks_reader* readers = nullptr;      // per chunk; null when the chunks are in place
+  uint8_t* reads = nullptr;                          // the workers' read buffers, read_per_worker bytes each
+  size_t read_per_worker = 0;
   touched_blocks t[kRowsGroupChunks];                // their regions' blocks
   int64_t before[kRowsGroupChunks + 1] = {};         // touched blocks along the last dimension before chunk k
   int64_t nlayers = 0;                               // block coordinates touched in dimensions 0..ndim-2
@@ -56,20 +61,11 @@ struct rows_job {
     // The layer's block coordinates in dimensions 0..ndim-2 (every chunk of the group has the same), and the
     // part of the region they hold: [lo, hi) in chunk coordinates.
     const touched_blocks& t0 = t[0];
-    int64_t layer = index / nsegments;
     const int64_t k0 = index % nsegments * segment;
     const int64_t k1 = k0 + segment < before[n] ? k0 + segment : before[n];
     int32_t lo[kMaxDims] = {}, hi[kMaxDims] = {}, b0[kMaxDims] = {};
-    uint32_t outer_block = 0;  // the layer's part of the block number
-    for (int dd = last - 1; dd >= 0; --dd) {
-      const uint32_t bc = t0.first[dd] + static_cast<uint32_t>(layer % t0.span[dd]);
-      layer /= t0.span[dd];
-      outer_block += bc * static_cast<uint32_t>(L.block_strides[dd]);
-      const int32_t bs = static_cast<int32_t>(L.blockshape[dd]);
-      b0[dd] = static_cast<int32_t>(bc) * bs;
-      lo[dd] = b0[dd] > t0.start[dd] ? b0[dd] : t0.start[dd];
-      hi[dd] = b0[dd] + bs < t0.stop[dd] ? b0[dd] + bs : t0.stop[dd];
-    }
+    const uint32_t outer_block = layer_blocks(index / nsegments, lo, hi, b0);
+    bytes_view read;  // readers: the blocks of chunk g this segment reads
     // Decode the segment's blocks side by side (a memcpyed chunk's are read in place); note each one's piece of
     // the layer's first row (where it starts, how long it is).
     const uint8_t* piece_src[kStagingPieces];
@@ -93,11 +89,29 @@ struct rows_job {
         lastitem += static_cast<size_t>(hi[dd] - 1 - b0[dd]) * stride;
       }
       const size_t slot = static_cast<size_t>(k - k0);
-      const size_t nblock = outer_block + bc * static_cast<uint32_t>(L.block_strides[last]);
+      const size_t nblock = outer_block + bc;  // the last dimension's block stride is 1
       const uint8_t* block = raw[g] != nullptr ? raw[g] + nblock * static_cast<size_t>(bn) : nullptr;
+      bytes_view stored = bytes[g];
+      if (readers != nullptr) {
+        const int64_t k_first = k0 > before[g] ? k0 : before[g];
+        const bool as_is = readers[g].memcpyed;
+        if (k == k_first) {  // chunk g's first block in this segment: read them all (blocks stored as they are
+                             // straight into their staging slots, which follow each other as they do)
+          const int64_t count = (k1 < before[g + 1] ? k1 : before[g + 1]) - k;
+          const bytes_mut into = as_is ? bytes_mut(stage + slot * bn, static_cast<size_t>(count * bn))
+                                       : bytes_mut(reads + read_per_worker * worker, read_per_worker);
+          auto got = chunk_blocks_read(readers[g], nblock, static_cast<size_t>(count), into);
+          if (!got.ok()) return got.err();
+          if (as_is && got->size() != into.size())
+            return make_error(errc::truncated, TESSERA_MSG("array: a memcpyed chunk shorter than its nbytes"));
+          read = *got;
+        }
+        if (as_is) block = stage + slot * bn;
+        stored = read;
+      }
       if (block == nullptr) {
         bytes_view decoded;
-        TESSERA_TRY(chunk_block_decode_into_on(*d, worker, bytes[g], nblock, first * itemsize, (lastitem + 1) * itemsize,
+        TESSERA_TRY(chunk_block_decode_into_on(*d, worker, stored, nblock, first * itemsize, (lastitem + 1) * itemsize,
                                                bytes_mut(stage + slot * bn, static_cast<size_t>(bn)), &decoded));
         if (static_cast<int64_t>(decoded.size()) != bn)
           return make_error(errc::corrupt, TESSERA_MSG("array: a block's size disagrees with its chunk's header"));
@@ -134,6 +148,49 @@ struct rows_job {
   }
 
   static constexpr size_t kStagingPieces = 64;  // blocks per segment at most (so small blocks stay few per task)
+
+  // The block coordinates of layer `layer` in dimensions 0..ndim-2 (every chunk of the group has the same), as
+  // the part of the block number they make, and the part of the region they hold: [lo, hi) in chunk
+  // coordinates, b0 where the blocks start.
+  uint32_t layer_blocks(int64_t layer, int32_t* lo, int32_t* hi, int32_t* b0) const noexcept {
+    const array_layout& L = *l;
+    const touched_blocks& t0 = t[0];
+    uint32_t outer_block = 0;
+    for (int dd = L.ndim - 2; dd >= 0; --dd) {
+      const uint32_t bc = t0.first[dd] + static_cast<uint32_t>(layer % t0.span[dd]);
+      layer /= t0.span[dd];
+      outer_block += bc * static_cast<uint32_t>(L.block_strides[dd]);
+      const int32_t bs = static_cast<int32_t>(L.blockshape[dd]);
+      b0[dd] = static_cast<int32_t>(bc) * bs;
+      lo[dd] = b0[dd] > t0.start[dd] ? b0[dd] : t0.start[dd];
+      hi[dd] = b0[dd] + bs < t0.stop[dd] ? b0[dd] + bs : t0.stop[dd];
+    }
+    return outer_block;
+  }
+
+  // The most bytes a task reads at once (readers): chunk_blocks_size over every layer, segment and chunk.
+  result<size_t> largest_read() const noexcept {
+    size_t largest = 0;
+    const int last = l->ndim - 1;
+    for (int64_t layer = 0; layer < nlayers; ++layer) {
+      int32_t lo[kMaxDims], hi[kMaxDims], b0[kMaxDims];
+      const uint32_t outer_block = layer_blocks(layer, lo, hi, b0);
+      for (int64_t k0 = 0; k0 < before[n]; k0 += segment) {
+        const int64_t k1 = k0 + segment < before[n] ? k0 + segment : before[n];
+        for (int g = 0; g < n; ++g) {
+          if (readers[g].memcpyed) continue;  // read into the staging
+          const int64_t a = k0 > before[g] ? k0 : before[g];
+          const int64_t e = k1 < before[g + 1] ? k1 : before[g + 1];
+          if (a >= e) continue;
+          const size_t first = outer_block + t[g].first[last] + static_cast<size_t>(a - before[g]);
+          auto size = chunk_blocks_size(readers[g], first, static_cast<size_t>(e - a));
+          if (!size.ok()) return size.err();
+          if (*size > largest) largest = *size;
+        }
+      }
+    }
+    return largest;
+  }
 };
 
 }  // namespace
@@ -144,10 +201,9 @@ bool rows_read_possible(array& a, const slice_plan& plan, int64_t out_bytes) noe
   // Rows across several blocks, and blocks small enough for two side by side in the staging.
   const int last = l.ndim - 1;
   if (plan.shape[last] <= l.blockshape[last]) return false;
-  if (static_cast<uint64_t>(l.block_nitems) * static_cast<uint64_t>(array_access::itemsize(a)) * 2 > kStagingBytes)
-    return false;
-  return frame_chunks_in_place(array_access::frm(a));
+  return static_cast<uint64_t>(l.block_nitems) * static_cast<uint64_t>(array_access::itemsize(a)) * 2 <= kStagingBytes;
 }
+
 
 result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t (*dst0)[kMaxDims], int n,
                              bytes_mut out, const int64_t* out_shape, int64_t slice_bytes, rows_staging& staging) noexcept {
@@ -162,30 +218,62 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
   j.n = n;
   j.out = out;
   const int last = l.ndim - 1;
+  const layout_sizes& sz = array_access::sizes(a);
+  const bool in_place = frame_chunks_in_place(f);
+  const executor& e = chunk_decoder_executor(d);
+  const uint32_t workers = e.run != nullptr && e.workers > 1 ? e.workers : 1;
+  // A frame without views: each chunk's header and block starts read into staging.prefixes (prefix_cap each).
+  const size_t prefix_cap = kChunkHeaderExtendedSize + 4 * static_cast<size_t>(l.blocks_per_chunk);
+  chunk_blocks_reader readers[kRowsGroupChunks];
+  if (!in_place) {
+    const size_t need = prefix_cap * static_cast<size_t>(n);
+    if (staging.prefixes.size() < need) {
+      staging.prefixes.reset();
+      TESSERA_TRY(array_budget_check(a, need, TESSERA_MSG("array: the read's chunk prefixes exceed max_alloc")));
+      TESSERA_TRY(staging.prefixes.allocate(array_access::alloc(a), need));
+    }
+    j.readers = readers;
+  }
   for (int k = 0; k < n; ++k) {
     auto ref = frame_chunk_locate(f, chunks[k].nchunk);
     if (!ref.ok()) return ref.err();
     if (ref->special != chunk_special::none) return false;
-    if (ref->nbytes != array_access::sizes(a).chunk_nbytes)
+    if (ref->nbytes != sz.chunk_nbytes)
       return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's nbytes disagrees with the b2nd chunk shape"));
-    if (int64_t{ref->blocksize} != array_access::sizes(a).block_nbytes) return false;
-    owned_array<uint8_t> none;  // a frame whose chunks are in place hands out views: nothing is allocated
-    auto bytes = frame_chunk_read(f, chunks[k].nchunk, none);
-    if (!bytes.ok()) return bytes.err();
-    if (none.data() != nullptr) return false;
-    auto h = chunk_header_read(*bytes);
-    if (!h.ok()) return h.err();
-    if (h->memcpyed && h->special == chunk_special::none && !h->vlblocks && !h->lazy) {
-      // Stored as they are: the blocks are read in place, all nbytes of them after the header.
-      if (bytes->size() < h->header_size || bytes->size() - h->header_size < static_cast<size_t>(ref->nbytes))
-        return make_error(errc::truncated, TESSERA_MSG("array: a memcpyed chunk shorter than its nbytes"));
-      j.raw[k] = bytes->data() + h->header_size;
-    } else {
-      auto fits = chunk_decodes_by_block(a, *bytes);
+    if (int64_t{ref->blocksize} != sz.block_nbytes) return false;
+    if (!in_place) {
+      uint8_t* prefix = staging.prefixes.data() + prefix_cap * static_cast<size_t>(k);
+      auto fits = frame_blocks_reader_init(f, chunks[k].nchunk, static_cast<uint32_t>(l.blocks_per_chunk), prefix, &readers[k]);
       if (!fits.ok()) return fits.err();
-      if (!*fits) return false;
+      if (!*fits || int64_t{readers[k].blocksize} != sz.block_nbytes) return false;
+      if (workers > 1 && !readers[k].src.st.concurrent_reads) return false;  // the workers read it
+      if (readers[k].memcpyed) {
+        if (readers[k].cbytes - readers[k].header_size < static_cast<uint64_t>(sz.chunk_nbytes))
+          return make_error(errc::truncated, TESSERA_MSG("array: a memcpyed chunk shorter than its nbytes"));
+      } else {
+        auto h = chunk_header_read(bytes_view(prefix, kChunkHeaderExtendedSize));
+        if (!h.ok()) return h.err();
+        TESSERA_TRY(chunk_decoder_prepare(d, *h));
+      }
+    } else {
+      owned_array<uint8_t> none;  // a frame whose chunks are in place hands out views: nothing is allocated
+      auto bytes = frame_chunk_read(f, chunks[k].nchunk, none);
+      if (!bytes.ok()) return bytes.err();
+      if (none.data() != nullptr) return false;
+      auto h = chunk_header_read(*bytes);
+      if (!h.ok()) return h.err();
+      if (h->memcpyed && h->special == chunk_special::none && !h->vlblocks && !h->lazy) {
+        // Stored as they are: the blocks are read in place, all nbytes of them after the header.
+        if (bytes->size() < h->header_size || bytes->size() - h->header_size < static_cast<size_t>(sz.chunk_nbytes))
+          return make_error(errc::truncated, TESSERA_MSG("array: a memcpyed chunk shorter than its nbytes"));
+        j.raw[k] = bytes->data() + h->header_size;
+      } else {
+        auto fits = chunk_decodes_by_block(a, *bytes);
+        if (!fits.ok()) return fits.err();
+        if (!*fits) return false;
+      }
+      j.bytes[k] = *bytes;
     }
-    j.bytes[k] = *bytes;
     if (!touched_blocks_init(j.t[k], l, itemsize, chunks[k], out, out_shape, dst0[k])) return false;
     j.before[k + 1] = j.before[k] + j.t[k].span[last];
   }
@@ -203,8 +291,6 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
       s *= out_shape[dd];
     }
   }
-  const executor& e = chunk_decoder_executor(d);
-  const uint32_t workers = e.run != nullptr && e.workers > 1 ? e.workers : 1;
   // Streaming stores pay for one worker only: two workers streaming at once measured slower than with ordinary
   // stores (41 - 45 against 38 - 40 ms for the 256 MB read), one faster (68 against 72 ms).
   j.streaming = slice_bytes >= kStreamingMinBytes && workers == 1;
@@ -219,6 +305,21 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
   }
   j.staging = staging.bytes.data();
   j.per_worker = staging.per_worker;
+  if (!in_place) {  // the workers' read buffers: the largest read of any task
+    auto largest = j.largest_read();
+    if (!largest.ok()) return largest.err();
+    const size_t read_per_worker = (*largest + 63) / 64 * 64;
+    if (staging.read_per_worker < read_per_worker || staging.reads.size() < read_per_worker * workers) {
+      staging.reads.reset();
+      staging.read_per_worker = 0;
+      TESSERA_TRY(array_budget_check(a, static_cast<uint64_t>(read_per_worker) * workers,
+                                     TESSERA_MSG("array: the read's buffers exceed max_alloc")));
+      TESSERA_TRY(staging.reads.allocate(array_access::alloc(a), read_per_worker * workers));
+      staging.read_per_worker = read_per_worker;
+    }
+    j.reads = staging.reads.data();
+    j.read_per_worker = staging.read_per_worker;
+  }
   executor_run(workers > 1 ? e : executor_serial(), static_cast<size_t>(j.nlayers * j.nsegments), rows_job::task, &j);
   TESSERA_TRY(j.error.result());
   return true;

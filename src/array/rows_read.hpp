@@ -1,4 +1,4 @@
-// Large slice reads of an array held in memory, written in the output's address order (host builds only).
+// Large slice reads written in the output's address order (host builds only).
 //
 // A block's rows are short (blockshape's last extent) and lie far apart in a C-order output: copied out block
 // by block, every row is a scattered write of a few cache lines, and a 256 MB read spends as long in that copy
@@ -7,6 +7,10 @@
 // the worker's staging (memcpyed chunks' blocks are read in place), then each output row the layer covers is
 // written whole, left to right (detail::run_writer: streaming stores when the read is large). A layer is one
 // task; tasks run on the decoder's workers, each with its own staging, made on the caller's thread.
+// A frame whose chunks are not in place (a file) is read by the tasks themselves: each reads the streams of the
+// blocks it decodes, a chunk's consecutive blocks with one read (frame_blocks_reader_init, chunk_blocks_read),
+// so the reads spread over the workers and the streams are still in cache when decoded; a memcpyed chunk's
+// blocks are read straight into the staging. With several workers the storage must allow concurrent reads.
 #pragma once
 
 #include <cstdint>
@@ -24,12 +28,17 @@ constexpr int kRowsGroupChunks = 16;
 
 // Staging for the workers, kept across the groups of one read.
 struct rows_staging {
-  owned_array<uint8_t> bytes;
-  size_t per_worker = 0;  // bytes per worker
+  owned_array<uint8_t> bytes;     // the workers' decoded blocks
+  size_t per_worker = 0;          // bytes per worker
+  // A frame without views of its chunks (a file): the group's chunk headers and block starts, and the workers'
+  // buffers for the blocks' streams they read.
+  owned_array<uint8_t> prefixes;
+  owned_array<uint8_t> reads;
+  size_t read_per_worker = 0;
 };
 
-// Whether a read of `plan` into an output of out_bytes takes this path (the frame hands out views of its chunks,
-// the slice is 1 MiB or more and spans several blocks along its last dimension).
+// Whether a read of `plan` into an output of out_bytes takes this path (the slice is 1 MiB or more and spans
+// several blocks along its last dimension).
 [[nodiscard]] bool rows_read_possible(array& a, const slice_plan& plan, int64_t out_bytes) noexcept;
 
 // Reads the group `chunks[0, n)` (consecutive along the last dimension, the same elsewhere) into out (shape

@@ -251,6 +251,20 @@ struct chunk_source {
   uint64_t pos = 0;
   uint64_t limit = 0;  // bytes available from pos (the chunk's cbytes must fit)
 };
+
+// A stored chunk of a contiguous frame read a few consecutive blocks at a time, on any thread when its storage
+// allows concurrent reads (frame_blocks_reader_init, chunk_blocks_read).
+struct chunk_blocks_reader {
+  chunk_source src;
+  const uint8_t* prefix = nullptr;  // the header and block starts as stored (data_start bytes)
+  uint32_t header_size = 0;
+  uint32_t nblocks = 0;
+  uint32_t blocksize = 0;
+  uint64_t data_start = 0;
+  uint64_t cbytes = 0;
+  bool ascending = true;  // block starts in increasing order
+  bool memcpyed = false;  // the blocks are stored as they are, one after another after the header
+};
 // Decodes the requested blocks of the stored chunk at src (frame_blocks_decode), reading only what they need; with
 // copy, decodes nothing and sets *copy to the chunk it would have decoded (frame_blocks_copy).
 [[nodiscard]] status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src,
@@ -281,6 +295,20 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 // Whether frame_chunk_read hands out views that stay valid until close (a read-only contiguous frame whose
 // storage is memory or a map): readers may then decode chunks in place, on any thread.
 [[nodiscard]] bool frame_chunks_in_place(const frame& f) noexcept;
+// Chunk nchunk of a contiguous frame set up for chunk_blocks_read: its header and block starts read into prefix
+// (room for kChunkHeaderExtendedSize + 4 * max_blocks bytes). False, with nothing set up, for a chunk that is
+// not read so: a special value, a dictionary, VL blocks, a lazy chunk, the delta filter (it reads block 0), or
+// more than max_blocks blocks; and for a sparse frame.
+[[nodiscard]] result<bool> frame_blocks_reader_init(frame& f, int64_t nchunk, uint32_t max_blocks, uint8_t* prefix,
+                                                    chunk_blocks_reader* out) noexcept;
+// The bytes chunk_blocks_read needs for blocks [first, first + count).
+[[nodiscard]] result<size_t> chunk_blocks_size(const chunk_blocks_reader& r, size_t first, size_t count) noexcept;
+// Blocks [first, first + count) read into buffer (chunk_blocks_size bytes) as a chunk of their own: the prefix,
+// their streams, their starts pointing at them (the others' at the first: in bounds, never decoded) and cbytes
+// its size, which the decoder reads as the stored chunk for those blocks. A memcpyed chunk gives the blocks'
+// bytes alone (count * blocksize, the last block maybe shorter).
+[[nodiscard]] result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first, size_t count,
+                                                   bytes_mut buffer) noexcept;
 // frame_blocks_decode's reading without its decoding: *copy is the chunk the decoder would read for the request
 // (in place, or the requested blocks' streams copied into the state's scratch with the chunk's header, bstarts
 // and dictionary: valid until the frame's next read), for a caller that decodes the blocks itself. Empty when

@@ -531,6 +531,111 @@ bool frame_chunks_in_place(const frame& f) noexcept {
   return s != nullptr && !s->sparse && !s->options.writable && !storage_view(s->st).empty();
 }
 
+result<bool> frame_blocks_reader_init(frame& f, int64_t nchunk, uint32_t max_blocks, uint8_t* prefix,
+                                      chunk_blocks_reader* out) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  if (s->sparse) return false;
+  auto ref = chunk_locate(*s, nchunk);
+  if (!ref.ok()) return ref.err();
+  if (ref->special != chunk_special::none) return false;
+  sparse_entry none;
+  auto src = chunk_source_get(*s, nchunk, none);
+  if (!src.ok()) return src.err();
+  uint8_t hb[kChunkHeaderExtendedSize];
+  auto hr = source_header(*s, *src, hb);
+  if (!hr.ok()) return hr.err();
+  const chunk_header& h = *hr;
+  if (h.special != chunk_special::none || h.dict || h.vlblocks || h.lazy || h.nblocks > max_blocks) return false;
+  for (uint8_t fid : h.filters)
+    if (fid == static_cast<uint8_t>(filter_id::delta)) return false;
+  chunk_blocks_reader r;
+  r.src = *src;
+  r.prefix = prefix;
+  r.header_size = h.header_size;
+  r.nblocks = static_cast<uint32_t>(h.nblocks);
+  r.blocksize = static_cast<uint32_t>(h.blocksize);
+  r.cbytes = static_cast<uint64_t>(h.cbytes);
+  r.memcpyed = h.memcpyed;
+  r.data_start = h.memcpyed ? h.header_size : h.header_size + uint64_t{4} * h.nblocks;
+  if (r.data_start > r.cbytes) return make_error(errc::truncated, TESSERA_MSG("chunk: bstarts run past cbytes"));
+  if (h.memcpyed && (r.cbytes - h.header_size) < static_cast<uint64_t>(h.nbytes))
+    return make_error(errc::truncated, TESSERA_MSG("chunk: memcpyed chunk shorter than its nbytes"));
+  TESSERA_TRY(storage_read(r.src.st, r.src.pos, bytes_mut(prefix, static_cast<size_t>(r.data_start))));
+  if (!h.memcpyed) {
+    stored_starts starts;
+    starts.init(prefix + h.header_size, h.nblocks, r.data_start, r.cbytes);
+    r.ascending = starts.ascending;
+  }
+  *out = r;
+  return true;
+}
+
+namespace {
+
+stored_starts reader_starts(const chunk_blocks_reader& r) noexcept {
+  stored_starts st;
+  st.p = r.prefix + r.header_size;
+  st.n = r.nblocks;
+  st.data_start = r.data_start;
+  st.cbytes = r.cbytes;
+  st.ascending = r.ascending;
+  return st;
+}
+
+}  // namespace
+
+result<size_t> chunk_blocks_size(const chunk_blocks_reader& r, size_t first, size_t count) noexcept {
+  if (count == 0 || first >= r.nblocks || count > r.nblocks - first)
+    return make_error(errc::out_of_range, TESSERA_MSG("chunk: blocks past the chunk's blocks"));
+  if (r.memcpyed) return count * size_t{r.blocksize};
+  const stored_starts st = reader_starts(r);
+  uint64_t total = r.data_start;
+  for (size_t j = first; j < first + count; ++j) {
+    block_extent e{};
+    TESSERA_TRY(st.extent_of(j, &e));
+    total += e.end - e.start;
+  }
+  if (total > INT32_MAX) return make_error(errc::overflow, TESSERA_MSG("chunk: block too large"));
+  return static_cast<size_t>(total);
+}
+
+result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first, size_t count, bytes_mut buffer) noexcept {
+  auto need = chunk_blocks_size(r, first, count);
+  if (!need.ok()) return need.err();
+  if (*need > buffer.size()) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: buffer smaller than the blocks"));
+  uint8_t* m = buffer.data();
+  if (r.memcpyed) {  // the blocks as they are: the last one may end at cbytes, short of a whole block
+    const uint64_t at = r.header_size + uint64_t{r.blocksize} * first;
+    const uint64_t n = at + *need <= r.cbytes ? *need : r.cbytes - at;
+    TESSERA_TRY(storage_read(r.src.st, r.src.pos + at, bytes_mut(m, static_cast<size_t>(n))));
+    return bytes_view(m, static_cast<size_t>(n));
+  }
+  const stored_starts st = reader_starts(r);
+  std::memcpy(m, r.prefix, static_cast<size_t>(r.data_start));
+  for (size_t j = 0; j < r.nblocks; ++j) le_store32(m + r.header_size + 4 * j, static_cast<uint32_t>(r.data_start));
+  uint64_t at = r.data_start;
+  block_extent run{};
+  uint64_t run_at = at;
+  for (size_t j = first; j < first + count; ++j) {
+    block_extent e{};
+    TESSERA_TRY(st.extent_of(j, &e));
+    if (j > first && e.start != run.end) {  // not adjacent to the run: read what the run has so far
+      TESSERA_TRY(storage_read(r.src.st, r.src.pos + run.start, bytes_mut(m + run_at, static_cast<size_t>(run.end - run.start))));
+      run_at = at;
+      run.start = e.start;
+    } else if (j == first) {
+      run.start = e.start;
+    }
+    run.end = e.end;
+    le_store32(m + r.header_size + 4 * j, static_cast<uint32_t>(at));
+    at += e.end - e.start;
+  }
+  TESSERA_TRY(storage_read(r.src.st, r.src.pos + run.start, bytes_mut(m + run_at, static_cast<size_t>(run.end - run.start))));
+  le_store32(m + 12, static_cast<uint32_t>(at));
+  return bytes_view(m, static_cast<size_t>(at));
+}
+
 result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer, bool may_view) noexcept {
   auto ref = chunk_locate(s, nchunk);
   if (!ref.ok()) return ref.err();

@@ -55,13 +55,16 @@ inline void make_array(test::context& t, made& m, array_params p, int64_t cut_la
 }
 
 // Opens m's frame in place: serially, or on the pool's executor when one is given; with hide_view, through a
-// storage without a view, read as a file is (chunks copied out, not read in place).
+// storage without a view that allows concurrent reads, read as a file is (chunks copied out, not in place).
 inline status open_made(made& m, array& a, thread_pool* pool, const allocator& alloc = test::system_allocator(),
                         bool hide_view = false) {
   array_open_options opt;
   if (pool != nullptr) opt.exec = thread_pool_executor(*pool);
   storage st = const_buffer_storage(m.in);
-  if (hide_view) st.view = nullptr;
+  if (hide_view) {
+    st.view = nullptr;
+    st.concurrent_reads = true;  // reads of a const buffer
+  }
   return array_open(a, st, alloc, opt);
 }
 

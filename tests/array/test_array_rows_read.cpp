@@ -1,10 +1,12 @@
-// Large slice reads of an array in memory, written in the output's address order (src/array/rows_read.cpp: a
-// row of chunks at a time, each layer of blocks decoded side by side, then every output row written whole;
-// streaming stores past 16 MiB on x86-64). Host builds take that path for slices of 1 MiB and more that span
-// several blocks along their last dimension. Each read must give the items themselves, serially and on a
-// two-worker pool, with odd item sizes, edges, padding, groups cut at 16 chunks, layers cut into segments,
-// chunks that cannot take the path (zeros from the index, delta) in a row, and an output larger than the slice
-// (array_read_into); a corrupt block is an error, a refused allocation too, and nothing leaks.
+// Large slice reads, written in the output's address order (src/array/rows_read.cpp: a row of chunks at a time,
+// each layer of blocks decoded side by side, then every output row written whole; streaming stores past 16 MiB
+// on x86-64). Host builds take that path for slices of 1 MiB and more that span several blocks along their
+// last dimension, of arrays in memory (chunks read in place) and in storage without a view (as a file: each
+// task reads the streams of the blocks it decodes). Each read must give the items themselves, serially and on a
+// two-worker pool, in place and as a file (and without concurrent reads), with odd item sizes, edges, padding,
+// groups cut at 16 chunks, layers cut into segments, memcpyed chunks, chunks that cannot take the path (zeros
+// from the index, delta) in a row, and an output larger than the slice (array_read_into); a corrupt block is an
+// error, a refused allocation too, and nothing leaks.
 #include <cstring>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "tessera/port/thread_pool.hpp"
 
 #include "array/array_internal.hpp"  // array_read_into (internal: src/ is on this test's include path)
+#include "frame/frame_internal.hpp"  // chunk_blocks_read
 #include "../support/check.hpp"
 #include "../support/random.hpp"
 #include "../support/test_allocators.hpp"
@@ -56,9 +59,18 @@ TESSERA_TEST(array_rows_read, large_slices_equal_the_items_serial_and_parallel) 
     p.compressor = g.compressor;
     made m;
     make_array(t, m, p, p.shape[p.ndim - 1], g.noisy);
-    array serial, parallel;
+    array serial, parallel, file_serial, file_parallel, file_no_concurrent;
     REQUIRE_OK(open_made(m, serial, nullptr));
     REQUIRE_OK(open_made(m, parallel, &pool));
+    REQUIRE_OK(open_made(m, file_serial, nullptr, test::system_allocator(), true));
+    REQUIRE_OK(open_made(m, file_parallel, &pool, test::system_allocator(), true));
+    {  // no view and no concurrent reads: the workers may not read it (the chunks are read chunk by chunk)
+      storage st = const_buffer_storage(m.in);
+      st.view = nullptr;
+      array_open_options opt;
+      opt.exec = thread_pool_executor(pool);
+      REQUIRE_OK(array_open(file_no_concurrent, st, test::system_allocator(), opt));
+    }
     for (int q = 0; q < 6; ++q) {
       int64_t start[kMaxDims] = {}, stop[kMaxDims] = {}, out_shape[kMaxDims] = {}, out_start[kMaxDims] = {};
       for (int i = 0; i < p.ndim; ++i) {
@@ -73,9 +85,15 @@ TESSERA_TEST(array_rows_read, large_slices_equal_the_items_serial_and_parallel) 
       }
       check_read(t, serial, m, p, start, stop, out_shape, out_start);
       check_read(t, parallel, m, p, start, stop, out_shape, out_start);
+      check_read(t, file_serial, m, p, start, stop, out_shape, out_start);
+      check_read(t, file_parallel, m, p, start, stop, out_shape, out_start);
+      check_read(t, file_no_concurrent, m, p, start, stop, out_shape, out_start);
     }
     CHECK_OK(array_close(serial));
     CHECK_OK(array_close(parallel));
+    CHECK_OK(array_close(file_serial));
+    CHECK_OK(array_close(file_parallel));
+    CHECK_OK(array_close(file_no_concurrent));
   }
 }
 
@@ -91,9 +109,9 @@ TESSERA_TEST(array_rows_read, rows_with_zero_and_delta_chunks_read_chunk_by_chun
     if (delta) p.filters[kChunkMaxFilters - 2] = static_cast<uint8_t>(filter_id::delta);
     made m;
     make_array(t, m, p, 1650);
-    for (int threads = 1; threads <= 2; ++threads) {
+    for (int mode = 0; mode < 4; ++mode) {  // 1 and 2 threads, in place and as a file
       array a;
-      REQUIRE_OK(open_made(m, a, threads == 2 ? &pool : nullptr));
+      REQUIRE_OK(open_made(m, a, mode % 2 ? &pool : nullptr, test::system_allocator(), mode >= 2));
       const int64_t start[3] = {0, 0, 0};
       check_read(t, a, m, p, start, shape, shape, start);
       const int64_t start2[3] = {1, 1, 7}, stop2[3] = {8, 59, 1990};
@@ -115,9 +133,9 @@ TESSERA_TEST(array_rows_read, streaming_past_16_mib_equals_the_items) {
   array_params p = params_of(3, shape, chunks, blocks, 4);
   made m;
   make_array(t, m, p, p.shape[p.ndim - 1]);
-  for (int threads = 1; threads <= 2; ++threads) {
+  for (int mode = 0; mode < 4; ++mode) {  // 1 and 2 threads, in place and as a file
     array a;
-    REQUIRE_OK(open_made(m, a, threads == 2 ? &pool : nullptr));
+    REQUIRE_OK(open_made(m, a, mode % 2 ? &pool : nullptr, test::system_allocator(), mode >= 2));
     const int64_t zero[3] = {};
     check_read(t, a, m, p, zero, shape, shape, zero);
     // Rows that start and end mid-line: an output one item wider on each side, at an odd offset.
@@ -138,15 +156,16 @@ TESSERA_TEST(array_rows_read, corrupt_blocks_are_errors_and_refused_allocations_
   make_array(t, m, p, p.shape[p.ndim - 1]);
   const int64_t zero[2] = {};
   std::vector<uint8_t> out(static_cast<size_t>(512 * 1024 * 4));
-  // Every allocation of an open and a whole read refused in turn, serially and on the pool.
-  for (int threads = 1; threads <= 2; ++threads) {
+  // Every allocation of an open and a whole read refused in turn, serially and on the pool, in place and as a
+  // file.
+  for (int mode = 0; mode < 4; ++mode) {
     bool completed = false;
     for (size_t n = 1; !completed && n < 200; ++n) {
       test::counting_allocator ca;
       ca.fail_at = n;
       {
         array a;
-        status s = open_made(m, a, threads == 2 ? &pool : nullptr, ca.get());
+        status s = open_made(m, a, mode % 2 ? &pool : nullptr, ca.get(), mode >= 2);
         if (s.ok()) {
           s = array_read(a, bytes_mut(out.data(), out.size()));
           if (s.ok()) {
@@ -174,9 +193,88 @@ TESSERA_TEST(array_rows_read, corrupt_blocks_are_errors_and_refused_allocations_
     array a;
     array_open_options opt;
     if (k % 2) opt.exec = thread_pool_executor(pool);
-    if (!array_open(a, const_buffer_storage(in), test::system_allocator(), opt).ok()) continue;
+    storage st = const_buffer_storage(in);
+    if (k % 4 >= 2) {  // as a file: no view, the workers read
+      st.view = nullptr;
+      st.concurrent_reads = true;
+    }
+    if (!array_open(a, st, test::system_allocator(), opt).ok()) continue;
     if (!detail::array_read_into(a, zero, shape, bytes_mut(out.data(), out.size()), shape, zero).ok()) ++errors;
     CHECK_OK(array_close(a));
   }
   CHECK(errors > 0);
+}
+
+TESSERA_TEST(array_rows_read, blocks_read_alone_decode_as_in_their_chunk_whatever_the_start_order) {
+  // One chunk of 8 blocks (LZ4, shuffled 4-byte items): consecutive blocks read as a chunk of their own decode to
+  // what the whole chunk's blocks decode to, with the streams stored in block order and with blocks 2 and 3
+  // stored the other way round (their starts then descend: the blocks are read apart, each where it is).
+  const int64_t shape[2] = {64, 64};
+  const int32_t chunks[2] = {64, 64}, blocks[2] = {8, 64};
+  const array_params p = params_of(2, shape, chunks, blocks, 4);
+  made m;
+  make_array(t, m, p, p.shape[1]);
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator(), chunk_decoder_options()));
+  std::vector<uint8_t> want[8];
+  frame f;
+  REQUIRE_OK(frame_open(f, const_buffer_storage(m.in), test::system_allocator(), frame_open_options()));
+  for (size_t b = 0; b < 8; ++b) {
+    want[b].resize(2048);
+    auto n = frame_block_decode(f, d, 0, b, bytes_mut(want[b].data(), want[b].size()));
+    REQUIRE(n.ok() && *n == 2048);
+  }
+  uint8_t prefix[kChunkHeaderExtendedSize + 4 * 8];
+  detail::chunk_blocks_reader r;
+  auto fits = detail::frame_blocks_reader_init(f, 0, 8, prefix, &r);
+  REQUIRE(fits.ok() && *fits);
+  REQUIRE(!r.memcpyed && r.ascending && r.nblocks == 8);
+  // The same frame with blocks 2 and 3's streams swapped, and their starts.
+  std::vector<uint8_t> swapped(m.frame.bytes().data(), m.frame.bytes().data() + m.frame.bytes().size());
+  uint8_t* starts = swapped.data() + r.src.pos + r.header_size;
+  using detail::le_load32;
+  using detail::le_store32;
+  const uint32_t s2 = le_load32(starts + 8), s3 = le_load32(starts + 12), s4 = le_load32(starts + 16);
+  std::vector<uint8_t> streams(swapped.begin() + static_cast<ptrdiff_t>(r.src.pos + s2),
+                               swapped.begin() + static_cast<ptrdiff_t>(r.src.pos + s4));
+  uint8_t* at = swapped.data() + r.src.pos + s2;
+  std::memcpy(at, streams.data() + (s3 - s2), s4 - s3);  // block 3 first
+  std::memcpy(at + (s4 - s3), streams.data(), s3 - s2);
+  le_store32(starts + 12, s2);
+  le_store32(starts + 8, s2 + (s4 - s3));
+  const_buffer in{swapped.data(), swapped.size()};
+  frame g;
+  REQUIRE_OK(frame_open(g, const_buffer_storage(in), test::system_allocator(), frame_open_options()));
+  uint8_t prefix2[sizeof prefix];
+  detail::chunk_blocks_reader r2;
+  auto fits2 = detail::frame_blocks_reader_init(g, 0, 8, prefix2, &r2);
+  REQUIRE(fits2.ok() && *fits2);
+  CHECK(!r2.ascending);
+  for (const detail::chunk_blocks_reader* reader : {&r, &r2}) {
+    for (size_t first = 0; first < 8; ++first)
+      for (size_t count = 1; first + count <= 8; ++count) {
+        auto size = detail::chunk_blocks_size(*reader, first, count);
+        REQUIRE(size.ok());
+        std::vector<uint8_t> buffer(*size);
+        auto chunk = detail::chunk_blocks_read(*reader, first, count, bytes_mut(buffer.data(), buffer.size()));
+        REQUIRE(chunk.ok());
+        CHECK(chunk->size() == *size);
+        for (size_t b = first; b < first + count; ++b) {
+          std::vector<uint8_t> got(2048, 0xEE);
+          auto n = chunk_decode_block(d, *chunk, b, bytes_mut(got.data(), got.size()));
+          REQUIRE(n.ok());
+          CHECK(got == want[b]);
+        }
+        // A buffer one byte short, and blocks past the chunk's: errors.
+        if (*size > 0) {
+          CHECK(detail::chunk_blocks_read(*reader, first, count, bytes_mut(buffer.data(), *size - 1)).err().code ==
+                errc::buffer_too_small);
+        }
+      }
+    CHECK(detail::chunk_blocks_size(*reader, 7, 2).err().code == errc::out_of_range);
+    CHECK(detail::chunk_blocks_size(*reader, 8, 1).err().code == errc::out_of_range);
+  }
+  CHECK_OK(frame_close(g));
+  CHECK_OK(frame_close(f));
+  chunk_decoder_release(d);
 }
