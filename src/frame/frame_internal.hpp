@@ -304,8 +304,8 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 // The bytes chunk_blocks_read needs for blocks [first, first + count).
 [[nodiscard]] result<size_t> chunk_blocks_size(const chunk_blocks_reader& r, size_t first, size_t count) noexcept;
 // Blocks [first, first + count) read into buffer (chunk_blocks_size bytes) as a chunk of their own: the prefix,
-// their streams, their starts pointing at them (the others' at the first: in bounds, never decoded) and cbytes
-// its size, which the decoder reads as the stored chunk for those blocks. A memcpyed chunk gives the blocks'
+// their streams, their starts pointing at them (the others' as stored: never decoded) and cbytes its size,
+// which the decoder reads as the stored chunk for those blocks (a fixed-size block reads its own start only). A memcpyed chunk gives the blocks'
 // bytes alone (count * blocksize, the last block maybe shorter).
 [[nodiscard]] result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first, size_t count,
                                                    bytes_mut buffer) noexcept;

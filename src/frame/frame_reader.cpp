@@ -236,11 +236,8 @@ struct stored_starts {
 // storage), decodes it into its scratch and hands it on. No block waits for the others' reads.
 struct parallel_blocks {
   chunk_decoder* d = nullptr;
-  const chunk_source* src = nullptr;
   const chunk_block_request* request = nullptr;
-  const stored_starts* starts = nullptr;
-  const uint8_t* prefix = nullptr;  // header, bstarts, dictionary: data_start bytes
-  uint32_t header_size = 0;
+  chunk_blocks_reader reader;       // the chunk's prefix (header, bstarts, dictionary) and where it is stored
   uint8_t* buffers = nullptr;       // one per worker, buffer_size bytes each
   size_t buffer_size = 0;
   uint32_t nworkers = 0;
@@ -255,25 +252,14 @@ struct parallel_blocks {
     }
     const chunk_block_request& r = *j.request;
     const size_t nblock = r.block(r.context, i);
-    block_extent e{};
-    status st = j.starts->extent_of(nblock, &e);
-    const uint64_t data_start = j.starts->data_start;
-    const uint64_t size = data_start + (e.end - e.start);
-    if (st.ok() && size > j.buffer_size) st = make_error(errc::corrupt, TESSERA_MSG("chunk: block streams larger than measured"));
-    if (st.ok()) {
-      uint8_t* m = j.buffers + static_cast<size_t>(worker) * j.buffer_size;
-      std::memcpy(m, j.prefix, static_cast<size_t>(data_start));
-      le_store32(m + 12, static_cast<uint32_t>(size));
-      le_store32(m + j.header_size + 4 * nblock, static_cast<uint32_t>(data_start));
-      st = storage_read(j.src->st, j.src->pos + e.start,
-                        bytes_mut(m + data_start, static_cast<size_t>(e.end - e.start)));
-      bytes_view decoded;
-      size_t begin = 0, end = SIZE_MAX;
-      if (r.range != nullptr) r.range(r.context, i, &begin, &end);
-      if (st.ok())
-        st = chunk_block_decode_on(*j.d, worker, bytes_view(m, static_cast<size_t>(size)), nblock, begin, end, &decoded);
-      if (st.ok()) st = r.consume(r.context, i, decoded, worker);
-    }
+    auto chunk = chunk_blocks_read(j.reader, nblock, 1,
+                                   bytes_mut(j.buffers + static_cast<size_t>(worker) * j.buffer_size, j.buffer_size));
+    status st = chunk.ok() ? ok_status() : chunk.err();
+    bytes_view decoded;
+    size_t begin = 0, end = SIZE_MAX;
+    if (r.range != nullptr) r.range(r.context, i, &begin, &end);
+    if (st.ok()) st = chunk_block_decode_on(*j.d, worker, *chunk, nblock, begin, end, &decoded);
+    if (st.ok()) st = r.consume(r.context, i, decoded, worker);
     if (!st.ok()) j.error.set(st);
   }
 };
@@ -400,11 +386,15 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     TESSERA_TRY(chunk_decoder_prepare(d, h));
     parallel_blocks job;
     job.d = &d;
-    job.src = &src;
     job.request = &r;
-    job.starts = &starts;
-    job.prefix = *pre;
-    job.header_size = h.header_size;
+    job.reader.src = src;
+    job.reader.prefix = *pre;
+    job.reader.header_size = h.header_size;
+    job.reader.nblocks = static_cast<uint32_t>(h.nblocks);
+    job.reader.blocksize = static_cast<uint32_t>(h.blocksize);
+    job.reader.data_start = data_start;
+    job.reader.cbytes = cbytes;
+    job.reader.ascending = starts.ascending;
     job.buffers = s.worker_scratch;
     job.buffer_size = buffer_size;
     job.nworkers = ex.workers;
@@ -613,7 +603,6 @@ result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first,
   }
   const stored_starts st = reader_starts(r);
   std::memcpy(m, r.prefix, static_cast<size_t>(r.data_start));
-  for (size_t j = 0; j < r.nblocks; ++j) le_store32(m + r.header_size + 4 * j, static_cast<uint32_t>(r.data_start));
   uint64_t at = r.data_start;
   block_extent run{};
   uint64_t run_at = at;
