@@ -233,6 +233,8 @@ status chunk_copy_out(array& a, chunk_copy_job& j) noexcept {
 // the touched blocks of up to kBatchChunks chunks go to the workers as one run, so no worker waits for the
 // others at a chunk's end, and each block is read in place, decoded into its worker's scratch and copied out.
 // Nothing is allocated: the chunks are views and the decoder's scratch is prepared on the caller's thread.
+// Host builds also batch files (from_storage): there each task first reads its block's streams, into a buffer
+// per worker allocated on the caller's thread.
 constexpr int kBatchChunks = 16;
 
 using detail::chunk_block_decode_on;
@@ -247,6 +249,18 @@ struct batch_job {
   int64_t first_task[kBatchChunks + 1] = {};  // chunk k's tasks: [first_task[k], first_task[k + 1])
   int n = 0;
   detail::first_error error;
+#if TESSERA_SPEED_PATHS
+  // A file (a contiguous frame whose chunks are not in place; with parallel workers its storage reads
+  // concurrently): each task reads its block's streams itself (detail::chunk_blocks_read) into its worker's
+  // buffer, after the chunk's header and block starts were read on the caller's thread into prefixes.
+  bool from_storage = false;
+  detail::chunk_blocks_reader readers[kBatchChunks];
+  owned_array<uint8_t> prefixes;  // kBatchChunks x prefix_cap
+  size_t prefix_cap = 0;
+  owned_array<uint8_t> reads;     // exec.workers x read_per_worker
+  size_t read_per_worker = 0;
+  size_t read_largest = 0;        // the largest block read of the chunks batched so far
+#endif
 
   static void task(void* context, size_t index, uint32_t worker) noexcept {
     auto& b = *static_cast<batch_job*>(context);
@@ -259,11 +273,21 @@ struct batch_job {
     size_t begin = 0, end = 0;
     touched_block_range(&j, i, &begin, &end);
     bytes_view decoded;
+    bytes_view chunk = b.bytes[k];
 #if TESSERA_SPEED_PATHS
+    if (b.from_storage) {
+      auto got = detail::chunk_blocks_read(b.readers[k], touched_block_number(&j, i), 1,
+                                           bytes_mut(b.reads.data() + b.read_per_worker * worker, b.read_per_worker));
+      if (!got.ok()) {
+        b.error.set(got.err());
+        return;
+      }
+      chunk = *got;
+    }
     // A block of which a few rows are wanted: only those unshuffled, straight to the output.
     if (detail::touched_block_few(j, i)) {
       detail::block_planes planes;
-      status st = detail::chunk_block_planes_on(*b.d, worker, b.bytes[k], touched_block_number(&j, i), begin, end,
+      status st = detail::chunk_block_planes_on(*b.d, worker, chunk, touched_block_number(&j, i), begin, end,
                                                 &decoded, &planes);
       if (st.ok()) st = planes.typesize != 0 ? detail::touched_block_unshuffle(j, i, decoded.size(), planes)
                                              : touched_block_consume(&j, i, decoded, worker);
@@ -271,14 +295,29 @@ struct batch_job {
       return;
     }
 #endif
-    status st = chunk_block_decode_on(*b.d, worker, b.bytes[k], touched_block_number(&j, i), begin, end, &decoded);
+    status st = chunk_block_decode_on(*b.d, worker, chunk, touched_block_number(&j, i), begin, end, &decoded);
     if (st.ok()) st = touched_block_consume(&j, i, decoded, worker);
     if (!st.ok()) b.error.set(st);
   }
 };
 
-status batch_run(batch_job& b) noexcept {
+status batch_run(array& a, batch_job& b) noexcept {
   if (b.n == 0) return ok_status();
+#if TESSERA_SPEED_PATHS
+  if (b.from_storage && b.read_per_worker < b.read_largest) {  // the workers' buffers, on the caller's thread
+    const size_t per_worker = (b.read_largest + 63) / 64 * 64;
+    const size_t workers = b.exec.workers;
+    b.reads.reset();
+    b.read_per_worker = 0;
+    if (per_worker > SIZE_MAX / workers) return make_error(errc::overflow, TESSERA_MSG("array: read buffers overflow"));
+    TESSERA_TRY(detail::array_budget_check(a, static_cast<uint64_t>(per_worker) * workers,
+                                           TESSERA_MSG("array: the read's buffers exceed max_alloc")));
+    TESSERA_TRY(b.reads.allocate(array_access::alloc(a), per_worker * workers));
+    b.read_per_worker = per_worker;
+  }
+#else
+  (void)a;
+#endif
   executor_run(b.exec, static_cast<size_t>(b.first_task[b.n]), batch_job::task, &b);
   const status result = b.error.result();
   b.n = 0;
@@ -288,13 +327,21 @@ status batch_run(batch_job& b) noexcept {
 
 // Whether reads may take the batch path: chunks are views that stay valid (a read-only contiguous frame whose
 // storage is in memory) and the executor runs tasks in parallel, or (speed paths) serially on the caller's
-// thread, where a block whose few rows are wanted has only those unshuffled (touched_block_few). Sets b.exec.
+// thread, where a block whose few rows are wanted has only those unshuffled (touched_block_few); speed paths
+// also take files (contiguous frames), whose blocks the tasks read (from_storage). Sets b.exec.
 bool batch_possible(array& a, batch_job& b) noexcept {
   const executor& e = array_access::exec(a);
   const bool parallel = e.run != nullptr && e.workers >= 2 && chunk_decoder_executor(array_access::decoder(a)).workers >= 2;
   b.exec = parallel ? e : executor_serial();
   if (!parallel && !TESSERA_SPEED_PATHS) return false;
-  return detail::frame_chunks_in_place(array_access::frm(a));
+  if (detail::frame_chunks_in_place(array_access::frm(a))) return true;
+#if TESSERA_SPEED_PATHS
+  // A file: the tasks read their blocks themselves (on parallel workers when its storage allows it).
+  b.from_storage = detail::frame_blocks_readable_by_tasks(array_access::frm(a), parallel);
+  return b.from_storage;
+#else
+  return false;
+#endif
 }
 
 #if TESSERA_SPEED_PATHS
@@ -349,7 +396,17 @@ struct slice_reader {
     // Its nbytes must be the array's; its blocks decide how it is read.
     auto match = chunk_blocks_match(a, *ref);
     if (!match.ok()) return match.err();
-    if (batching && *match) {
+#if TESSERA_SPEED_PATHS
+    if (batching && *match && batch.from_storage) {
+      auto added = batch_add_stored(c, dst0);
+      if (!added.ok()) return added.err();
+      if (*added) return ok_status();
+    }
+    const bool in_place = !batch.from_storage;
+#else
+    const bool in_place = true;
+#endif
+    if (batching && *match && in_place) {
       owned_array<uint8_t> none;  // a read-only frame in memory hands out views: nothing is allocated
       auto bytes = frame_chunk_read(f, c.nchunk, none);
       if (!bytes.ok()) return bytes.err();
@@ -360,7 +417,7 @@ struct slice_reader {
         if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) return ok_status();
         batch.bytes[batch.n] = *bytes;
         batch.first_task[batch.n + 1] = batch.first_task[batch.n] + bj.nblocks;
-        if (++batch.n == kBatchChunks) TESSERA_TRY(batch_run(batch));
+        if (++batch.n == kBatchChunks) TESSERA_TRY(batch_run(a, batch));
         return ok_status();
       }
     }
@@ -368,11 +425,12 @@ struct slice_reader {
     if (!chunk_copy_init(j.t, a, c, out, out_shape, dst0)) return ok_status();
     if (*match) {
 #if TESSERA_SPEED_PATHS
-      // A thin slice of a chunk the batch path cannot view (a file) read with one thread: the touched blocks'
-      // streams copied in one go, then read as the batch path reads them, so the blocks of which few rows are
-      // wanted have only those unshuffled. Thick slices, and any with parallel workers, keep the reads inside
-      // the workers (frame_blocks_decode): copying first on the caller's thread was slower with 2 workers. So do
-      // reads of one block (an element), whose scratch then grows only as far as the decode needs.
+      // A thin slice of a chunk the batch path does not take (a slice inside one chunk of a file, a sparse
+      // frame's chunk) read with one thread: the touched blocks' streams copied in one go, then read as the
+      // batch path reads them, so the blocks of which few rows are wanted have only those unshuffled. Thick
+      // slices, and any with parallel workers, keep the reads inside the workers (frame_blocks_decode): copying
+      // first on the caller's thread was slower with 2 workers. So do reads of one block (an element), whose
+      // scratch then grows only as far as the decode needs.
       if (!batching && batch.exec.run == nullptr && j.t.nblocks > 1 && touched_blocks_any_few(j.t)) {
         bytes_view copy;
         TESSERA_TRY(detail::frame_blocks_copy(f, array_access::decoder(a), c.nchunk, touched_blocks_request(j.t), &copy));
@@ -384,7 +442,7 @@ struct slice_reader {
           batch.bytes[0] = copy;
           batch.first_task[1] = j.t.nblocks;
           batch.n = 1;
-          return batch_run(batch);
+          return batch_run(a, batch);
         }
       }
 #endif
@@ -398,6 +456,34 @@ struct slice_reader {
   }
 
 #if TESSERA_SPEED_PATHS
+  // Chunk c of a file for the batch: its header and block starts read here, its blocks by the workers. False
+  // when it is not read so (memcpyed, delta, a dictionary...: then on its own).
+  result<bool> batch_add_stored(const slice_chunk& c, const int64_t* dst0) noexcept {
+    const array_layout& l = array_access::layout(a);
+    uint8_t* prefix = batch.prefixes.data() + batch.prefix_cap * static_cast<size_t>(batch.n);
+    detail::chunk_blocks_reader& rd = batch.readers[batch.n];
+    auto fits = detail::frame_blocks_reader_init(array_access::frm(a), c.nchunk,
+                                                 static_cast<uint32_t>(l.blocks_per_chunk), prefix, &rd);
+    if (!fits.ok()) return fits.err();
+    if (!*fits || rd.memcpyed || int64_t{rd.blocksize} != array_access::sizes(a).block_nbytes) return false;
+    auto h = chunk_header_read(bytes_view(prefix, kChunkHeaderExtendedSize));
+    if (!h.ok()) return h.err();
+    if (int64_t{h->nbytes} != array_access::sizes(a).chunk_nbytes)
+      return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's nbytes disagrees with the b2nd chunk shape"));
+    TESSERA_TRY(chunk_decoder_prepare(array_access::decoder(a), *h));
+    touched_blocks& bj = batch.chunks[batch.n];
+    if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) return true;  // nothing of it wanted
+    for (int64_t i = 0; i < bj.nblocks; ++i) {
+      auto size = detail::chunk_blocks_size(rd, touched_block_number(&bj, static_cast<size_t>(i)), 1);
+      if (!size.ok()) return size.err();
+      if (*size > batch.read_largest) batch.read_largest = *size;
+    }
+    batch.bytes[batch.n] = bytes_view();
+    batch.first_task[batch.n + 1] = batch.first_task[batch.n] + bj.nblocks;
+    if (++batch.n == kBatchChunks) TESSERA_TRY(batch_run(a, batch));
+    return true;
+  }
+
   // Groups of chunks along the last dimension read in the output's order; a group with a chunk that path does
   // not read goes chunk by chunk.
   status rows(slice_chunk_iterator& chunks, int64_t slice_bytes) noexcept {
@@ -463,17 +549,26 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
   r.out_is_slice = out_is_slice;
   r.c_order = layout_chunk_is_c_order(l);
   r.batching = batch_possible(a, r.batch) && plan.nchunks > 1;
+#if TESSERA_SPEED_PATHS
+  r.batch.from_storage &= r.batching;  // a one-chunk read of a file batches only its copy (slice_reader::chunk)
+  if (r.batch.from_storage) {  // room for the batched chunks' headers and block starts
+    r.batch.prefix_cap = kChunkHeaderExtendedSize + 4 * static_cast<size_t>(l.blocks_per_chunk);
+    TESSERA_TRY(detail::array_budget_check(a, static_cast<uint64_t>(r.batch.prefix_cap) * kBatchChunks,
+                                           TESSERA_MSG("array: the read's chunk prefixes exceed max_alloc")));
+    TESSERA_TRY(r.batch.prefixes.allocate(array_access::alloc(a), r.batch.prefix_cap * kBatchChunks));
+  }
+#endif
   r.batch.d = &array_access::decoder(a);
   slice_chunk_iterator chunks(plan);
 #if TESSERA_SPEED_PATHS
   const int64_t slice_bytes = plan.nitems * itemsize;
   if (rows_read_possible(a, plan, slice_bytes)) {
     TESSERA_TRY(r.rows(chunks, slice_bytes));
-    return batch_run(r.batch);
+    return batch_run(a, r.batch);
   }
 #endif
   while (chunks.next()) TESSERA_TRY(r.chunk(chunks.chunk()));
-  return batch_run(r.batch);
+  return batch_run(a, r.batch);
 }
 
 }  // namespace detail

@@ -516,6 +516,11 @@ result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept {
   return r;
 }
 
+bool frame_blocks_readable_by_tasks(const frame& f, bool parallel) noexcept {
+  const frame_state* s = frame_access::get(f);
+  return s != nullptr && !s->sparse && (!parallel || s->st.concurrent_reads);
+}
+
 bool frame_chunks_in_place(const frame& f) noexcept {
   const frame_state* s = frame_access::get(f);
   return s != nullptr && !s->sparse && !s->options.writable && !storage_view(s->st).empty();

@@ -1,11 +1,11 @@
 // Slices that want a few rows of each block they touch (planes across the blocks, thin boxes, single items) of an
-// array in memory, read in place or (as from a file) from a copy of the touched blocks' streams: on host builds a
-// block whose only filter is a plain shuffle is decoded as its byte planes and only the wanted rows are
-// unshuffled, straight to the output (src/array/touched_blocks_planes.cpp). Every read must give the items
-// themselves, serially, on a two-worker pool and from storage without a view, for every item size (elements of
-// 2, 4 and 8 bytes have vector paths, the others not), split and unsplit streams, byte planes stored as they are
-// (read in the chunk), other filters and memcpyed chunks; items that are not whole elements of the shuffle go
-// byte by byte.
+// array in memory, read in place or as from a file (each block's streams read by the task that decodes it; a
+// one-chunk slice from a copy of the touched blocks' streams): on host builds a block whose only filter is a
+// plain shuffle is decoded as its byte planes and only the wanted rows are unshuffled, straight to the output
+// (src/array/touched_blocks_planes.cpp). Every read must give the items themselves, serially and on a
+// two-worker pool, in place and from storage without a view, for every item size (elements of 2, 4 and 8 bytes
+// have vector paths, the others not), split and unsplit streams, byte planes stored as they are (read in the
+// chunk), other filters and memcpyed chunks; items that are not whole elements of the shuffle go byte by byte.
 #include <cstring>
 #include <vector>
 
@@ -66,10 +66,11 @@ TESSERA_TEST(array_planes_read, thin_slices_equal_the_items_serial_and_parallel)
     }
     made m;
     make_array(t, m, p, p.shape[ndim - 1], false, round % 3 == 1);  // some with a byte plane stored as it is
-    array serial, parallel, stored;
+    array serial, parallel, stored, stored_parallel;
     REQUIRE_OK(open_made(m, serial, nullptr));
     REQUIRE_OK(open_made(m, parallel, &pool));
     REQUIRE_OK(open_made(m, stored, nullptr, test::system_allocator(), true));
+    REQUIRE_OK(open_made(m, stored_parallel, &pool, test::system_allocator(), true));
     for (int q = 0; q < 3 * ndim + 3; ++q) {
       int64_t start[kMaxDims] = {}, stop[kMaxDims] = {}, out_shape[kMaxDims] = {}, out_start[kMaxDims] = {};
       for (int i = 0; i < ndim; ++i) {
@@ -93,10 +94,12 @@ TESSERA_TEST(array_planes_read, thin_slices_equal_the_items_serial_and_parallel)
       check_read(t, serial, m, p, start, stop, out_shape, out_start);
       check_read(t, parallel, m, p, start, stop, out_shape, out_start);
       check_read(t, stored, m, p, start, stop, out_shape, out_start);
+      check_read(t, stored_parallel, m, p, start, stop, out_shape, out_start);
     }
     CHECK_OK(array_close(serial));
     CHECK_OK(array_close(parallel));
     CHECK_OK(array_close(stored));
+    CHECK_OK(array_close(stored_parallel));
   }
 }
 
@@ -226,4 +229,47 @@ TESSERA_TEST(array_planes_read, thin_slices_of_a_sparse_frame_read_from_copies) 
     CHECK_OK(array_close(a));
   }
   memory_directory_release(dir);
+}
+
+TESSERA_TEST(array_planes_read, refused_allocations_of_file_reads_leak_nothing) {
+  // A plane and a thin box over several chunks of storage without a view (the batch reads its blocks in its
+  // tasks: chunk prefixes and read buffers allocated on the caller's thread), one and two threads: every
+  // allocation refused in turn is out_of_memory, nothing leaks, and the read that completes is right.
+  thread_pool pool;
+  REQUIRE_OK(thread_pool_init(pool, 2));
+  const int64_t shape[3] = {40, 48, 56};
+  const int32_t chunks[3] = {20, 24, 28}, blocks[3] = {5, 8, 7};
+  const array_params p = params_of(3, shape, chunks, blocks, 4);
+  made m;
+  make_array(t, m, p, p.shape[2]);
+  const int64_t starts[2][3] = {{0, 17, 0}, {3, 0, 30}}, stops[2][3] = {{40, 18, 56}, {37, 48, 31}};
+  for (int q = 0; q < 4; ++q) {
+    const int64_t* start = starts[q % 2];
+    const int64_t* stop = stops[q % 2];
+    int64_t ext[3] = {}, zero[3] = {};
+    for (int i = 0; i < 3; ++i) ext[i] = stop[i] - start[i];
+    bool completed = false;
+    for (size_t n = 1; !completed && n < 200; ++n) {
+      test::counting_allocator ca;
+      ca.fail_at = n;
+      {
+        array a;
+        status s = open_made(m, a, q >= 2 ? &pool : nullptr, ca.get(), true);
+        if (s.ok()) {
+          std::vector<uint8_t> got(static_cast<size_t>(ext[0] * ext[1] * ext[2] * 4));
+          s = detail::array_read_into(a, start, stop, bytes_mut(got.data(), got.size()), ext, zero);
+          if (s.ok()) {
+            completed = true;
+            std::vector<uint8_t> want(got.size());
+            array_test::box_copy(3, 4, m.items.data(), p.shape, start, want.data(), ext, zero, ext);
+            CHECK(got == want);
+          }
+          CHECK_OK(array_close(a));
+        }
+        if (!s.ok()) CHECK(s.code == errc::out_of_memory);
+      }
+      CHECK(!ca.leaked());
+    }
+    CHECK(completed);
+  }
 }
