@@ -550,9 +550,12 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
   r.c_order = layout_chunk_is_c_order(l);
   r.batching = batch_possible(a, r.batch) && plan.nchunks > 1;
 #if TESSERA_SPEED_PATHS
-  r.batch.from_storage &= r.batching;  // a one-chunk read of a file batches only its copy (slice_reader::chunk)
+  // A one-chunk read of a file batches only its copy (slice_reader::chunk); chunks of more than 16k blocks keep
+  // their starts to one chunk at a time (frame_blocks_decode) rather than 16.
+  const uint64_t prefix_bytes = kChunkHeaderExtendedSize + uint64_t{4} * static_cast<uint64_t>(l.blocks_per_chunk);
+  r.batch.from_storage &= r.batching && prefix_bytes <= detail::kBlocksPrefixMax;
+  r.batch.prefix_cap = static_cast<size_t>(r.batch.from_storage ? prefix_bytes : 0);
   if (r.batch.from_storage) {  // room for the batched chunks' headers and block starts
-    r.batch.prefix_cap = kChunkHeaderExtendedSize + 4 * static_cast<size_t>(l.blocks_per_chunk);
     TESSERA_TRY(detail::array_budget_check(a, static_cast<uint64_t>(r.batch.prefix_cap) * kBatchChunks,
                                            TESSERA_MSG("array: the read's chunk prefixes exceed max_alloc")));
     TESSERA_TRY(r.batch.prefixes.allocate(array_access::alloc(a), r.batch.prefix_cap * kBatchChunks));

@@ -298,6 +298,9 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 // Whether f's chunks may be read a few blocks at a time (frame_blocks_reader_init, chunk_blocks_read: a
 // contiguous frame), with `parallel`, on several threads at once (its storage allows concurrent reads).
 [[nodiscard]] bool frame_blocks_readable_by_tasks(const frame& f, bool parallel) noexcept;
+// The most bytes of chunk header and block starts (16k blocks) a reader of several chunks keeps per chunk
+// (frame_blocks_reader_init's prefix); chunks of more blocks are read one at a time (frame_blocks_decode).
+inline constexpr size_t kBlocksPrefixMax = kChunkHeaderExtendedSize + 4 * 16384;
 // Chunk nchunk of a contiguous frame set up for chunk_blocks_read: its header and block starts read into prefix
 // (room for kChunkHeaderExtendedSize + 4 * max_blocks bytes). False, with nothing set up, for a chunk that is
 // not read so: a special value, a dictionary, VL blocks, a lazy chunk, the delta filter (it reads block 0), or

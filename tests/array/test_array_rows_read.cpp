@@ -278,3 +278,39 @@ TESSERA_TEST(array_rows_read, blocks_read_alone_decode_as_in_their_chunk_whateve
   CHECK_OK(frame_close(f));
   chunk_decoder_release(d);
 }
+
+TESSERA_TEST(array_rows_read, files_with_chunks_of_many_blocks_read_them_one_chunk_at_a_time) {
+  // 20000 blocks a chunk: their starts (80 KB a chunk) are past what a reader of 16 chunks keeps per chunk, so
+  // reads from a file go chunk by chunk (frame_blocks_decode); the items must come out the same, in place and as
+  // a file, with one thread and two.
+  thread_pool pool;
+  REQUIRE_OK(thread_pool_init(pool, 2));
+  const int64_t shape[2] = {8, 40000};
+  const int32_t chunks[2] = {4, 20000}, blocks[2] = {1, 4};
+  array_params p = params_of(2, shape, chunks, blocks, 4);
+  made m;
+  make_array(t, m, p, p.shape[1]);
+  for (int mode = 0; mode < 4; ++mode) {
+    array a;
+    REQUIRE_OK(open_made(m, a, mode % 2 ? &pool : nullptr, test::system_allocator(), mode >= 2));
+    const int64_t zero[2] = {};
+    check_read(t, a, m, p, zero, shape, shape, zero);
+    const int64_t start[2] = {0, 777}, stop[2] = {8, 778}, ext[2] = {8, 1};
+    check_read(t, a, m, p, start, stop, ext, zero);
+    const int64_t start2[2] = {5, 0}, stop2[2] = {6, 40000}, ext2[2] = {1, 40000};
+    check_read(t, a, m, p, start2, stop2, ext2, zero);
+    CHECK_OK(array_close(a));
+  }
+  // What a plane of a file allocates: the starts of one chunk at a time (80 KB), not 16 chunks' (1.3 MB).
+  test::counting_allocator ca;
+  array a;
+  REQUIRE_OK(open_made(m, a, nullptr, ca.get(), true));
+  std::vector<uint8_t> out(8 * 4);
+  const int64_t start[2] = {0, 30001}, stop[2] = {8, 30002};
+  REQUIRE_OK(array_slice_read(a, start, stop, bytes_mut(out.data(), out.size())));  // scratch made
+  ca.reset_high_water();
+  const size_t before = ca.live_bytes;
+  REQUIRE_OK(array_slice_read(a, start, stop, bytes_mut(out.data(), out.size())));
+  CHECK(ca.high_water_bytes - before < 512 * 1024);
+  CHECK_OK(array_close(a));
+}
