@@ -353,6 +353,19 @@ status array_budget_check(const array& a, uint64_t bytes, const char* what) noex
   return ok_status();
 }
 
+status worker_buffers_reserve(array& a, owned_array<uint8_t>& buffers, size_t* have, size_t per_worker, size_t workers,
+                              const char* what) noexcept {
+  if (*have >= per_worker && buffers.size() >= *have * workers) return ok_status();
+  buffers.reset();
+  *have = 0;
+  if (workers == 0 || per_worker > SIZE_MAX / workers)
+    return make_error(errc::overflow, TESSERA_MSG("array: worker buffers overflow"));
+  TESSERA_TRY(array_budget_check(a, static_cast<uint64_t>(per_worker) * workers, what));
+  TESSERA_TRY(buffers.allocate(array_access::alloc(a), per_worker * workers));
+  *have = per_worker;
+  return ok_status();
+}
+
 status array_check_writable(array& a) noexcept {
   TESSERA_TRY(array_check_open(a));
   if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));

@@ -76,6 +76,11 @@ void shapes_from_layout(To& to, const array_layout& l) noexcept {
 [[nodiscard]] status array_check_open(const array& a) noexcept;
 // Whether a buffer of `bytes` sized by what the file says fits the frame's max_alloc (else resource_limit, `what`).
 [[nodiscard]] status array_budget_check(const array& a, uint64_t bytes, const char* what) noexcept;
+// Buffers of per_worker bytes for each of `workers` workers in one allocation from the array's allocator (on the
+// caller's thread, within max_alloc: else resource_limit, `what`), kept while large enough; *have is the size each
+// buffer has.
+[[nodiscard]] status worker_buffers_reserve(array& a, owned_array<uint8_t>& buffers, size_t* have, size_t per_worker,
+                                            size_t workers, const char* what) noexcept;
 [[nodiscard]] status array_check_writable(array& a) noexcept;
 // Commits when auto_commit is on.
 [[nodiscard]] status array_finish(array& a) noexcept;

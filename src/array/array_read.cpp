@@ -304,17 +304,9 @@ struct batch_job {
 status batch_run(array& a, batch_job& b) noexcept {
   if (b.n == 0) return ok_status();
 #if TESSERA_SPEED_PATHS
-  if (b.from_storage && b.read_per_worker < b.read_largest) {  // the workers' buffers, on the caller's thread
-    const size_t per_worker = (b.read_largest + 63) / 64 * 64;
-    const size_t workers = b.exec.workers;
-    b.reads.reset();
-    b.read_per_worker = 0;
-    if (per_worker > SIZE_MAX / workers) return make_error(errc::overflow, TESSERA_MSG("array: read buffers overflow"));
-    TESSERA_TRY(detail::array_budget_check(a, static_cast<uint64_t>(per_worker) * workers,
-                                           TESSERA_MSG("array: the read's buffers exceed max_alloc")));
-    TESSERA_TRY(b.reads.allocate(array_access::alloc(a), per_worker * workers));
-    b.read_per_worker = per_worker;
-  }
+  if (b.from_storage)  // the workers' read buffers, on the caller's thread
+    TESSERA_TRY(detail::worker_buffers_reserve(a, b.reads, &b.read_per_worker, (b.read_largest + 63) / 64 * 64,
+                                               b.exec.workers, TESSERA_MSG("array: the read's buffers exceed max_alloc")));
 #else
   (void)a;
 #endif

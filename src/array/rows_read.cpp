@@ -296,29 +296,15 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
   // Streaming stores pay for one worker only: two workers streaming at once measured slower than with ordinary
   // stores (41 - 45 against 38 - 40 ms for the 256 MB read), one faster (68 against 72 ms).
   j.streaming = slice_bytes >= kStreamingMinBytes && workers == 1;
-  const size_t per_worker = static_cast<size_t>(j.segment * bn);
-  if (staging.per_worker < per_worker || staging.bytes.size() < per_worker * workers) {
-    staging.bytes.reset();
-    staging.per_worker = 0;
-    TESSERA_TRY(array_budget_check(a, static_cast<uint64_t>(per_worker) * workers,
-                                   TESSERA_MSG("array: the read's staging exceeds max_alloc")));
-    TESSERA_TRY(staging.bytes.allocate(array_access::alloc(a), per_worker * workers));
-    staging.per_worker = per_worker;
-  }
+  TESSERA_TRY(worker_buffers_reserve(a, staging.bytes, &staging.per_worker, static_cast<size_t>(j.segment * bn), workers,
+                                     TESSERA_MSG("array: the read's staging exceeds max_alloc")));
   j.staging = staging.bytes.data();
   j.per_worker = staging.per_worker;
   if (!in_place) {  // the workers' read buffers: the largest read of any task
     auto largest = j.largest_read();
     if (!largest.ok()) return largest.err();
-    const size_t read_per_worker = (*largest + 63) / 64 * 64;
-    if (staging.read_per_worker < read_per_worker || staging.reads.size() < read_per_worker * workers) {
-      staging.reads.reset();
-      staging.read_per_worker = 0;
-      TESSERA_TRY(array_budget_check(a, static_cast<uint64_t>(read_per_worker) * workers,
-                                     TESSERA_MSG("array: the read's buffers exceed max_alloc")));
-      TESSERA_TRY(staging.reads.allocate(array_access::alloc(a), read_per_worker * workers));
-      staging.read_per_worker = read_per_worker;
-    }
+    TESSERA_TRY(worker_buffers_reserve(a, staging.reads, &staging.read_per_worker, (*largest + 63) / 64 * 64, workers,
+                                       TESSERA_MSG("array: the read's buffers exceed max_alloc")));
     j.reads = staging.reads.data();
     j.read_per_worker = staging.read_per_worker;
   }
