@@ -250,11 +250,12 @@ struct batch_job {
   int n = 0;
   detail::first_error error;
 #if TESSERA_SPEED_PATHS
-  // A file (a contiguous frame whose chunks are not in place; with parallel workers its storage reads
+  // A file (a frame whose chunks are not in place, contiguous or sparse; with parallel workers its storage reads
   // concurrently): each task reads its block's streams itself (detail::chunk_blocks_read) into its worker's
   // buffer, after the chunk's header and block starts were read on the caller's thread into prefixes.
   bool from_storage = false;
   detail::chunk_blocks_reader readers[kBatchChunks];
+  detail::sparse_entry entries[kBatchChunks];  // a sparse frame's chunks, open until the run is over
   owned_array<uint8_t> prefixes;  // kBatchChunks x prefix_cap
   size_t prefix_cap = 0;
   owned_array<uint8_t> reads;     // exec.workers x read_per_worker
@@ -311,7 +312,13 @@ status batch_run(array& a, batch_job& b) noexcept {
   (void)a;
 #endif
   executor_run(b.exec, static_cast<size_t>(b.first_task[b.n]), batch_job::task, &b);
-  const status result = b.error.result();
+  status result = b.error.result();
+#if TESSERA_SPEED_PATHS
+  for (int k = 0; k < b.n; ++k) {
+    const status closed = b.entries[k].close();
+    if (result.ok()) result = closed;
+  }
+#endif
   b.n = 0;
   b.first_task[0] = 0;
   return result;
@@ -320,7 +327,8 @@ status batch_run(array& a, batch_job& b) noexcept {
 // Whether reads may take the batch path: chunks are views that stay valid (a read-only contiguous frame whose
 // storage is in memory) and the executor runs tasks in parallel, or (speed paths) serially on the caller's
 // thread, where a block whose few rows are wanted has only those unshuffled (touched_block_few); speed paths
-// also take files (contiguous frames), whose blocks the tasks read (from_storage). Sets b.exec.
+// also take files (a contiguous frame's or a sparse frame's), whose blocks the tasks read (from_storage). Sets
+// b.exec.
 bool batch_possible(array& a, batch_job& b) noexcept {
   const executor& e = array_access::exec(a);
   const bool parallel = e.run != nullptr && e.workers >= 2 && chunk_decoder_executor(array_access::decoder(a)).workers >= 2;
@@ -417,8 +425,8 @@ struct slice_reader {
     if (!chunk_copy_init(j.t, a, c, out, out_shape, dst0)) return ok_status();
     if (*match) {
 #if TESSERA_SPEED_PATHS
-      // A thin slice of a chunk the batch path does not take (a slice inside one chunk of a file, a sparse
-      // frame's chunk) read with one thread: the touched blocks' streams copied in one go, then read as the
+      // A thin slice of a chunk the batch path does not take (a slice inside one chunk of a file) read with one
+      // thread: the touched blocks' streams copied in one go, then read as the
       // batch path reads them, so the blocks of which few rows are wanted have only those unshuffled. Thick
       // slices, and any with parallel workers, keep the reads inside the workers (frame_blocks_decode): copying
       // first on the caller's thread was slower with 2 workers. So do reads of one block (an element), whose
@@ -454,17 +462,25 @@ struct slice_reader {
     const array_layout& l = array_access::layout(a);
     uint8_t* prefix = batch.prefixes.data() + batch.prefix_cap * static_cast<size_t>(batch.n);
     detail::chunk_blocks_reader& rd = batch.readers[batch.n];
+    detail::sparse_entry& entry = batch.entries[batch.n];
     auto fits = detail::frame_blocks_reader_init(array_access::frm(a), c.nchunk,
-                                                 static_cast<uint32_t>(l.blocks_per_chunk), prefix, &rd);
+                                                 static_cast<uint32_t>(l.blocks_per_chunk), prefix, &rd, &entry);
     if (!fits.ok()) return fits.err();
-    if (!*fits || rd.memcpyed || int64_t{rd.blocksize} != array_access::sizes(a).block_nbytes) return false;
+    if (!*fits || rd.memcpyed || int64_t{rd.blocksize} != array_access::sizes(a).block_nbytes ||
+        (batch.exec.run != nullptr && !rd.src.st.concurrent_reads)) {  // the workers would read it at once
+      TESSERA_TRY(entry.close());
+      return false;
+    }
     auto h = chunk_header_read(bytes_view(prefix, kChunkHeaderExtendedSize));
     if (!h.ok()) return h.err();
     if (int64_t{h->nbytes} != array_access::sizes(a).chunk_nbytes)
       return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's nbytes disagrees with the b2nd chunk shape"));
     TESSERA_TRY(chunk_decoder_prepare(array_access::decoder(a), *h));
     touched_blocks& bj = batch.chunks[batch.n];
-    if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) return true;  // nothing of it wanted
+    if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) {  // nothing of it wanted
+      TESSERA_TRY(entry.close());
+      return true;
+    }
     for (int64_t i = 0; i < bj.nblocks; ++i) {
       auto size = detail::chunk_blocks_size(rd, touched_block_number(&bj, static_cast<size_t>(i)), 1);
       if (!size.ok()) return size.err();

@@ -227,6 +227,7 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
   if (!in_place && prefix_bytes > kBlocksPrefixMax) return false;  // chunk by chunk, their starts one at a time
   const size_t prefix_cap = static_cast<size_t>(in_place ? 0 : prefix_bytes);
   chunk_blocks_reader readers[kRowsGroupChunks];
+  sparse_entry entries[kRowsGroupChunks];  // a sparse frame's chunks, open while they are read
   if (!in_place) {
     const size_t need = prefix_cap * static_cast<size_t>(n);
     if (staging.prefixes.size() < need) {
@@ -245,7 +246,8 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
     if (int64_t{ref->blocksize} != sz.block_nbytes) return false;
     if (!in_place) {
       uint8_t* prefix = staging.prefixes.data() + prefix_cap * static_cast<size_t>(k);
-      auto fits = frame_blocks_reader_init(f, chunks[k].nchunk, static_cast<uint32_t>(l.blocks_per_chunk), prefix, &readers[k]);
+      auto fits = frame_blocks_reader_init(f, chunks[k].nchunk, static_cast<uint32_t>(l.blocks_per_chunk), prefix,
+                                           &readers[k], &entries[k]);
       if (!fits.ok()) return fits.err();
       if (!*fits || int64_t{readers[k].blocksize} != sz.block_nbytes) return false;
       if (workers > 1 && !readers[k].src.st.concurrent_reads) return false;  // the workers read it
@@ -310,6 +312,7 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
   }
   executor_run(workers > 1 ? e : executor_serial(), static_cast<size_t>(j.nlayers * j.nsegments), rows_job::task, &j);
   TESSERA_TRY(j.error.result());
+  for (int k = 0; k < n; ++k) TESSERA_TRY(entries[k].close());
   return true;
 }
 

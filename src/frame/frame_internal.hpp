@@ -252,8 +252,8 @@ struct chunk_source {
   uint64_t limit = 0;  // bytes available from pos (the chunk's cbytes must fit)
 };
 
-// A stored chunk of a contiguous frame read a few consecutive blocks at a time, on any thread when its storage
-// allows concurrent reads (frame_blocks_reader_init, chunk_blocks_read).
+// A stored chunk read a few consecutive blocks at a time, on any thread when its storage allows concurrent reads
+// (frame_blocks_reader_init, chunk_blocks_read).
 struct chunk_blocks_reader {
   chunk_source src;
   const uint8_t* prefix = nullptr;  // the header and block starts as stored (data_start bytes)
@@ -295,18 +295,20 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 // Whether frame_chunk_read hands out views that stay valid until close (a read-only contiguous frame whose
 // storage is memory or a map): readers may then decode chunks in place, on any thread.
 [[nodiscard]] bool frame_chunks_in_place(const frame& f) noexcept;
-// Whether f's chunks may be read a few blocks at a time (frame_blocks_reader_init, chunk_blocks_read: a
-// contiguous frame), with `parallel`, on several threads at once (its storage allows concurrent reads).
+// Whether f's chunks may be read a few blocks at a time (frame_blocks_reader_init, chunk_blocks_read), with
+// `parallel`, on several threads at once (a contiguous frame whose storage allows concurrent reads; a sparse
+// frame's entries say so each: chunk_blocks_reader.src.st.concurrent_reads).
 [[nodiscard]] bool frame_blocks_readable_by_tasks(const frame& f, bool parallel) noexcept;
 // The most bytes of chunk header and block starts (16k blocks) a reader of several chunks keeps per chunk
 // (frame_blocks_reader_init's prefix); chunks of more blocks are read one at a time (frame_blocks_decode).
 inline constexpr size_t kBlocksPrefixMax = kChunkHeaderExtendedSize + 4 * 16384;
-// Chunk nchunk of a contiguous frame set up for chunk_blocks_read: its header and block starts read into prefix
-// (room for kChunkHeaderExtendedSize + 4 * max_blocks bytes). False, with nothing set up, for a chunk that is
-// not read so: a special value, a dictionary, VL blocks, a lazy chunk, the delta filter (it reads block 0), or
-// more than max_blocks blocks; and for a sparse frame.
+// Chunk nchunk set up for chunk_blocks_read: its header and block starts read into prefix (room for
+// kChunkHeaderExtendedSize + 4 * max_blocks bytes). A sparse frame's chunk is read through *entry, opened here
+// and to be kept open while its blocks are read (without entry, a sparse frame's chunks are not read so). False,
+// with nothing set up, for a chunk that is not read so: a special value, a dictionary, VL blocks, a lazy chunk,
+// the delta filter (it reads block 0), or more than max_blocks blocks.
 [[nodiscard]] result<bool> frame_blocks_reader_init(frame& f, int64_t nchunk, uint32_t max_blocks, uint8_t* prefix,
-                                                    chunk_blocks_reader* out) noexcept;
+                                                    chunk_blocks_reader* out, sparse_entry* entry = nullptr) noexcept;
 // The bytes chunk_blocks_read needs for blocks [first, first + count).
 [[nodiscard]] result<size_t> chunk_blocks_size(const chunk_blocks_reader& r, size_t first, size_t count) noexcept;
 // Blocks [first, first + count) read into buffer (chunk_blocks_size bytes) as a chunk of their own: the prefix,

@@ -518,7 +518,7 @@ result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept {
 
 bool frame_blocks_readable_by_tasks(const frame& f, bool parallel) noexcept {
   const frame_state* s = frame_access::get(f);
-  return s != nullptr && !s->sparse && (!parallel || s->st.concurrent_reads);
+  return s != nullptr && (s->sparse || !parallel || s->st.concurrent_reads);
 }
 
 bool frame_chunks_in_place(const frame& f) noexcept {
@@ -527,15 +527,15 @@ bool frame_chunks_in_place(const frame& f) noexcept {
 }
 
 result<bool> frame_blocks_reader_init(frame& f, int64_t nchunk, uint32_t max_blocks, uint8_t* prefix,
-                                      chunk_blocks_reader* out) noexcept {
+                                      chunk_blocks_reader* out, sparse_entry* entry) noexcept {
   frame_state* s = frame_access::get(f);
   if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
-  if (s->sparse) return false;
+  if (s->sparse && entry == nullptr) return false;
   auto ref = chunk_locate(*s, nchunk);
   if (!ref.ok()) return ref.err();
   if (ref->special != chunk_special::none) return false;
   sparse_entry none;
-  auto src = chunk_source_get(*s, nchunk, none);
+  auto src = chunk_source_get(*s, nchunk, s->sparse ? *entry : none);
   if (!src.ok()) return src.err();
   uint8_t hb[kChunkHeaderExtendedSize];
   auto hr = source_header(*s, *src, hb);

@@ -168,7 +168,10 @@ struct viewless_directory {
   storage_directory inner;
   static status open(void* c, const char* name, storage_open mode, storage* out) noexcept {
     const status s = storage_directory_open(static_cast<viewless_directory*>(c)->inner, name, mode, out);
-    if (s.ok()) out->view = nullptr;
+    if (s.ok()) {
+      out->view = nullptr;
+      out->concurrent_reads = true;  // reads of memory
+    }
     return s;
   }
   static status close(void* c, storage* s) noexcept {
@@ -186,13 +189,14 @@ struct viewless_directory {
 
 }  // namespace
 
-TESSERA_TEST(array_planes_read, thin_slices_of_a_sparse_frame_read_from_copies) {
-  // A 3-d array of 4-byte items in a sparse frame (a chunk per entry), read through entries without a view: every
-  // plane and thin box equals the items, with one thread and with two.
-  const int64_t shape[3] = {23, 30, 41};
-  const int32_t chunks[3] = {12, 16, 20}, blocks[3] = {5, 6, 8};
+TESSERA_TEST(array_planes_read, slices_of_a_sparse_frame_read_from_its_entries) {
+  // A 3-d array of 4-byte items (1.3 MB) in a sparse frame (a chunk per entry), read through entries without a
+  // view, as files in a directory: every plane, thin box and one-chunk slice, and the whole array (the
+  // row-order path), equal the items, with one thread and with two.
+  const int64_t shape[3] = {40, 80, 100};
+  const int32_t chunks[3] = {20, 40, 50}, blocks[3] = {5, 8, 10};
   const array_params p = params_of(3, shape, chunks, blocks, 4);
-  std::vector<uint8_t> items(static_cast<size_t>(23 * 30 * 41 * 4));
+  std::vector<uint8_t> items(static_cast<size_t>(40 * 80 * 100 * 4));
   for (size_t k = 0; k < items.size(); ++k) items[k] = static_cast<uint8_t>((k / 64 + (k % 4) * 7) & 0xff);
   memory_directory dir;
   REQUIRE_OK(memory_directory_init(dir, test::system_allocator(), 64));
@@ -216,10 +220,17 @@ TESSERA_TEST(array_planes_read, thin_slices_of_a_sparse_frame_read_from_copies) 
     array_open_options opt;
     if (threads == 2) opt.exec = thread_pool_executor(pool);
     REQUIRE_OK(array_open_sparse(a, sdir, test::system_allocator(), opt));
-    for (int q = 0; q < 12; ++q) {
+    const int64_t zero[3] = {};
+    check_read(t, a, m, p, zero, shape, shape, zero);
+    for (int q = 0; q < 15; ++q) {
       int64_t start[3] = {}, stop[3] = {}, out_start[3] = {};
       for (int i = 0; i < 3; ++i) {
         const bool thin = i == q % 3;
+        if (q >= 12) {  // inside one chunk
+          start[i] = r.range(0, chunks[i] - 2);
+          stop[i] = thin ? start[i] + 1 : r.range(start[i] + 1, chunks[i]);
+          continue;
+        }
         start[i] = thin ? r.range(0, shape[i] - 1) : (q < 3 ? 0 : r.range(0, shape[i] / 2));
         stop[i] = thin ? start[i] + 1 : (q < 3 ? shape[i] : r.range(start[i] + 1, shape[i]));
       }
