@@ -459,23 +459,16 @@ struct slice_reader {
   // Chunk c of a file for the batch: its header and block starts read here, its blocks by the workers. False
   // when it is not read so (memcpyed, delta, a dictionary...: then on its own).
   result<bool> batch_add_stored(const slice_chunk& c, const int64_t* dst0) noexcept {
-    const array_layout& l = array_access::layout(a);
-    uint8_t* prefix = batch.prefixes.data() + batch.prefix_cap * static_cast<size_t>(batch.n);
     detail::chunk_blocks_reader& rd = batch.readers[batch.n];
     detail::sparse_entry& entry = batch.entries[batch.n];
-    auto fits = detail::frame_blocks_reader_init(array_access::frm(a), c.nchunk,
-                                                 static_cast<uint32_t>(l.blocks_per_chunk), prefix, &rd, &entry);
+    auto fits = detail::stored_chunk_reader_init(a, c.nchunk, batch.exec.run != nullptr,
+                                                 batch.prefixes.data() + batch.prefix_cap * static_cast<size_t>(batch.n),
+                                                 &rd, &entry);
     if (!fits.ok()) return fits.err();
-    if (!*fits || rd.memcpyed || int64_t{rd.blocksize} != array_access::sizes(a).block_nbytes ||
-        (batch.exec.run != nullptr && !rd.src.st.concurrent_reads)) {  // the workers would read it at once
+    if (!*fits || rd.memcpyed) {
       TESSERA_TRY(entry.close());
       return false;
     }
-    auto h = chunk_header_read(bytes_view(prefix, kChunkHeaderExtendedSize));
-    if (!h.ok()) return h.err();
-    if (int64_t{h->nbytes} != array_access::sizes(a).chunk_nbytes)
-      return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's nbytes disagrees with the b2nd chunk shape"));
-    TESSERA_TRY(chunk_decoder_prepare(array_access::decoder(a), *h));
     touched_blocks& bj = batch.chunks[batch.n];
     if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) {  // nothing of it wanted
       TESSERA_TRY(entry.close());

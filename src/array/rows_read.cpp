@@ -204,6 +204,22 @@ bool rows_read_possible(array& a, const slice_plan& plan, int64_t out_bytes) noe
   return static_cast<uint64_t>(l.block_nitems) * static_cast<uint64_t>(array_access::itemsize(a)) * 2 <= kStagingBytes;
 }
 
+result<bool> stored_chunk_reader_init(array& a, int64_t nchunk, bool parallel, uint8_t* prefix,
+                                      chunk_blocks_reader* reader, sparse_entry* entry) noexcept {
+  const layout_sizes& sz = array_access::sizes(a);
+  auto fits = frame_blocks_reader_init(array_access::frm(a), nchunk,
+                                       static_cast<uint32_t>(array_access::layout(a).blocks_per_chunk), prefix, reader,
+                                       entry);
+  if (!fits.ok()) return fits.err();
+  if (!*fits || int64_t{reader->blocksize} != sz.block_nbytes || (parallel && !reader->src.st.concurrent_reads))
+    return false;
+  auto h = chunk_header_read(bytes_view(prefix, kChunkHeaderExtendedSize));
+  if (!h.ok()) return h.err();
+  if (int64_t{h->nbytes} != sz.chunk_nbytes)
+    return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's nbytes disagrees with the b2nd chunk shape"));
+  if (!reader->memcpyed) TESSERA_TRY(chunk_decoder_prepare(array_access::decoder(a), *h));
+  return true;
+}
 
 result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t (*dst0)[kMaxDims], int n,
                              bytes_mut out, const int64_t* out_shape, int64_t slice_bytes, rows_staging& staging) noexcept {
@@ -245,20 +261,12 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
       return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's nbytes disagrees with the b2nd chunk shape"));
     if (int64_t{ref->blocksize} != sz.block_nbytes) return false;
     if (!in_place) {
-      uint8_t* prefix = staging.prefixes.data() + prefix_cap * static_cast<size_t>(k);
-      auto fits = frame_blocks_reader_init(f, chunks[k].nchunk, static_cast<uint32_t>(l.blocks_per_chunk), prefix,
-                                           &readers[k], &entries[k]);
+      // A memcpyed chunk's nbytes after its header were checked by frame_blocks_reader_init.
+      auto fits = stored_chunk_reader_init(a, chunks[k].nchunk, workers > 1,
+                                           staging.prefixes.data() + prefix_cap * static_cast<size_t>(k), &readers[k],
+                                           &entries[k]);
       if (!fits.ok()) return fits.err();
-      if (!*fits || int64_t{readers[k].blocksize} != sz.block_nbytes) return false;
-      if (workers > 1 && !readers[k].src.st.concurrent_reads) return false;  // the workers read it
-      if (readers[k].memcpyed) {
-        if (readers[k].cbytes - readers[k].header_size < static_cast<uint64_t>(sz.chunk_nbytes))
-          return make_error(errc::truncated, TESSERA_MSG("array: a memcpyed chunk shorter than its nbytes"));
-      } else {
-        auto h = chunk_header_read(bytes_view(prefix, kChunkHeaderExtendedSize));
-        if (!h.ok()) return h.err();
-        TESSERA_TRY(chunk_decoder_prepare(d, *h));
-      }
+      if (!*fits) return false;
     } else {
       owned_array<uint8_t> none;  // a frame whose chunks are in place hands out views: nothing is allocated
       auto bytes = frame_chunk_read(f, chunks[k].nchunk, none);

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "chunk/chunk_internal.hpp"
+#include "frame/frame_internal.hpp"
 #include "tessera/slice_plan.hpp"
 
 namespace tessera {
@@ -40,6 +41,13 @@ struct rows_staging {
 // Whether a read of `plan` into an output of out_bytes takes this path (the slice is 1 MiB or more and spans
 // several blocks along its last dimension).
 [[nodiscard]] bool rows_read_possible(array& a, const slice_plan& plan, int64_t out_bytes) noexcept;
+
+// Chunk nchunk of a frame whose chunks are not in place, set up for its tasks to read its blocks
+// (frame_blocks_reader_init into prefix, through *entry for a sparse frame): false, to read it another way, when
+// it is not read so, its blocks are not the array's, or `parallel` workers would read a storage that does not
+// allow it; its header's nbytes must be the array's (else corrupt). A compressed chunk has the decoder prepared.
+[[nodiscard]] result<bool> stored_chunk_reader_init(array& a, int64_t nchunk, bool parallel, uint8_t* prefix,
+                                                    chunk_blocks_reader* reader, sparse_entry* entry) noexcept;
 
 // Reads the group `chunks[0, n)` (consecutive along the last dimension, the same elsewhere) into out (shape
 // out_shape; dst0[k] is where chunk k's region starts). Returns false, having written nothing, when a chunk of
