@@ -25,7 +25,8 @@ dir=$build_root/fuzz
 shared=${SHARED_DIR:-$repo/../shared}
 cc=${FUZZ_CC:-clang-14}
 cxx=${FUZZ_CXX:-clang++-14}
-all_fuzzers=(chunk_decode chunk_decode_block b2nd_meta_decode msgpack_reader blosclz_decompress frame_read array_view)
+all_fuzzers=(chunk_decode chunk_decode_block b2nd_meta_decode msgpack_reader blosclz_decompress frame_read array_view
+             lz4_block_decode)
 read -r -a fuzzers <<<"${FUZZ_TARGETS:-${all_fuzzers[*]}}"
 
 # The seed corpus of each fuzzer (the chunk fuzzers share one).

@@ -6,6 +6,7 @@
 #include "chunk/chunk_internal.hpp"
 #include "codecs/blosclz.hpp"
 #include "codecs/codec.hpp"
+#include "codecs/lz4_block.hpp"
 #include "filters/elements_unshuffle.hpp"
 #include "filters/filters.hpp"
 #include "tessera/shuffle.hpp"
@@ -57,6 +58,15 @@ error codec_missing(codec_format f, bool not_linked) noexcept {
   }
 }
 
+#if TESSERA_SPEED_PATHS
+// The chunk's blocks are byte- or bit-shuffled: its streams are planes of numbers.
+bool shuffled(const chunk_header& h) noexcept {
+  for (uint8_t f : h.filters)
+    if (f == static_cast<uint8_t>(filter_id::shuffle) || f == static_cast<uint8_t>(filter_id::bitshuffle)) return true;
+  return false;
+}
+#endif
+
 // Decodes a stream into out (exactly out.size() bytes), or only at least its first `want` bytes when the codec
 // can stop early (LZ4 without a dictionary, BloscLZ); the others decode it all.
 status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_view in, bytes_mut out,
@@ -76,6 +86,11 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
     case codec_format::zstd: {
       const detail::codec_decoder_impl* impl = detail::codec_decoder_find(h.format);
       if (impl == nullptr || !impl->available) return codec_missing(h.format, impl == nullptr);
+#if TESSERA_SPEED_PATHS
+      // LZ4 streams of shuffled numbers: the in-house decoder, faster there (lz4_block.hpp says why).
+      if (h.format == codec_format::lz4 && dict.empty() && shuffled(h) && detail::lz4_block_decode_available())
+        return detail::lz4_block_decode(in, out, want);
+#endif
       return impl->decompress(w.codecs, in, out, dict, want);
     }
     case codec_format::snappy:

@@ -1,0 +1,191 @@
+// The in-house LZ4 block decoder (lz4_block.hpp), compiled with -mavx2: SSSE3's byte shuffle repeats the
+// pattern of a close match in one instruction, so the usual match (at most 18 bytes) is one or two 16-byte
+// stores without a branch on its offset; long literals and far matches move 32 bytes a step.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "codecs/lz4_block.hpp"
+
+namespace tessera::detail {
+
+namespace {
+
+// For an offset d below 16: the shuffle that repeats a match's first d bytes over 16 (byte i takes byte i % d),
+// and the largest multiple of d up to 16, by which such a vector can be stored again further on. d = 16 stands
+// for every offset from 16 up: the identity, 16.
+struct pattern_table {
+  alignas(16) uint8_t mask[17][16];
+  uint8_t step[17];
+  constexpr pattern_table() : mask(), step() {
+    for (int d = 1; d <= 16; ++d) {
+      for (int i = 0; i < 16; ++i) mask[d][i] = static_cast<uint8_t>(i % d);
+      step[d] = static_cast<uint8_t>(16 - 16 % d);
+    }
+  }
+};
+constexpr pattern_table kPattern;
+
+inline __m128i load16(const uint8_t* s) noexcept { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)); }
+inline void store16(uint8_t* d, __m128i v) noexcept { _mm_storeu_si128(reinterpret_cast<__m128i*>(d), v); }
+inline void copy16(uint8_t* d, const uint8_t* s) noexcept { store16(d, load16(s)); }
+inline void copy32(uint8_t* d, const uint8_t* s) noexcept {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+}
+
+// The 16 bytes a match from m = op - offset writes first: for a close offset its pattern repeated (the load
+// reads past op, bytes the shuffle does not use), for a far one its bytes as they are.
+inline __m128i match_first16(const uint8_t* m, size_t offset) noexcept {
+  const size_t d = offset < 16 ? offset : 16;
+  return _mm_shuffle_epi8(load16(m), _mm_load_si128(reinterpret_cast<const __m128i*>(kPattern.mask[d])));
+}
+
+// A match of ml bytes at op from op - offset that writes nothing past op + ml (near the output's end).
+inline void match_copy_exact(uint8_t* op, size_t offset, size_t ml) noexcept {
+  const uint8_t* m = op - offset;
+  uint8_t* const e = op + ml;
+  if (ml >= 16) {
+    if (offset >= 16) {
+      for (; e - op >= 16; op += 16, m += 16) copy16(op, m);
+    } else {
+      const __m128i v = match_first16(m, offset);  // reads m + 15 < op + 15 < e
+      const size_t step = kPattern.step[offset];
+      for (; e - op >= 16; op += step) store16(op, v);
+      m = op - offset;
+    }
+  }
+  for (; op < e; ++op, ++m) *op = *m;  // byte by byte: right for any overlap
+}
+
+// A length's extension bytes added to n, while they are 255; false when they run to `limit` or n passes max
+// (each addition is checked, so n cannot wrap).
+inline bool length_extend(const uint8_t*& ip, const uint8_t* limit, size_t& n, size_t max) noexcept {
+  unsigned b;
+  do {
+    if (ip >= limit) return false;
+    b = *ip++;
+    n += b;
+    if (n > max) return false;
+  } while (b == 255);
+  return true;
+}
+
+}  // namespace
+
+bool lz4_block_decode_avx2(bytes_view in, bytes_mut out, size_t want, lz4_block_position* at) noexcept {
+  const uint8_t* const istart = in.data();
+  const uint8_t* ip = istart;
+  const uint8_t* const iend = istart + in.size();
+  uint8_t* const ostart = out.data();
+  uint8_t* op = ostart;
+  uint8_t* const oend = ostart + out.size();
+  uint8_t* const owant = want < out.size() ? ostart + want : oend;
+  const size_t max = out.size();
+  if (in.empty()) return false;  // not even the last sequence's token
+
+  // At every sequence's start here, 32 bytes of input and 64 of output are left: literals of up to 14 bytes
+  // and matches of up to 18 are copied as whole vectors, longer ones in steps that may run 31 bytes past their
+  // end. A sequence that would come closer to either end is decoded again, from its token, below.
+  if (in.size() > 32 && out.size() > 64) {
+    const uint8_t* const ilimit = iend - 32;
+    uint8_t* const olimit = oend - 64;
+    uint8_t* const ostop = owant < olimit ? owant : olimit;
+    while (ip < ilimit && op < ostop) {
+      const uint8_t* const seq_ip = ip;
+      uint8_t* const seq_op = op;
+      const unsigned token = *ip++;
+      size_t ll = token >> 4;
+      if (__builtin_expect(ll != 15, 1)) {
+        copy16(op, ip);
+        op += ll;
+        ip += ll;
+      } else {
+        if (!length_extend(ip, ilimit, ll, max) || ll > static_cast<size_t>(ilimit - ip) ||
+            ll > static_cast<size_t>(olimit - op)) {
+          ip = seq_ip;
+          op = seq_op;
+          break;
+        }
+        {
+          const uint8_t* s = ip;
+          uint8_t* d = op;
+          uint8_t* const e = op + ll;
+          do { copy32(d, s); d += 32; s += 32; } while (d < e);
+        }
+        op += ll;
+        ip += ll;
+      }
+      if (__builtin_expect(ip >= ilimit, 0)) {  // the last sequence, or close to it
+        ip = seq_ip;
+        op = seq_op;
+        break;
+      }
+      const size_t offset = static_cast<size_t>(ip[0]) | static_cast<size_t>(ip[1]) << 8;
+      ip += 2;
+      if (__builtin_expect(offset - 1 >= static_cast<size_t>(op - ostart), 0)) return false;  // 0, or before out
+      const uint8_t* const m = op - offset;
+      size_t ml = (token & 15) + 4;
+      if (__builtin_expect(ml != 19, 1)) {  // at most 18 bytes: one store, two for 17 and 18
+        const __m128i v = match_first16(m, offset);
+        store16(op, v);
+        if (ml > 16) {
+          if (offset >= 16) copy16(op + 16, m + 16);
+          else store16(op + kPattern.step[offset], v);
+        }
+        op += ml;
+        continue;
+      }
+      if (!length_extend(ip, ilimit, ml, max)) {
+        ip = seq_ip;
+        op = seq_op;
+        break;
+      }
+      if (ml + 64 > static_cast<size_t>(oend - op)) {  // close to the end: exact copies
+        if (ml > static_cast<size_t>(oend - op)) return false;
+        match_copy_exact(op, offset, ml);
+      } else {
+        uint8_t* d = op;
+        uint8_t* const e = op + ml;
+        if (offset >= 32) {
+          const uint8_t* s = m;
+          do { copy32(d, s); d += 32; s += 32; } while (d < e);
+        } else if (offset >= 16) {
+          const uint8_t* s = m;
+          do { copy16(d, s); d += 16; s += 16; } while (d < e);
+        } else {
+          const __m128i v = match_first16(m, offset);
+          const size_t step = kPattern.step[offset];
+          do { store16(d, v); d += step; } while (d < e);
+        }
+      }
+      op += ml;
+    }
+  }
+
+  // Near the ends: every length checked, nothing written past out.
+  while (ip < iend && op < owant) {
+    const unsigned token = *ip++;
+    size_t ll = token >> 4;
+    if (ll == 15 && !length_extend(ip, iend, ll, max)) return false;
+    if (ll > static_cast<size_t>(iend - ip) || ll > static_cast<size_t>(oend - op)) return false;
+    std::memcpy(op, ip, ll);
+    op += ll;
+    ip += ll;
+    if (ip == iend) break;  // the last sequence: literals only
+    if (iend - ip < 2) return false;
+    const size_t offset = static_cast<size_t>(ip[0]) | static_cast<size_t>(ip[1]) << 8;
+    ip += 2;
+    if (offset - 1 >= static_cast<size_t>(op - ostart)) return false;
+    size_t ml = (token & 15) + 4;
+    if (ml == 19 && !length_extend(ip, iend, ml, max)) return false;
+    if (ml > static_cast<size_t>(oend - op)) return false;
+    match_copy_exact(op, offset, ml);
+    op += ml;
+    if (ip == iend) return false;  // a block ends with literals, never with a match
+  }
+  at->in = static_cast<size_t>(ip - istart);
+  at->out = static_cast<size_t>(op - ostart);
+  return true;
+}
+
+}  // namespace tessera::detail
