@@ -54,6 +54,8 @@ bool lz4_block_decode_available() noexcept {
 
 status lz4_block_decode(bytes_view in, bytes_mut out, size_t want) noexcept {
 #if defined(TESSERA_HAVE_LZ4_AVX2)
+  if (!lz4_block_decode_available())  // a CPU without AVX2 (or a level forced lower): never its instructions
+    return make_error(errc::unsupported, TESSERA_MSG("lz4: the in-house decoder needs AVX2"));
   lz4_block_position at;
   if (!lz4_block_decode_avx2(in, out, want, &at))
     return make_error(errc::corrupt, TESSERA_MSG("lz4: invalid compressed stream"));

@@ -40,7 +40,8 @@ struct lz4_block_position {
 // Decodes in into out (exactly out.size() bytes), or when want < out.size() at least out's first `want`
 // bytes, the rest of the stream then only walked (lz4_block_walk), so that a broken tail fails as in a whole
 // decode. Bytes of out past those decoded are unspecified. Never reads outside in nor writes outside out.
-// corrupt for a stream that is not a valid block of out.size() bytes. Only when lz4_block_decode_available().
+// corrupt for a stream that is not a valid block of out.size() bytes; unsupported unless
+// lz4_block_decode_available().
 [[nodiscard]] status lz4_block_decode(bytes_view in, bytes_mut out, size_t want) noexcept;
 
 // The AVX2 decoder (lz4_block_avx2.cpp): sequences of in from the start until at least `want` bytes are out

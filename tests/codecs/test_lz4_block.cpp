@@ -150,10 +150,18 @@ const size_t kSizes[] = {1,  5,   12,  13,  16,  17,  31,   32,   33,    63,    
 }  // namespace
 
 TESSERA_TEST(lz4_block, decodes_what_liblz4_writes_as_liblz4_does) {
-  if (!lz4_block_decode_available()) {  // a CPU or build without the AVX2 decoder: it says so
+  if (!lz4_block_decode_available()) {  // a CPU or build without the AVX2 decoder: it says so, runs nothing
     uint8_t out[16];
     CHECK_ERR(lz4_block_decode(bytes_view(), bytes_mut(out, sizeof out), sizeof out), errc::unsupported);
     return;
+  }
+  {  // forced below AVX2, as on a CPU without it: refused, not run
+    REQUIRE_OK(simd_level_force(simd_level::sse2));
+    uint8_t out[16];
+    const uint8_t block[] = {0x10, 'a'};
+    const status s = lz4_block_decode(bytes_view(block, sizeof block), bytes_mut(out, 1), 1);
+    simd_level_unforce();
+    CHECK_ERR(s, errc::unsupported);
   }
   size_t streams = 0;
   for (kind k : kKinds) {
