@@ -288,6 +288,9 @@ struct batch_job {
     // A block of which a few rows are wanted: only those unshuffled, straight to the output.
     if (detail::touched_block_few(j, i)) {
       detail::block_planes planes;
+      detail::touched_block_planes_hint hint{&j, i};
+      planes.stored = detail::touched_block_prefetch;
+      planes.context = &hint;
       status st = detail::chunk_block_planes_on(*b.d, worker, chunk, touched_block_number(&j, i), begin, end,
                                                 &decoded, &planes);
       if (st.ok()) st = planes.typesize != 0 ? detail::touched_block_unshuffle(j, i, decoded.size(), planes)

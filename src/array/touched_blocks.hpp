@@ -46,6 +46,13 @@ void touched_block_range(void* context, size_t i, size_t* begin, size_t* end) no
 [[nodiscard]] bool touched_block_few(const touched_blocks& t, size_t r) noexcept;
 [[nodiscard]] status touched_block_unshuffle(touched_blocks& t, size_t r, size_t block_bytes,
                                              const block_planes& planes) noexcept;
+// block_planes::stored for block r of t (context: a touched_block_planes_hint): fetches the lines of a stored
+// plane that block r's rows read, while the block's other streams decode.
+struct touched_block_planes_hint {
+  const touched_blocks* t = nullptr;
+  size_t i = 0;
+};
+void touched_block_prefetch(void* context, size_t typesize, size_t b, const uint8_t* plane) noexcept;
 // The request that decodes every touched block and copies its part to t.out (each block only as far as its
 // part's last byte). t must outlive the request.
 [[nodiscard]] chunk_block_request touched_blocks_request(touched_blocks& t) noexcept;

@@ -17,6 +17,44 @@ void bytes_unshuffle(const block_planes& p, size_t first, size_t n, uint8_t* dst
   for (size_t x = first; x < first + n; ++x) *dst++ = p.plane[x % p.typesize][x / p.typesize];
 }
 
+// Touched block i's part as runs of rows: row(src, out, rows, src_step, out_step) for each run of `rows` rows
+// along the dimension before the last (one row of shape[last] items each; src and out in items: the first row's
+// offsets in the block and the output, then steps between rows), the other dimensions stepped like an odometer.
+template <class Rows>
+void touched_rows(const touched_blocks& t, size_t i, size_t* run, const Rows& row) noexcept {
+  const array_layout& l = *t.l;
+  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
+  (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
+  const int last = l.ndim - 1;
+  // Offsets inside the block and the output, which touched_block keeps inside both: size_t items.
+  size_t out_strides[kMaxDims];
+  size_t s = 1;
+  for (int d = last; d >= 0; --d) {
+    out_strides[d] = s;
+    s *= static_cast<size_t>(t.out_shape[d]);
+  }
+  *run = static_cast<size_t>(shape[last]);
+  const int row_dim = last - 1;
+  const size_t rows = row_dim >= 0 ? static_cast<size_t>(shape[row_dim]) : 1;
+  const size_t src_step = row_dim >= 0 ? static_cast<size_t>(l.block_item_strides[row_dim]) : 0;
+  const size_t out_step = row_dim >= 0 ? out_strides[row_dim] : 0;
+  int64_t pos[kMaxDims] = {};
+  for (;;) {
+    size_t src = static_cast<size_t>(src_start[last]), out = static_cast<size_t>(dst[last]);
+    for (int d = 0; d <= row_dim; ++d) {
+      src += static_cast<size_t>(src_start[d] + pos[d]) * static_cast<size_t>(l.block_item_strides[d]);
+      out += static_cast<size_t>(dst[d] + pos[d]) * out_strides[d];
+    }
+    row(src, out, rows, src_step, out_step);
+    int d = row_dim - 1;
+    for (; d >= 0; --d) {
+      if (++pos[d] < shape[d]) break;
+      pos[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 }  // namespace
 
 bool touched_block_few(const touched_blocks& t, size_t i) noexcept {
@@ -27,6 +65,21 @@ bool touched_block_few(const touched_blocks& t, size_t i) noexcept {
   return n * 4 <= t.l->block_nitems;
 }
 
+void touched_block_prefetch(void* context, size_t typesize, size_t b, const uint8_t* plane) noexcept {
+  (void)b;
+  const auto& p = *static_cast<const touched_block_planes_hint*>(context);
+  const size_t itemsize = static_cast<size_t>(p.t->itemsize);
+  if (typesize == 0 || itemsize % typesize != 0) return;  // bytes one by one: nothing worth fetching ahead
+  const size_t per = itemsize / typesize;
+  size_t run = 0;
+  touched_rows(*p.t, p.i, &run, [&](size_t src, size_t, size_t rows, size_t src_step, size_t) noexcept {
+    for (size_t r = 0; r < rows; ++r, src += src_step) {
+      __builtin_prefetch(plane + src * per);
+      __builtin_prefetch(plane + (src + run) * per - 1);
+    }
+  });
+}
+
 status touched_block_unshuffle(touched_blocks& t, size_t i, size_t block_bytes, const block_planes& planes) noexcept {
   const array_layout& l = *t.l;
   const size_t itemsize = static_cast<size_t>(t.itemsize);
@@ -35,56 +88,31 @@ status touched_block_unshuffle(touched_blocks& t, size_t i, size_t block_bytes, 
     return make_error(errc::corrupt, TESSERA_MSG("array: a block's size disagrees with its chunk's header"));
   if (typesize == 0 || typesize > block_planes::kMaxPlanes || block_bytes % typesize != 0)
     return make_error(errc::corrupt, TESSERA_MSG("array: a shuffled block is not whole elements"));
-  int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
-  (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
-  const int last = l.ndim - 1;
-  if (last < 0) {  // ndim 0: the one item
+  if (l.ndim == 0) {  // the one item
     bytes_unshuffle(planes, 0, itemsize, t.out.data());
     return ok_status();
   }
-  // Offsets inside the block and the output, which touched_block keeps inside both: size_t items.
-  size_t out_strides[kMaxDims];
-  size_t s = 1;
-  for (int d = last; d >= 0; --d) {
-    out_strides[d] = s;
-    s *= static_cast<size_t>(t.out_shape[d]);
-  }
   // Items of whole elements (the usual case, typesize == itemsize): rows of elements, else byte by byte.
   const size_t per = itemsize % typesize == 0 ? itemsize / typesize : 0;
-  const size_t run = static_cast<size_t>(shape[last]);
-  // The rows along the dimension before the last in a tight loop; the others step like an odometer.
-  const int row_dim = last - 1;
-  const size_t rows = row_dim >= 0 ? static_cast<size_t>(shape[row_dim]) : 1;
-  const size_t src_step = row_dim >= 0 ? static_cast<size_t>(l.block_item_strides[row_dim]) : 0;
-  const size_t out_step = (row_dim >= 0 ? out_strides[row_dim] : 0) * itemsize;
-  int64_t pos[kMaxDims] = {};
-  for (;;) {
-    size_t src = static_cast<size_t>(src_start[last]), out = static_cast<size_t>(dst[last]);
-    for (int d = 0; d <= row_dim; ++d) {
-      src += static_cast<size_t>(src_start[d] + pos[d]) * static_cast<size_t>(l.block_item_strides[d]);
-      out += static_cast<size_t>(dst[d] + pos[d]) * out_strides[d];
-    }
+  size_t run = 0;
+  touched_rows(t, i, &run, [&](size_t src, size_t out, size_t rows, size_t src_step, size_t out_step) noexcept {
     uint8_t* o = t.out.data() + out * itemsize;
+    const size_t o_step = out_step * itemsize;
     if (per != 0) {
       size_t k = src * per;
       if (run * per == 1) {  // one element a row (a plane across the last dimension): its bytes, no call
-        for (size_t r = 0; r < rows; ++r, k += src_step, o += out_step)
+        for (size_t r = 0; r < rows; ++r, k += src_step, o += o_step)
           for (size_t b = 0; b < typesize; ++b) o[b] = planes.plane[b][k];
       } else {
-        for (size_t r = 0; r < rows; ++r, k += src_step * per, o += out_step)
+        for (size_t r = 0; r < rows; ++r, k += src_step * per, o += o_step)
           elements_unshuffle(typesize, planes.plane, k, run * per, o);
       }
     } else {
-      for (size_t r = 0; r < rows; ++r, src += src_step, o += out_step)
+      for (size_t r = 0; r < rows; ++r, src += src_step, o += o_step)
         bytes_unshuffle(planes, src * itemsize, run * itemsize, o);
     }
-    int d = row_dim - 1;
-    for (; d >= 0; --d) {
-      if (++pos[d] < shape[d]) break;
-      pos[d] = 0;
-    }
-    if (d < 0) return ok_status();
-  }
+  });
+  return ok_status();
 }
 
 }  // namespace tessera::detail

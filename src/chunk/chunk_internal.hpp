@@ -106,6 +106,11 @@ struct block_planes {
   static constexpr size_t kMaxPlanes = 16;
   size_t typesize = 0;  // 0: the block came back decoded
   const uint8_t* plane[kMaxPlanes] = {};
+  // Set by the caller, or null: called as soon as plane b turns out to be stored as it is (in the chunk, maybe
+  // far in memory), before the block's other streams decode, so that a caller reading a few scattered rows of it
+  // can have them fetched meanwhile.
+  void (*stored)(void* context, size_t typesize, size_t b, const uint8_t* plane) noexcept = nullptr;
+  void* context = nullptr;
 };
 #if TESSERA_SPEED_PATHS
 // The same, the block decoded into dst (at least its size) instead of the worker's scratch, which then holds only

@@ -293,11 +293,14 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
                             h.typesize <= detail::block_planes::kMaxPlanes;
   if (need.planes != nullptr) need.planes->typesize = leave_planes ? h.typesize : 0;
   // Where each plane is: in cur, or (a stream stored as it is) in the chunk.
-  auto planes_at = [&](size_t s, size_t nstreams, const uint8_t* stream) noexcept {
+  auto planes_at = [&](size_t s, size_t nstreams, const uint8_t* stream, bool stored = false) noexcept {
     if (!leave_planes) return;
-    if (nstreams > 1) need.planes->plane[s] = stream;
-    else
-      for (size_t b = 0; b < h.typesize; ++b) need.planes->plane[b] = stream + b * (bsize / h.typesize);
+    detail::block_planes& p = *need.planes;
+    const size_t b0 = nstreams > 1 ? s : 0, b1 = nstreams > 1 ? s + 1 : h.typesize;
+    for (size_t b = b0; b < b1; ++b) {
+      p.plane[b] = stream + (b - b0) * (bsize / h.typesize);
+      if (stored && p.stored != nullptr) p.stored(p.context, h.typesize, b, p.plane[b]);
+    }
   };
   if (leave_planes) part.how = gather::none;
   // Blocks of scratch before the output: the stream output when a filter copies, a second temporary for a
@@ -322,7 +325,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     if (vb->size != bsize) return make_error(errc::corrupt, TESSERA_MSG("chunk: VL block size changed"));
     bytes_view in(c + vb->stream, static_cast<size_t>(vb->stream_size));
     if (in.size() == bsize && leave_planes) {
-      planes_at(0, 1, in.data());  // stored as it is: read in the chunk
+      planes_at(0, 1, in.data(), true);  // stored as it is: read in the chunk
     } else {
       if (in.size() == bsize) std::memcpy(cur, in.data(), bsize);
       else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict, bsize));
@@ -356,7 +359,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
       } else {
         if (static_cast<size_t>(csize) > cbytes - pos) return make_error(errc::truncated, TESSERA_MSG("chunk: stream past cbytes"));
         bytes_view in(c + pos, static_cast<size_t>(csize));
-        if (in.size() == neblock && leave_planes) planes_at(s, nstreams, in.data());
+        if (in.size() == neblock && leave_planes) planes_at(s, nstreams, in.data(), true);
         else if (in.size() == neblock) std::memcpy(o, in.data(), want);
         else if (want > 0) TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(o, neblock), l.dict, want));
         pos += static_cast<size_t>(csize);
