@@ -161,6 +161,67 @@ TESSERA_TEST(array_planes_read, items_that_are_not_whole_elements_go_byte_by_byt
   }
 }
 
+TESSERA_TEST(array_planes_read, stored_planes_are_announced_to_the_caller) {
+  // Float32 near 1000 whose two low bytes are noise (stored as they are) and two high ones nearly constant
+  // (compressed). A block decoded as its planes calls block_planes::stored for each stored plane, with the plane
+  // where it is in the chunk (the thin-slice read fetches its rows then), and for no other.
+  const size_t n = 4096 * 4;
+  std::vector<uint8_t> src(n);
+  test::rng r(15);
+  for (size_t i = 0; i < n / 4; ++i) {
+    const uint32_t bits = 0x447a0000u | static_cast<uint32_t>(r.next() & 0xffff);
+    std::memcpy(src.data() + 4 * i, &bits, 4);
+  }
+  chunk_encode_params p;
+  p.typesize = 4;
+  p.compressor = codec::lz4;
+  p.blocksize = 4096;
+  test::counting_allocator ca;
+  chunk_encoder e;
+  REQUIRE_OK(chunk_encoder_init(e, ca.get()));
+  std::vector<uint8_t> chunk(chunk_encode_bound(n));
+  auto cs = chunk_encode(e, p, bytes_view(src.data(), n), bytes_mut(chunk.data(), chunk.size()));
+  REQUIRE_OK(cs);
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, ca.get()));
+  auto h = chunk_header_read(bytes_view(chunk.data(), *cs));
+  REQUIRE_OK(h);
+  REQUIRE_OK(detail::chunk_decoder_prepare(d, *h));
+  struct record {
+    size_t calls = 0;
+    const uint8_t* plane[4] = {};
+    size_t typesize = 0;
+    static void stored(void* c, size_t typesize, size_t b, const uint8_t* plane) noexcept {
+      auto& r = *static_cast<record*>(c);
+      ++r.calls;
+      r.typesize = typesize;
+      if (b < 4) r.plane[b] = plane;
+    }
+  };
+  size_t stored_planes = 0;
+  for (size_t nblock = 0; nblock < 4; ++nblock) {
+    record rec;
+    detail::block_planes planes;
+    planes.stored = record::stored;
+    planes.context = &rec;
+    bytes_view decoded;
+    REQUIRE_OK(detail::chunk_block_planes_on(d, 0, bytes_view(chunk.data(), *cs), nblock, 0, 64, &decoded, &planes));
+    REQUIRE_EQ(planes.typesize, size_t{4});
+    size_t in_chunk = 0;
+    for (size_t b = 0; b < 4; ++b) {
+      const bool inside = planes.plane[b] >= chunk.data() && planes.plane[b] < chunk.data() + *cs;
+      CHECK_EQ(rec.plane[b] != nullptr, inside);  // announced exactly when stored in the chunk
+      if (inside) CHECK(rec.plane[b] == planes.plane[b]);
+      in_chunk += inside;
+      for (size_t k = 0; k < 16; ++k) CHECK(planes.plane[b][k] == src[(nblock * 1024 + k) * 4 + b]);
+    }
+    CHECK_EQ(rec.calls, in_chunk);
+    if (in_chunk > 0) CHECK_EQ(rec.typesize, size_t{4});
+    stored_planes += in_chunk;
+  }
+  CHECK_LT(size_t{0}, stored_planes);  // the data does have planes stored as they are
+}
+
 namespace {
 
 // A sparse frame's directory whose entries have no view, as files in a directory: chunks are copied out.
