@@ -26,6 +26,11 @@ void touched_rows(const touched_blocks& t, size_t i, size_t* run, const Rows& ro
   int64_t src_start[kMaxDims], dst[kMaxDims], shape[kMaxDims];
   (void)touched_block(t, static_cast<int64_t>(i), src_start, dst, shape);
   const int last = l.ndim - 1;
+  if (last < 0) {  // ndim 0: one row of the one item
+    *run = 1;
+    row(size_t{0}, size_t{0}, size_t{1}, size_t{0}, size_t{0});
+    return;
+  }
   // Offsets inside the block and the output, which touched_block keeps inside both: size_t items.
   size_t out_strides[kMaxDims];
   size_t s = 1;
