@@ -135,7 +135,6 @@ struct rows_job {
       w.begin(out.data() + o * itemsize);
       const size_t row_bytes = row * static_cast<size_t>(itemsize);
       for (int64_t s = 0; s < nk; ++s) w.put(piece_src[s] + row_bytes, piece_len[s]);
-      w.end();
       int dd = last - 1;
       for (; dd >= 0; --dd) {
         if (++pos[dd] < hi[dd]) break;
@@ -143,6 +142,7 @@ struct rows_job {
       }
       if (dd < 0) break;
     }
+    w.end();
     run_writer_fence();
     return ok_status();
   }
@@ -303,9 +303,9 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
       s *= out_shape[dd];
     }
   }
-  // Streaming stores pay for one worker only: two workers streaming at once measured slower than with ordinary
-  // stores (41 - 45 against 38 - 40 ms for the 256 MB read), one faster (68 against 72 ms).
-  j.streaming = slice_bytes >= kStreamingMinBytes && workers == 1;
+  // Streaming stores pay with one worker and with two (the 256 MB read: 32.5 against 35.3 ms at two; the earlier
+  // finding that two were slower was made with the assembly buffer sometimes across a page, see run_writer).
+  j.streaming = slice_bytes >= kStreamingMinBytes;
   TESSERA_TRY(worker_buffers_reserve(a, staging.bytes, &staging.per_worker, static_cast<size_t>(j.segment * bn), workers,
                                      TESSERA_MSG("array: the read's staging exceeds max_alloc")));
   j.staging = staging.bytes.data();

@@ -21,7 +21,14 @@ class run_writer {
  public:
   explicit run_writer(bool streaming) noexcept : streaming_(kCanStream && streaming) {}
 
+  // Starts a run at `to`. Streaming, a run that starts where the previous one ended continues it: the line they
+  // share is not written in two parts with ordinary stores (each one a read of the line from memory first; the
+  // whole read's rows are 1600 bytes, one such line in 25, 2% of its time).
   void begin(uint8_t* to) noexcept {
+    if (streaming_ && fill_ > 0) {
+      if (to == to_ + fill_) return;
+      drain(true);
+    }
     to_ = to;
     fill_ = 0;
   }
@@ -44,7 +51,7 @@ class run_writer {
 
   // Writes what is buffered; the run ends here.
   void end() noexcept {
-    if (streaming_) drain(true);
+    if (streaming_ && fill_ > 0) drain(true);
   }
 
   static constexpr bool kCanStream =
