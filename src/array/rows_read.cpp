@@ -57,7 +57,7 @@ struct rows_job {
     const array_layout& L = *l;
     const int last = L.ndim - 1;
     const int64_t bn = L.block_nitems * itemsize;
-    uint8_t* const stage = staging + per_worker * worker;
+    uint8_t* const stage = staging + per_worker * worker + kStagingSlack;
     // The layer's block coordinates in dimensions 0..ndim-2 (every chunk of the group has the same), and the
     // part of the region they hold: [lo, hi) in chunk coordinates.
     const touched_blocks& t0 = t[0];
@@ -121,7 +121,9 @@ struct rows_job {
       piece_len[slot] = static_cast<size_t>(e - a) * static_cast<size_t>(itemsize);
     }
     // Every output row the layer covers, in address order: the pieces side by side.
-    run_writer w(streaming);
+    bool overread = true;  // the pieces are all in the staging, whose slack covers its ends
+    for (int gg = 0; gg < n; ++gg) overread = overread && raw[gg] == nullptr;
+    run_writer w(streaming, overread);
     int32_t pos[kMaxDims] = {};
     for (int dd = 0; dd < last; ++dd) pos[dd] = lo[dd];
     const int64_t nk = k1 - k0;
@@ -148,6 +150,10 @@ struct rows_job {
   }
 
   static constexpr size_t kStagingPieces = 64;  // blocks per segment at most (so small blocks stay few per task)
+  // Bytes before and after each worker's staging that run_writer may read around the pieces: in the rows' order
+  // its reads stay inside the staging, but the guarantee should not rest on that (16 would do; 64 keeps the
+  // staging's alignment).
+  static constexpr size_t kStagingSlack = 64;
 
   // The block coordinates of layer `layer` in dimensions 0..ndim-2 (every chunk of the group has the same), as
   // the part of the block number they make, and the part of the region they hold: [lo, hi) in chunk
@@ -306,7 +312,8 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
   // Streaming stores pay with one worker and with two (the 256 MB read: 32.5 against 35.3 ms at two; the earlier
   // finding that two were slower was made with the assembly buffer sometimes across a page, see run_writer).
   j.streaming = slice_bytes >= kStreamingMinBytes;
-  TESSERA_TRY(worker_buffers_reserve(a, staging.bytes, &staging.per_worker, static_cast<size_t>(j.segment * bn), workers,
+  TESSERA_TRY(worker_buffers_reserve(a, staging.bytes, &staging.per_worker,
+                                     static_cast<size_t>(j.segment * bn) + 2 * rows_job::kStagingSlack, workers,
                                      TESSERA_MSG("array: the read's staging exceeds max_alloc")));
   j.staging = staging.bytes.data();
   j.per_worker = staging.per_worker;

@@ -1,9 +1,9 @@
-// Writes one contiguous run of the output from pieces, in address order. With `streaming` (x86-64 hosts, large
-// outputs) the run's whole 64-byte lines are written with non-temporal stores: a line about to be overwritten
-// whole is not first read from memory (the read-for-ownership that makes a big strided copy cost twice a
-// memcpy), and it does not evict the cache. The pieces are assembled in a small buffer so that the stores are
-// aligned whatever the pieces' sizes; the run's partial first and last lines (shared with other runs, maybe
-// written by another worker) are written with ordinary stores. Without streaming, pieces are copied as they come.
+// Writes contiguous runs of the output from pieces, in address order. With `streaming` (x86-64 hosts, large
+// outputs) the runs' aligned 16-byte units are written with non-temporal stores straight from the pieces: a line
+// about to be overwritten whole is not first read from memory (the read-for-ownership that makes a big strided
+// copy cost twice a memcpy), and it does not evict the cache. The bytes before a run's first unit boundary and
+// after its last (shared with other runs, maybe written by another worker) are written with ordinary stores; a
+// run that starts where the previous one ended continues it. Without streaming, pieces are copied as they come.
 // run_writer_fence() must follow a task's streaming writes before another thread reads them.
 #pragma once
 
@@ -19,39 +19,36 @@ namespace tessera::detail {
 
 class run_writer {
  public:
-  explicit run_writer(bool streaming) noexcept : streaming_(kCanStream && streaming) {}
+  // `overread`: the 15 bytes before and after every piece may be read (their values are not used); a unit that
+  // spans two pieces is then put together from a load in each rather than copied through a buffer.
+  run_writer(bool streaming, bool overread) noexcept : streaming_(kCanStream && streaming), overread_(overread) {}
 
-  // Starts a run at `to`. Streaming, a run that starts where the previous one ended continues it: the line they
-  // share is not written in two parts with ordinary stores (each one a read of the line from memory first; the
-  // whole read's rows are 1600 bytes, one such line in 25, 2% of its time).
+  // Starts a run at `to`. Streaming, a run that starts where the previous one ended continues it: the unit they
+  // share is not written in two parts with ordinary stores (whole-array reads merge 25 rows into one run).
   void begin(uint8_t* to) noexcept {
-    if (streaming_ && fill_ > 0) {
-      if (to == to_ + fill_) return;
-      drain(true);
+    if (streaming_) {
+      if (to == out_ && out_ != nullptr) return;
+      end();
+      head_ = (16 - (reinterpret_cast<uintptr_t>(to) & 15)) & 15;
     }
-    to_ = to;
-    fill_ = 0;
+    out_ = to;
   }
 
   void put(const uint8_t* src, size_t n) noexcept {
     if (!streaming_) {
-      std::memcpy(to_ + fill_, src, n);
-      fill_ += n;
+      std::memcpy(out_, src, n);
+      out_ += n;
       return;
     }
-    while (n > 0) {
-      const size_t take = n < kBuffer - fill_ ? n : kBuffer - fill_;
-      std::memcpy(buf_ + fill_, src, take);
-      fill_ += take;
-      src += take;
-      n -= take;
-      if (fill_ == kBuffer) drain(false);
-    }
+    stream(src, n);
   }
 
-  // Writes what is buffered; the run ends here.
+  // Writes what is pending (the rest of its unit, if a run continues there, is then written as a run's head).
   void end() noexcept {
-    if (streaming_ && fill_ > 0) drain(true);
+    if (pending_ == 0) return;
+    std::memcpy(out_ - pending_, pending_src_ != nullptr ? pending_src_ : unit_, pending_);
+    head_ = 16 - pending_;
+    pending_ = 0;
   }
 
   static constexpr bool kCanStream =
@@ -62,48 +59,68 @@ class run_writer {
 #endif
 
  private:
-  static constexpr size_t kBuffer = 4096;
-
-  // buf_[0, fill_) goes to to_: the bytes before to_'s first line boundary and (at the end) after its last whole
-  // line with ordinary stores, the whole lines streamed. Not at the end, the partial last line stays buffered.
-  void drain(bool last) noexcept {
-    const uintptr_t at = reinterpret_cast<uintptr_t>(to_);
-    size_t head = (64 - (at & 63)) & 63;
-    if (head > fill_) head = fill_;
-    std::memcpy(to_, buf_, head);
-    const size_t body = (fill_ - head) & ~static_cast<size_t>(63);
 #if defined(__SSE2__) && defined(__x86_64__)
-    for (size_t o = head; o < head + body; o += 64) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(buf_ + o));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(buf_ + o + 16));
-      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(buf_ + o + 32));
-      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(buf_ + o + 48));
-      __m128i* p = reinterpret_cast<__m128i*>(to_ + o);
-      _mm_stream_si128(p, a);
-      _mm_stream_si128(p + 1, b);
-      _mm_stream_si128(p + 2, c);
-      _mm_stream_si128(p + 3, d);
+  void stream(const uint8_t* src, size_t n) noexcept {
+    if (head_ > 0) {  // the run's bytes up to its first unit boundary
+      const size_t take = n < head_ ? n : head_;
+      std::memcpy(out_, src, take);
+      out_ += take;
+      src += take;
+      n -= take;
+      head_ -= take;
     }
-#endif
-    const size_t rest = fill_ - head - body;
-    if (last) {
-      std::memcpy(to_ + head + body, buf_ + head + body, rest);
-      to_ += fill_;
-      fill_ = 0;
-      return;
+    if (pending_ > 0 && n > 0) {  // complete the unit the last piece began
+      const size_t need = 16 - pending_;
+      if (n < need) {  // still not complete: gathered in unit_
+        if (pending_src_ != nullptr) std::memcpy(unit_, pending_src_, pending_);
+        std::memcpy(unit_ + pending_, src, n);
+        pending_src_ = nullptr;
+        pending_ += n;
+        out_ += n;
+        return;
+      }
+      __m128i v;
+      if (pending_src_ != nullptr && overread_) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pending_src_));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src - pending_));
+        const __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kFirst + 16 - pending_));
+        v = _mm_or_si128(_mm_and_si128(keep, a), _mm_andnot_si128(keep, b));
+      } else {
+        if (pending_src_ != nullptr) std::memcpy(unit_, pending_src_, pending_);
+        std::memcpy(unit_ + pending_, src, need);
+        v = _mm_load_si128(reinterpret_cast<const __m128i*>(unit_));
+      }
+      _mm_stream_si128(reinterpret_cast<__m128i*>(out_ - pending_), v);
+      out_ += need;
+      src += need;
+      n -= need;
+      pending_ = 0;
     }
-    std::memmove(buf_, buf_ + head + body, rest);
-    to_ += head + body;
-    fill_ = rest;
+    for (; n >= 16; n -= 16, src += 16, out_ += 16)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(out_), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+    if (n > 0) {  // pending until the next piece (or the run's end)
+      pending_src_ = src;
+      pending_ = n;
+      out_ += n;
+    }
   }
 
-  // The buffer is one page, page-aligned: a run's bytes assembled across a page boundary made the whole read
-  // up to 1.5x slower (78 - 95 against 64 ms for the 256 MB read, 1600-byte rows, in the processes whose stack
-  // put the buffer there; measured by moving it through a page in 64-byte steps).
-  alignas(kBuffer) uint8_t buf_[kBuffer];
+  // kFirst + 16 - k: k bytes of ones, then zeros.
+  alignas(16) static constexpr uint8_t kFirst[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+#else
+  void stream(const uint8_t*, size_t) noexcept {}
+#endif
+
   bool streaming_;
-  uint8_t* to_ = nullptr;
-  size_t fill_ = 0;
+  bool overread_;
+  uint8_t* out_ = nullptr;  // where the next byte goes
+  size_t head_ = 0;         // bytes still to write with ordinary stores before the run's first unit boundary
+  // The unit in progress: its first pending_ bytes, at out_ - pending_, are pending_src_[0, pending_) (or
+  // unit_'s when they came from several pieces).
+  size_t pending_ = 0;
+  const uint8_t* pending_src_ = nullptr;
+  alignas(16) uint8_t unit_[16];
 };
 
 // Orders a task's streaming stores before whatever the task does next (the executor's hand-back included).
