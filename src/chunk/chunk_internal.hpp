@@ -23,6 +23,16 @@ inline int32_t chunk_load_i32(const uint8_t* p) noexcept {
 inline void chunk_store_u32(uint8_t* p, uint32_t v) noexcept { le_store32(p, v); }
 inline void chunk_store_i32(uint8_t* p, int32_t v) noexcept { chunk_store_u32(p, static_cast<uint32_t>(v)); }
 
+// The streams block nblock of a fixed-block chunk holds: typesize when split (a shorter last block: one), else one.
+[[nodiscard]] inline size_t block_nstreams(const chunk_header& h, size_t nblock) noexcept {
+  const bool short_block = nblock + 1 == h.nblocks && h.leftover > 0;
+  return h.split && !short_block ? static_cast<size_t>(h.typesize) : 1;
+}
+// Whether the nstreams streams of a block starting at c[start] end by c[end], stepped over as the decoder reads
+// them (an int32 size, then that many bytes; a negative size and a one-byte token; zero and nothing). A copy of
+// a block's stored extent holds the block only if they do.
+[[nodiscard]] bool block_streams_within(const uint8_t* c, uint64_t start, uint64_t end, size_t nstreams) noexcept;
+
 // chunk_decode_blocks run serially on the caller's thread whatever the decoder's executor (its serial path).
 [[nodiscard]] status chunk_decode_blocks_serial(chunk_decoder& d, bytes_view chunk,
                                                 const chunk_block_request& request) noexcept;

@@ -335,8 +335,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     const int32_t start = chunk_load_i32(c + l.bstarts + 4 * nblock);
     if (start < 0 || static_cast<size_t>(start) < l.data_start || static_cast<size_t>(start) >= cbytes)
       return make_error(errc::corrupt, TESSERA_MSG("chunk: block start out of bounds"));
-    const bool short_block = nblock + 1 == h.nblocks && h.leftover > 0;
-    const size_t nstreams = h.split && !short_block ? h.typesize : 1;
+    const size_t nstreams = detail::block_nstreams(h, nblock);
     if (bsize % nstreams != 0) return make_error(errc::malformed, TESSERA_MSG("chunk: split block not a multiple of typesize"));
     const size_t neblock = bsize / nstreams;
     size_t pos = static_cast<size_t>(start);

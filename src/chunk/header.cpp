@@ -129,6 +129,19 @@ result<chunk_header> chunk_header_read(bytes_view chunk) noexcept {
 
 namespace detail {
 
+bool block_streams_within(const uint8_t* c, uint64_t start, uint64_t end, size_t nstreams) noexcept {
+  uint64_t pos = start;
+  for (size_t s = 0; s < nstreams; ++s) {
+    if (end < pos || end - pos < 4) return false;
+    const int32_t csize = chunk_load_i32(c + pos);
+    pos += 4;
+    const uint64_t n = csize < 0 ? 1 : static_cast<uint64_t>(csize);
+    if (end - pos < n) return false;
+    pos += n;
+  }
+  return true;
+}
+
 status chunk_layout_get(const chunk_header& h, bytes_view chunk, chunk_layout& l) noexcept {
   if (h.lazy) return make_error(errc::unsupported, TESSERA_MSG("chunk: lazy chunk, its blocks live in the frame"));
   if (chunk.size() < static_cast<size_t>(h.cbytes)) return make_error(errc::truncated, TESSERA_MSG("chunk: shorter than its cbytes"));

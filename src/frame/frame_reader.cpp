@@ -231,6 +231,14 @@ struct stored_starts {
   }
 };
 
+// A copied block's streams must end within its stored extent (up to the next block's start): past it, the copy
+// holds other bytes than the chunk does, so the block would decode differently from a copy than in place.
+status copied_block_check(const uint8_t* copy, uint64_t start, uint64_t end, size_t nstreams) noexcept {
+  if (!block_streams_within(copy, start, end, nstreams))
+    return make_error(errc::corrupt, TESSERA_MSG("chunk: a block's streams run past the next block's start"));
+  return ok_status();
+}
+
 // Reading and decoding blocks in parallel (storages with concurrent reads): each worker builds a one-block
 // chunk in its own buffer (the stored header, bstarts and dictionary, then the block's streams read from the
 // storage), decodes it into its scratch and hands it on. No block waits for the others' reads.
@@ -450,6 +458,14 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     TESSERA_TRY(place(j, e));
   }
   TESSERA_TRY(flush());
+  auto copied = [&](size_t j) -> status {
+    block_extent e{};
+    TESSERA_TRY(starts.extent_of(j, &e));
+    const uint64_t start = le_load32(m + h.header_size + 4 * j);
+    return copied_block_check(m, start, start + (e.end - e.start), block_nstreams(h, j));
+  };
+  if (add0) TESSERA_TRY(copied(0));
+  for (size_t i = 0; i < r.count; ++i) TESSERA_TRY(copied(r.block(r.context, i)));
   le_store32(m + 12, static_cast<uint32_t>(total));
   return finish(bytes_view(m, static_cast<size_t>(total)));
 }
@@ -626,6 +642,13 @@ result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first,
     at += e.end - e.start;
   }
   TESSERA_TRY(storage_read(r.src.st, r.src.pos + run.start, bytes_mut(m + run_at, static_cast<size_t>(run.end - run.start))));
+  auto h = chunk_header_read(bytes_view(r.prefix, static_cast<size_t>(r.data_start)));
+  if (!h.ok()) return h.err();
+  for (size_t j = first; j < first + count; ++j) {
+    const uint64_t start = le_load32(m + r.header_size + 4 * j);
+    const uint64_t end = j + 1 < first + count ? le_load32(m + r.header_size + 4 * (j + 1)) : at;
+    TESSERA_TRY(copied_block_check(m, start, end, block_nstreams(*h, j)));
+  }
   le_store32(m + 12, static_cast<uint32_t>(at));
   return bytes_view(m, static_cast<size_t>(at));
 }

@@ -274,6 +274,55 @@ TESSERA_TEST(array_rows_read, blocks_read_alone_decode_as_in_their_chunk_whateve
     CHECK(detail::chunk_blocks_size(*reader, 7, 2).err().code == errc::out_of_range);
     CHECK(detail::chunk_blocks_size(*reader, 8, 1).err().code == errc::out_of_range);
   }
+  // Damaged: block 2's start one byte early, inside block 3's streams (stored just before it). In place block 3
+  // still decodes as it did (its streams are whole in the chunk; c-blosc2 reads it so too). A copy of block 3's
+  // stored extent (up to the next start) lacks its last byte: every copy that holds block 3 is refused, from
+  // chunk_blocks_read and from frame_blocks_decode without a view (before, with block 4 copied after it, block 3
+  // decoded silently from block 4's first byte).
+  std::vector<uint8_t> damaged(swapped);
+  uint8_t* const dstarts = damaged.data() + r.src.pos + r.header_size;
+  le_store32(dstarts + 8, le_load32(dstarts + 8) - 1);
+  const_buffer din{damaged.data(), damaged.size()};
+  frame dh;
+  REQUIRE_OK(frame_open(dh, const_buffer_storage(din), test::system_allocator(), frame_open_options()));
+  {
+    std::vector<uint8_t> got(2048);
+    auto n = frame_block_decode(dh, d, 0, 3, bytes_mut(got.data(), got.size()));
+    REQUIRE(n.ok());
+    CHECK(got == want[3]);
+  }
+  uint8_t prefix3[sizeof prefix];
+  detail::chunk_blocks_reader r3;
+  auto fits3 = detail::frame_blocks_reader_init(dh, 0, 8, prefix3, &r3);
+  REQUIRE(fits3.ok() && *fits3);
+  int refused = 0;
+  for (size_t first = 0; first <= 3; ++first)
+    for (size_t count = 4 - first; first + count <= 8; ++count) {
+      auto size = detail::chunk_blocks_size(r3, first, count);
+      REQUIRE(size.ok());
+      std::vector<uint8_t> buffer(*size);
+      auto chunk = detail::chunk_blocks_read(r3, first, count, bytes_mut(buffer.data(), buffer.size()));
+      CHECK(!chunk.ok() && chunk.err().code == errc::corrupt);
+      refused += !chunk.ok();
+    }
+  CHECK(refused == 20);  // 5 ranges from each of blocks 0 - 3 that hold block 3
+  {
+    storage st = const_buffer_storage(din);
+    st.view = nullptr;
+    frame nv;
+    REQUIRE_OK(frame_open(nv, st, test::system_allocator(), frame_open_options()));
+    struct blocks_34 {
+      static size_t block(void*, size_t i) noexcept { return 3 + i; }
+      static status consume(void*, size_t, bytes_view, uint32_t) noexcept { return ok_status(); }
+    };
+    chunk_block_request q;
+    q.count = 2;
+    q.block = blocks_34::block;
+    q.consume = blocks_34::consume;
+    CHECK_ERR(frame_blocks_decode(nv, d, 0, q), errc::corrupt);
+    CHECK_OK(frame_close(nv));
+  }
+  CHECK_OK(frame_close(dh));
   CHECK_OK(frame_close(g));
   CHECK_OK(frame_close(f));
   chunk_decoder_release(d);
