@@ -67,6 +67,18 @@ bool shuffled(const chunk_header& h) noexcept {
 }
 #endif
 
+// The chunk's streams go to the in-house LZ4 decoder (lz4_block.hpp), faster on shuffled numbers, which stops
+// after `want` bytes at no cost: it checks that bound where it checks the output's end anyway.
+bool lz4_in_house(const chunk_header& h, bytes_view dict) noexcept {
+#if TESSERA_SPEED_PATHS
+  return h.format == codec_format::lz4 && dict.empty() && shuffled(h) && detail::lz4_block_decode_available();
+#else
+  (void)h;
+  (void)dict;
+  return false;
+#endif
+}
+
 // Decodes a stream into out (exactly out.size() bytes), or only at least its first `want` bytes when the codec
 // can stop early (LZ4 without a dictionary, BloscLZ); the others decode it all.
 status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_view in, bytes_mut out,
@@ -86,11 +98,7 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
     case codec_format::zstd: {
       const detail::codec_decoder_impl* impl = detail::codec_decoder_find(h.format);
       if (impl == nullptr || !impl->available) return codec_missing(h.format, impl == nullptr);
-#if TESSERA_SPEED_PATHS
-      // LZ4 streams of shuffled numbers: the in-house decoder, faster there (lz4_block.hpp says why).
-      if (h.format == codec_format::lz4 && dict.empty() && shuffled(h) && detail::lz4_block_decode_available())
-        return detail::lz4_block_decode(in, out, want);
-#endif
+      if (lz4_in_house(h, dict)) return detail::lz4_block_decode(in, out, want);
       return impl->decompress(w.codecs, in, out, dict, want);
     }
     case codec_format::snappy:
@@ -226,7 +234,7 @@ bool plain_shuffle(const chunk_header& h, const backward_plan& plan, size_t bsiz
 }
 
 partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan, size_t nblock, size_t bsize,
-                               block_need need) noexcept {
+                               block_need need, bytes_view dict) noexcept {
   partial_plan p;
   if (need.end > bsize) need.end = bsize;
   if (need.begin >= need.end || (need.begin == 0 && need.end == bsize) || h.vlblocks || plan.delta) return p;
@@ -240,8 +248,10 @@ partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan,
   }
   p.begin = need.begin;
   p.end = need.end;
-  // Stopping early pays only when it skips much: LZ4's partial decoder is slower than its full one.
-  if (p.on && (p.shuffle ? p.e1 * 4 > bsize / h.typesize * 3 : need.end * 4 > bsize * 3)) p.on = false;
+  // Stopping early pays only when it skips much, except in the in-house LZ4 decoder: liblz4's partial decoder is
+  // slower than its full one.
+  if (p.on && !lz4_in_house(h, dict) && (p.shuffle ? p.e1 * 4 > bsize / h.typesize * 3 : need.end * 4 > bsize * 3))
+    p.on = false;
   const size_t ts = h.typesize;
   const size_t ne = bsize / ts;
   const size_t n = p.e1 - p.e0;
@@ -287,7 +297,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
                     uint8_t** at = nullptr) noexcept {
   backward_plan plan;
   TESSERA_TRY(backward_plan_make(h, bsize, w.plugins, plan));
-  partial_plan part = partial_plan_make(h, plan, nblock, bsize, need);
+  partial_plan part = partial_plan_make(h, plan, nblock, bsize, need, l.dict);
   // Left as byte planes: the streams go straight to the output and no filter runs.
   const bool leave_planes = TESSERA_SPEED_PATHS && need.planes != nullptr && plain_shuffle(h, plan, bsize) &&
                             h.typesize <= detail::block_planes::kMaxPlanes;
