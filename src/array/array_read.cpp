@@ -556,7 +556,7 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
 #if TESSERA_SPEED_PATHS
   // A one-chunk read of a file batches only its copy (slice_reader::chunk); chunks of more than 16k blocks keep
   // their starts to one chunk at a time (frame_blocks_decode) rather than 16.
-  const uint64_t prefix_bytes = kChunkHeaderExtendedSize + uint64_t{4} * static_cast<uint64_t>(l.blocks_per_chunk);
+  const uint64_t prefix_bytes = detail::frame_blocks_prefix_size(static_cast<uint64_t>(l.blocks_per_chunk));
   r.batch.from_storage &= r.batching && prefix_bytes <= detail::kBlocksPrefixMax;
   r.batch.prefix_cap = static_cast<size_t>(r.batch.from_storage ? prefix_bytes : 0);
   if (r.batch.from_storage) {  // room for the batched chunks' headers and block starts

@@ -245,7 +245,7 @@ result<bool> rows_read_group(array& a, const slice_chunk* chunks, const int64_t 
   const executor& e = chunk_decoder_executor(d);
   const uint32_t workers = e.run != nullptr && e.workers > 1 ? e.workers : 1;
   // A frame without views: each chunk's header and block starts read into staging.prefixes (prefix_cap each).
-  const uint64_t prefix_bytes = kChunkHeaderExtendedSize + uint64_t{4} * static_cast<uint64_t>(l.blocks_per_chunk);
+  const uint64_t prefix_bytes = frame_blocks_prefix_size(static_cast<uint64_t>(l.blocks_per_chunk));
   if (!in_place && prefix_bytes > kBlocksPrefixMax) return false;  // chunk by chunk, their starts one at a time
   const size_t prefix_cap = static_cast<size_t>(in_place ? 0 : prefix_bytes);
   chunk_blocks_reader readers[kRowsGroupChunks];

@@ -140,6 +140,8 @@ struct frame_state {
   size_t scratch_cap = 0;
   uint8_t* worker_scratch = nullptr;  // grow-only: one block's compressed bytes per decoder worker
   size_t worker_scratch_cap = 0;
+  uint8_t* starts_sorted = nullptr;   // grow-only: a chunk's block starts sorted, when stored out of order
+  size_t starts_sorted_cap = 0;
 
   // The encoder of the index and vlmetalayers: options.encoder, or this one, inited on first need.
   chunk_encoder own_encoder;
@@ -263,6 +265,7 @@ struct chunk_blocks_reader {
   uint64_t data_start = 0;
   uint64_t cbytes = 0;
   bool ascending = true;  // block starts in increasing order
+  const uint8_t* sorted = nullptr;  // not ascending: the starts sorted, in the prefix buffer after the stored ones
   bool memcpyed = false;  // the blocks are stored as they are, one after another after the header
 };
 // Decodes the requested blocks of the stored chunk at src (frame_blocks_decode), reading only what they need; with
@@ -299,11 +302,16 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 // `parallel`, on several threads at once (a contiguous frame whose storage allows concurrent reads; a sparse
 // frame's entries say so each: chunk_blocks_reader.src.st.concurrent_reads).
 [[nodiscard]] bool frame_blocks_readable_by_tasks(const frame& f, bool parallel) noexcept;
-// The most bytes of chunk header and block starts (16k blocks) a reader of several chunks keeps per chunk
-// (frame_blocks_reader_init's prefix); chunks of more blocks are read one at a time (frame_blocks_decode).
-inline constexpr size_t kBlocksPrefixMax = kChunkHeaderExtendedSize + 4 * 16384;
+// The room frame_blocks_reader_init's prefix needs for chunks of up to max_blocks blocks: the header, the block
+// starts as stored and, for starts stored out of order, a sorted copy of them.
+constexpr uint64_t frame_blocks_prefix_size(uint64_t max_blocks) noexcept {
+  return kChunkHeaderExtendedSize + 8 * max_blocks;
+}
+// The most prefix bytes (16k blocks) a reader of several chunks keeps per chunk; chunks of more blocks are read
+// one at a time (frame_blocks_decode).
+inline constexpr size_t kBlocksPrefixMax = static_cast<size_t>(frame_blocks_prefix_size(16384));
 // Chunk nchunk set up for chunk_blocks_read: its header and block starts read into prefix (room for
-// kChunkHeaderExtendedSize + 4 * max_blocks bytes). A sparse frame's chunk is read through *entry, opened here
+// frame_blocks_prefix_size(max_blocks) bytes). A sparse frame's chunk is read through *entry, opened here
 // and to be kept open while its blocks are read (without entry, a sparse frame's chunks are not read so). False,
 // with nothing set up, for a chunk that is not read so: a special value, a dictionary, VL blocks, a lazy chunk,
 // the delta filter (it reads block 0), or more than max_blocks blocks.

@@ -7,6 +7,7 @@
 // groups cut at 16 chunks, layers cut into segments, memcpyed chunks, chunks that cannot take the path (zeros
 // from the index, delta) in a row, and an output larger than the slice (array_read_into); a corrupt block is an
 // error, a refused allocation too, and nothing leaks.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -224,7 +225,7 @@ TESSERA_TEST(array_rows_read, blocks_read_alone_decode_as_in_their_chunk_whateve
     auto n = frame_block_decode(f, d, 0, b, bytes_mut(want[b].data(), want[b].size()));
     REQUIRE(n.ok() && *n == 2048);
   }
-  uint8_t prefix[kChunkHeaderExtendedSize + 4 * 8];
+  uint8_t prefix[detail::frame_blocks_prefix_size(8)];
   detail::chunk_blocks_reader r;
   auto fits = detail::frame_blocks_reader_init(f, 0, 8, prefix, &r);
   REQUIRE(fits.ok() && *fits);
@@ -324,6 +325,119 @@ TESSERA_TEST(array_rows_read, blocks_read_alone_decode_as_in_their_chunk_whateve
   }
   CHECK_OK(frame_close(dh));
   CHECK_OK(frame_close(g));
+  CHECK_OK(frame_close(f));
+  chunk_decoder_release(d);
+}
+
+// Writers that place blocks as their threads finish them (c-blosc2 with several threads) store a chunk's block
+// starts out of order. Each block's streams then end at the next larger start, found in a sorted copy of the
+// starts (an insertion sort for nearly sorted ones, a heap sort past its budget): a chunk of 256 blocks whose
+// streams are stored nearly in order and in random order reads as the original does, block by block through
+// readers and through the array API from a file (2 workers, serial, no concurrent reads) and in place.
+TESSERA_TEST(array_rows_read, blocks_stored_out_of_order_read_as_in_order) {
+  const int64_t shape[2] = {256, 256};
+  const int32_t chunks[2] = {256, 256}, blocks[2] = {16, 16};
+  const array_params p = params_of(2, shape, chunks, blocks, 4);
+  made m;
+  make_array(t, m, p, p.shape[1]);
+  constexpr size_t kBlocks = 256, kBlockBytes = 16 * 16 * 4;
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator(), chunk_decoder_options()));
+  frame f;
+  REQUIRE_OK(frame_open(f, const_buffer_storage(m.in), test::system_allocator(), frame_open_options()));
+  std::vector<uint8_t> want(kBlocks * kBlockBytes);
+  for (size_t b = 0; b < kBlocks; ++b) {
+    auto n = frame_block_decode(f, d, 0, b, bytes_mut(want.data() + b * kBlockBytes, kBlockBytes));
+    REQUIRE(n.ok() && *n == kBlockBytes);
+  }
+  std::vector<uint8_t> prefix(detail::frame_blocks_prefix_size(kBlocks));
+  detail::chunk_blocks_reader r;
+  auto fits = detail::frame_blocks_reader_init(f, 0, kBlocks, prefix.data(), &r);
+  REQUIRE(fits.ok() && *fits);
+  REQUIRE(!r.memcpyed && r.ascending && r.nblocks == kBlocks);
+  using detail::le_load32;
+  using detail::le_store32;
+  const uint8_t* chunk = m.in.data + r.src.pos;
+  auto start_of = [&](size_t j) -> size_t { return j < kBlocks ? le_load32(chunk + r.header_size + 4 * j) : r.cbytes; };
+
+  // Nearly in order (a few swaps and a run moved: 224 inversions, within the insertion sort's budget), then a
+  // random order (the heap sort).
+  std::vector<size_t> nearly(kBlocks), shuffled(kBlocks);
+  for (size_t j = 0; j < kBlocks; ++j) nearly[j] = shuffled[j] = j;
+  std::swap(nearly[10], nearly[11]);
+  std::swap(nearly[50], nearly[52]);
+  std::rotate(nearly.begin() + 100, nearly.begin() + 111, nearly.begin() + 131);
+  test::rng rng(7);
+  for (size_t j = kBlocks - 1; j > 0; --j)
+    std::swap(shuffled[j], shuffled[static_cast<size_t>(rng.range(0, static_cast<int64_t>(j)))]);
+  thread_pool pool;
+  REQUIRE_OK(thread_pool_init(pool, 2));
+  for (const std::vector<size_t>* order : {&nearly, &shuffled}) {
+    // The frame with chunk 0's streams stored in `order` (the same bytes in all, so the chunk keeps its size).
+    std::vector<uint8_t> bytes(m.in.data, m.in.data + m.in.size);
+    uint8_t* c = bytes.data() + r.src.pos;
+    size_t at = static_cast<size_t>(r.data_start);
+    for (size_t j : *order) {
+      const size_t s = start_of(j), n = start_of(j + 1) - s;
+      std::memcpy(c + at, chunk + s, n);
+      le_store32(c + r.header_size + 4 * j, static_cast<uint32_t>(at));
+      at += n;
+    }
+    REQUIRE(at == r.cbytes);
+    made o;
+    o.items = m.items;
+    o.in = const_buffer{bytes.data(), bytes.size()};
+    frame g;
+    REQUIRE_OK(frame_open(g, const_buffer_storage(o.in), test::system_allocator(), frame_open_options()));
+    std::vector<uint8_t> prefix2(prefix.size());
+    detail::chunk_blocks_reader r2;
+    auto fits2 = detail::frame_blocks_reader_init(g, 0, kBlocks, prefix2.data(), &r2);
+    REQUIRE(fits2.ok() && *fits2);
+    CHECK(!r2.ascending);
+    int wrong = 0;
+    for (size_t first = 0; first < kBlocks; first += 5)
+      for (size_t count : {size_t{1}, size_t{3}, size_t{17}}) {
+        if (first + count > kBlocks) continue;
+        // Exactly the blocks' own streams: an end past the next larger start would read other blocks' bytes too.
+        size_t exact = static_cast<size_t>(r2.data_start);
+        for (size_t b = first; b < first + count; ++b) exact += start_of(b + 1) - start_of(b);
+        auto size = detail::chunk_blocks_size(r2, first, count);
+        REQUIRE_OK(size);
+        wrong += *size != exact;
+        std::vector<uint8_t> buffer(*size);
+        auto part = detail::chunk_blocks_read(r2, first, count, bytes_mut(buffer.data(), buffer.size()));
+        REQUIRE_OK(part);
+        for (size_t b = first; b < first + count; ++b) {
+          std::vector<uint8_t> got(kBlockBytes, 0xEE);
+          auto n = chunk_decode_block(d, *part, b, bytes_mut(got.data(), got.size()));
+          wrong += !n.ok() || std::memcmp(got.data(), want.data() + b * kBlockBytes, kBlockBytes) != 0;
+        }
+      }
+    CHECK_EQ(wrong, 0);
+    CHECK_OK(frame_close(g));
+    // Through the array API: a file read by 2 workers and serially, one without concurrent reads, and in place.
+    array file_parallel, file_serial, file_no_concurrent, in_place;
+    REQUIRE_OK(open_made(o, file_parallel, &pool, test::system_allocator(), true));
+    REQUIRE_OK(open_made(o, file_serial, nullptr, test::system_allocator(), true));
+    {
+      storage st = const_buffer_storage(o.in);
+      st.view = nullptr;
+      array_open_options opt;
+      opt.exec = thread_pool_executor(pool);
+      REQUIRE_OK(array_open(file_no_concurrent, st, test::system_allocator(), opt));
+    }
+    REQUIRE_OK(open_made(o, in_place, &pool));
+    // The whole array, a column and a row of blocks, one block, a box across many.
+    const int64_t boxes[][4] = {
+        {0, 0, 256, 256}, {0, 37, 256, 38}, {100, 0, 116, 256}, {32, 48, 48, 64}, {5, 9, 250, 201}};
+    for (const auto& box : boxes) {
+      const int64_t start[2] = {box[0], box[1]}, stop[2] = {box[2], box[3]};
+      const int64_t out_shape[2] = {box[2] - box[0], box[3] - box[1]}, out_start[2] = {0, 0};
+      for (array* a : {&file_parallel, &file_serial, &file_no_concurrent, &in_place})
+        check_read(t, *a, o, p, start, stop, out_shape, out_start);
+    }
+    for (array* a : {&file_parallel, &file_serial, &file_no_concurrent, &in_place}) CHECK_OK(array_close(*a));
+  }
   CHECK_OK(frame_close(f));
   chunk_decoder_release(d);
 }
