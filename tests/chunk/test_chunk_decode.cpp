@@ -601,6 +601,17 @@ struct range_probe {
   }
 };
 
+// A request for the probe's one block, its range checked by consume.
+chunk_block_request probe_request(range_probe& probe) {
+  chunk_block_request r;
+  r.count = 1;
+  r.block = range_probe::block;
+  r.consume = range_probe::consume;
+  r.range = range_probe::range;
+  r.context = &probe;
+  return r;
+}
+
 }  // namespace
 
 TESSERA_TEST(chunk_decode, scratch_is_made_when_first_needed) {
@@ -685,12 +696,7 @@ TESSERA_TEST(chunk_decode, few_shuffled_elements_need_one_block_of_scratch) {
             probe.begin = pick[0] * ts;
             probe.end = (pick[0] + pick[1]) * ts;
             probe.expect = g_src + nblock * bs;
-            chunk_block_request r;
-            r.count = 1;
-            r.block = range_probe::block;
-            r.consume = range_probe::consume;
-            r.range = range_probe::range;
-            r.context = &probe;
+            const chunk_block_request r = probe_request(probe);
             chunk_decoder d;  // a fresh one: scratch grows and stays
             REQUIRE_OK(chunk_decoder_init(d, ca.get()));
             ca.reset_high_water();
@@ -727,12 +733,7 @@ TESSERA_TEST(chunk_decode, most_of_a_shuffled_lz4_block_decodes_right_and_checks
     REQUIRE_OK(chunk_decoder_init(d, ca.get()));
     range_probe probe;
     probe.expect = g_src;
-    chunk_block_request r;
-    r.count = 1;
-    r.block = range_probe::block;
-    r.consume = range_probe::consume;
-    r.range = range_probe::range;
-    r.context = &probe;
+    const chunk_block_request r = probe_request(probe);
     // (first element, end element): the front, most of the block, the middle, all but the last element.
     const size_t ranges[][2] = {{0, ne / 4},     {0, ne * 3 / 4 + 1}, {0, ne * 9 / 10}, {0, ne - 25},
                                 {ne / 3, ne - 25}, {ne / 2, ne * 15 / 16}, {0, ne - 1}, {0, ne}};
