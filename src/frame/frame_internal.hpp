@@ -266,6 +266,8 @@ struct chunk_blocks_reader {
   uint64_t cbytes = 0;
   bool ascending = true;  // block starts in increasing order
   const uint8_t* sorted = nullptr;  // not ascending: the starts sorted, in the prefix buffer after the stored ones
+  uint32_t nstreams = 1;       // streams in each block but the last (block_nstreams), for the copies' check
+  uint32_t nstreams_last = 1;  // and in the last
   bool memcpyed = false;  // the blocks are stored as they are, one after another after the header
 };
 // Decodes the requested blocks of the stored chunk at src (frame_blocks_decode), reading only what they need; with

@@ -466,6 +466,8 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     job.reader.cbytes = cbytes;
     job.reader.ascending = starts.ascending;
     job.reader.sorted = starts.sorted;
+    job.reader.nstreams = static_cast<uint32_t>(block_nstreams(h, 0));
+    job.reader.nstreams_last = static_cast<uint32_t>(block_nstreams(h, h.nblocks - 1));
     job.buffers = s.worker_scratch;
     job.buffer_size = buffer_size;
     job.nworkers = ex.workers;
@@ -631,6 +633,8 @@ result<bool> frame_blocks_reader_init(frame& f, int64_t nchunk, uint32_t max_blo
   r.blocksize = static_cast<uint32_t>(h.blocksize);
   r.cbytes = static_cast<uint64_t>(h.cbytes);
   r.memcpyed = h.memcpyed;
+  r.nstreams = static_cast<uint32_t>(block_nstreams(h, 0));
+  r.nstreams_last = static_cast<uint32_t>(block_nstreams(h, h.nblocks - 1));
   r.data_start = h.memcpyed ? h.header_size : h.header_size + uint64_t{4} * h.nblocks;
   if (r.data_start > r.cbytes) return make_error(errc::truncated, TESSERA_MSG("chunk: bstarts run past cbytes"));
   if (h.memcpyed && (r.cbytes - h.header_size) < static_cast<uint64_t>(h.nbytes))
@@ -710,12 +714,10 @@ result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first,
     at += e.end - e.start;
   }
   TESSERA_TRY(storage_read(r.src.st, r.src.pos + run.start, bytes_mut(m + run_at, static_cast<size_t>(run.end - run.start))));
-  auto h = chunk_header_read(bytes_view(r.prefix, static_cast<size_t>(r.data_start)));
-  if (!h.ok()) return h.err();
   for (size_t j = first; j < first + count; ++j) {
     const uint64_t start = le_load32(m + r.header_size + 4 * j);
     const uint64_t end = j + 1 < first + count ? le_load32(m + r.header_size + 4 * (j + 1)) : at;
-    TESSERA_TRY(copied_block_check(m, start, end, block_nstreams(*h, j)));
+    TESSERA_TRY(copied_block_check(m, start, end, j + 1 == r.nblocks ? r.nstreams_last : r.nstreams));
   }
   le_store32(m + 12, static_cast<uint32_t>(at));
   return bytes_view(m, static_cast<size_t>(at));
