@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -128,9 +129,67 @@ bool host_little_endian() noexcept {
   return b == 1;
 }
 
+namespace {
+
+// The tool's allocations counted, so its memory is a figure of its own (not RSS, which sanitizers, the C library
+// and the kernel move). Atomic because nothing here needs to trust that only one thread allocates.
+struct memory_counter {
+  allocator base = posix_allocator();
+  std::atomic<size_t> live{0};
+  std::atomic<size_t> peak{0};
+
+  void add(size_t n) noexcept {
+    const size_t now = live.fetch_add(n, std::memory_order_relaxed) + n;
+    size_t seen = peak.load(std::memory_order_relaxed);
+    while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+    }
+  }
+  void sub(size_t n) noexcept { live.fetch_sub(n, std::memory_order_relaxed); }
+};
+
+memory_counter& counter() noexcept {
+  static memory_counter c;
+  return c;
+}
+
+void* counted_allocate(void* ctx, size_t size, size_t alignment) {
+  auto& c = *static_cast<memory_counter*>(ctx);
+  void* p = c.base.allocate(c.base.context, size, alignment);
+  if (p != nullptr) c.add(size);
+  return p;
+}
+
+void counted_deallocate(void* ctx, void* block, size_t size, size_t alignment) {
+  auto& c = *static_cast<memory_counter*>(ctx);
+  c.base.deallocate(c.base.context, block, size, alignment);
+  c.sub(size);
+}
+
+void* counted_reallocate(void* ctx, void* block, size_t old_size, size_t new_size, size_t alignment) {
+  auto& c = *static_cast<memory_counter*>(ctx);
+  // Counted as if both blocks lived at once: an upper bound of what a moving realloc holds.
+  c.add(new_size);
+  void* p = c.base.reallocate(c.base.context, block, old_size, new_size, alignment);
+  c.sub(p != nullptr ? old_size : new_size);
+  return p;
+}
+
+}  // namespace
+
 const allocator& tool_allocator() noexcept {
-  static const allocator a = posix_allocator();
+  static const allocator a{counted_allocate, counted_deallocate, &counter(), counted_reallocate};
   return a;
+}
+
+size_t tool_peak_allocated() noexcept { return counter().peak.load(std::memory_order_relaxed); }
+
+void tool_memory_report() noexcept {
+  const char* path = std::getenv("TESSERA_MEMORY_REPORT");
+  if (path == nullptr || path[0] == '\0') return;
+  if (FILE* f = std::fopen(path, "w")) {
+    std::fprintf(f, "peak_allocated_bytes %zu\n", tool_peak_allocated());
+    std::fclose(f);
+  }
 }
 
 }  // namespace tessera::cli

@@ -54,8 +54,12 @@ struct opened_array {
 // Whether the host stores integers little-endian.
 [[nodiscard]] bool host_little_endian() noexcept;
 
-// Allocations of the tool: the POSIX allocator.
+// Allocations of the tool: the POSIX allocator, counted.
 [[nodiscard]] const allocator& tool_allocator() noexcept;
+// The most bytes the tool's allocator held at once so far: the tool's own memory figure.
+[[nodiscard]] size_t tool_peak_allocated() noexcept;
+// With TESSERA_MEMORY_REPORT=PATH in the environment, writes "peak_allocated_bytes N" to PATH (tests read it).
+void tool_memory_report() noexcept;
 
 int cmd_info(int argc, char** argv) noexcept;
 int cmd_dump(int argc, char** argv) noexcept;

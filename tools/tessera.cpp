@@ -37,11 +37,15 @@ constexpr char kUsage[] =
     "dump, create, convert and verify: --threads N (default: the online CPUs), --quiet (no progress line on a\n"
     "terminal). They stream: memory stays at a slab of about 16 MiB plus a few chunks per thread.\n"
     "FILE is a cframe file or an sframe directory. create and convert write OUT under a temporary name and\n"
-    "rename it at the end: a failure leaves nothing under OUT.\n";
+    "rename it at the end: a failure leaves nothing under OUT.\n"
+    "Environment: TESSERA_MEMORY_REPORT=PATH writes \"peak_allocated_bytes N\" to PATH at exit (the most bytes\n"
+    "the tool's allocator held at once).\n";
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int command_run(int argc, char** argv) {
   using namespace tessera::cli;
   if (argc < 2) return fail(kExitUsage, nullptr, "no command (commands: info, dump, create, convert, verify; see --help)");
   const char* cmd = argv[1];
@@ -59,4 +63,12 @@ int main(int argc, char** argv) {
   if (std::strcmp(cmd, "verify") == 0) return cmd_verify(argc - 2, argv + 2);
   if (std::strcmp(cmd, "convert") == 0) return cmd_convert(argc - 2, argv + 2);
   return fail(kExitUsage, nullptr, "unknown command '%s' (commands: info, dump, create, convert, verify; see --help)", cmd);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int status = command_run(argc, argv);
+  tessera::cli::tool_memory_report();
+  return status;
 }
