@@ -2,19 +2,27 @@
 # The main job: builds the host `tessera` tool (cmake + ninja into build/demo; installs nothing) and shows it at
 # work on a float32 array: create (from generated data, and from stdin into a sparse frame), info, a slice as
 # text, verify, the round trip back to the input bytes, and clean one-line errors for bad input.
-# Needs cmake, ninja and a C++ compiler (ci/install-deps.sh installs them). Usage: ci/demo.sh [BUILD_DIR]
+# Needs cmake, ninja, a C++ compiler and the codec libraries: when one is missing it runs
+# `ci/install-deps.sh --host`, which installs those only (no cross toolchains). Usage: ci/demo.sh [BUILD_DIR]
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build/demo}
 cxx=${CXX:-c++}
 
+missing=""
 for tool in cmake ninja "$cxx"; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "demo: '$tool' is missing: run ci/install-deps.sh first" >&2
-    exit 1
-  fi
+  command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
+if command -v dpkg-query >/dev/null 2>&1; then
+  for package in liblz4-dev libzstd-dev zlib1g-dev; do
+    [ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" = "install ok installed" ] || missing="$missing $package"
+  done
+fi
+if [ -n "$missing" ]; then
+  echo "demo: missing:$missing; installing the host build's packages (ci/install-deps.sh --host)"
+  bash "$root/ci/install-deps.sh" --host || { echo "demo: installing them failed" >&2; exit 1; }
+fi
 
 step() { printf '\n=== %s\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }

@@ -7,12 +7,13 @@
 # Cortex-M4 the lz4 and libzstd sources built for bare metal without a heap. They are not installed into the
 # host's dpkg. Only the sysroots of the cross targets in TESSERA_TARGETS (ci/test.sh's
 # variable; default all) are made, and only those missing.
-# Usage: ci/install-deps.sh [--check]   (--check: only report what is missing, exit 1 if anything is)
+# Usage: ci/install-deps.sh [--check | --host]   (--check: only report what is missing, exit 1 if anything is;
+# --host: only what the host build of the library and the tool needs, as ci/demo.sh asks)
 set -euo pipefail
 
 packages=(
   # Host build and tests
-  cmake ninja-build g++ googletest libbenchmark-dev
+  cmake ninja-build g++ googletest libbenchmark-dev doxygen
   # The tool's NumPy .npy round trips (tests/tools) and the tool's measurement (ci/tool-bench.sh: /usr/bin/time)
   python3-numpy time
   # Codec libraries of the host build
@@ -32,8 +33,13 @@ packages=(
 )
 
 check_only=false
-if [[ ${1:-} == --check ]]; then
-  check_only=true
+host_only=false
+case ${1:-} in
+  --check) check_only=true ;;
+  --host) host_only=true ;;
+esac
+if $host_only; then  # what the host build of the library and the tool needs (ci/demo.sh): no cross targets
+  packages=(cmake ninja-build g++ liblz4-dev libzstd-dev zlib1g-dev)
 fi
 
 installed() {
@@ -48,6 +54,7 @@ done
 # The cross targets whose codec sysroots are wanted.
 sysroot_targets=()
 for target in aarch64 armhf ppc64le ppc64 cortex-m4; do
+  $host_only && break
   if [[ -z ${TESSERA_TARGETS:-} || " ${TESSERA_TARGETS} " == *" $target "* ]]; then
     sysroot_targets+=("$target")
   fi

@@ -1,5 +1,6 @@
 // tessera dump FILE [--slice A:B,C:D,...] [--format raw|text|npy] [-o OUT|-]: the items of the array or of a
-// slice, C order, as raw bytes, text values by dtype, or a NumPy .npy file. Streamed: one slab (about 16 MiB,
+// slice, C order, as raw bytes, text values by dtype, or a NumPy .npy file (by default text to a terminal, raw
+// bytes to a file or a pipe). Streamed: one slab (about 16 MiB,
 // whole blocks' rows) is decoded at a time, its blocks on the thread pool, and written before the next.
 #include <cerrno>
 #include <cinttypes>
@@ -7,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+
+#include <unistd.h>
 
 #include "cli.hpp"
 #include "npy.hpp"
@@ -115,11 +118,13 @@ double bits_to_double(uint64_t b) {
 }
 
 // How a dtype prints.
-enum class value_kind { hex, boolean, sint, uint, f2, f4, f8, c8, c16 };
+enum class value_kind { hex, boolean, sint, uint, f2, f4, f8, c8, c16, bytes, unicode, record };
 
 value_kind value_kind_of(const dtype_info& di, int32_t itemsize) {
   if (!di.known || static_cast<int32_t>(di.itemsize) != itemsize) return value_kind::hex;
   switch (di.kind) {
+    case 'S': return value_kind::bytes;
+    case 'U': return value_kind::unicode;
     case 'b': return itemsize == 1 ? value_kind::boolean : value_kind::hex;
     case 'i': return itemsize <= 8 ? value_kind::sint : value_kind::hex;
     case 'u': return itemsize <= 8 ? value_kind::uint : value_kind::hex;
@@ -130,8 +135,115 @@ value_kind value_kind_of(const dtype_info& di, int32_t itemsize) {
   }
 }
 
-void print_value(FILE* out, value_kind k, const uint8_t* p, int32_t itemsize, bool big_endian) {
+// A string as NumPy shows it: trailing NULs dropped, quotes and backslashes escaped, other bytes that are not
+// printable ASCII as \xNN. S items are bytes (b'...'); U items are UCS-4 code points, written as UTF-8.
+void print_bytes(FILE* out, const uint8_t* p, int32_t itemsize) {
+  int32_t n = itemsize;
+  while (n > 0 && p[n - 1] == 0) --n;
+  std::fputs("b'", out);
+  for (int32_t i = 0; i < n; ++i) {
+    const uint8_t c = p[i];
+    if (c == '\'' || c == '\\') std::fprintf(out, "\\%c", c);
+    else if (c >= 0x20 && c < 0x7f) std::fputc(c, out);
+    else std::fprintf(out, "\\x%02x", c);
+  }
+  std::fputc('\'', out);
+}
+
+void print_unicode(FILE* out, const uint8_t* p, int32_t itemsize, bool big_endian) {
+  int32_t n = itemsize / 4;
+  while (n > 0 && load_uint(p + 4 * (n - 1), 4, big_endian) == 0) --n;
+  std::fputc('\'', out);
+  for (int32_t i = 0; i < n; ++i) {
+    const uint32_t c = static_cast<uint32_t>(load_uint(p + 4 * i, 4, big_endian));
+    if (c == '\'' || c == '\\') std::fprintf(out, "\\%c", static_cast<int>(c));
+    else if (c >= 0x20 && c < 0x7f) std::fputc(static_cast<int>(c), out);
+    else if (c < 0x20 || c == 0x7f || (c >= 0xd800 && c < 0xe000) || c > 0x10ffff) std::fprintf(out, "\\u%04x", c);
+    else if (c < 0x800) std::fprintf(out, "%c%c", 0xc0 | (c >> 6), 0x80 | (c & 0x3f));
+    else if (c < 0x10000) std::fprintf(out, "%c%c%c", 0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f));
+    else
+      std::fprintf(out, "%c%c%c%c", 0xf0 | (c >> 18), 0x80 | ((c >> 12) & 0x3f), 0x80 | ((c >> 6) & 0x3f),
+                   0x80 | (c & 0x3f));
+  }
+  std::fputc('\'', out);
+}
+
+// A record dtype as NumPy's descr list writes it, "[('a', '<i4'), ('b', '<f8')]": fields of simple dtypes, in
+// order, filling the item exactly. Nested records, sub-arrays and titles are not taken (their items print as hex).
+constexpr int kMaxFields = 64;
+struct record_field {
+  value_kind kind = value_kind::hex;
+  int32_t offset = 0;
+  int32_t size = 0;
+  bool big_endian = false;
+};
+struct record_layout {
+  int n = 0;
+  record_field f[kMaxFields];
+};
+
+// Reads a quoted string at text[i] (either quote); returns the index after it, or -1.
+int64_t quoted_skip(span<const char> text, int64_t i, int64_t& begin, int64_t& end) {
+  if (i >= static_cast<int64_t>(text.size()) || (text[i] != '\'' && text[i] != '"')) return -1;
+  const char q = text[i];
+  begin = i + 1;
+  for (int64_t j = begin; j < static_cast<int64_t>(text.size()); ++j)
+    if (text[j] == q) {
+      end = j;
+      return j + 1;
+    }
+  return -1;
+}
+
+bool record_layout_parse(span<const char> text, int32_t itemsize, record_layout& r) {
+  const int64_t n = static_cast<int64_t>(text.size());
+  auto skip_spaces = [&](int64_t i) {
+    while (i < n && text[i] == ' ') ++i;
+    return i;
+  };
+  int64_t i = skip_spaces(0);
+  if (i >= n || text[i] != '[') return false;
+  i = skip_spaces(i + 1);
+  int32_t offset = 0;
+  r.n = 0;
+  while (i < n && text[i] == '(') {
+    int64_t b = 0, e = 0;
+    i = quoted_skip(text, skip_spaces(i + 1), b, e);  // the name
+    if (i < 0) return false;
+    i = skip_spaces(i);
+    if (i >= n || text[i] != ',') return false;
+    i = quoted_skip(text, skip_spaces(i + 1), b, e);  // the field's dtype
+    if (i < 0) return false;
+    i = skip_spaces(i);
+    if (i >= n || text[i] != ')' || r.n == kMaxFields) return false;  // a third element: a sub-array shape
+    const dtype_info di = dtype_parse(span<const char>(text.data() + b, static_cast<size_t>(e - b)));
+    if (!di.known || di.itemsize > static_cast<uint32_t>(itemsize - offset)) return false;
+    record_field& f = r.f[r.n++];
+    f.size = static_cast<int32_t>(di.itemsize);
+    f.kind = value_kind_of(di, f.size);
+    f.offset = offset;
+    f.big_endian = di.byte_order == '>' || (di.byte_order != '<' && !host_little_endian());
+    offset += f.size;
+    i = skip_spaces(i + 1);
+    if (i < n && text[i] == ',') i = skip_spaces(i + 1);
+  }
+  return r.n > 0 && i < n && text[i] == ']' && skip_spaces(i + 1) == n && offset == itemsize;
+}
+
+void print_value(FILE* out, value_kind k, const uint8_t* p, int32_t itemsize, bool big_endian,
+                 const record_layout* record = nullptr) {
   switch (k) {
+    case value_kind::bytes: print_bytes(out, p, itemsize); return;
+    case value_kind::unicode: print_unicode(out, p, itemsize, big_endian); return;
+    case value_kind::record:
+      std::fputc('(', out);
+      for (int i = 0; i < record->n; ++i) {
+        const record_field& f = record->f[i];
+        if (i > 0) std::fputs(", ", out);
+        print_value(out, f.kind, p + f.offset, f.size, f.big_endian);
+      }
+      std::fputc(')', out);
+      return;
     case value_kind::boolean: std::fputs(p[0] ? "true" : "false", out); return;
     case value_kind::sint: {
       uint64_t u = load_uint(p, itemsize, big_endian);
@@ -268,7 +380,7 @@ bool dump_plan_next(dump_plan& p, int64_t* start, int64_t* stop) {
 int cmd_dump(int argc, char** argv) noexcept {
   const char* path = nullptr;
   const char* slice = "";
-  const char* format = "raw";
+  const char* format = nullptr;  // unset: text to a terminal, raw bytes elsewhere
   const char* out_path = nullptr;
   run_options ro;
   for (int i = 0; i < argc; ++i) {
@@ -295,6 +407,8 @@ int cmd_dump(int argc, char** argv) noexcept {
     }
   }
   if (path == nullptr) return fail(kExitUsage, kCmd, "no FILE given");
+  const bool to_stdout = out_path == nullptr || std::strcmp(out_path, "-") == 0;
+  if (format == nullptr) format = to_stdout && ::isatty(STDOUT_FILENO) ? "text" : "raw";
 
   run_workers rw;
   if (int rc = run_workers_start(kCmd, ro, rw); rc != 0) return rc;
@@ -326,7 +440,7 @@ int cmd_dump(int argc, char** argv) noexcept {
 
   const bool raw = std::strcmp(format, "text") != 0;
   FILE* out = stdout;
-  if (out_path != nullptr && std::strcmp(out_path, "-") != 0) {
+  if (!to_stdout) {
     out = std::fopen(out_path, raw ? "wb" : "w");
     if (out == nullptr) return fail(kExitFailure, kCmd, "-o: %s: %s", out_path, std::strerror(errno));
   }
@@ -344,7 +458,9 @@ int cmd_dump(int argc, char** argv) noexcept {
   }
   const span<const char> dt = array_dtype(o.a);
   const dtype_info di = dtype_parse(dt);
-  const value_kind k = value_kind_of(di, itemsize);
+  value_kind k = value_kind_of(di, itemsize);
+  record_layout record;
+  if (!di.known && record_layout_parse(dt, itemsize, record)) k = value_kind::record;
   // '<' and '>' say the order; '=' (and '|', where it matters at all) mean the host's.
   const bool big_endian = di.byte_order == '>' || (di.byte_order != '<' && !host_little_endian());
   const int64_t row = l.ndim == 0 ? 1 : ext[l.ndim - 1];  // text: one line per row of the last dimension
@@ -367,7 +483,7 @@ int cmd_dump(int argc, char** argv) noexcept {
     } else {
       const size_t n = bytes / static_cast<size_t>(itemsize);
       for (size_t i = 0; i < n; ++i, ++item) {
-        print_value(out, k, buf.data() + i * static_cast<size_t>(itemsize), itemsize, big_endian);
+        print_value(out, k, buf.data() + i * static_cast<size_t>(itemsize), itemsize, big_endian, &record);
         std::fputc((static_cast<int64_t>(item % static_cast<uint64_t>(row)) == row - 1) ? '\n' : ' ', out);
       }
     }

@@ -82,7 +82,20 @@ int target_begin(const char* cmd, output_target& t, const char* path, bool spars
   t.path = path;
   t.sparse = sparse;
   struct stat sb;
+  // A symbolic link is followed: the temporary goes beside the file it names, which the rename replaces, so
+  // the link stays and names the new array. A link to nothing is refused (where would the array go?).
+  if (::lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+    if (::realpath(path, t.resolved) == nullptr)
+      return fail(kExitFailure, cmd, "%s: a symbolic link to nothing (%s): not followed", path, std::strerror(errno));
+    path = t.path = t.resolved;
+  }
   const bool exists = ::stat(path, &sb) == 0;
+  // A device, FIFO or socket is never replaced by a file: a frame needs a regular file (its header is written
+  // last, at its start).
+  if (exists && !S_ISDIR(sb.st_mode) && !S_ISREG(sb.st_mode))
+    return fail(kExitFailure, cmd, "%s: not a regular file (%s): an array is written to a regular file", path,
+                S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) ? "a device" : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                : S_ISSOCK(sb.st_mode) ? "a socket" : "a special file");
   if (exists && !sparse && S_ISDIR(sb.st_mode))
     return fail(kExitFailure, cmd, "%s: is a directory (a cframe is a file; use --sparse for a directory)", path);
   if (exists && sparse && !S_ISDIR(sb.st_mode))

@@ -21,6 +21,7 @@ struct output_target {
   const char* path = nullptr;  // the target's name
   bool sparse = false;
   char temp[PATH_MAX] = {};
+  char resolved[PATH_MAX] = {};  // the file a symbolic link OUT names (then `path` points here)
   bool active = false;  // the temporary exists
   posix_file file{};
   posix_directory dir{};
@@ -28,8 +29,9 @@ struct output_target {
   storage_directory sd{};
 };
 
-/// Checks the target (a file for a contiguous frame; for a sparse frame a missing name or a directory holding
-/// nothing but a sparse frame's files) and makes the temporary. Reports failures itself (returns the exit
+/// Checks the target (a missing name or a regular file for a contiguous frame, a symbolic link followed; for a
+/// sparse frame a missing name or a directory holding nothing but a sparse frame's files) and makes the
+/// temporary. A device, FIFO or socket is refused, never replaced. Reports failures itself (returns the exit
 /// status, 0 on success).
 [[nodiscard]] int target_begin(const char* cmd, output_target& t, const char* path, bool sparse) noexcept;
 /// Closes the storage and renames the temporary over the target (a sparse target directory is replaced).

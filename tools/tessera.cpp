@@ -16,47 +16,88 @@
 
 namespace {
 
-constexpr char kUsage[] =
-    "usage:\n"
-    "  tessera info FILE [--json]\n"
-    "      shape, chunks, blocks, dtype, typesize, codec, filters, sizes, ratio, metalayers (--json: as JSON)\n"
-    "  tessera dump FILE [--slice A:B,C:D,...] [--format raw|text|npy] [-o OUT|-]\n"
-    "      the items of the array (or of a slice: start:stop per dimension, empty bounds for the whole\n"
-    "      dimension), C order: raw bytes (the default), text values by dtype, or a NumPy .npy file\n"
-    "  tessera create OUT (--dtype DT --shape N,... | --input X.npy) [--chunks N,...] [--blocks N,...]\n"
-    "                 [--codec blosclz|lz4|lz4hc|zlib|zstd] [--clevel 0-9]\n"
-    "                 [--filters shuffle,bitshuffle,delta,trunc:BITS,bytedelta,none]\n"
-    "                 [--split always|never|auto] [--dict] [--sparse] [--format raw|npy] --input FILE|-\n"
-    "      a new array (a cframe file, or with --sparse an sframe directory) from C-order bytes or a .npy\n"
-    "      file (its dtype and shape; the name ends in .npy, or --format npy)\n"
-    "  tessera convert IN OUT [--chunks N,...] [--blocks N,...] [--codec C] [--clevel L] [--filters F,...]\n"
-    "                 [--split S] [--dict] [--sparse]\n"
-    "      IN recompressed and/or rechunked (unset options keep IN's), as a cframe (or --sparse an sframe)\n"
-    "  tessera verify FILE\n"
-    "      decodes every chunk and block; reports damage with its chunk and block\n"
+// One text per command: `tessera --help` prints them all, `tessera help CMD` and `tessera CMD --help` one.
+struct command_help {
+  const char* name;
+  const char* text;
+};
+
+constexpr command_help kHelp[] = {
+    {"info",
+     "  tessera info FILE [--json]\n"
+     "      shape, chunks, blocks, dtype, typesize, codec, filters, sizes, ratio, metalayers (--json: as JSON)\n"},
+    {"dump",
+     "  tessera dump FILE [--slice A:B,C:D,...] [--format raw|text|npy] [-o OUT|-]\n"
+     "      the items of the array (or of a slice: start:stop per dimension, empty bounds for the whole\n"
+     "      dimension), C order: raw bytes, text values by dtype (strings and records as values), or a NumPy\n"
+     "      .npy file; without --format, text to a terminal and raw bytes to a file or a pipe\n"},
+    {"create",
+     "  tessera create OUT (--dtype DT --shape N,... | --input X.npy) [--chunks N,...] [--blocks N,...]\n"
+     "                 [--codec blosclz|lz4|lz4hc|zlib|zstd] [--clevel 0-9]\n"
+     "                 [--filters shuffle,bitshuffle,delta,trunc:BITS,bytedelta,none]\n"
+     "                 [--split always|never|auto] [--dict] [--sparse] [--format raw|npy] --input FILE|-\n"
+     "      a new array (a cframe file, or with --sparse an sframe directory) from C-order bytes or a .npy\n"
+     "      file (its dtype and shape; the name ends in .npy, or --format npy)\n"},
+    {"convert",
+     "  tessera convert IN OUT [--chunks N,...] [--blocks N,...] [--codec C] [--clevel L] [--filters F,...]\n"
+     "                 [--split S] [--dict] [--sparse]\n"
+     "      IN recompressed and/or rechunked (unset options keep IN's), as a cframe (or --sparse an sframe)\n"},
+    {"verify",
+     "  tessera verify FILE\n"
+     "      decodes every chunk and block; reports damage with its chunk and block\n"},
+};
+
+constexpr char kCommon[] =
     "dump, create, convert and verify: --threads N (default: the online CPUs), --quiet (no progress line on a\n"
     "terminal). They stream: memory stays at a slab of about 16 MiB plus a few chunks per thread.\n"
     "FILE is a cframe file or an sframe directory. create and convert write OUT under a temporary name and\n"
-    "rename it at the end: a failure leaves nothing under OUT.\n"
+    "rename it at the end: a failure leaves nothing under OUT. OUT must be a regular file (or a missing name);\n"
+    "a symbolic link is followed: the file it names is replaced, the link kept.\n"
+    "  tessera help [COMMAND]    this text, or one command's\n"
+    "  tessera --version         the version\n"
     "Environment: TESSERA_MEMORY_REPORT=PATH writes \"peak_allocated_bytes N\" to PATH at exit (the most bytes\n"
     "the tool's allocator held at once).\n";
 
-}  // namespace
+const command_help* help_find(const char* name) {
+  for (const command_help& h : kHelp)
+    if (std::strcmp(h.name, name) == 0) return &h;
+  return nullptr;
+}
 
-namespace {
+int help_print(const char* name) {
+  if (name == nullptr) {
+    std::fputs("usage:\n", stdout);
+    for (const command_help& h : kHelp) std::fputs(h.text, stdout);
+    std::fputs(kCommon, stdout);
+    return 0;
+  }
+  const command_help* h = help_find(name);
+  if (h == nullptr)
+    return tessera::cli::fail(tessera::cli::kExitUsage, "help",
+                              "unknown command '%s' (commands: info, dump, create, convert, verify)", name);
+  std::fputs("usage:\n", stdout);
+  std::fputs(h->text, stdout);
+  return 0;
+}
+
+bool is_help(const char* arg) {
+  return std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0;
+}
 
 int command_run(int argc, char** argv) {
   using namespace tessera::cli;
   if (argc < 2) return fail(kExitUsage, nullptr, "no command (commands: info, dump, create, convert, verify; see --help)");
   const char* cmd = argv[1];
-  if (std::strcmp(cmd, "--help") == 0 || std::strcmp(cmd, "-h") == 0 || std::strcmp(cmd, "help") == 0) {
-    std::fputs(kUsage, stdout);
-    return 0;
+  if (is_help(cmd)) return help_print(nullptr);
+  if (std::strcmp(cmd, "help") == 0) {
+    if (argc > 3) return fail(kExitUsage, "help", "one COMMAND at most");
+    return help_print(argc == 3 ? argv[2] : nullptr);
   }
   if (std::strcmp(cmd, "--version") == 0) {
     std::puts("tessera 0.1.0");
     return 0;
   }
+  if (help_find(cmd) != nullptr && argc == 3 && is_help(argv[2])) return help_print(cmd);
   if (std::strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (std::strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
   if (std::strcmp(cmd, "create") == 0) return cmd_create(argc - 2, argv + 2);

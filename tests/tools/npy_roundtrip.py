@@ -99,6 +99,25 @@ def main():
                 check("r%d_s%d" % (i, j), filled(dt, shape, 100 + i * 10 + j))
             except AssertionError as e:
                 failures.append(str(e))
+    # Text: records of simple fields print as tuples of their values, strings as numpy shows them.
+    text_cases = [
+        (np.array([(1, -2.5, b"ab"), (-3, 4.25, b"")], dtype=[("a", "<i4"), ("b", ">f8"), ("c", "S3")]),
+         "(1, -2.5, b'ab') (-3, 4.25, b'')\n"),
+        (np.array([["ab", "h\u00e9llo"], ["x'y", ""]], dtype="<U6"), "'ab' 'h\u00e9llo'\n'x\\'y' ''\n"),
+        (np.array([((1.0, 2.0), 3)], dtype=[("p", [("x", "<f4"), ("y", "<f4")]), ("n", "<u2")]),
+         "0x0000803f000000400300\n"),  # a nested record: its bytes
+    ]
+    for i, (a, want) in enumerate(text_cases):
+        src = os.path.join(WORK, "text%d.npy" % i)
+        np.save(src, a)
+        out = os.path.join(WORK, "text%d.b2nd" % i)
+        try:
+            run("create", out, "--input", src)
+            got = run("dump", out, "--format", "text").stdout.decode("utf-8")
+            if got != want:
+                failures.append("dump --format text of %s: got %r, want %r" % (a.dtype, got, want))
+        except AssertionError as e:
+            failures.append(str(e))
     # Format versions: 2.0 and 3.0 asked for; 3.0 as numpy writes it for a field name latin-1 cannot hold; a
     # latin-1 name in a 1.0 header.
     for version in [(1, 0), (2, 0), (3, 0)]:

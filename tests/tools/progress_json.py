@@ -3,7 +3,7 @@
 Progress: with stderr a terminal (a pty here) and TESSERA_PROGRESS_DELAY_MS=0 (shown from the first update),
 dump, create, convert and verify draw "tessera CMD: done/total MB (P%), R MB/s..." lines with \\r and clear the
 line at the end; with --quiet, or with stderr a pipe, nothing is written to stderr. info --json: parses as JSON
-and says what info's text says.
+and says what info's text says. dump without --format writes text to a terminal and raw bytes into a pipe.
 
 usage: progress_json.py TOOL WORKDIR [EMULATOR...]
 """
@@ -69,6 +69,31 @@ def main():
         r = subprocess.run(EMU + [TOOL] + args, capture_output=True, env=ENV)
         if r.returncode != 0 or r.stderr:
             failures.append("%s with stderr a pipe: exit %d, stderr %r" % (name, r.returncode, r.stderr[:200]))
+    # dump without --format: text when stdout is a terminal, raw bytes into a pipe.
+    small = os.path.join(WORK, "small.b2nd")
+    with open(os.path.join(WORK, "small.raw"), "wb") as f:
+        f.write(bytes([1, 0, 2, 0, 255, 255]))
+    subprocess.run(EMU + [TOOL, "create", small, "--dtype", "<i2", "--shape", "3", "--input",
+                          os.path.join(WORK, "small.raw")], check=True)
+    master, slave = pty.openpty()
+    p = subprocess.Popen(EMU + [TOOL, "dump", small], stdin=subprocess.DEVNULL, stdout=slave,
+                         stderr=subprocess.DEVNULL)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    if p.wait() != 0 or out.replace(b"\r\n", b"\n") != b"1 2 -1\n":
+        failures.append("dump to a terminal: expected the text '1 2 -1', got %r" % out)
+    r = subprocess.run(EMU + [TOOL, "dump", small], capture_output=True)
+    if r.returncode != 0 or r.stdout != bytes([1, 0, 2, 0, 255, 255]):
+        failures.append("dump into a pipe: expected the raw bytes, got %r" % r.stdout)
     # info --json against info's text.
     r = subprocess.run(EMU + [TOOL, "info", "--json", arr], capture_output=True)
     text = subprocess.run(EMU + [TOOL, "info", arr], capture_output=True).stdout.decode()

@@ -1,5 +1,6 @@
 # `dump --format text` prints values by dtype: arrays made from spelled-out bytes (testaid writehex), each with
-# its expected text worked out by hand from the bytes (byte order, sign, float formats, complex, bool, hex).
+# its expected text worked out by hand from the bytes (byte order, sign, float formats, complex, bool, strings
+# as NumPy shows them, UCS-4 as UTF-8, records of simple fields as tuples, hex for the rest).
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 set(dir ${WORK}/text)
 file(REMOVE_RECURSE ${dir})
@@ -20,7 +21,10 @@ set(cases
   "<f2@3@003c00c0ff7b@1 -2 65504\n"
   "<c8@1@0000c03f000080bf@(1.5-1j)\n"
   ">c16@1@3ff80000000000004000000000000000@(1.5+2j)\n"
-  "|S3@2@414243616263@0x414243 0x616263\n"
+  "|S3@2@414243616263@b'ABC' b'abc'\n"
+  "|S4@3@61275c000a000000ff000000@b'a\\'\\\\' b'\\x0a' b'\\xff'\n"
+  "<U2@2@61000000e9000000ac20000000000000@'aé' '€'\n"
+  ">U1@2@0001f60000000027@'😀' '\\''\n"
   "<M8[s]@1@0100000000000000@0x0100000000000000\n"
   "<f4@@0000c03f@1.5\n")
 set(i 0)
@@ -33,7 +37,7 @@ foreach(c IN LISTS cases)
   list(GET f 3 expect)
   string(REPLACE "\\n" "\n" expect "${expect}")
   aid(writehex ${dir}/in${i}.raw ${hex})
-  tool_ok(create ${dir}/a${i}.b2nd --dtype ${dtype} "--shape=${shape}" --input ${dir}/in${i}.raw)
+  tool_ok(create ${dir}/a${i}.b2nd "--dtype=${dtype}" "--shape=${shape}" --input ${dir}/in${i}.raw)
   tool_ok(dump ${dir}/a${i}.b2nd --format text)
   if(NOT tool_out STREQUAL expect)
     message(FATAL_ERROR "dump --format text of ${dtype} bytes ${hex}:\n got: '${tool_out}'\n want: '${expect}'")
