@@ -126,6 +126,12 @@ for target in "${targets[@]}"; do
   fi
   "${ctest_env[@]}" ctest --test-dir "$dir" --output-on-failure -j "$jobs" --no-tests=error "${label_args[@]}" 2>&1 |
     tee "$log"
+  # The slowest tests against their timeout (TESSERA_TEST_TIMEOUT, 300 s by default; bare metal adds 30 s): a
+  # test near it would fail on a slower machine, so it shows here before it does.
+  slowest=$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* sec$' "$log" |
+    sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/' | sort -rn | head -n 3 |
+    awk '{ printf "%s%s %.0f s", (NR > 1 ? ", " : ""), $2, $1 }')
+  [[ -n $slowest ]] && echo "---- $target: slowest tests (timeout ${TESSERA_TEST_TIMEOUT:-300} s): $slowest"
   line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
   if [[ $line =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
     failed=${BASH_REMATCH[1]}

@@ -1,34 +1,35 @@
-// B2ND n-dimensional arrays (c-blosc2's b2nd): an array of fixed-size items cut into chunks and blocks
-// (tessera/layout.hpp), stored in a Blosc2 frame whose "b2nd" metalayer holds the shape, the chunk and block
-// shapes and the dtype.
-//
-// Where an array lives: a contiguous frame on any `storage` (a file through port/posix, a growable or fixed
-// buffer through port/memory, read-only bytes) or a sparse frame in a `storage_directory` (array_target). Raw
-// NOR flash takes arrays written chunk by chunk in order: array_frame_setup_make gives the flash frame writer its
-// parameters and array_chunk_pack the chunks (see port/flash/flash_frame.hpp); the finalized frame opens here.
-//
-// Reading decodes only what a request touches: a slice reads only the chunks it intersects and, inside a
-// chunk, only the blocks it intersects (frame_block_decode) unless most of the chunk is needed (then the
-// chunk is decoded whole, in parallel with the executor). Scratch memory, from the array's allocator and freed
-// before each call returns: an element read uses one block; a slice read one block, or one decoded chunk when
-// it decodes chunks whole. Reads never change the frame.
-//
-// Writing rewrites only the chunks a write touches. A write that covers a chunk's whole extent (cut at the
-// array's edge) starts from zeros, so the chunk's padding is zero; a partial write decodes the chunk and keeps
-// its padding (as the reference does). Each mutating call commits the frame when it succeeds (auto_commit;
-// turn it off to group several calls into one frame_commit with array_commit). On error, nothing is committed
-// and the in-memory frame may hold part of the change: close the array (dropping it) or retry.
-//
-// Chunks are encoded as the reference encodes them for the same parameters (the block size is the array's
-// block; typesize is the itemsize, or 1 above 255 bytes), so an array written here equals, chunk for chunk, one the
-// reference writes.
-//
-// User codecs and filters (tessera/chunk.hpp, chunk_plugins): the application passes their implementations in
-// array_params::plugins (create, copy) or array_open_options::plugins (open); the array's decoder and chunk
-// writers run them, and arrays made from it (copies, array_open_again) keep them. Without them, reading a chunk
-// that needs one fails codec_unavailable (codec) or unsupported (filter); chunk_plugins_missing names the id.
-//
-// Not supported: zstd dictionaries when writing (arrays with dictionary chunks read fine).
+/// \file
+/// B2ND n-dimensional arrays (c-blosc2's b2nd): an array of fixed-size items cut into chunks and blocks
+/// (tessera/layout.hpp), stored in a Blosc2 frame whose "b2nd" metalayer holds the shape, the chunk and block
+/// shapes and the dtype.
+///
+/// Where an array lives: a contiguous frame on any `storage` (a file through port/posix, a growable or fixed
+/// buffer through port/memory, read-only bytes) or a sparse frame in a `storage_directory` (array_target). Raw
+/// NOR flash takes arrays written chunk by chunk in order: array_frame_setup_make gives the flash frame writer its
+/// parameters and array_chunk_pack the chunks (see port/flash/flash_frame.hpp); the finalized frame opens here.
+///
+/// Reading decodes only what a request touches: a slice reads only the chunks it intersects and, inside a
+/// chunk, only the blocks it intersects (frame_block_decode) unless most of the chunk is needed (then the
+/// chunk is decoded whole, in parallel with the executor). Scratch memory, from the array's allocator and freed
+/// before each call returns: an element read uses one block; a slice read one block, or one decoded chunk when
+/// it decodes chunks whole. Reads never change the frame.
+///
+/// Writing rewrites only the chunks a write touches. A write that covers a chunk's whole extent (cut at the
+/// array's edge) starts from zeros, so the chunk's padding is zero; a partial write decodes the chunk and keeps
+/// its padding (as the reference does). Each mutating call commits the frame when it succeeds (auto_commit;
+/// turn it off to group several calls into one frame_commit with array_commit). On error, nothing is committed
+/// and the in-memory frame may hold part of the change: close the array (dropping it) or retry.
+///
+/// Chunks are encoded as the reference encodes them for the same parameters (the block size is the array's
+/// block; typesize is the itemsize, or 1 above 255 bytes), so an array written here equals, chunk for chunk, one the
+/// reference writes.
+///
+/// User codecs and filters (tessera/chunk.hpp, chunk_plugins): the application passes their implementations in
+/// array_params::plugins (create, copy) or array_open_options::plugins (open); the array's decoder and chunk
+/// writers run them, and arrays made from it (copies, array_open_again) keep them. Without them, reading a chunk
+/// that needs one fails codec_unavailable (codec) or unsupported (filter); chunk_plugins_missing names the id.
+///
+/// Not supported: zstd dictionaries when writing (arrays with dictionary chunks read fine).
 #pragma once
 
 #include <cstddef>
@@ -49,7 +50,7 @@
 
 namespace tessera {
 
-inline constexpr char kB2ndMetaName[] = "b2nd";
+inline constexpr char kB2ndMetaName[] = "b2nd";  ///< the metalayer that makes a frame a B2ND array
 /// The largest item (the reference's BLOSC2_MAXTYPESIZE). Items above 255 bytes are stored as the reference
 /// stores them: the real size in the frame's typesize, 1 in every chunk header (no shuffle across bytes).
 inline constexpr int32_t kArrayMaxItemsize = kChunkMaxBlocksize;
@@ -61,12 +62,13 @@ inline constexpr size_t kArrayMaxDtypeLen = 255;  ///< bytes of a dtype string t
 
 // ---- Parameters --------------------------------------------------------------------------------------------
 
+/// What a new array is: geometry, item type, compression, executor, extra metalayers.
 struct array_params {
   int ndim = 0;                          ///< 0..kMaxDims; 0 is a scalar (one item)
-  int64_t shape[kMaxDims] = {};
+  int64_t shape[kMaxDims] = {};          ///< items per dimension (>= 0)
   /// All zeros (over ndim): chosen automatically (tessera/array_partition.hpp). Otherwise used as given.
   int32_t chunkshape[kMaxDims] = {};
-  int32_t blockshape[kMaxDims] = {};
+  int32_t blockshape[kMaxDims] = {};     ///< as chunkshape: all zeros for automatic
   array_partition_hints partition{};     ///< for the automatic shapes
 
   /// NumPy dtype string ("<f8"); empty: "|u1" for itemsize 1, else "|V<itemsize>". An unknown dtype string is
@@ -77,11 +79,11 @@ struct array_params {
   /// Compression (the reference's defaults: BloscLZ, level 5, shuffle). A user codec: chunk_user_codec_id(id),
   /// user filters by id in `filters`, both implemented in `plugins`.
   codec compressor = codec::blosclz;
-  int clevel = 5;
-  uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, static_cast<uint8_t>(filter_id::shuffle)};
-  uint8_t filters_meta[kChunkMaxFilters] = {};
-  split_mode split = split_mode::forward_compat;
-  uint8_t compcode_meta = 0;
+  int clevel = 5;                        ///< 0..9; 0 stores chunks verbatim
+  uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, static_cast<uint8_t>(filter_id::shuffle)};  ///< the pipeline
+  uint8_t filters_meta[kChunkMaxFilters] = {};  ///< each filter slot's meta
+  split_mode split = split_mode::forward_compat;  ///< whether blocks are split into streams
+  uint8_t compcode_meta = 0;             ///< the codec's meta
   /// A dictionary in every chunk (LZ4, LZ4HC, Zstd; chunk_encode_params::use_dict), recorded in the frame so
   /// that later writes keep it.
   bool use_dict = false;
@@ -93,22 +95,24 @@ struct array_params {
 
   /// Fixed metalayers besides "b2nd" (at most kFrameMaxMetalayers - 1). Their sizes are fixed for ever.
   const frame_metalayer_init* metalayers = nullptr;
-  uint32_t nmetalayers = 0;
+  uint32_t nmetalayers = 0;  ///< entries in metalayers
 };
 
 /// Where a new array goes: a contiguous frame at options.base_offset of `st`, or a sparse frame in `dir`
 /// (exactly one of the two). The storage or directory must outlive the array.
 struct array_target {
-  const storage* st = nullptr;
-  const storage_directory* dir = nullptr;
+  const storage* st = nullptr;             ///< a contiguous frame's storage, or null
+  const storage_directory* dir = nullptr;  ///< a sparse frame's directory, or null
   frame_open_options options{};  ///< `writable` is implied
 };
+/// A contiguous frame at the start of st (`durable`: the crash-safe write order, see frame_open_options).
 [[nodiscard]] inline array_target array_target_contiguous(const storage& st, bool durable = true) noexcept {
   array_target t;
   t.st = &st;
   t.options.durable = durable;
   return t;
 }
+/// A sparse frame in dir.
 [[nodiscard]] inline array_target array_target_sparse(const storage_directory& dir) noexcept {
   array_target t;
   t.dir = &dir;
@@ -118,24 +122,37 @@ struct array_target {
 /// The initial contents of a new array. zeros, nans and uninit write special index entries only (no chunk
 /// bytes); full writes one repeated-value chunk (32 + itemsize bytes) per chunk, padding included; buffer
 /// takes the C-order items of the whole array (prod(shape) * itemsize bytes).
-enum class array_fill_kind : uint8_t { uninit, zeros, nans, full, buffer };
+enum class array_fill_kind : uint8_t {
+  uninit,  ///< unspecified items (read as zeros)
+  zeros,   ///< every item zero
+  nans,    ///< every item NaN (itemsize 4 or 8)
+  full,    ///< every item the same value
+  buffer   ///< the items given
+};
+/// The initial contents of a new array: a kind and, for full and buffer, its bytes (array_fill_zeros...).
 struct array_fill {
-  array_fill_kind kind = array_fill_kind::zeros;
+  array_fill_kind kind = array_fill_kind::zeros;  ///< which contents
   bytes_view bytes{};  ///< full: one item; buffer: the items
 };
+/// Every item zero.
 [[nodiscard]] inline array_fill array_fill_zeros() noexcept { return array_fill{array_fill_kind::zeros, {}}; }
+/// Unspecified items (written as special index entries, read as zeros).
 [[nodiscard]] inline array_fill array_fill_uninit() noexcept { return array_fill{array_fill_kind::uninit, {}}; }
+/// Every item NaN (itemsize 4 or 8).
 [[nodiscard]] inline array_fill array_fill_nans() noexcept { return array_fill{array_fill_kind::nans, {}}; }
+/// Every item `item` (itemsize bytes, viewed: it must stay valid until array_create returns).
 [[nodiscard]] inline array_fill array_fill_full(bytes_view item) noexcept {
   return array_fill{array_fill_kind::full, item};
 }
+/// The items of the whole array in C order (prod(shape) * itemsize bytes, viewed until array_create returns).
 [[nodiscard]] inline array_fill array_fill_buffer(bytes_view items) noexcept {
   return array_fill{array_fill_kind::buffer, items};
 }
 
+/// How array_open opens an array.
 struct array_open_options {
-  frame_open_options frame{};
-  executor exec = executor_serial();
+  frame_open_options frame{};         ///< the frame's options (base offset, memory budget, writable, ...)
+  executor exec = executor_serial();  ///< decoding and encoding run on this executor
   /// User codecs and filters the array's chunks may need (caller-owned; must outlive the array).
   const chunk_plugins* plugins = nullptr;
 };
@@ -151,11 +168,11 @@ struct array_access;
 /// handle; for reads from several threads, one handle each (array_open_again).
 class array {
  public:
-  array() noexcept = default;
+  array() noexcept = default;  ///< not open: call array_create or array_open
   array(const array&) = delete;
   array& operator=(const array&) = delete;
-  array(array&&) noexcept = default;
-  array& operator=(array&&) noexcept = default;
+  array(array&&) noexcept = default;  ///< takes the other array's state
+  array& operator=(array&&) noexcept = default;  ///< takes the other array's state (close this one first)
   ~array() = default;
 
   bool auto_commit = true;  ///< commit the frame after each successful mutating call
@@ -193,6 +210,7 @@ class array {
 /// disagree with the geometry), and those of frame_open and b2nd_meta_decode.
 [[nodiscard]] status array_open(array& a, const storage& st, const allocator& alloc,
                                 const array_open_options& options = array_open_options{}) noexcept;
+/// Opens the array in the sparse frame in dir; as array_open.
 [[nodiscard]] status array_open_sparse(array& a, const storage_directory& dir, const allocator& alloc,
                                        const array_open_options& options = array_open_options{}) noexcept;
 /// Takes over an open frame (e.g. one opened at an offset, or a finalized flash frame).
@@ -219,12 +237,12 @@ status array_close(array& a) noexcept;
 
 // ---- What it is --------------------------------------------------------------------------------------------
 
-[[nodiscard]] bool array_is_open(const array& a) noexcept;
+[[nodiscard]] bool array_is_open(const array& a) noexcept;  ///< true between a successful create/open and close
 [[nodiscard]] const array_layout& array_layout_get(const array& a) noexcept;  ///< ndim, shape, chunk/block shapes
-[[nodiscard]] int32_t array_itemsize(const array& a) noexcept;
+[[nodiscard]] int32_t array_itemsize(const array& a) noexcept;             ///< bytes per item
 [[nodiscard]] int64_t array_nbytes(const array& a) noexcept;               ///< prod(shape) * itemsize
-[[nodiscard]] span<const char> array_dtype(const array& a) noexcept;
-[[nodiscard]] frame& array_frame(array& a) noexcept;
+[[nodiscard]] span<const char> array_dtype(const array& a) noexcept;  ///< the NumPy dtype string (the array's copy)
+[[nodiscard]] frame& array_frame(array& a) noexcept;  ///< the array's frame (for frame-level reads and metalayers)
 /// The parameters of this array (shape, chunk and block shapes, dtype, compression, executor; no extra
 /// metalayers): a start for array_copy and friends. The dtype views the array's own copy.
 [[nodiscard]] array_params array_params_get(const array& a) noexcept;
@@ -248,6 +266,7 @@ status array_close(array& a) noexcept;
 
 /// Writes `src` (C order, shape stop - start) into the slice [start, stop). Needs the array writable.
 [[nodiscard]] status array_slice_write(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept;
+/// Writes one item (itemsize bytes) at `coords`. Needs the array writable.
 [[nodiscard]] status array_element_write(array& a, const int64_t* coords, bytes_view item) noexcept;
 
 // ---- Metalayers --------------------------------------------------------------------------------------------
@@ -255,11 +274,15 @@ status array_close(array& a) noexcept;
 /// Fixed metalayers: content by name (a view valid until the next change), and an update with content of the
 /// same size. "b2nd" belongs to the array: updating it is invalid_argument.
 [[nodiscard]] result<bytes_view> array_meta_find(const array& a, span<const char> name) noexcept;
+/// Replaces the content of fixed metalayer `name` with content of the same size (see above).
 [[nodiscard]] status array_meta_update(array& a, span<const char> name, bytes_view content) noexcept;
 /// Variable-length metalayers: decoded size, decode into out, set (adds or replaces), delete.
 [[nodiscard]] result<size_t> array_vlmeta_nbytes(const array& a, span<const char> name) noexcept;
+/// Decodes variable-length metalayer `name` into out (at least its decoded size) and returns that size.
 [[nodiscard]] result<size_t> array_vlmeta_read(array& a, span<const char> name, bytes_mut out) noexcept;
+/// Adds or replaces variable-length metalayer `name`.
 [[nodiscard]] status array_vlmeta_write(array& a, span<const char> name, bytes_view content) noexcept;
+/// Removes variable-length metalayer `name`.
 [[nodiscard]] status array_vlmeta_delete(array& a, span<const char> name) noexcept;
 
 // ---- Changing the shape in place ---------------------------------------------------------------------------
@@ -316,12 +339,12 @@ struct array_frame_setup {
   array_frame_setup(const array_frame_setup&) = delete;
   array_frame_setup& operator=(const array_frame_setup&) = delete;
 
-  frame_create_params frame{};
-  array_layout layout{};
-  int32_t itemsize = 0;
-  chunk_encode_params encode{};
+  frame_create_params frame{};   ///< the frame's parameters; frame.metalayers points at `metalayers`
+  array_layout layout{};         ///< the array's geometry
+  int32_t itemsize = 0;          ///< bytes per item
+  chunk_encode_params encode{};  ///< how its chunks are encoded (array_chunk_packer)
   uint8_t meta_bytes[32 + 19 * kMaxDims + kArrayMaxDtypeLen] = {};  ///< the encoded "b2nd" metalayer
-  frame_metalayer_init metalayers[kFrameMaxMetalayers] = {};
+  frame_metalayer_init metalayers[kFrameMaxMetalayers] = {};  ///< "b2nd" first, then params.metalayers
 };
 /// Validates params (with automatic shapes) and fills setup. Errors as array_create's.
 [[nodiscard]] status array_frame_setup_make(array_frame_setup& setup, const array_params& params) noexcept;

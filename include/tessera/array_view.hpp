@@ -1,16 +1,17 @@
-// A decode-only reader for a B2ND array whose contiguous frame is already in memory: memory-mapped flash, a
-// `const uint8_t[]` linked into a firmware image, a buffer received whole. Nothing of the frame is copied: the
-// header, the index and every chunk are read where they are, one block at a time. It is the smallest way to read
-// an array (issue 12's `flash_reader`): no storage, frame state, index cache, executor or writer code is linked,
-// and the RAM is the decoder's scratch for one block (allocated when a read first needs it) plus the caller's
-// `array_view` object. For files, sparse frames, threads or writing, use tessera/array.hpp.
-//
-//   tessera::array_view v;
-//   TESSERA_TRY(tessera::array_view_open(v, tessera::bytes_view(flash_frame, flash_frame_len), alloc));
-//   TESSERA_TRY(tessera::array_view_element_read(v, coords, tessera::bytes_mut(item, v.itemsize)));
-//
-// The frame must stay in place, unchanged, while the view is open. Every size it holds is checked as a claim
-// before it is used, as array_open does; reads decode only the blocks they touch.
+/// \file
+/// A decode-only reader for a B2ND array whose contiguous frame is already in memory: memory-mapped flash, a
+/// `const uint8_t[]` linked into a firmware image, a buffer received whole. Nothing of the frame is copied: the
+/// header, the index and every chunk are read where they are, one block at a time. It is the smallest way to read
+/// an array (issue 12's `flash_reader`): no storage, frame state, index cache, executor or writer code is linked,
+/// and the RAM is the decoder's scratch for one block (allocated when a read first needs it) plus the caller's
+/// `array_view` object. For files, sparse frames, threads or writing, use tessera/array.hpp.
+/// \code
+///   tessera::array_view v;
+///   TESSERA_TRY(tessera::array_view_open(v, tessera::bytes_view(flash_frame, flash_frame_len), alloc));
+///   TESSERA_TRY(tessera::array_view_element_read(v, coords, tessera::bytes_mut(item, v.itemsize)));
+/// \endcode
+/// The frame must stay in place, unchanged, while the view is open. Every size it holds is checked as a claim
+/// before it is used, as array_open does; reads decode only the blocks they touch.
 #pragma once
 #include <cstdint>
 
@@ -22,6 +23,7 @@
 
 namespace tessera {
 
+/// Limits and plugins of array_view_open.
 struct array_view_options {
   /// No single allocation may exceed this (a block's decoder scratch, checked at open from the b2nd shapes).
   uint64_t max_alloc = kDefaultMaxAlloc;
@@ -39,8 +41,8 @@ struct array_view {
   int64_t chunk_nbytes = 0;        ///< a decoded chunk, padding included
   int32_t index_blocksize = 0;     ///< bytes per block of the index chunk
   int32_t blocksize = 0;           ///< the frame's blocksize (for special chunks)
-  chunk_decoder decoder;
-  bool open = false;
+  chunk_decoder decoder;           ///< decodes the blocks (its scratch is the view's RAM)
+  bool open = false;               ///< true between a successful array_view_open and array_view_close
 };
 
 /// Opens the contiguous frame in `frame` (exactly its bytes, or more: the frame's own length is used). Errors:

@@ -1,5 +1,6 @@
-// The "b2nd" metalayer: an array's shape, chunk shape, block shape and dtype, as msgpack
-// (reference/README_B2ND_METALAYER.rst). Also decodes the legacy 5-element "caterva" metalayer, which has no dtype.
+/// \file
+/// The "b2nd" metalayer: an array's shape, chunk shape, block shape and dtype, as msgpack
+/// (reference/README_B2ND_METALAYER.rst). Also decodes the legacy 5-element "caterva" metalayer, which has no dtype.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +19,7 @@ inline constexpr int8_t kB2ndDtypeNumpy = 0;
 /// The dtype the reference assumes when a metalayer has none (the caterva form) or the caller gives none.
 inline constexpr char kB2ndDefaultDtype[] = "|u1";
 
+/// The decoded metalayer.
 struct b2nd_meta {
   int8_t version = kB2ndMetaVersion;  ///< decoded as found; the encoder writes version 0 only
   int8_t ndim = 0;                    ///< 0..kMaxDims

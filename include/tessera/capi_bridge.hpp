@@ -1,5 +1,6 @@
-// The C API's types from C++, for the ports that give their C++ storages and directories a C face
-// (tessera/port/tessera_memory.h, tessera/port/tessera_posix.h): the core's C API keeps the one adapter each needs.
+/// \file
+/// The C API's types from C++, for the ports that give their C++ storages and directories a C face
+/// (tessera/port/tessera_memory.h, tessera/port/tessera_posix.h): the core's C API keeps the one adapter each needs.
 #pragma once
 
 #include "tessera/allocator.hpp"
@@ -33,8 +34,8 @@ inline allocator allocator_from_c(const tessera_allocator& c) noexcept {
 /// What a C directory over a C++ one needs: the C++ directory, and the allocator of the open entries (each a
 /// small box holding the C++ storage and the C storage over it, at a stable address until close).
 struct directory_to_c_state {
-  storage_directory dir{};
-  allocator alloc{};
+  storage_directory dir{};  ///< the C++ directory the C one forwards to
+  allocator alloc{};        ///< allocates the open entries' boxes
 };
 /// The C directory over s (its context is s, which must outlive it).
 [[nodiscard]] tessera_storage_directory directory_to_c(directory_to_c_state* s) noexcept;

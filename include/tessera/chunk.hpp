@@ -1,6 +1,7 @@
-// Blosc/Blosc2 chunks (README_CHUNK_FORMAT.rst): reading the header, decoding a whole chunk or one block, and
-// encoding. Every integer of a chunk is little-endian; every size it claims is checked against the
-// bytes at hand, so any byte string yields either the right data or an error.
+/// \file
+/// Blosc/Blosc2 chunks (README_CHUNK_FORMAT.rst): reading the header, decoding a whole chunk or one block, and
+/// encoding. Every integer of a chunk is little-endian; every size it claims is checked against the
+/// bytes at hand, so any byte string yields either the right data or an error.
 #pragma once
 
 #include <cstddef>
@@ -15,36 +16,59 @@ namespace tessera {
 
 inline constexpr size_t kChunkHeaderMinSize = 16;       ///< the Blosc1 header
 inline constexpr size_t kChunkHeaderExtendedSize = 32;  ///< the Blosc2 extended header
-inline constexpr size_t kChunkMaxOverhead = kChunkHeaderExtendedSize;
-inline constexpr int kChunkMaxFilters = 6;
+inline constexpr size_t kChunkMaxOverhead = kChunkHeaderExtendedSize;  ///< the most a chunk adds to its data
+inline constexpr int kChunkMaxFilters = 6;  ///< filter slots in a chunk's pipeline
 inline constexpr int32_t kChunkMaxBlocksize = 536866816;  ///< the reference's BLOSC2_MAXBLOCKSIZE
 inline constexpr int32_t kChunkMaxDictSize = 32 * 1024;   ///< BLOSC2_MAXDICTSIZE
 
-/// Chunk format versions (header byte 0).
-inline constexpr uint8_t kChunkVersionBlosc1 = 2;
-inline constexpr uint8_t kChunkVersionAlpha = 3;
-inline constexpr uint8_t kChunkVersionStable = 5;
-inline constexpr uint8_t kChunkVersionVlBlocks = 6;
+/// \name Chunk format versions (header byte 0)
+///@{
+inline constexpr uint8_t kChunkVersionBlosc1 = 2;     ///< Blosc1
+inline constexpr uint8_t kChunkVersionAlpha = 3;      ///< the Blosc2 alpha (its sixth filter slot is ignored)
+inline constexpr uint8_t kChunkVersionStable = 5;     ///< Blosc2
+inline constexpr uint8_t kChunkVersionVlBlocks = 6;   ///< Blosc2 with variable-length blocks
+///@}
 
-/// Header `flags` bits.
-inline constexpr uint8_t kChunkFlagShuffle = 0x01;
-inline constexpr uint8_t kChunkFlagMemcpyed = 0x02;
-inline constexpr uint8_t kChunkFlagBitshuffle = 0x04;
-inline constexpr uint8_t kChunkFlagDelta = 0x08;
-inline constexpr uint8_t kChunkFlagNoSplit = 0x10;
-/// blosc2_flags bits.
-inline constexpr uint8_t kChunkBlosc2Dict = 0x01;
-inline constexpr uint8_t kChunkBlosc2BigEndian = 0x02;
-inline constexpr uint8_t kChunkBlosc2Lazy = 0x08;
-inline constexpr uint8_t kChunkBlosc2Instrumented = 0x80;
-/// blosc2_flags2 bits.
-inline constexpr uint8_t kChunkBlosc2VlBlocks = 0x01;
+/// \name Header flags bits
+///@{
+inline constexpr uint8_t kChunkFlagShuffle = 0x01;     ///< byte shuffle (Blosc1); with bitshuffle: extended header
+inline constexpr uint8_t kChunkFlagMemcpyed = 0x02;    ///< the data is stored verbatim
+inline constexpr uint8_t kChunkFlagBitshuffle = 0x04;  ///< bit shuffle (Blosc1); with shuffle: extended header
+inline constexpr uint8_t kChunkFlagDelta = 0x08;       ///< delta (Blosc1)
+inline constexpr uint8_t kChunkFlagNoSplit = 0x10;     ///< blocks are not split into streams
+///@}
+/// \name blosc2_flags bits
+///@{
+inline constexpr uint8_t kChunkBlosc2Dict = 0x01;          ///< a dictionary follows bstarts
+inline constexpr uint8_t kChunkBlosc2BigEndian = 0x02;     ///< written on a big-endian host
+inline constexpr uint8_t kChunkBlosc2Lazy = 0x08;          ///< a lazy chunk: the blocks are in the frame
+inline constexpr uint8_t kChunkBlosc2Instrumented = 0x80;  ///< BLOSC2_INSTR_CODEC: instrumentation, not data
+///@}
+/// \name blosc2_flags2 bits
+///@{
+inline constexpr uint8_t kChunkBlosc2VlBlocks = 0x01;  ///< variable-length blocks
+///@}
 
 /// The codec numbers of the Blosc2 API (compcode), as the frame header and users name them.
-enum class codec : uint8_t { blosclz = 0, lz4 = 1, lz4hc = 2, zlib = 4, zstd = 5 };
+enum class codec : uint8_t {
+  blosclz = 0,  ///< BloscLZ (always built)
+  lz4 = 1,      ///< LZ4
+  lz4hc = 2,    ///< LZ4HC (LZ4's format, slower and denser)
+  zlib = 4,     ///< Zlib
+  zstd = 5      ///< Zstd
+};
 /// The codec *format* stored in flags bits 5..7 (lz4 and lz4hc share one format).
-enum class codec_format : uint8_t { blosclz = 0, lz4 = 1, snappy = 2, zlib = 3, zstd = 4, user = 6, schunk = 7 };
+enum class codec_format : uint8_t {
+  blosclz = 0,  ///< BloscLZ
+  lz4 = 1,      ///< LZ4 and LZ4HC
+  snappy = 2,   ///< Snappy (dropped by Blosc2: codec_unavailable)
+  zlib = 3,     ///< Zlib
+  zstd = 4,     ///< Zstd
+  user = 6,     ///< a user codec, named by the udcodec byte
+  schunk = 7    ///< reserved by the reference (not decoded)
+};
 
+/// The codec's name ("blosclz", "lz4", ...).
 [[nodiscard]] const char* codec_name(codec c) noexcept;
 /// Whether this build can decompress (and compress) data of this codec.
 [[nodiscard]] bool codec_available(codec c) noexcept;
@@ -55,9 +79,9 @@ enum class codec_format : uint8_t { blosclz = 0, lz4 = 1, snappy = 2, zlib = 3, 
 
 /// Filter ids of the pipeline slots.
 enum class filter_id : uint8_t {
-  none = 0,
+  none = 0,         ///< an empty slot
   shuffle = 1,      ///< meta: bytes per element to shuffle (0: the chunk's typesize)
-  bitshuffle = 2,
+  bitshuffle = 2,   ///< bit shuffle of the chunk's typesize
   delta = 3,        ///< against the chunk's first block
   trunc_prec = 4,   ///< meta: mantissa bits to keep (lossy; nothing to undo)
   bytedelta = 35,   ///< meta: typesize (0: the chunk's typesize)
@@ -81,23 +105,29 @@ enum class filter_id : uint8_t {
 }
 
 /// Special-value chunks: the whole chunk is one value and has no blocks section.
-enum class chunk_special : uint8_t { none = 0, zeros = 1, nan = 2, value = 3, uninit = 4 };
+enum class chunk_special : uint8_t {
+  none = 0,    ///< a regular chunk
+  zeros = 1,   ///< every byte is 0
+  nan = 2,     ///< every item is a NaN (float32 or float64)
+  value = 3,   ///< one value (after the header) repeated
+  uninit = 4   ///< unspecified content (decoded as zeros)
+};
 
 /// A validated chunk header. Derived fields say how to walk the chunk.
 struct chunk_header {
-  uint8_t version = 0;
-  uint8_t versionlz = 0;
-  uint8_t flags = 0;
-  uint8_t typesize = 0;
-  int32_t nbytes = 0;
+  uint8_t version = 0;    ///< byte 0: the format version (kChunkVersion*)
+  uint8_t versionlz = 0;  ///< byte 1: the codec format's version
+  uint8_t flags = 0;      ///< byte 2: kChunkFlag* bits, the codec format in bits 5..7
+  uint8_t typesize = 0;   ///< byte 3: bytes per item (>= 1)
+  int32_t nbytes = 0;     ///< the decoded size in bytes
   int32_t blocksize = 0;  ///< as stored, clamped to nbytes for regular chunks; for VL-block chunks the block count
-  int32_t cbytes = 0;
+  int32_t cbytes = 0;     ///< the chunk's stored size in bytes, header included
   uint8_t filters[kChunkMaxFilters] = {};       ///< for Blosc1 headers: derived from flags as the reference does
-  uint8_t filters_meta[kChunkMaxFilters] = {};
-  uint8_t udcodec = 0;
-  uint8_t compcode_meta = 0;
-  uint8_t blosc2_flags = 0;
-  uint8_t blosc2_flags2 = 0;
+  uint8_t filters_meta[kChunkMaxFilters] = {};  ///< each filter slot's meta
+  uint8_t udcodec = 0;        ///< the user codec's id (codec format user)
+  uint8_t compcode_meta = 0;  ///< the codec's meta (handed to a user codec)
+  uint8_t blosc2_flags = 0;   ///< byte 31: kChunkBlosc2* bits, the special kind in bits 4..6
+  uint8_t blosc2_flags2 = 0;  ///< byte 30: kChunkBlosc2VlBlocks
 
   /// Derived.
   bool extended = false;       ///< 32-byte header
@@ -106,10 +136,10 @@ struct chunk_header {
   bool dict = false;           ///< a dictionary follows bstarts
   bool lazy = false;           ///< blocks live elsewhere (in the frame); header, bstarts and a trailer are here
   bool vlblocks = false;       ///< variable-length blocks
-  chunk_special special = chunk_special::none;
-  codec_format format = codec_format::blosclz;
+  chunk_special special = chunk_special::none;  ///< a special-value chunk's kind
+  codec_format format = codec_format::blosclz;  ///< flags bits 5..7
   uint32_t header_size = 0;    ///< 16 or 32
-  uint32_t nblocks = 0;
+  uint32_t nblocks = 0;        ///< the number of blocks
   int32_t leftover = 0;        ///< bytes of a shorter last block (regular chunks), else 0
   int32_t value_size = 0;      ///< special value chunks: bytes of the repeated value (cbytes - 32)
 };
@@ -124,8 +154,9 @@ struct chunk_header {
 /// and ZFP 33..35, and user ids 160..255). A chunk with a user codec stores codec format 6 (codec_format::user)
 /// and the id in its udcodec byte, and hands compcode_meta to the codec; user filters sit in the filter slots
 /// with their meta. Encoding selects a user codec with `chunk_encode_params::compressor = chunk_user_codec_id(id)`.
-inline constexpr uint8_t kChunkUserIdFirst = 32;
+inline constexpr uint8_t kChunkUserIdFirst = 32;  ///< the first id of a user codec or filter
 inline constexpr uint8_t kChunkUserIdPrivate = 160;  ///< the first id the reference leaves to applications
+/// The codec value that selects user codec `id` (kChunkUserIdFirst..255) in chunk_encode_params::compressor.
 [[nodiscard]] constexpr codec chunk_user_codec_id(uint8_t id) noexcept { return static_cast<codec>(id); }
 
 /// A codec the application implements. Both functions may be null (a program that only reads needs decode).
@@ -136,10 +167,12 @@ inline constexpr uint8_t kChunkUserIdPrivate = 160;  ///< the first id the refer
 /// they must be thread-safe (or the caller uses a serial executor) and must not allocate (no hidden heap: give
 /// them what they need through `context`). `meta` is the chunk's compcode_meta.
 struct chunk_user_codec {
-  uint8_t id = 0;
+  uint8_t id = 0;  ///< kChunkUserIdFirst..255
+  /// Compresses (see above); null when the program only reads.
   status (*encode)(void* context, bytes_view in, bytes_mut out, uint8_t meta, size_t* written) noexcept = nullptr;
+  /// Decompresses (see above); null when the program only writes.
   status (*decode)(void* context, bytes_view in, bytes_mut out, uint8_t meta, size_t* written) noexcept = nullptr;
-  void* context = nullptr;
+  void* context = nullptr;  ///< passed to encode and decode
 };
 
 /// A filter the application implements: forward on encode, backward on decode, each from `in` to `out` of the
@@ -147,27 +180,31 @@ struct chunk_user_codec {
 /// chunk_user_codec (thread-safe, no allocation). Ids the library implements itself (0..4, 35, 36) never reach
 /// a user filter.
 struct chunk_user_filter {
-  uint8_t id = 0;
+  uint8_t id = 0;  ///< kChunkUserIdFirst..255
+  /// Applies the filter (encode).
   status (*forward)(void* context, bytes_view in, bytes_mut out, uint8_t meta, uint8_t typesize) noexcept = nullptr;
+  /// Undoes it (decode).
   status (*backward)(void* context, bytes_view in, bytes_mut out, uint8_t meta, uint8_t typesize) noexcept = nullptr;
-  void* context = nullptr;
+  void* context = nullptr;  ///< passed to forward and backward
 };
 
 /// The codecs and filters an application supplies to one decoder, encode call or array: caller-owned tables
 /// (no global registry) that must outlive their users. The first entry with an id wins.
 struct chunk_plugins {
-  const chunk_user_codec* codecs = nullptr;
-  size_t ncodecs = 0;
-  const chunk_user_filter* filters = nullptr;
-  size_t nfilters = 0;
+  const chunk_user_codec* codecs = nullptr;    ///< ncodecs user codecs
+  size_t ncodecs = 0;                          ///< entries in codecs
+  const chunk_user_filter* filters = nullptr;  ///< nfilters user filters
+  size_t nfilters = 0;                         ///< entries in filters
 };
 
+/// The first codec of p with this id; nullptr when p is null or has none.
 [[nodiscard]] constexpr const chunk_user_codec* chunk_plugins_codec(const chunk_plugins* p, uint8_t id) noexcept {
   if (p == nullptr || p->codecs == nullptr) return nullptr;
   for (size_t i = 0; i < p->ncodecs; ++i)
     if (p->codecs[i].id == id) return &p->codecs[i];
   return nullptr;
 }
+/// The first filter of p with this id; nullptr when p is null or has none.
 [[nodiscard]] constexpr const chunk_user_filter* chunk_plugins_filter(const chunk_plugins* p, uint8_t id) noexcept {
   if (p == nullptr || p->filters == nullptr) return nullptr;
   for (size_t i = 0; i < p->nfilters; ++i)
@@ -178,38 +215,49 @@ struct chunk_plugins {
 /// What decoding a chunk with this header needs that neither the library nor `plugins` provides: the kind and
 /// id, for a report naming it (error messages are static and cannot hold the id); the first the decoder meets
 /// (a user filter before the user codec). none when nothing is missing.
-enum class chunk_missing_kind : uint8_t { none, codec, filter };
+enum class chunk_missing_kind : uint8_t {
+  none,    ///< nothing is missing
+  codec,   ///< a user codec
+  filter   ///< a user filter
+};
+/// What chunk_plugins_missing found missing.
 struct chunk_missing {
-  chunk_missing_kind kind = chunk_missing_kind::none;
+  chunk_missing_kind kind = chunk_missing_kind::none;  ///< what is missing
   uint8_t id = 0;  ///< the udcodec (kind codec) or the filter id
 };
+/// The first user codec or filter the chunk of header h needs that `plugins` (may be null) lacks.
 [[nodiscard]] chunk_missing chunk_plugins_missing(const chunk_header& h, const chunk_plugins* plugins) noexcept;
 
 
 /// Where block `nblock` lands in the decoded chunk. For VL-block chunks it reads the block's bstart entry.
 struct chunk_block_extent {
-  size_t offset = 0;
-  size_t size = 0;
+  size_t offset = 0;  ///< the block's first byte in the decoded chunk
+  size_t size = 0;    ///< its decoded size in bytes
 };
+/// The extent of block `nblock` of the chunk of `header` (`chunk` is read only for VL-block chunks).
+/// Errors: out_of_range (nblock), and for VL-block chunks truncated or malformed.
 [[nodiscard]] result<chunk_block_extent> chunk_block_extent_get(const chunk_header& header, bytes_view chunk,
                                                                 size_t nblock) noexcept;
 
 /// The lazy-chunk trailer: where the chunk lives in its frame and the compressed size of every block.
 struct chunk_lazy_trailer {
-  int32_t nchunk = 0;
-  int64_t offset = 0;
+  int32_t nchunk = 0;       ///< the chunk's number in its frame
+  int64_t offset = 0;       ///< the chunk's offset in its frame
   bytes_view block_csizes;  ///< nblocks little-endian int32
 };
+/// Reads the trailer of a lazy chunk (it views `chunk`). Errors: invalid_argument (not a lazy chunk), truncated,
+/// malformed.
 [[nodiscard]] result<chunk_lazy_trailer> chunk_lazy_trailer_read(const chunk_header& header,
                                                                  bytes_view chunk) noexcept;
 
 // ---- Decoding ----------------------------------------------------------------------------------------------
 
+/// How chunk_decoder_init sizes a decoder.
 struct chunk_decoder_options {
   /// Scratch is sized at init for blocks up to this size; larger blocks grow it from the allocator unless
   /// fixed_scratch is set (then they fail with buffer_too_small).
   size_t max_blocksize = 256 * 1024;
-  bool fixed_scratch = false;
+  bool fixed_scratch = false;  ///< never grow the scratch after init
   executor exec = executor_serial();  ///< exec.workers sets the number of per-worker scratch sets
   /// User codecs and filters this decoder may run (chunks that need others fail codec_unavailable / unsupported).
   const chunk_plugins* plugins = nullptr;
@@ -219,12 +267,12 @@ struct chunk_decoder_options {
 /// One decoder serves one call at a time.
 class chunk_decoder {
  public:
-  chunk_decoder() noexcept = default;
+  chunk_decoder() noexcept = default;  ///< not initialized: call chunk_decoder_init
   chunk_decoder(const chunk_decoder&) = delete;
   chunk_decoder& operator=(const chunk_decoder&) = delete;
-  chunk_decoder(chunk_decoder&& o) noexcept;
-  chunk_decoder& operator=(chunk_decoder&& o) noexcept;
-  ~chunk_decoder();
+  chunk_decoder(chunk_decoder&& o) noexcept;  ///< takes o's state; o is left released
+  chunk_decoder& operator=(chunk_decoder&& o) noexcept;  ///< releases this one, then takes o's state
+  ~chunk_decoder();  ///< chunk_decoder_release
 
   struct worker;  ///< internal
 
@@ -242,6 +290,8 @@ class chunk_decoder {
 /// Bytes an arena needs to init a decoder with these options (scratch for max_blocksize; codec contexts that are
 /// created on first use are included for the codecs of this build).
 [[nodiscard]] size_t chunk_decoder_estimate(const chunk_decoder_options& options) noexcept;
+/// Makes d ready (releasing what it held) with scratch and contexts from alloc, which must outlive d.
+/// Errors: out_of_memory, overflow (a scratch size).
 [[nodiscard]] status chunk_decoder_init(chunk_decoder& d, const allocator& alloc,
                                         const chunk_decoder_options& options = chunk_decoder_options{}) noexcept;
 /// Frees everything (also done by the destructor).
@@ -267,10 +317,12 @@ void chunk_decoder_release(chunk_decoder& d) noexcept;
 /// The decoder may then decode less: streams only as far as that range needs (LZ4 and BloscLZ stop early) and,
 /// under a plain shuffle, only those elements; the other bytes of `decoded` are unspecified.
 struct chunk_block_request {
-  size_t count = 0;
-  size_t (*block)(void* context, size_t i) noexcept = nullptr;
+  size_t count = 0;  ///< the number of blocks to decode
+  size_t (*block)(void* context, size_t i) noexcept = nullptr;  ///< the block number of the i-th request
+  /// Receives the i-th decoded block (see above).
   status (*consume)(void* context, size_t i, bytes_view decoded, uint32_t worker) noexcept = nullptr;
-  void* context = nullptr;
+  void* context = nullptr;  ///< passed to the callbacks
+  /// Optional: the bytes of the i-th block consume reads (see above).
   void (*range)(void* context, size_t i, size_t* begin, size_t* end) noexcept = nullptr;
 };
 
@@ -284,21 +336,27 @@ struct chunk_block_request {
 /// How blocks are split into one stream per byte of the element (the reference's BLOSC_*_SPLIT).
 /// automatic and forward_compat behave the same (as in the reference 3.3.x): split for BloscLZ, LZ4, and Zstd
 /// at clevel <= 5, when a shuffle filter is in the pipeline, typesize <= 16 and blocksize / typesize >= 32.
-enum class split_mode : uint8_t { always = 1, never = 2, automatic = 3, forward_compat = 4 };
+enum class split_mode : uint8_t {
+  always = 1,         ///< BLOSC_ALWAYS_SPLIT
+  never = 2,          ///< BLOSC_NEVER_SPLIT
+  automatic = 3,      ///< BLOSC_AUTO_SPLIT
+  forward_compat = 4  ///< BLOSC_FORWARD_COMPAT_SPLIT (the reference's default)
+};
 
-inline constexpr int kChunkMaxClevel = 9;
+inline constexpr int kChunkMaxClevel = 9;  ///< the highest compression level
 
+/// What chunk_encode writes: the reference's compression parameters.
 struct chunk_encode_params {
   uint8_t typesize = 1;                 ///< 1..255
   int clevel = 5;                       ///< 0..9; 0 stores the data verbatim (a memcpyed chunk)
-  codec compressor = codec::blosclz;
+  codec compressor = codec::blosclz;    ///< the codec (or chunk_user_codec_id(id))
   uint8_t compcode_meta = 0;            ///< stored in the header as is
   /// The pipeline, applied in slot order on compression (the reference's default: shuffle in the last slot).
   uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, static_cast<uint8_t>(filter_id::shuffle)};
-  uint8_t filters_meta[kChunkMaxFilters] = {};
-  split_mode split = split_mode::forward_compat;
+  uint8_t filters_meta[kChunkMaxFilters] = {};  ///< each slot's meta (see filter_id)
+  split_mode split = split_mode::forward_compat;  ///< whether blocks are split into streams
   int32_t blocksize = 0;                ///< 0: automatic (as the reference chooses; bare metal: partition_link_auto);
-                                        // else rounded down to whole elements and clamped to nbytes
+                                        ///< else rounded down to whole elements and clamped to nbytes
   /// Implementations of a user codec (compressor = chunk_user_codec_id(id)) and of user filters in `filters`.
   /// With the parameters rather than the encoder: they go wherever the parameters go (an array's chunk writers).
   const chunk_plugins* plugins = nullptr;
@@ -321,25 +379,27 @@ struct chunk_encode_params {
 /// The largest chunk the encoder writes for nbytes of data: every chunk fits in nbytes + kChunkMaxOverhead.
 [[nodiscard]] constexpr size_t chunk_encode_bound(size_t nbytes) noexcept { return nbytes + kChunkMaxOverhead; }
 
+/// How chunk_encoder_init sizes an encoder.
 struct chunk_encoder_options {
   /// Scratch is sized at init for blocks up to this size; larger blocks grow it from the allocator unless
   /// fixed_scratch is set (then they fail with buffer_too_small).
   size_t max_blocksize = 256 * 1024;
-  bool fixed_scratch = false;
+  bool fixed_scratch = false;  ///< never grow the scratch after init
   executor exec = executor_serial();  ///< exec.workers sets the number of per-worker scratch sets
   /// For chunk_encoder_estimate only: the codec and level whose compression state to count.
   codec estimate_codec = codec::blosclz;
-  int estimate_clevel = kChunkMaxClevel;
+  int estimate_clevel = kChunkMaxClevel;  ///< for chunk_encoder_estimate only: the level of estimate_codec
 };
 
 /// The encoder's state: per-worker scratch, BloscLZ workspaces and codec contexts, and (with a parallel
 /// executor) per-task output slots, all from the allocator. Not copyable; movable. One call at a time.
 class chunk_encoder {
  public:
-  chunk_encoder() noexcept = default;
+  chunk_encoder() noexcept = default;  ///< not initialized: call chunk_encoder_init
   chunk_encoder(const chunk_encoder&) = delete;
   chunk_encoder& operator=(const chunk_encoder&) = delete;
-  chunk_encoder(chunk_encoder&& o) noexcept { take(o); }
+  chunk_encoder(chunk_encoder&& o) noexcept { take(o); }  ///< takes o's state; o is left released
+  /// Releases this one, then takes o's state.
   chunk_encoder& operator=(chunk_encoder&& o) noexcept {
     if (this != &o) {
       release();
@@ -347,7 +407,7 @@ class chunk_encoder {
     }
     return *this;
   }
-  ~chunk_encoder() { release(); }
+  ~chunk_encoder() { release(); }  ///< chunk_encoder_release
 
   struct worker;  ///< internal
 
@@ -384,8 +444,12 @@ class chunk_encoder {
 /// Bytes an arena needs to init an encoder with these options (scratch for max_blocksize, the compression
 /// state of options.estimate_codec at estimate_clevel).
 [[nodiscard]] size_t chunk_encoder_estimate(const chunk_encoder_options& options) noexcept;
+/// Makes e ready (releasing what it held) with scratch and contexts from alloc, which must outlive e.
+/// Errors: out_of_memory, unsupported (on bare metal, a parallel executor without
+/// encoder_link_parallel).
 [[nodiscard]] status chunk_encoder_init(chunk_encoder& e, const allocator& alloc,
                                         const chunk_encoder_options& options = chunk_encoder_options{}) noexcept;
+/// Frees everything (also done by the destructor).
 void chunk_encoder_release(chunk_encoder& e) noexcept;
 
 /// Encodes src (at most INT32_MAX - 32 bytes) into one chunk in out and returns its size (cbytes). The chunk

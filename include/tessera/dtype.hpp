@@ -1,6 +1,7 @@
-// NumPy dtype strings as B2ND stores them ("<f8", "|u1", "<U10", "<M8[ns]"). A string this module does not
-// understand (structured dtypes, objects, anything new) is never an error: callers keep it verbatim so it
-// round-trips through the metalayer unchanged, and fall back to the frame's typesize.
+/// \file
+/// NumPy dtype strings as B2ND stores them ("<f8", "|u1", "<U10", "<M8[ns]"). A string this module does not
+/// understand (structured dtypes, objects, anything new) is never an error: callers keep it verbatim so it
+/// round-trips through the metalayer unchanged, and fall back to the frame's typesize.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 
 namespace tessera {
 
+/// A parsed dtype string (dtype_parse).
 struct dtype_info {
   char byte_order = 0;  ///< '<' '>' '|' '='; '=' when the string gives none (NumPy's native order)
   char kind = 0;        ///< b i u f c m M S U V

@@ -1,4 +1,5 @@
-// Errors are values: a stable numeric code and a static message. Nothing in the core aborts on bad input.
+/// \file
+/// Errors are values: a stable numeric code and a static message. Nothing in the core aborts on bad input.
 #pragma once
 
 #include <cstdint>
@@ -8,8 +9,8 @@
 
 #include "tessera/config.hpp"
 
-// Wraps every error message literal of the library: with TESSERA_ERROR_MESSAGES 0 the literal never reaches the
-// object file (firmware saves its ~15 KiB of text) and the error's message becomes errc_name(code).
+/// Wraps every error message literal of the library: with TESSERA_ERROR_MESSAGES 0 the literal never reaches the
+/// object file (firmware saves its ~15 KiB of text) and the error's message becomes errc_name(code).
 #if TESSERA_ERROR_MESSAGES
 #define TESSERA_MSG(text) (text)
 #else
@@ -18,9 +19,10 @@
 
 namespace tessera {
 
+/// An error's code.
 /// Numeric values are part of the API (they cross the C API and appear in tools' output): never renumber.
 enum class errc : int32_t {
-  ok = 0,
+  ok = 0,                 ///< success: not an error
   invalid_argument = 1,   ///< the caller passed something the API does not accept
   out_of_memory = 2,      ///< the allocator refused a request
   buffer_too_small = 3,   ///< a caller buffer cannot hold the output
@@ -36,7 +38,7 @@ enum class errc : int32_t {
   resource_limit = 13,    ///< the input asks for more memory than the call's budget (max_alloc) allows
 };
 
-// Every code's name, each ended by its NUL, in one string.
+/// Every code's name, each ended by its NUL, in one string.
 #define TESSERA_ERRC_NAMES                                                                                        \
   "ok\0invalid_argument\0out_of_memory\0buffer_too_small\0truncated\0malformed\0unsupported\0out_of_range\0"     \
   "overflow\0io\0no_space\0codec_unavailable\0corrupt\0resource_limit\0unknown"
@@ -67,42 +69,50 @@ inline constexpr errc_name_offsets kErrcNameOffsets = errc_name_offsets_make();
   return detail::kErrcNames + detail::kErrcNameOffsets.at[i < detail::kErrcCount ? i : detail::kErrcCount];
 }
 
+/// An error: a code and a message. `if (e)` is true when it is one.
 struct [[nodiscard]] error {
-  errc code = errc::ok;
+  errc code = errc::ok;      ///< ok when there is no error
   const char* message = "";  ///< static storage, never null; says what and, where it can, where
 
-  constexpr error() noexcept = default;
+  constexpr error() noexcept = default;  ///< no error (ok)
   /// A null message (TESSERA_MSG with messages compiled out) becomes the code's name.
   constexpr error(errc c, const char* m) noexcept : code(c), message(m != nullptr ? m : errc_name(c)) {}
+  /// True when there is no error.
   [[nodiscard]] constexpr bool ok() const noexcept { return code == errc::ok; }
-  constexpr explicit operator bool() const noexcept { return code != errc::ok; }  // true when it is an error
+  constexpr explicit operator bool() const noexcept { return code != errc::ok; }  ///< true when it is an error
 };
 
 /// A status is an error that is usually ok: `if (auto e = f(); e) return e;`
 using status = error;
 
+/// The status of success.
 inline constexpr status ok_status() noexcept { return status{}; }
+/// An error of `code`; `message` is a static string (wrap literals in TESSERA_MSG), null for the code's name.
 inline constexpr error make_error(errc code, const char* message) noexcept { return error{code, message}; }
 
 /// A value or an error. No exceptions: check ok() before value().
 template <class T>
 class [[nodiscard]] result {
  public:
-  result(const T& v) noexcept(std::is_nothrow_copy_constructible_v<T>) : has_value_(true) {  ///< NOLINT
+  /// A value converts implicitly, like a return value.
+  result(const T& v) noexcept(std::is_nothrow_copy_constructible_v<T>) : has_value_(true) {  // NOLINT
     new (&storage_.value) T(v);
   }
-  result(T&& v) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(true) {  ///< NOLINT
+  /// A value converts implicitly (moved).
+  result(T&& v) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(true) {  // NOLINT
     new (&storage_.value) T(std::move(v));
   }
   /// An error converts implicitly, like a return value. An error whose code is ok is a bug of the code that made
   /// it: it becomes invalid_argument, so a failed result never reports success.
-  result(error e) noexcept : has_value_(false) {  ///< NOLINT
+  result(error e) noexcept : has_value_(false) {  // NOLINT
     storage_.err = e.ok() ? error{errc::invalid_argument, TESSERA_MSG("internal: a result was made from an error whose code is ok")} : e;
   }
+  /// Copies the value or the error.
   result(const result& o) : has_value_(o.has_value_) {
     if (has_value_) new (&storage_.value) T(o.storage_.value);
     else storage_.err = o.storage_.err;
   }
+  /// Moves the value, or copies the error.
   result(result&& o) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(o.has_value_) {
     if (has_value_) new (&storage_.value) T(std::move(o.storage_.value));
     else storage_.err = o.storage_.err;
@@ -113,15 +123,20 @@ class [[nodiscard]] result {
     if (has_value_) storage_.value.~T();
   }
 
+  /// True when it holds a value.
   [[nodiscard]] bool ok() const noexcept { return has_value_; }
+  /// The error; an ok error when it holds a value.
   [[nodiscard]] error err() const noexcept { return has_value_ ? error{} : storage_.err; }
+  /// The value; only when ok().
   [[nodiscard]] T& value() & noexcept { return storage_.value; }
+  /// The value; only when ok().
   [[nodiscard]] const T& value() const& noexcept { return storage_.value; }
+  /// The value, moved out; only when ok().
   [[nodiscard]] T&& value() && noexcept { return std::move(storage_.value); }
-  T* operator->() noexcept { return &storage_.value; }
-  const T* operator->() const noexcept { return &storage_.value; }
-  T& operator*() & noexcept { return storage_.value; }
-  const T& operator*() const& noexcept { return storage_.value; }
+  T* operator->() noexcept { return &storage_.value; }              ///< the value's members; only when ok()
+  const T* operator->() const noexcept { return &storage_.value; }  ///< the value's members; only when ok()
+  T& operator*() & noexcept { return storage_.value; }              ///< the value; only when ok()
+  const T& operator*() const& noexcept { return storage_.value; }   ///< the value; only when ok()
 
  private:
   union storage {
@@ -135,7 +150,7 @@ class [[nodiscard]] result {
 
 }  // namespace tessera
 
-// Propagate an error from an expression that yields a status.
+/// Propagate an error from an expression that yields a status.
 #define TESSERA_TRY(expr)                        \
   do {                                           \
     ::tessera::status tessera_try_s_ = (expr);   \

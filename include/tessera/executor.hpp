@@ -1,5 +1,6 @@
-// Runs independent tasks, possibly in parallel. The core has no threads: a caller (or port/) supplies a
-// parallel executor; the default runs every task in the calling thread.
+/// \file
+/// Runs independent tasks, possibly in parallel. The core has no threads: a caller (or port/) supplies a
+/// parallel executor; the default runs every task in the calling thread.
 #pragma once
 
 #include <cstddef>
@@ -13,11 +14,12 @@ namespace tessera {
 /// they use is made on the calling thread before run().
 using executor_task = void (*)(void* task_context, size_t index, uint32_t worker) noexcept;
 
+/// Runs a batch of tasks: a callback with a context, and how many workers it has.
 struct executor {
   /// Runs task(task_context, i, w) once for every i in [0, ntasks) and returns when all have finished. No two
   /// tasks run at the same time with the same worker index; w < workers. nullptr means serial.
   void (*run)(void* executor_context, size_t ntasks, executor_task task, void* task_context) noexcept = nullptr;
-  void* context = nullptr;
+  void* context = nullptr;  ///< passed to run as executor_context
   uint32_t workers = 1;  ///< the number of distinct worker indices run may use (>= 1)
 };
 

@@ -1,12 +1,13 @@
-// The geometry of a B2ND array: how its items are split into chunks and blocks, and where each item is stored.
-//
-// The format (c-blosc2's b2nd): the array of `shape` is padded up to `extshape` (shape rounded up to a multiple
-// of chunkshape) and cut into chunks numbered in C order over the chunk grid (extshape / chunkshape). A chunk
-// is padded up to `extchunkshape` (chunkshape rounded up to a multiple of blockshape) and stored as its blocks
-// in C order over the block grid (extchunkshape / blockshape), each block holding prod(blockshape) items in C
-// order. Items outside the array or outside the chunk are padding, stored like any other item.
-//
-// Slices over this geometry are planned in tessera/slice_plan.hpp; strided copies are in tessera/nd_copy.hpp.
+/// \file
+/// The geometry of a B2ND array: how its items are split into chunks and blocks, and where each item is stored.
+///
+/// The format (c-blosc2's b2nd): the array of `shape` is padded up to `extshape` (shape rounded up to a multiple
+/// of chunkshape) and cut into chunks numbered in C order over the chunk grid (extshape / chunkshape). A chunk
+/// is padded up to `extchunkshape` (chunkshape rounded up to a multiple of blockshape) and stored as its blocks
+/// in C order over the block grid (extchunkshape / blockshape), each block holding prod(blockshape) items in C
+/// order. Items outside the array or outside the chunk are padding, stored like any other item.
+///
+/// Slices over this geometry are planned in tessera/slice_plan.hpp; strided copies are in tessera/nd_copy.hpp.
 #pragma once
 
 #include <cstddef>
@@ -68,10 +69,12 @@ struct layout_sizes {
 
 /// Chunk index <-> chunk coordinates in the chunk grid. Errors: out_of_range.
 [[nodiscard]] result<int64_t> layout_chunk_index(const array_layout& layout, const int64_t* chunk_coords) noexcept;
+/// The chunk-grid coordinates of chunk `nchunk` into chunk_coords (ndim values). Errors: out_of_range.
 [[nodiscard]] status layout_chunk_coords(const array_layout& layout, int64_t nchunk, int64_t* chunk_coords) noexcept;
 
 /// Block index (inside a chunk) <-> block coordinates in the block grid. Errors: out_of_range.
 [[nodiscard]] result<int64_t> layout_block_index(const array_layout& layout, const int64_t* block_coords) noexcept;
+/// The block-grid coordinates of block `nblock` into block_coords (ndim values). Errors: out_of_range.
 [[nodiscard]] status layout_block_coords(const array_layout& layout, int64_t nblock, int64_t* block_coords) noexcept;
 
 /// The first item of a chunk (array coordinates) and its actual extent: chunkshape, cut at the array's edge.

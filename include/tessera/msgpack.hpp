@@ -1,9 +1,10 @@
-// The subset of msgpack the Blosc2 formats use: a bounded reader over a byte span and a writer into a caller
-// buffer. Multi-byte values are big-endian on every host.
-//
-// Both keep a sticky error (as mpack does): after the first failure every call is a no-op that returns a neutral
-// value (0, false, an empty view), position() stops where the failure happened and err() keeps the first error.
-// Read or write a whole structure, then check err() once.
+/// \file
+/// The subset of msgpack the Blosc2 formats use: a bounded reader over a byte span and a writer into a caller
+/// buffer. Multi-byte values are big-endian on every host.
+///
+/// Both keep a sticky error (as mpack does): after the first failure every call is a no-op that returns a neutral
+/// value (0, false, an empty view), position() stops where the failure happened and err() keeps the first error.
+/// Read or write a whole structure, then check err() once.
 #pragma once
 
 #include <cstddef>
@@ -18,34 +19,37 @@ namespace tessera {
 enum class msgpack_type : uint8_t {
   none = 0,   ///< the input is exhausted, or the reader holds an error
   invalid,    ///< the reserved marker 0xc1
-  nil,
-  boolean,
+  nil,        ///< nil (0xc0)
+  boolean,    ///< false or true
   integer,    ///< every int encoding: positive/negative fixint, int8..int64, uint8..uint64
-  float32,
-  float64,
-  str,
-  bin,
-  array,
-  map,
-  ext,
+  float32,    ///< float 32 (0xca)
+  float64,    ///< float 64 (0xcb)
+  str,        ///< fixstr, str8/16/32
+  bin,        ///< bin8/16/32
+  array,      ///< fixarray, array16/32
+  map,        ///< fixmap, map16/32
+  ext,        ///< fixext 1/2/4/8/16, ext8/16/32
 };
 
 /// Deeper structures than this are refused by msgpack_reader::skip (errc::unsupported).
 inline constexpr int kMsgpackMaxDepth = 32;
 
+/// An ext object: its application-defined type and its payload.
 struct msgpack_ext {
-  int8_t type = 0;
-  bytes_view data;
+  int8_t type = 0;   ///< the ext type (the application's)
+  bytes_view data;   ///< the payload, viewing the reader's input
 };
 
+/// Reads msgpack objects from a byte span, in order, never past its end (sticky errors: see above).
 class msgpack_reader {
  public:
+  /// Reads `in` (not copied: it must outlive the reader and every view it returns).
   explicit msgpack_reader(bytes_view in) noexcept : in_(in) {}
 
-  [[nodiscard]] size_t position() const noexcept { return pos_; }
-  [[nodiscard]] size_t remaining() const noexcept { return in_.size() - pos_; }
-  [[nodiscard]] bool ok() const noexcept { return err_.ok(); }
-  [[nodiscard]] error err() const noexcept { return err_; }
+  [[nodiscard]] size_t position() const noexcept { return pos_; }  ///< bytes consumed so far
+  [[nodiscard]] size_t remaining() const noexcept { return in_.size() - pos_; }  ///< bytes left after position()
+  [[nodiscard]] bool ok() const noexcept { return err_.ok(); }  ///< true while no error happened
+  [[nodiscard]] error err() const noexcept { return err_; }     ///< the first error (ok when none)
   /// Records an error found by the caller (e.g. a value out of the range the format allows); the first one sticks.
   /// Inline: with a constant code the error's name (messages compiled out) is a constant too, and no reader
   /// links the table of every code's name.
@@ -60,22 +64,22 @@ class msgpack_reader {
 
   /// Integers in any encoding. A value outside the requested type gives errc::overflow.
   int64_t read_int() noexcept;
-  uint64_t read_uint() noexcept;
-  int32_t read_int32() noexcept;
-  uint32_t read_uint32() noexcept;
+  uint64_t read_uint() noexcept;    ///< an integer as uint64 (a negative one gives errc::overflow)
+  int32_t read_int32() noexcept;    ///< an integer as int32 (errc::overflow outside its range)
+  uint32_t read_uint32() noexcept;  ///< an integer as uint32 (errc::overflow outside its range)
 
-  void read_nil() noexcept;
-  bool read_bool() noexcept;
+  void read_nil() noexcept;         ///< consumes a nil
+  bool read_bool() noexcept;        ///< false or true
   float read_float32() noexcept;    ///< float32 only
   double read_float64() noexcept;   ///< float32 or float64
 
   /// Headers: the number of elements (a map counts its pairs).
   uint32_t read_array() noexcept;
-  uint32_t read_map() noexcept;
+  uint32_t read_map() noexcept;  ///< a map's header: its number of pairs
 
   /// Views into the input: no copy. Any str encoding (fixstr, str8/16/32); any bin encoding (bin8/16/32).
   span<const char> read_str() noexcept;
-  bytes_view read_bin() noexcept;
+  bytes_view read_bin() noexcept;  ///< any bin encoding, viewing the input
   /// fixext 1/2/4/8/16 or ext8/16/32.
   msgpack_ext read_ext() noexcept;
   /// The next n raw bytes, whatever they are.
@@ -125,6 +129,7 @@ class msgpack_reader {
   error err_;
 };
 
+/// Writes msgpack objects into a caller's buffer, or counts their bytes (sticky errors: see above).
 class msgpack_writer {
  public:
   /// Counting mode: writes nothing, only adds up the bytes (estimate, then write into a buffer of that size).
@@ -133,24 +138,25 @@ class msgpack_writer {
   /// written at all and gives errc::buffer_too_small.
   explicit msgpack_writer(bytes_mut out) noexcept : out_(out) {}
 
-  [[nodiscard]] bool counting() const noexcept { return out_.data() == nullptr; }
+  [[nodiscard]] bool counting() const noexcept { return out_.data() == nullptr; }  ///< true in counting mode
   /// The bytes written (or counted) so far.
   [[nodiscard]] size_t position() const noexcept { return pos_; }
-  [[nodiscard]] bool ok() const noexcept { return err_.ok(); }
-  [[nodiscard]] error err() const noexcept { return err_; }
+  [[nodiscard]] bool ok() const noexcept { return err_.ok(); }  ///< true while no error happened
+  [[nodiscard]] error err() const noexcept { return err_; }     ///< the first error (ok when none)
+  /// Records an error found by the caller; the first one sticks.
   void fail(errc code, const char* message) noexcept;
 
   /// The smallest encoding of the value.
   void write_nil() noexcept;
-  void write_bool(bool value) noexcept;
+  void write_bool(bool value) noexcept;      ///< false or true
   void write_int(int64_t value) noexcept;    ///< non-negative values use the unsigned forms, as msgpack advises
-  void write_uint(uint64_t value) noexcept;
-  void write_float32(float value) noexcept;
-  void write_float64(double value) noexcept;
-  void write_array(uint32_t count) noexcept;
-  void write_map(uint32_t pairs) noexcept;
-  void write_str(span<const char> text) noexcept;
-  void write_bin(bytes_view data) noexcept;
+  void write_uint(uint64_t value) noexcept;  ///< positive fixint or uint8..uint64
+  void write_float32(float value) noexcept;  ///< float 32 (ca)
+  void write_float64(double value) noexcept;  ///< float 64 (cb)
+  void write_array(uint32_t count) noexcept;  ///< an array's header: then write its `count` elements
+  void write_map(uint32_t pairs) noexcept;    ///< a map's header: then write its `pairs` keys and values
+  void write_str(span<const char> text) noexcept;  ///< fixstr or str8/16/32
+  void write_bin(bytes_view data) noexcept;        ///< bin8/16/32
   void write_ext(int8_t type, bytes_view data) noexcept;  ///< fixext when the size allows, else ext8/16/32
 
   /// Fixed encodings, for formats that pin them (B2ND: d3 shape, d2 chunk and block shapes, db dtype).
@@ -164,19 +170,19 @@ class msgpack_writer {
   void write_uint32(uint32_t value) noexcept;  ///< ce
   void write_uint64(uint64_t value) noexcept;  ///< cf
   void write_fixarray(uint32_t count) noexcept;  ///< count <= 15, else errc::invalid_argument
-  void write_array16(uint16_t count) noexcept;
-  void write_array32(uint32_t count) noexcept;
+  void write_array16(uint16_t count) noexcept;  ///< dc
+  void write_array32(uint32_t count) noexcept;  ///< dd
   void write_fixmap(uint32_t pairs) noexcept;  ///< pairs <= 15, else errc::invalid_argument
-  void write_map16(uint16_t pairs) noexcept;
-  void write_map32(uint32_t pairs) noexcept;
+  void write_map16(uint16_t pairs) noexcept;  ///< de
+  void write_map32(uint32_t pairs) noexcept;  ///< df
   /// String and bin forms whose length does not fit give errc::invalid_argument.
   void write_fixstr(span<const char> text) noexcept;  ///< up to 31 bytes
-  void write_str8(span<const char> text) noexcept;
-  void write_str16(span<const char> text) noexcept;
-  void write_str32(span<const char> text) noexcept;
-  void write_bin8(bytes_view data) noexcept;
-  void write_bin16(bytes_view data) noexcept;
-  void write_bin32(bytes_view data) noexcept;
+  void write_str8(span<const char> text) noexcept;   ///< d9: up to 255 bytes
+  void write_str16(span<const char> text) noexcept;  ///< da: up to 65535 bytes
+  void write_str32(span<const char> text) noexcept;  ///< db
+  void write_bin8(bytes_view data) noexcept;         ///< c4: up to 255 bytes
+  void write_bin16(bytes_view data) noexcept;        ///< c5: up to 65535 bytes
+  void write_bin32(bytes_view data) noexcept;        ///< c6
   /// d8: an ext of exactly 16 bytes (the frame's filters and fingerprint); another size gives
   /// errc::invalid_argument. Small beside write_ext, for writers that know the form.
   void write_fixext16(int8_t type, bytes_view data) noexcept;

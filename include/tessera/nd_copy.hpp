@@ -1,6 +1,7 @@
-// N-dimensional strided copy between two C-order buffers (the reference's b2nd_copy_buffer2): the workhorse of
-// every slice read and write, so it copies whole contiguous runs with one memcpy each, after merging the
-// dimensions that are contiguous in both buffers.
+/// \file
+/// N-dimensional strided copy between two C-order buffers (the reference's b2nd_copy_buffer2): the workhorse of
+/// every slice read and write, so it copies whole contiguous runs with one memcpy each, after merging the
+/// dimensions that are contiguous in both buffers.
 #pragma once
 
 #include <cstdint>

@@ -1,19 +1,22 @@
-// Planning a hyper-rectangular slice [start, stop) of a B2ND array: the chunks it touches, the blocks it
-// touches in each, and the copy region of each block. Nothing allocates; iterators hold only a few fixed arrays.
-//
-// Typical read of a slice into a C-order buffer of shape plan.shape:
-//   slice_plan plan;  TESSERA_TRY(slice_plan_init(plan, layout, start, stop));
-//   slice_chunk_iterator chunks(plan);
-//   while (chunks.next()) {
-//     const slice_chunk& c = chunks.chunk();       // decode chunk c.nchunk (or only its touched blocks)
-//     slice_block_iterator blocks(plan, c);
-//     while (blocks.next()) {
-//       const slice_block& b = blocks.block();     // the block: item b.offset of the decoded chunk
-//       TESSERA_TRY(nd_copy_region(ndim, itemsize, block_bytes, layout.blockshape, b.region_start,
-//                                  out_bytes, plan.shape, b.slice_start, b.region_shape));
-//     }
-//   }
-// All coordinates are in items. For ndim 0 the plan is one chunk with one block and one item.
+/// \file
+/// Planning a hyper-rectangular slice [start, stop) of a B2ND array: the chunks it touches, the blocks it
+/// touches in each, and the copy region of each block. Nothing allocates; iterators hold only a few fixed arrays.
+///
+/// Typical read of a slice into a C-order buffer of shape plan.shape:
+/// \code
+///   slice_plan plan;  TESSERA_TRY(slice_plan_init(plan, layout, start, stop));
+///   slice_chunk_iterator chunks(plan);
+///   while (chunks.next()) {
+///     const slice_chunk& c = chunks.chunk();       // decode chunk c.nchunk (or only its touched blocks)
+///     slice_block_iterator blocks(plan, c);
+///     while (blocks.next()) {
+///       const slice_block& b = blocks.block();     // the block: item b.offset of the decoded chunk
+///       TESSERA_TRY(nd_copy_region(ndim, itemsize, block_bytes, layout.blockshape, b.region_start,
+///                                  out_bytes, plan.shape, b.slice_start, b.region_shape));
+///     }
+///   }
+/// \endcode
+/// All coordinates are in items. For ndim 0 the plan is one chunk with one block and one item.
 #pragma once
 
 #include <cstdint>
@@ -24,10 +27,11 @@
 
 namespace tessera {
 
+/// A slice [start, stop) checked against a layout, and the range of chunks it touches.
 struct slice_plan {
   const array_layout* layout = nullptr;  ///< not owned: must outlive the plan and its iterators
-  int64_t start[kMaxDims] = {};
-  int64_t stop[kMaxDims] = {};
+  int64_t start[kMaxDims] = {};          ///< the slice's first item per dimension
+  int64_t stop[kMaxDims] = {};           ///< one past its last item per dimension
   int64_t shape[kMaxDims] = {};          ///< stop - start: the shape of a C-order buffer holding the slice
   int64_t nitems = 0;                    ///< items in the slice (1 for ndim 0)
   int64_t first_chunk[kMaxDims] = {};    ///< chunk coordinates of the first touched chunk
@@ -55,9 +59,11 @@ struct slice_chunk {
 /// Visits the touched chunks in increasing chunk index (C order over the chunk grid).
 class slice_chunk_iterator {
  public:
+  /// Before the first chunk: call next() first. The plan must outlive the iterator.
   explicit slice_chunk_iterator(const slice_plan& plan) noexcept;
   /// Moves to the next chunk; false when there is none left (then chunk() is stale).
   [[nodiscard]] bool next() noexcept;
+  /// The current chunk (after a next() that returned true).
   [[nodiscard]] const slice_chunk& chunk() const noexcept { return current_; }
 
  private:
@@ -82,8 +88,11 @@ struct slice_block {
 /// Visits the blocks of `chunk` that the slice touches, in increasing block index. Both arguments must outlive it.
 class slice_block_iterator {
  public:
+  /// Before the first block: call next() first.
   slice_block_iterator(const slice_plan& plan, const slice_chunk& chunk) noexcept;
+  /// Moves to the next block; false when there is none left (then block() is stale).
   [[nodiscard]] bool next() noexcept;
+  /// The current block (after a next() that returned true).
   [[nodiscard]] const slice_block& block() const noexcept { return current_; }
 
  private:

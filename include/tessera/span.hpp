@@ -1,4 +1,5 @@
-// A non-owning view of contiguous elements (C++17 has no std::span).
+/// \file
+/// A non-owning view of contiguous elements (C++17 has no std::span).
 #pragma once
 
 #include <cstddef>
@@ -7,10 +8,12 @@
 
 namespace tessera {
 
+/// A pointer and a count of T; copies are cheap and never own the elements.
 template <class T>
 class span {
  public:
-  constexpr span() noexcept = default;
+  constexpr span() noexcept = default;  ///< empty: null data, size 0
+  /// `size` elements at `data` (which must stay valid while the view is used).
   constexpr span(T* data, size_t size) noexcept : data_(data), size_(size) {}
   /// An array converts implicitly. A char array ending in NUL is a string (a literal: `p.dtype = "<f4"`), whose
   /// terminator is not part of the view; any other array is viewed whole.
@@ -21,12 +24,12 @@ class span {
   template <class U, class = std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>>>
   constexpr span(span<U> other) noexcept : data_(other.data()), size_(other.size()) {}  // NOLINT
 
-  [[nodiscard]] constexpr T* data() const noexcept { return data_; }
-  [[nodiscard]] constexpr size_t size() const noexcept { return size_; }
-  [[nodiscard]] constexpr bool empty() const noexcept { return size_ == 0; }
-  constexpr T& operator[](size_t i) const noexcept { return data_[i]; }
-  [[nodiscard]] constexpr T* begin() const noexcept { return data_; }
-  [[nodiscard]] constexpr T* end() const noexcept { return data_ + size_; }
+  [[nodiscard]] constexpr T* data() const noexcept { return data_; }        ///< the first element
+  [[nodiscard]] constexpr size_t size() const noexcept { return size_; }    ///< the number of elements
+  [[nodiscard]] constexpr bool empty() const noexcept { return size_ == 0; }  ///< true when size() is 0
+  constexpr T& operator[](size_t i) const noexcept { return data_[i]; }     ///< element i (unchecked)
+  [[nodiscard]] constexpr T* begin() const noexcept { return data_; }        ///< for range-for
+  [[nodiscard]] constexpr T* end() const noexcept { return data_ + size_; }  ///< one past the last element
 
   /// Elements [offset, offset + count), clamped to the view so it never reaches past the end.
   [[nodiscard]] constexpr span subspan(size_t offset, size_t count = SIZE_MAX) const noexcept {
@@ -49,7 +52,7 @@ class span {
   size_t size_ = 0;
 };
 
-using bytes_view = span<const uint8_t>;
-using bytes_mut = span<uint8_t>;
+using bytes_view = span<const uint8_t>;  ///< bytes to read
+using bytes_mut = span<uint8_t>;        ///< bytes to write
 
 }  // namespace tessera

@@ -1,5 +1,6 @@
-// The storage the core reads and writes frames through. Ports implement it (port/memory, port/posix,
-// port/flash); the core never opens a file. littlefs-style: a struct of callbacks and a context.
+/// \file
+/// The storage the core reads and writes frames through. Ports implement it (port/memory, port/posix,
+/// port/flash); the core never opens a file. littlefs-style: a struct of callbacks and a context.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,7 @@
 
 namespace tessera {
 
+/// A byte store of one frame (a file, a buffer, a flash region): callbacks and their context.
 struct storage {
   /// Reads exactly dst.size() bytes at offset. errc::truncated when the range reaches past the end.
   status (*read)(void* context, uint64_t offset, bytes_mut dst) noexcept = nullptr;
@@ -25,18 +27,28 @@ struct storage {
   /// Optional: the storage's bytes, when it already is memory, so frames are read in place without copies.
   /// Returns an empty view when it cannot; the view stays valid until the next write or truncate.
   bytes_view (*view)(void* context) noexcept = nullptr;
-  void* context = nullptr;
+  void* context = nullptr;  ///< passed to every callback
   /// Whether read may be called from several threads at once (pread on a file): the blocks of a slice are then
   /// read by the executor's workers while others decode. false: every call comes from the calling thread.
   bool concurrent_reads = false;
 };
 
+/// \name Checked calls
 /// Checked calls: a missing callback is errc::unsupported, never a null call.
+///@{
+
+/// s.read; an empty dst succeeds without a call, a range past UINT64_MAX is out_of_range.
 [[nodiscard]] status storage_read(const storage& s, uint64_t offset, bytes_mut dst) noexcept;
+/// s.write; an empty src succeeds without a call, a range past UINT64_MAX is out_of_range.
 [[nodiscard]] status storage_write(const storage& s, uint64_t offset, bytes_view src) noexcept;
+/// s.size.
 [[nodiscard]] result<uint64_t> storage_size(const storage& s) noexcept;
+/// s.truncate.
 [[nodiscard]] status storage_truncate(const storage& s, uint64_t size) noexcept;
+/// s.sync; ok without a call when there is none (writes are durable).
 [[nodiscard]] status storage_sync(const storage& s) noexcept;
+/// s.view; an empty view when there is none.
 [[nodiscard]] bytes_view storage_view(const storage& s) noexcept;
+///@}
 
 }  // namespace tessera

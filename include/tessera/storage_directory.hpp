@@ -1,6 +1,7 @@
-// A directory of named storages: what a sparse frame (sframe) lives in. The core never opens files; ports
-// implement this (port/posix over a filesystem directory, port/memory in RAM). Like `storage`, a struct of
-// callbacks and a context.
+/// \file
+/// A directory of named storages: what a sparse frame (sframe) lives in. The core never opens files; ports
+/// implement this (port/posix over a filesystem directory, port/memory in RAM). Like `storage`, a struct of
+/// callbacks and a context.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 namespace tessera {
 
+/// How storage_directory::open opens an entry.
 enum class storage_open : uint8_t {
   read,        ///< an existing entry, read-only (its write/truncate may be nullptr)
   read_write,  ///< an existing entry
@@ -20,6 +22,7 @@ enum class storage_open : uint8_t {
 /// "chunks.b2frame.tmp"): at most kStorageNameMax bytes, NUL-terminated.
 inline constexpr uint32_t kStorageNameMax = 31;
 
+/// A directory of named storages: callbacks and their context.
 struct storage_directory {
   /// Opens entry `name` into *out. A missing entry with mode read or read_write is errc::io. An entry created by
   /// `replace` must be durable (its directory entry too) once its storage's sync returns.
@@ -31,14 +34,22 @@ struct storage_directory {
   /// Atomically replaces entry `to` with entry `from` (POSIX rename). Durable when it returns: after a crash the
   /// directory holds either the old `to` or the new one, never neither.
   status (*rename)(void* context, const char* from, const char* to) noexcept = nullptr;
-  void* context = nullptr;
+  void* context = nullptr;  ///< passed to every callback
 };
 
+/// \name Checked calls
 /// Checked calls: a missing callback is errc::unsupported.
+///@{
+
+/// d.open.
 [[nodiscard]] status storage_directory_open(const storage_directory& d, const char* name, storage_open mode,
                                             storage* out) noexcept;
+/// d.close.
 [[nodiscard]] status storage_directory_close(const storage_directory& d, storage* s) noexcept;
+/// d.remove.
 [[nodiscard]] status storage_directory_remove(const storage_directory& d, const char* name) noexcept;
+/// d.rename.
 [[nodiscard]] status storage_directory_rename(const storage_directory& d, const char* from, const char* to) noexcept;
+///@}
 
 }  // namespace tessera

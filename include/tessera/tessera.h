@@ -34,8 +34,8 @@ extern "C" {
 
 /** Version of this API. */
 #define TESSERA_VERSION_MAJOR 0
-#define TESSERA_VERSION_MINOR 1
-#define TESSERA_VERSION_PATCH 0
+#define TESSERA_VERSION_MINOR 1 /**< Version of this API: minor. */
+#define TESSERA_VERSION_PATCH 0 /**< Version of this API: patch. */
 
 /* ---- Errors --------------------------------------------------------------------------------------------- */
 
@@ -331,6 +331,7 @@ typedef void (*tessera_executor_task)(void* task_context, size_t index, uint32_t
  * at the same time with the same w, and w < workers. run NULL: serial. Tasks never call the allocator.
  */
 struct tessera_executor {
+  /** Runs the tasks (see above); NULL: serial. */
   void (*run)(void* context, size_t ntasks, tessera_executor_task task, void* task_context);
   void* context;     /**< passed to run */
   uint32_t workers;  /**< distinct worker indices run may use (>= 1) */
@@ -485,7 +486,7 @@ typedef struct tessera_chunk_params {
   int32_t clevel;        /**< 0..9 (default 5); 0 stores the data verbatim */
   int32_t codec;         /**< a ::tessera_codec (default BloscLZ) */
   uint8_t filters[TESSERA_MAX_FILTERS];       /**< default: shuffle in the last slot */
-  uint8_t filters_meta[TESSERA_MAX_FILTERS];
+  uint8_t filters_meta[TESSERA_MAX_FILTERS];  /**< each slot's meta */
   int32_t splitmode;     /**< 1..4 (default 4) */
   int32_t blocksize;     /**< bytes per block; 0 (default): automatic */
   int32_t use_dict;      /**< nonzero: a dictionary in the chunk (LZ4, LZ4HC, Zstd). Default 0. */
@@ -505,7 +506,7 @@ typedef struct tessera_chunk_info {
   int32_t nbytes;     /**< decoded bytes */
   int32_t cbytes;     /**< bytes of the chunk */
   int32_t blocksize;  /**< bytes per block */
-  int32_t typesize;
+  int32_t typesize;   /**< bytes per item */
   int32_t special;    /**< 0 regular; 1 zeros, 2 NaNs, 3 a repeated value, 4 uninitialized */
 } tessera_chunk_info;
 
@@ -552,24 +553,24 @@ tessera_status tessera_array_chunk_update(tessera_array* a, int64_t nchunk, cons
 void tessera_codec_link_all(void);
 /** Filters the same way (tessera/codecs.hpp): shuffle is always linked; on bare metal the others only when called. */
 void tessera_filter_link_bitshuffle(void);
-void tessera_filter_link_delta(void);
-void tessera_filter_link_bytedelta(void);
-void tessera_filter_link_trunc(void);
-void tessera_filter_link_all(void);
+void tessera_filter_link_delta(void);      /**< delta (tessera::filter_link_delta) */
+void tessera_filter_link_bytedelta(void);  /**< bytedelta (tessera::filter_link_bytedelta) */
+void tessera_filter_link_trunc(void);      /**< trunc_prec and int_trunc, writing only */
+void tessera_filter_link_all(void);        /**< every filter of the build */
 /** The automatic chunk, block shapes and block size the same way (tessera/codecs.hpp: partition_link_auto). */
 void tessera_partition_link_auto(void);
 /** The chunk encoder's parallel blocks the same way (tessera/codecs.hpp: encoder_link_parallel). */
 void tessera_encoder_link_parallel(void);
 /** One codec, one direction (LZ4 decoding covers LZ4HC data). */
 void tessera_codec_link_lz4_decoder(void);
-void tessera_codec_link_lz4_encoder(void);
-void tessera_codec_link_lz4hc_encoder(void);
-void tessera_codec_link_lz4_dict_encoder(void);
-void tessera_codec_link_lz4hc_dict_encoder(void);
-void tessera_codec_link_zlib_decoder(void);
-void tessera_codec_link_zlib_encoder(void);
-void tessera_codec_link_zstd_decoder(void);
-void tessera_codec_link_zstd_encoder(void);
+void tessera_codec_link_lz4_encoder(void);         /**< writing LZ4 */
+void tessera_codec_link_lz4hc_encoder(void);       /**< writing LZ4HC */
+void tessera_codec_link_lz4_dict_encoder(void);    /**< writing LZ4 with dictionaries (use_dict) */
+void tessera_codec_link_lz4hc_dict_encoder(void);  /**< writing LZ4HC with dictionaries (use_dict) */
+void tessera_codec_link_zlib_decoder(void);        /**< reading Zlib */
+void tessera_codec_link_zlib_encoder(void);        /**< writing Zlib */
+void tessera_codec_link_zstd_decoder(void);        /**< reading Zstd */
+void tessera_codec_link_zstd_encoder(void);        /**< writing Zstd */
 
 /* ---- The decode-only reader over a frame in memory (tessera/array_view.hpp) ---------------------------------- */
 

@@ -1,4 +1,5 @@
-// The malloc-family allocator: malloc for ordinary alignments, posix_memalign for larger ones.
+/// \file
+/// The malloc-family allocator: malloc for ordinary alignments, posix_memalign for larger ones.
 #pragma once
 
 #include "tessera/allocator.hpp"

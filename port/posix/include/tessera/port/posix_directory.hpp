@@ -1,6 +1,7 @@
-// A filesystem directory as a tessera::storage_directory (the home of a sparse frame): entries are files opened
-// relative to the directory's descriptor (openat/unlinkat/renameat), and every change of the directory is made
-// durable with an fsync of it before the call returns.
+/// \file
+/// A filesystem directory as a tessera::storage_directory (the home of a sparse frame): entries are files opened
+/// relative to the directory's descriptor (openat/unlinkat/renameat), and every change of the directory is made
+/// durable with an fsync of it before the call returns.
 #pragma once
 
 #include "tessera/error.hpp"
@@ -10,7 +11,7 @@ namespace tessera {
 
 /// An open directory. A plain handle: copying it does not duplicate the descriptor; close it once.
 struct posix_directory {
-  int fd = -1;
+  int fd = -1;  ///< the directory's descriptor (O_DIRECTORY); -1 when closed
 };
 
 /// Opens the directory `path`. With `create`, missing directories along the path are made first (mkdir -p, each

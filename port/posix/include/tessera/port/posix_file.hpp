@@ -1,6 +1,7 @@
-// A file as a tessera::storage (POSIX: open/pread/pwrite/fstat/ftruncate/fsync). Errors are values: errc::io
-// with a message naming the failed call, errc::no_space when the disk (or quota, or size limit) is full,
-// errc::truncated for a read past the end.
+/// \file
+/// A file as a tessera::storage (POSIX: open/pread/pwrite/fstat/ftruncate/fsync). Errors are values: errc::io
+/// with a message naming the failed call, errc::no_space when the disk (or quota, or size limit) is full,
+/// errc::truncated for a read past the end.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 namespace tessera {
 
+/// How posix_file_open opens a file.
 enum class posix_open : uint8_t {
   read,        ///< an existing file; the storage is read-only (write and truncate are nullptr)
   read_write,  ///< an existing file
@@ -19,8 +21,8 @@ enum class posix_open : uint8_t {
 
 /// An open file. A plain handle: copying it does not duplicate the descriptor; close it once.
 struct posix_file {
-  int fd = -1;
-  bool writable = false;
+  int fd = -1;            ///< the file's descriptor; -1 when closed
+  bool writable = false;  ///< opened for writing (every mode but read)
 };
 
 /// Opens `path`. A newly created file's directory entry is made durable (fsync of its directory) before this

@@ -1,14 +1,15 @@
-// A whole file mapped read-only into memory as a tessera::storage (POSIX: open/fstat/mmap/munmap).
-//
-// Why: the storage's `view` is the mapping, so the core reads frames in place: chunks and the blocks of a slice
-// decode straight from the mapped pages, with no read() copy and no scratch buffer per chunk, and the blocks
-// decode in parallel on an executor, each worker touching only the pages it needs. The kernel's default
-// read-ahead is kept (no madvise): MADV_RANDOM would turn every chunk into single-page faults.
-//
-// Caveat: if another process shrinks (truncates) the file while it is mapped, touching the pages that were cut
-// off raises SIGBUS, which no error value can report. Map only files nobody truncates meanwhile (a finished
-// array, a read-only archive); use posix_file for files that may change size under you. The mapping's size is
-// fixed when it opens: bytes appended later are not seen.
+/// \file
+/// A whole file mapped read-only into memory as a tessera::storage (POSIX: open/fstat/mmap/munmap).
+///
+/// Why: the storage's `view` is the mapping, so the core reads frames in place: chunks and the blocks of a slice
+/// decode straight from the mapped pages, with no read() copy and no scratch buffer per chunk, and the blocks
+/// decode in parallel on an executor, each worker touching only the pages it needs. The kernel's default
+/// read-ahead is kept (no madvise): MADV_RANDOM would turn every chunk into single-page faults.
+///
+/// Caveat: if another process shrinks (truncates) the file while it is mapped, touching the pages that were cut
+/// off raises SIGBUS, which no error value can report. Map only files nobody truncates meanwhile (a finished
+/// array, a read-only archive); use posix_file for files that may change size under you. The mapping's size is
+/// fixed when it opens: bytes appended later are not seen.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +22,8 @@ namespace tessera {
 /// A whole file mapped read-only (PROT_READ, MAP_PRIVATE). A plain handle: copying it does not duplicate the
 /// mapping; close it once. An empty file is the valid mapping data == nullptr, size == 0 (nothing is mapped).
 struct posix_mapping {
-  const uint8_t* data = nullptr;
-  uint64_t size = 0;
+  const uint8_t* data = nullptr;  ///< the mapped bytes (nullptr for an empty file or when closed)
+  uint64_t size = 0;              ///< the file's size when it was mapped
 };
 
 /// Maps the regular file `path` whole (its descriptor is closed before this returns: the mapping keeps the file

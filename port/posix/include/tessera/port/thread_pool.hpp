@@ -1,6 +1,7 @@
-// A fixed pool of threads behind a tessera::executor. The caller of run() works too (as worker 0), the pool's
-// threads as workers 1..workers-1; tasks are claimed one at a time from an atomic counter, so a run of a few
-// tasks costs one wake-up and no allocation, and a late-waking thread never delays the caller.
+/// \file
+/// A fixed pool of threads behind a tessera::executor. The caller of run() works too (as worker 0), the pool's
+/// threads as workers 1..workers-1; tasks are claimed one at a time from an atomic counter, so a run of a few
+/// tasks costs one wake-up and no allocation, and a late-waking thread never delays the caller.
 #pragma once
 
 #include <cstdint>
@@ -14,18 +15,19 @@ namespace detail {
 struct thread_pool_state;
 }
 
+/// The most workers a pool may have (thread_pool_init).
 inline constexpr uint32_t kThreadPoolMaxWorkers = 1024;
 
 /// Owns the threads; releases them on destruction. Movable, not copyable. Executors obtained from a pool stay
 /// valid until the pool is released (moving the pool keeps them valid).
 class thread_pool {
  public:
-  thread_pool() noexcept = default;
+  thread_pool() noexcept = default;  ///< not initialized (no threads): call thread_pool_init
   thread_pool(const thread_pool&) = delete;
   thread_pool& operator=(const thread_pool&) = delete;
-  thread_pool(thread_pool&& o) noexcept : state_(o.state_) { o.state_ = nullptr; }
-  thread_pool& operator=(thread_pool&& o) noexcept;
-  ~thread_pool();
+  thread_pool(thread_pool&& o) noexcept : state_(o.state_) { o.state_ = nullptr; }  ///< takes o's threads
+  thread_pool& operator=(thread_pool&& o) noexcept;  ///< releases this pool, then takes o's threads
+  ~thread_pool();  ///< thread_pool_release
 
  private:
   friend struct thread_pool_access;
