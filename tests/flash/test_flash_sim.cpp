@@ -226,3 +226,67 @@ TESSERA_TEST(flash_sim, torn_erases_obey_their_mode) {
   CHECK_LT(20, short_tears[3]);
   flash_sim_release(sim);
 }
+
+// Transient faults: the Nth operation of the kinds asked for fails with errc::io, leaves what its effect says,
+// and the device keeps working; weak erases read erased until the sector ages; a flipped bit at rest.
+TESSERA_TEST(flash_sim, transient_faults_weak_erases_and_flips) {
+  test::counting_allocator counting;
+  flash_sim sim;
+  REQUIRE_OK(flash_sim_init(sim, small_config(), counting.get()));
+  const flash_device d = flash_sim_device(sim);
+  uint8_t data[64], out[64];
+  for (int i = 0; i < 64; ++i) data[i] = static_cast<uint8_t>(i * 5 + 1);
+  // The second program fails without doing anything; the third works.
+  flash_sim_fail_after(sim, flash_sim_op_prog, 2, 1, flash_tear::nothing, 3);
+  CHECK_OK(flash_prog(d, 0, 0, bytes_view(data, 8)));
+  CHECK_ERR(flash_prog(d, 0, 8, bytes_view(data + 8, 8)), errc::io);
+  CHECK_OK(flash_erase(d, 3));  // erases are not counted by this fault
+  REQUIRE_OK(flash_read(d, 0, 8, bytes_mut(out, 8)));
+  for (int i = 0; i < 8; ++i) CHECK_EQ(out[i], 0xFFu);
+  CHECK_OK(flash_prog(d, 0, 8, bytes_view(data + 8, 8)));
+  CHECK_EQ(flash_sim_fail_ops(sim), 3u);
+  CHECK_EQ(sim.faults, 1u);
+  // A failed program reported as an error but done (effect none).
+  flash_sim_fail_after(sim, flash_sim_op_prog, 1, 1, flash_tear::none, 3);
+  CHECK_ERR(flash_prog(d, 0, 16, bytes_view(data + 16, 8)), errc::io);
+  REQUIRE_OK(flash_read(d, 0, 0, bytes_mut(out, 24)));
+  CHECK(std::memcmp(out, data, 24) == 0);
+  // Two reads in a row fail (noise in the buffer), then reads work.
+  flash_sim_fail_after(sim, flash_sim_op_read, 1, 2, flash_tear::nothing, 3);
+  CHECK_ERR(flash_read(d, 0, 0, bytes_mut(out, 8)), errc::io);
+  CHECK_ERR(flash_read(d, 0, 0, bytes_mut(out, 8)), errc::io);
+  REQUIRE_OK(flash_read(d, 0, 0, bytes_mut(out, 8)));
+  CHECK(std::memcmp(out, data, 8) == 0);
+  // A weak erase (a cut one here): the sector reads erased; aging makes some cells read programmed.
+  for (uint32_t at = 0; at < 256; at += 64) REQUIRE_OK(flash_prog(d, 2, at, bytes_view(data, 64)));
+  flash_sim_cut_after(sim, 1, flash_tear::weak, 9);
+  CHECK_ERR(flash_erase(d, 2), errc::io);
+  flash_sim_power_on(sim);
+  uint8_t sector[256];
+  REQUIRE_OK(flash_read(d, 2, 0, bytes_mut(sector, 256)));
+  int programmed = 0;
+  for (uint8_t b : sector) programmed += b != 0xFF;
+  CHECK_EQ(programmed, 0);
+  CHECK_EQ(sim.weak[2], 1u);
+  flash_sim_age(sim, 5);
+  REQUIRE_OK(flash_read(d, 2, 0, bytes_mut(sector, 256)));
+  for (uint8_t b : sector) programmed += b != 0xFF;
+  CHECK_LT(0, programmed);
+  // A full erase heals it: aging changes nothing then.
+  REQUIRE_OK(flash_erase(d, 2));
+  flash_sim_fail_after(sim, flash_sim_op_erase, 1, 1, flash_tear::weak, 4);  // a failed erase can be weak too
+  CHECK_ERR(flash_erase(d, 1), errc::io);
+  CHECK_EQ(sim.weak[1], 1u);
+  CHECK_EQ(sim.weak[2], 0u);
+  flash_sim_age(sim, 6);
+  REQUIRE_OK(flash_read(d, 2, 0, bytes_mut(sector, 256)));
+  programmed = 0;
+  for (uint8_t b : sector) programmed += b != 0xFF;
+  CHECK_EQ(programmed, 0);
+  // A flip at rest.
+  flash_sim_flip_bit(sim, 3 * 256 + 10, 2);
+  REQUIRE_OK(flash_read(d, 3, 8, bytes_mut(out, 4)));
+  CHECK_EQ(out[2], 0xFBu);
+  flash_sim_release(sim);
+  CHECK(!counting.leaked());
+}

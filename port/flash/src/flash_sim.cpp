@@ -21,28 +21,44 @@ bool count_op(flash_sim& sim) noexcept {
   return sim.cut_at != 0 && sim.ops_since_arm == sim.cut_at;
 }
 
-// Where the operation in flight at a cut stops: bytes before it are done, the rest torn as the mode says.
-size_t tear_point(flash_sim& sim, size_t n) noexcept {
-  if (sim.tear == flash_tear::none || n == 0) return n;
+// Where the operation torn as `mode` says stops: bytes before it are done, the rest torn as the mode says.
+size_t tear_point(flash_sim& sim, flash_tear mode, size_t n) noexcept {
+  if (mode == flash_tear::none || mode == flash_tear::weak || n == 0) return n;
+  if (mode == flash_tear::nothing) return 0;
   return static_cast<size_t>(rng_next(sim.rng_state) % n);
 }
 
 // Moves one byte towards `target` (what the completed operation leaves) as a tear past its tear point does.
-uint8_t torn_byte(flash_sim& sim, uint8_t cell, uint8_t target) noexcept {
-  switch (sim.tear) {
+uint8_t torn_byte(flash_sim& sim, flash_tear mode, uint8_t cell, uint8_t target) noexcept {
+  switch (mode) {
     case flash_tear::partial:
       return static_cast<uint8_t>(cell ^ ((cell ^ target) & rng_next(sim.rng_state)));
     case flash_tear::garbage:
       return static_cast<uint8_t>(rng_next(sim.rng_state));
     default:
-      return cell;  // prefix: as it was
+      return cell;  // prefix, nothing: as it was
   }
 }
+
+// Counts an operation of kind `op` for the transient faults; true when this one fails.
+bool fail_now(flash_sim& sim, uint8_t op) noexcept {
+  if ((sim.fail_ops & op) == 0) return false;
+  ++sim.fail_seen;
+  if (sim.fail_at == 0 || sim.fail_seen < sim.fail_at || sim.fail_seen - sim.fail_at >= sim.fail_count) return false;
+  ++sim.faults;
+  return true;
+}
+
+status transient_error() noexcept { return make_error(errc::io, TESSERA_MSG("flash sim: transient device error")); }
 
 status sim_read(void* context, uint32_t sector, uint32_t offset, bytes_mut dst) noexcept {
   auto& sim = *static_cast<flash_sim*>(context);
   if (sim.dead) return power_lost();
   ++sim.reads;
+  if (fail_now(sim, flash_sim_op_read)) {
+    for (size_t i = 0; i < dst.size(); ++i) dst[i] = static_cast<uint8_t>(rng_next(sim.rng_state));
+    return transient_error();
+  }
   std::memcpy(dst.data(), sim.bytes.data() + static_cast<size_t>(sector) * sim.config.sector_size + offset,
               dst.size());
   return ok_status();
@@ -72,17 +88,19 @@ status sim_prog(void* context, uint32_t sector, uint32_t offset, bytes_view src)
   ++sim.progs;
   sim.prog_bytes += src.size();
   const bool cut = count_op(sim);
-  const size_t done = cut ? tear_point(sim, src.size()) : src.size();
+  const bool failed = !cut && fail_now(sim, flash_sim_op_prog);
+  const flash_tear mode = cut ? sim.tear : failed ? sim.fail_effect : flash_tear::none;
+  const size_t done = tear_point(sim, mode, src.size());
   for (size_t i = 0; i < src.size(); ++i) {
     // A completed program leaves every bit programmed in either the old or the new value.
     const uint8_t target = static_cast<uint8_t>(erased ^ ((cell[i] ^ erased) | (src[i] ^ erased)));
-    cell[i] = i < done ? target : torn_byte(sim, cell[i], target);
+    cell[i] = i < done ? target : torn_byte(sim, mode, cell[i], target);
   }
   if (cut) {
     sim.dead = true;
     return power_lost();
   }
-  return ok_status();
+  return failed ? transient_error() : ok_status();
 }
 
 status sim_erase(void* context, uint32_t sector) noexcept {
@@ -92,15 +110,20 @@ status sim_erase(void* context, uint32_t sector) noexcept {
   ++sim.erase_counts[sector];
   uint8_t* cell = sim.bytes.data() + static_cast<size_t>(sector) * sim.config.sector_size;
   const bool cut = count_op(sim);
+  const bool failed = !cut && fail_now(sim, flash_sim_op_erase);
+  const flash_tear mode = cut ? sim.tear : failed ? sim.fail_effect : flash_tear::none;
   const size_t n = sim.config.sector_size;
-  const size_t done = cut ? tear_point(sim, n) : n;
+  const size_t done = tear_point(sim, mode, n);
   for (size_t i = 0; i < n; ++i) cell[i] = i < done ? sim.config.erased_value
-                                                    : torn_byte(sim, cell[i], sim.config.erased_value);
+                                                    : torn_byte(sim, mode, cell[i], sim.config.erased_value);
+  // A complete erase heals a weak one; a weak one reads erased until flash_sim_age.
+  if (mode == flash_tear::none) sim.weak[sector] = 0;
+  if (mode == flash_tear::weak) sim.weak[sector] = 1;
   if (cut) {
     sim.dead = true;
     return power_lost();
   }
-  return ok_status();
+  return failed ? transient_error() : ok_status();
 }
 
 status sim_sync(void* context) noexcept {
@@ -121,6 +144,8 @@ status flash_sim_init(flash_sim& sim, const flash_sim_config& config, const allo
   if (total > SIZE_MAX) return make_error(errc::overflow, TESSERA_MSG("flash sim: device larger than memory"));
   TESSERA_TRY(sim.bytes.allocate(alloc, static_cast<size_t>(total)));
   TESSERA_TRY(sim.erase_counts.allocate(alloc, config.sector_count));
+  TESSERA_TRY(sim.weak.allocate(alloc, config.sector_count));
+  std::memset(sim.weak.data(), 0, sim.weak.size());
   std::memset(sim.bytes.data(), config.erased_value, sim.bytes.size());
   flash_sim_reset_erase_counts(sim);
   return ok_status();
@@ -129,6 +154,10 @@ status flash_sim_init(flash_sim& sim, const flash_sim_config& config, const allo
 void flash_sim_release(flash_sim& sim) noexcept {
   sim.bytes.reset();
   sim.erase_counts.reset();
+  sim.weak.reset();
+  sim.fail_ops = 0;
+  sim.fail_seen = sim.fail_at = sim.faults = 0;
+  sim.fail_count = 0;
   sim.reads = sim.progs = sim.erases = sim.syncs = sim.prog_bytes = 0;
   sim.ops_since_arm = sim.cut_at = 0;
   sim.dead = false;
@@ -162,6 +191,39 @@ void flash_sim_power_on(flash_sim& sim) noexcept {
   sim.dead = false;
   sim.cut_at = 0;
   sim.ops_since_arm = 0;
+  sim.fail_ops = 0;
+  sim.fail_at = 0;
+  sim.fail_seen = 0;
+}
+
+void flash_sim_fail_after(flash_sim& sim, uint8_t ops, uint64_t n, uint32_t count, flash_tear effect,
+                          uint64_t seed) noexcept {
+  sim.fail_ops = ops;
+  sim.fail_seen = 0;
+  sim.fail_at = n;
+  sim.fail_count = count;
+  sim.fail_effect = effect;
+  sim.rng_state = seed;
+}
+
+void flash_sim_age(flash_sim& sim, uint64_t seed) noexcept {
+  uint64_t state = seed;
+  const uint8_t programmed = static_cast<uint8_t>(~sim.config.erased_value);
+  for (size_t s = 0; s < sim.weak.size(); ++s) {
+    if (sim.weak[s] == 0) continue;
+    uint8_t* cell = sim.bytes.data() + s * sim.config.sector_size;
+    for (size_t i = 0; i < sim.config.sector_size; ++i) {
+      const uint64_t r = rng_next(state);
+      if ((r & 63u) != 0) continue;
+      const uint8_t mask = static_cast<uint8_t>(1u << ((r >> 8) & 7u));
+      cell[i] = static_cast<uint8_t>((cell[i] & ~mask) | (programmed & mask));
+    }
+    sim.weak[s] = 0;
+  }
+}
+
+void flash_sim_flip_bit(flash_sim& sim, size_t offset, unsigned bit) noexcept {
+  if (offset < sim.bytes.size()) sim.bytes[offset] = static_cast<uint8_t>(sim.bytes[offset] ^ (1u << (bit & 7u)));
 }
 
 void flash_sim_fill_random(flash_sim& sim, uint64_t seed) noexcept {
