@@ -154,24 +154,36 @@ status frame_close(frame& f) noexcept;
 /// Fixed metalayers (in the header): name of metalayer i, and content by name (a view valid until the next
 /// change of that metalayer). Names compare exactly.
 [[nodiscard]] result<span<const char>> frame_meta_name(const frame& f, uint32_t i) noexcept;
+/// The content of fixed metalayer `name` (see above). Errors: out_of_range (no such metalayer).
 [[nodiscard]] result<bytes_view> frame_meta_find(const frame& f, span<const char> name) noexcept;
 /// Variable-length metalayers (in the trailer). Each is stored as a Blosc2 chunk; _raw returns that chunk,
 /// _nbytes its decoded size, _decode decodes it into out.
 [[nodiscard]] result<span<const char>> frame_vlmeta_name(const frame& f, uint32_t i) noexcept;
+/// The chunk that stores variable-length metalayer `name` (see above).
 [[nodiscard]] result<bytes_view> frame_vlmeta_raw(const frame& f, span<const char> name) noexcept;
+/// The decoded size of variable-length metalayer `name`.
 [[nodiscard]] result<size_t> frame_vlmeta_nbytes(const frame& f, span<const char> name) noexcept;
+/// Decodes variable-length metalayer `name` into out (at least its nbytes) and returns its size.
 [[nodiscard]] result<size_t> frame_vlmeta_decode(const frame& f, chunk_decoder& d, span<const char> name,
                                                  bytes_mut out) noexcept;
 
 /// What the index says of chunk nchunk. Reads the chunk's header from the storage for stored chunks.
 struct frame_chunk_ref {
   chunk_special special = chunk_special::none;  ///< zeros, nan or uninit: given by the index, nothing stored
-  int32_t nbytes = 0;
+  int32_t nbytes = 0;    ///< the chunk's decoded size in bytes
   int32_t cbytes = 0;    ///< of the stored chunk (0 for special index entries)
   int32_t blocksize = 0; ///< of the stored chunk, as its header says (0 for special index entries)
   int64_t offset = 0;    ///< contiguous: in the chunks section; sparse: the chunk entry's number
 };
+/// Looks up chunk nchunk in the index (see frame_chunk_ref). Errors: out_of_range, and those of reading.
 [[nodiscard]] result<frame_chunk_ref> frame_chunk_locate(frame& f, int64_t nchunk) noexcept;
+
+/// How many chunks from nchunk on share chunk nchunk's special index entry (zeros, NaN or uninitialized) and its
+/// size: at least 1 when chunk nchunk is special, 0 when it is stored. Lets a walk over the index (verify,
+/// sums) cost the runs, not the entries: O(1) for an index chunk that is itself one special value (the
+/// reference's all-zeros arrays), else one comparison per entry, in memory. Errors: out_of_range, and those of
+/// reading the index.
+[[nodiscard]] result<int64_t> frame_chunk_special_run(frame& f, int64_t nchunk) noexcept;
 
 /// The compressed chunk nchunk: for a read-only frame, a view into the storage when it has one (valid while
 /// nobody writes the storage); for a writable frame, and without a view, read into `buffer` (allocated from the

@@ -192,6 +192,38 @@ status index_entry_get(frame_state& s, int64_t i, frame_chunk_entry* out) noexce
   return ok_status();
 }
 
+result<int64_t> index_special_run(frame_state& s, int64_t i, int64_t limit) noexcept {
+  frame_chunk_entry first;
+  TESSERA_TRY(index_entry_get(s, i, &first));
+  if (first.offset >= 0) return int64_t{0};
+  // Only chunks of the first one's size: a shorter last chunk ends the run.
+  const int64_t sized_end = s.info.chunksize > 0 && nbytes_of(s, limit - 1) != s.info.chunksize ? limit - 1 : limit;
+  if (!s.lazy.active) {
+    int64_t j = i + 1;
+    while (j < limit && s.chunks[j].offset == first.offset && s.chunks[j].nbytes == first.nbytes) ++j;
+    return j - i;
+  }
+  lazy_index& z = s.lazy;
+  if (z.h.special != chunk_special::none) return (sized_end > i ? sized_end : i + 1) - i;  // one value for all
+  // Entries compared a cached block (or window) at a time: memory order, no call per entry.
+  int64_t j = i + 1;
+  while (j < sized_end) {
+    if (j < z.cached_first || j >= z.cached_first + z.cached_count) {
+      TESSERA_TRY(cache_fill(s, j));
+      if (j < z.cached_first || j >= z.cached_first + z.cached_count)
+        return make_error(errc::corrupt, TESSERA_MSG("frame: index block shorter than its entries"));
+    }
+    const int64_t end = z.cached_first + z.cached_count < sized_end ? z.cached_first + z.cached_count : sized_end;
+    const uint8_t* p = z.block + 8 * (j - z.cached_first);
+    while (j < end && as_signed(le_load64(p)) == first.offset) {
+      ++j;
+      p += 8;
+    }
+    if (j < end) break;
+  }
+  return j - i;
+}
+
 void index_entry_learn(frame_state& s, int64_t i, const frame_chunk_entry& e) noexcept {
   if (!s.lazy.active) {
     s.chunks[i] = e;

@@ -241,6 +241,9 @@ void header_sizes_patch(uint8_t* header, uint64_t frame_len, int64_t cbytes) noe
 [[nodiscard]] status index_lazy_open(frame_state& s, uint64_t pos, const chunk_header& h, int64_t n) noexcept;
 // The index entry of chunk i (0 <= i < s.nchunks): its offset, and its sizes when known (-1 otherwise).
 [[nodiscard]] status index_entry_get(frame_state& s, int64_t i, frame_chunk_entry* out) noexcept;
+// How many entries from i (before `limit`) hold entry i's special value and size: 0 when entry i is not special.
+// O(1) for an index chunk that is itself one special value, else a compare per entry in memory order.
+[[nodiscard]] result<int64_t> index_special_run(frame_state& s, int64_t i, int64_t limit) noexcept;
 // Records the sizes learned from chunk i's header.
 void index_entry_learn(frame_state& s, int64_t i, const frame_chunk_entry& e) noexcept;
 // Turns the lazy index into the table a change needs (24 bytes a chunk, within max_alloc); no-op when done.

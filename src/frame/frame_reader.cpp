@@ -936,6 +936,13 @@ result<frame_chunk_ref> frame_chunk_locate(frame& f, int64_t nchunk) noexcept {
   return detail::chunk_locate(*s, nchunk);
 }
 
+result<int64_t> frame_chunk_special_run(frame& f, int64_t nchunk) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  TESSERA_TRY(detail::chunk_index_check(s, nchunk));
+  return detail::index_special_run(*s, nchunk, s->nchunks);
+}
+
 result<bytes_view> frame_chunk_read(frame& f, int64_t nchunk, owned_array<uint8_t>& buffer) noexcept {
   frame_state* s = frame_access::get(f);
   if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));

@@ -233,3 +233,30 @@ TESSERA_TEST(array_view, hundred_million_chunks_in_bounded_memory) {
   array_view_close(v);
   CHECK(!heap.leaked());
 }
+
+// The reference's all-zeros arrays: their index chunk is one special value, so a walk over their 10^7 and 10^8
+// entries (tessera verify) is one step per run, and the run is every chunk.
+TESSERA_TEST(frame_index, a_special_index_chunk_is_one_run) {
+  for (const char* name : {"zeros-1e7-chunks", "zeros-1e8-chunks"}) {
+    std::vector<uint8_t> bytes;
+    REQUIRE(test::file_load(kShared + "huge-sparse/" + name + ".b2nd", bytes));
+    const_buffer in{bytes.data(), bytes.size()};
+    frame f;
+    REQUIRE_OK(frame_open(f, const_buffer_storage(in), test::system_allocator()));
+    const int64_t n = frame_info_get(f)->nchunks;
+    CHECK(n >= 10000000);
+    auto run = frame_chunk_special_run(f, 0);
+    REQUIRE_OK(run);
+    CHECK_EQ(*run, n);
+    {
+      auto r = frame_chunk_special_run(f, n - 1);
+      REQUIRE_OK(r);
+      CHECK_EQ(*r, int64_t{1});
+    }
+    {
+      auto r = frame_chunk_special_run(f, n / 2);
+      REQUIRE_OK(r);
+      CHECK_EQ(*r, n - n / 2);
+    }
+  }
+}

@@ -265,3 +265,93 @@ TESSERA_TEST(frame_index, an_index_in_large_blocks_costs_one_block) {
   }
   CHECK(!ca.leaked());
 }
+
+namespace {
+
+// Runs of special entries: chunk i is zeros (kind 1) in [10, 2600) and [4000, 4100), NaN (kind 2) in [2600,
+// 2700), stored elsewhere, with one stored chunk at 1000 breaking the first run. The runs cross index blocks
+// (2048 entries each).
+uint8_t run_kind(int64_t i) {
+  if (i == 1000) return 0;
+  if ((i >= 10 && i < 2600) || (i >= 4000 && i < 4100)) return 1;
+  if (i >= 2600 && i < 2700) return 2;
+  return 0;
+}
+
+bool runs_build(growable_buffer& buffer, int64_t n, const allocator& alloc) {
+  growable_buffer_init(buffer, alloc);
+  frame f;
+  frame_create_params p;
+  p.typesize = 4;
+  if (!frame_create(f, growable_buffer_storage(buffer), alloc, p).ok()) return false;
+  for (int64_t i = 0; i < n; ++i) {
+    size_t size = 32;
+    if (run_kind(i) != 0) special_make(run_kind(i), kNbytes, g.chunk);
+    else size = chunk_make(static_cast<uint64_t>(i) + 1, kNbytes, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+    if (size == 0 || !frame_chunk_append(f, bytes_view(g.chunk, size)).ok()) return false;
+  }
+  return frame_commit(f).ok() && frame_close(f).ok();
+}
+
+// frame_chunk_special_run at every chunk against the runs worked out backwards from run_kind.
+void check_runs(test::context& t, frame& f, int64_t n) {
+  int64_t expect = 0;
+  for (int64_t i = n - 1; i >= 0; --i) {
+    const uint8_t k = run_kind(i);
+    expect = k == 0 ? 0 : (i + 1 < n && run_kind(i + 1) == k ? expect + 1 : 1);
+    auto run = frame_chunk_special_run(f, i);
+    REQUIRE_OK(run);
+    if (*run != expect) {
+      char text[96];
+      std::snprintf(text, sizeof text, "chunk %lld: run %lld, expected %lld", static_cast<long long>(i),
+                    static_cast<long long>(*run), static_cast<long long>(expect));
+      test::report_failure(t, __FILE__, __LINE__, text);
+      return;
+    }
+  }
+  CHECK_ERR(frame_chunk_special_run(f, n), errc::out_of_range);
+  CHECK_ERR(frame_chunk_special_run(f, -1), errc::out_of_range);
+}
+
+}  // namespace
+
+TESSERA_TEST(frame_index, special_runs_are_counted_in_the_lazy_index_and_in_the_table) {
+  const int64_t n = 4200;
+  growable_buffer buffer;
+  REQUIRE(runs_build(buffer, n, test::system_allocator()));
+  const_buffer in{buffer.bytes().data(), buffer.bytes().size()};
+  {  // Read only, in place: the lazy index, a block at a time.
+    frame f;
+    REQUIRE_OK(frame_open(f, const_buffer_storage(in), test::system_allocator()));
+    check_runs(t, f, n);
+  }
+  {  // Through a storage without a view.
+    wrapped_storage w;
+    w.inner = const_buffer_storage(in);
+    frame f;
+    REQUIRE_OK(frame_open(f, w.get(), test::system_allocator()));
+    check_runs(t, f, n);
+  }
+  {  // Writable, after a change: the table.
+    frame f;
+    frame_open_options o;
+    o.writable = true;
+    REQUIRE_OK(frame_open(f, growable_buffer_storage(buffer), test::system_allocator(), o));
+    special_make(1, kNbytes, g.chunk);
+    REQUIRE_OK(frame_chunk_update(f, 1000, bytes_view(g.chunk, 32)));  // joins [10, 1000) and [1001, 2600)
+    int64_t expect_first = 2600 - 10;
+    auto run = frame_chunk_special_run(f, 10);
+    REQUIRE_OK(run);
+    CHECK_EQ(*run, expect_first);
+    {
+      auto r = frame_chunk_special_run(f, 2599);
+      REQUIRE_OK(r);
+      CHECK_EQ(*r, int64_t{1});
+    }  // NaN follows
+    {
+      auto r = frame_chunk_special_run(f, 5);
+      REQUIRE_OK(r);
+      CHECK_EQ(*r, int64_t{0});
+    }
+  }
+}
