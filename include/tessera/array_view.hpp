@@ -61,4 +61,11 @@ struct array_view {
 /// Frees the decoder's scratch. Also safe on a view that is not open.
 void array_view_close(array_view& v) noexcept;
 
+/// The most a view of an array whose blocks (and index blocks) hold at most `block_nbytes` bytes allocates,
+/// array_view_open and every read included, with this build's codecs (their decoder contexts counted): an arena
+/// of this size never refuses a view. For sizing a firmware's arena before the data arrives.
+[[nodiscard]] size_t array_view_estimate(size_t block_nbytes) noexcept;
+/// The same for an open view: its array's blocks and its index blocks, whichever is larger.
+[[nodiscard]] size_t array_view_estimate(const array_view& v) noexcept;
+
 }  // namespace tessera

@@ -389,6 +389,11 @@ struct chunk_encoder_options {
   /// For chunk_encoder_estimate only: the codec and level whose compression state to count.
   codec estimate_codec = codec::blosclz;
   int estimate_clevel = kChunkMaxClevel;  ///< for chunk_encoder_estimate only: the level of estimate_codec
+  /// BloscLZ's match table per worker: 2^blosclz_hash_log entries of 4 bytes. 0 (the default) is the
+  /// reference's table, 64 KiB (16 and 32 KiB at clevel 1 and 2), which writes the reference's very bytes. A
+  /// firmware may choose 8 to 13 (1 to 32 KiB): its chunks are valid BloscLZ that c-blosc2 and every reader
+  /// decode, but not the reference's bytes, and they compress a little less. Other values: invalid_argument.
+  uint8_t blosclz_hash_log = 0;
 };
 
 /// The encoder's state: per-worker scratch, BloscLZ workspaces and codec contexts, and (with a parallel

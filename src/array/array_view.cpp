@@ -123,6 +123,20 @@ status view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChunkStoredOverh
 
 }  // namespace
 
+size_t array_view_estimate(size_t block_nbytes) noexcept {
+  // The view's decoder is serial: its estimate for one block size bounds open (the workers' table) and every
+  // read (scratch for that block, block 0 under delta, codec contexts made on first use).
+  chunk_decoder_options o;
+  o.max_blocksize = block_nbytes;
+  return chunk_decoder_estimate(o);
+}
+
+size_t array_view_estimate(const array_view& v) noexcept {
+  const size_t block = static_cast<size_t>(v.layout.block_nitems) * static_cast<size_t>(v.itemsize);
+  const size_t index = v.index_blocksize > 0 ? static_cast<size_t>(v.index_blocksize) : 0;
+  return array_view_estimate(block > index ? block : index);
+}
+
 status array_view_open(array_view& v, bytes_view frame, const allocator& alloc, const array_view_options& options) noexcept {
   array_view_close(v);
   status e = view_parse(v, frame, options);

@@ -23,11 +23,18 @@ using detail::chunk_store_i32;
 struct chunk_encoder::worker {
   uint8_t* scratch = nullptr;    // 3 blocks: two pipeline buffers and the bit-shuffle scratch
   uint8_t* workspace = nullptr;  // BloscLZ's hash table
+  size_t workspace_size = 0;
   detail::codec_context codecs;
   status err;
 };
 
 namespace {
+
+// BloscLZ's match table per worker: the reference's largest unless the options ask for a smaller one.
+size_t blosclz_table_bytes(const chunk_encoder_options& o) noexcept {
+  return o.blosclz_hash_log == 0 ? detail::kBlosclzWorkspaceMax
+                                 : detail::blosclz_workspace_size_for_log(o.blosclz_hash_log);
+}
 
 constexpr size_t kScratchAlign = 64;
 constexpr size_t kScratchBlocks = 3;
@@ -141,7 +148,7 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
                                bytes_mut out) noexcept {
   switch (p.compressor) {
     case codec::blosclz:
-      return detail::blosclz_compress(p.clevel, in, out, bytes_mut(w.workspace, detail::kBlosclzWorkspaceMax));
+      return detail::blosclz_compress(p.clevel, in, out, bytes_mut(w.workspace, w.workspace_size));
     case codec::lz4:
     case codec::lz4hc:
     case codec::zlib:
@@ -415,7 +422,7 @@ struct chunk_encoder_access {
       buffers_free(e);
       for (uint32_t i = 0; i < e.nworkers_; ++i) {
         chunk_encoder::worker& w = e.workers_[i];
-        if (w.workspace != nullptr) allocator_deallocate(e.alloc_, w.workspace, detail::kBlosclzWorkspaceMax, 8);
+        if (w.workspace != nullptr) allocator_deallocate(e.alloc_, w.workspace, w.workspace_size, 8);
         detail::codec_context_release(w.codecs);
         w.~worker();
       }
@@ -479,6 +486,9 @@ struct chunk_encoder_access {
       return make_error(errc::unsupported, TESSERA_MSG("chunk_encoder: parallel blocks are not linked into this program "
                                                        "(call tessera::encoder_link_parallel)"));
 #endif
+    if (options.blosclz_hash_log != 0 && (options.blosclz_hash_log < detail::kBlosclzHashLogMin ||
+                                          options.blosclz_hash_log > detail::kBlosclzHashLogMax))
+      return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder: blosclz_hash_log must be 0 or 8..14"));
     workers_free(e);
     e.free_ = &workers_free;
     e.alloc_ = alloc;
@@ -492,8 +502,10 @@ struct chunk_encoder_access {
       auto* w = new (&e.workers_[i]) chunk_encoder::worker;
       w->codecs.alloc = alloc;
     }
+    const size_t ws = blosclz_table_bytes(options);
     for (uint32_t i = 0; i < n; ++i) {
-      e.workers_[i].workspace = static_cast<uint8_t*>(allocator_allocate(alloc, detail::kBlosclzWorkspaceMax, 8));
+      e.workers_[i].workspace_size = ws;
+      e.workers_[i].workspace = static_cast<uint8_t*>(allocator_allocate(alloc, ws, 8));
       if (e.workers_[i].workspace == nullptr) {
         workers_free(e);
         return make_error(errc::out_of_memory, TESSERA_MSG("chunk_encoder: allocator refused the BloscLZ workspace"));
@@ -792,7 +804,7 @@ size_t chunk_encoder_estimate(const chunk_encoder_options& options) noexcept {
     if (impl != nullptr && impl->available && impl->state_estimate != nullptr)
       state = impl->state_estimate(codec_level_of(options.estimate_codec, clevel), options.max_blocksize);
   }
-  total += n * (kScratchBlocks * options.max_blocksize + slack + detail::kBlosclzWorkspaceMax + slack + state);
+  total += n * (kScratchBlocks * options.max_blocksize + slack + blosclz_table_bytes(options) + slack + state);
   if (options.exec.run != nullptr && n > 1) total += slot_count(n) * slot_size(options.max_blocksize) + slack;
   return total;
 }

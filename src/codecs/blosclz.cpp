@@ -192,21 +192,23 @@ struct writer {
 
 size_t blosclz_workspace_size(int clevel) noexcept {
   if (clevel < kBlosclzMinLevel || clevel > kBlosclzMaxLevel) return 0;
-  return (size_t{1} << hash_log_for(clevel)) * sizeof(uint32_t) + alignof(uint32_t) - 1;
+  return blosclz_workspace_size_for_log(hash_log_for(clevel));
 }
 
 result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_mut workspace) noexcept {
   if (clevel < kBlosclzMinLevel || clevel > kBlosclzMaxLevel)
     return make_error(errc::invalid_argument, TESSERA_MSG("blosclz_compress: clevel must be 1..9"));
-  if (workspace.size() < blosclz_workspace_size(clevel))
-    return make_error(errc::invalid_argument, TESSERA_MSG("blosclz_compress: workspace smaller than blosclz_workspace_size"));
+  if (workspace.size() < blosclz_workspace_size_for_log(kBlosclzHashLogMin))
+    return make_error(errc::invalid_argument, TESSERA_MSG("blosclz_compress: workspace smaller than the smallest table"));
   if (in.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
     return make_error(errc::invalid_argument, TESSERA_MSG("blosclz_compress: input larger than INT32_MAX bytes"));
 
   const size_t n = in.size();
   if (n < 16 || out.size() < 66) return size_t{0};
   const uint8_t* const src = in.data();
-  const unsigned hash_log = hash_log_for(clevel);
+  // The reference's table for the clevel, or the largest one a smaller workspace holds (a firmware's choice).
+  unsigned hash_log = hash_log_for(clevel);
+  while (hash_log > kBlosclzHashLogMin && workspace.size() < blosclz_workspace_size_for_log(hash_log)) --hash_log;
 
   // The table: uint32 offsets in the workspace, aligned up (the workspace size includes the slack).
   const uintptr_t raw = reinterpret_cast<uintptr_t>(workspace.data());
@@ -219,7 +221,7 @@ result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_
   else if (clevel < 4) probe_len /= 4;
   else if (clevel < 7) probe_len /= 2;
   const probe_estimate est = probe_block(src + (n - probe_len), probe_len, table, hash_log);
-  // 32-bit products: a probe covers at most the table (2^14 positions), so both counts stay below 2^16.
+  // 32-bit products: a probe covers at most the table (at most 2^14 positions), so both counts stay below 2^16.
   if (est.consumed * kProbeDen[clevel] < est.produced * kProbeNum[clevel]) return size_t{0};
 
   std::memset(table, 0, (size_t{1} << hash_log) * sizeof(uint32_t));

@@ -28,16 +28,27 @@ inline constexpr int kBlosclzMaxLevel = 9;
 // The largest workspace any clevel needs (a 2^14-entry table of uint32 offsets, plus alignment slack).
 inline constexpr size_t kBlosclzWorkspaceMax = (size_t{1} << 14) * sizeof(uint32_t) + alignof(uint32_t) - 1;
 
+// The smallest and largest match tables: 2^8 and 2^14 entries of 4 bytes.
+inline constexpr unsigned kBlosclzHashLogMin = 8;
+inline constexpr unsigned kBlosclzHashLogMax = 14;
+
 // Bytes of scratch blosclz_compress needs at `clevel` (16 KiB, 32 KiB, then 64 KiB, plus alignment slack);
 // 0 when clevel is outside 1..9. The workspace may have any alignment.
 [[nodiscard]] size_t blosclz_workspace_size(int clevel) noexcept;
+// A workspace for a match table of 2^hash_log entries (kBlosclzHashLogMin..Max), plus alignment slack.
+[[nodiscard]] constexpr size_t blosclz_workspace_size_for_log(unsigned hash_log) noexcept {
+  return (size_t{1} << hash_log) * sizeof(uint32_t) + alignof(uint32_t) - 1;
+}
 
 // Compresses `in` into `out` (at most out.size() bytes: the reference's maxout) at `clevel` 1..9.
 // Returns the compressed size, or 0 when the block does not compress into out, is shorter than 16 bytes,
 // out is shorter than 66 bytes, or the entropy probe finds the block not worth compressing: the caller then
 // stores the block verbatim. Contents of out are unspecified when 0 is returned.
-// Errors: invalid_argument for a clevel outside 1..9, a workspace smaller than blosclz_workspace_size(clevel),
-// or an input larger than INT32_MAX bytes (the reference's limit). in, out and workspace must not overlap.
+// The match table is the reference's for the clevel (so are the bytes out) when the workspace holds it; a
+// smaller workspace (at least blosclz_workspace_size_for_log(kBlosclzHashLogMin)) gets the largest table it
+// holds: valid streams any decoder reads, not the reference's bytes, and a little less compression.
+// Errors: invalid_argument for a clevel outside 1..9, a workspace smaller than the smallest table, or an input
+// larger than INT32_MAX bytes (the reference's limit). in, out and workspace must not overlap.
 [[nodiscard]] result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out,
                                               bytes_mut workspace) noexcept;
 

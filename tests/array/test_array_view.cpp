@@ -109,6 +109,49 @@ TESSERA_TEST(array_view, golden_arrays_read_as_the_array_api) {
   }
 }
 
+// array_view_estimate sizes an arena that never refuses: every golden array opens and reads (whole, slices,
+// elements) from an arena of exactly the estimate, and the counting allocator's high water stays within it.
+TESSERA_TEST(array_view, the_estimate_is_an_arena_that_never_refuses) {
+  static uint8_t g_arena_bytes[4 << 20];
+  for (const char* dir : {"b2nd", "b2nd-more"}) {
+    for (const std::string& path : contiguous_goldens(dir)) {
+      std::vector<uint8_t> bytes;
+      REQUIRE(test::file_load(path, bytes));
+      size_t need = 0;
+      {
+        array_view probe;
+        REQUIRE_OK(array_view_open(probe, bytes_view(bytes.data(), bytes.size()), test::system_allocator()));
+        need = array_view_estimate(probe);
+        const size_t block = static_cast<size_t>(probe.layout.block_nitems * probe.itemsize);
+        CHECK(need >= array_view_estimate(block));
+        array_view_close(probe);
+      }
+      REQUIRE(need <= sizeof g_arena_bytes);
+      arena heap;
+      arena_init(heap, g_arena_bytes, need);
+      array_view v;
+      const status opened = array_view_open(v, bytes_view(bytes.data(), bytes.size()), arena_allocator(heap));
+      if (!opened.ok()) std::fprintf(stderr, "%s: %s\n", path.c_str(), opened.message);
+      REQUIRE_OK(opened);
+      const array_layout& l = v.layout;
+      test::rng r(std::hash<std::string>{}(path) + 1);
+      int64_t start[kMaxDims] = {}, stop[kMaxDims] = {};
+      for (int d = 0; d < l.ndim; ++d) stop[d] = l.shape[d];
+      for (int round = 0; round < 8; ++round) {
+        if (round > 0) random_box(r, l, start, stop);
+        const size_t n = static_cast<size_t>(box_items(l, start, stop)) * static_cast<size_t>(v.itemsize);
+        if (n > (64u << 20)) continue;
+        std::vector<uint8_t> got(n + 1);
+        const status st = array_view_slice_read(v, start, stop, bytes_mut(got.data(), n));
+        if (!st.ok()) std::fprintf(stderr, "%s: %s (arena of %zu bytes)\n", path.c_str(), st.message, need);
+        CHECK(st.ok());
+      }
+      CHECK_LE(heap.high_water, need);
+      array_view_close(v);
+    }
+  }
+}
+
 TESSERA_TEST(array_view, refuses_what_it_does_not_read) {
   std::vector<uint8_t> bytes;
   REQUIRE(test::file_load(kShared + "b2nd/codec-lz4-f4-3d.b2nd", bytes));

@@ -914,6 +914,56 @@ TESSERA_TEST(chunk_encode, estimate_is_enough_for_an_arena) {
   }
 }
 
+// A smaller BloscLZ table (a firmware's RAM): the estimate and the arena shrink by the table's difference, the
+// chunks decode to their input, and a table of the reference's size gives the reference's chunk.
+TESSERA_TEST(chunk_encode, a_smaller_blosclz_table_costs_less_and_decodes) {
+  chunk_encode_params p;
+  p.typesize = 4;
+  p.compressor = codec::blosclz;
+  p.clevel = 5;
+  p.blocksize = 16384;
+  test::rng r(11);
+  data_fill(r, 0, g_src, 60000);
+  static uint8_t reference[60032];
+  size_t reference_size = 0;
+  size_t estimate_default = 0;
+  for (uint8_t log : {uint8_t{0}, uint8_t{14}, uint8_t{12}, uint8_t{10}, uint8_t{8}}) {
+    chunk_encoder_options o;
+    o.max_blocksize = 16384;
+    o.blosclz_hash_log = log;
+    const size_t need = chunk_encoder_estimate(o);
+    if (log == 0) estimate_default = need;
+    else CHECK_EQ(estimate_default - need, (size_t{1} << 14) * 4 - (size_t{1} << log) * 4);
+    static uint8_t buffer[1 << 20];
+    REQUIRE(need <= sizeof buffer);
+    arena a;
+    arena_init(a, buffer, need);
+    chunk_encoder e;
+    REQUIRE_OK(chunk_encoder_init(e, arena_allocator(a), o));
+    auto n = chunk_encode(e, p, bytes_view(g_src, 60000), bytes_mut(g_out, 60032));
+    REQUIRE_OK(n);
+    if (log == 0) {
+      std::memcpy(reference, g_out, *n);
+      reference_size = *n;
+    } else if (log == 14) {
+      CHECK(*n == reference_size && std::memcmp(reference, g_out, *n) == 0);
+    }
+    chunk_decoder d;
+    REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+    static uint8_t back[60000];
+    auto m = chunk_decode(d, bytes_view(g_out, *n), bytes_mut(back, sizeof back));
+    REQUIRE_OK(m);
+    CHECK_EQ(*m, size_t{60000});
+    CHECK(std::memcmp(back, g_src, 60000) == 0);
+  }
+  for (uint8_t bad : {uint8_t{7}, uint8_t{15}}) {
+    chunk_encoder_options o;
+    o.blosclz_hash_log = bad;
+    chunk_encoder e;
+    CHECK_ERR(chunk_encoder_init(e, test::system_allocator(), o), errc::invalid_argument);
+  }
+}
+
 TESSERA_TEST(chunk_encode, forward_filters_match_their_definitions) {
   test::rng r(77);
   static uint8_t a[4096], b[4096], ref[4096], block0[4096];

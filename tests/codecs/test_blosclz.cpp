@@ -537,8 +537,10 @@ TESSERA_TEST(blosclz, rejects_bad_arguments) {
   CHECK_ERR(blosclz_compress(0, in.view(), out.mut(), ws.mut()), errc::invalid_argument);
   CHECK_ERR(blosclz_compress(10, in.view(), out.mut(), ws.mut()), errc::invalid_argument);
   CHECK_ERR(blosclz_compress(-1, in.view(), out.mut(), ws.mut()), errc::invalid_argument);
+  // Below the smallest table (2^8 entries) the workspace is refused at every level.
   for (int c = 1; c <= 9; ++c) {
-    CHECK_ERR(blosclz_compress(c, in.view(), out.mut(), bytes_mut(ws.data(), blosclz_workspace_size(c) - 1)),
+    CHECK_ERR(blosclz_compress(c, in.view(), out.mut(),
+                               bytes_mut(ws.data(), detail::blosclz_workspace_size_for_log(detail::kBlosclzHashLogMin) - 1)),
               errc::invalid_argument);
   }
   // Any alignment of the workspace works and gives the same stream.
@@ -751,5 +753,35 @@ TESSERA_TEST(blosclz, corrupted_streams_stay_in_bounds) {
     auto d = blosclz_decompress(bytes_view(noise.data(), len), out.mut());
     if (d.ok()) CHECK_LE(d.value(), out.size);
     REQUIRE(out.guard_intact());
+  }
+}
+
+// A firmware's smaller match table (a workspace below the reference's): every stream decodes to its input, the
+// reference's table gives the reference's bytes, and zeros compress with any table.
+TESSERA_TEST(blosclz, smaller_tables_write_valid_streams) {
+  buffer ws, in, ref, small;
+  REQUIRE(ws.init(detail::kBlosclzWorkspaceMax));
+  REQUIRE(in.init(65536));
+  REQUIRE(ref.init(65536));
+  REQUIRE(small.init(65536));
+  test::rng r(0x7ab1e);
+  for (int kind = 0; kind < kKinds; ++kind) {
+    fill(kind, r, in.data(), in.size);
+    for (int clevel : {1, 3, 5, 9}) {
+      auto a = blosclz_compress(clevel, in.view(), ref.mut(), bytes_mut(ws.data(), blosclz_workspace_size(clevel)));
+      REQUIRE_OK(a);
+      for (unsigned log = detail::kBlosclzHashLogMax; log >= detail::kBlosclzHashLogMin; --log) {
+        auto b = blosclz_compress(clevel, in.view(), small.mut(),
+                                  bytes_mut(ws.data(), detail::blosclz_workspace_size_for_log(log)));
+        REQUIRE_OK(b);
+        if (detail::blosclz_workspace_size_for_log(log) >= blosclz_workspace_size(clevel)) {
+          // The reference's table fits: the reference's bytes.
+          CHECK_EQ(b.value(), a.value());
+          CHECK(b.value() == a.value() && std::memcmp(ref.data(), small.data(), a.value()) == 0);
+        }
+        if (b.value() != 0) check_decodes_to(t, bytes_view(small.data(), b.value()), in.data(), in.size);
+        if (kind == 0) CHECK(b.value() != 0);  // zeros compress with any table
+      }
+    }
   }
 }
