@@ -18,7 +18,10 @@
 /// array's edge) starts from zeros, so the chunk's padding is zero; a partial write decodes the chunk and keeps
 /// its padding (as the reference does). Each mutating call commits the frame when it succeeds (auto_commit;
 /// turn it off to group several calls into one frame_commit with array_commit). On error, nothing is committed
-/// and the in-memory frame may hold part of the change: close the array (dropping it) or retry.
+/// and the in-memory frame may hold part of the change: close the array (dropping it: array_close then returns
+/// errc::uncommitted, as it does for any change never committed) or retry. A rewritten chunk's new version goes
+/// into space no committed frame references (see "Space" in tessera/frame.hpp): files stay near the size of
+/// their data; array_compact makes one tight.
 ///
 /// Chunks are encoded as the reference encodes them for the same parameters (the block size is the array's
 /// block; typesize is the itemsize, or 1 above 255 bytes), so an array written here equals, chunk for chunk, one the
@@ -232,7 +235,14 @@ class array {
 
 /// Commits pending changes (only needed with auto_commit off).
 [[nodiscard]] status array_commit(array& a) noexcept;
-/// Closes the array; uncommitted changes are dropped.
+/// Whether the array has changes not committed yet (auto_commit off, or a writing call that failed): closing
+/// would drop them.
+[[nodiscard]] bool array_dirty(const array& a) noexcept;
+/// Rewrites a writable array's contiguous frame tight (frame_compact: pending changes committed first, old-or-new
+/// after a crash, room for a copy of the moved chunks needed meanwhile). Sparse arrays: commits only.
+[[nodiscard]] status array_compact(array& a) noexcept;
+/// Closes the array. Changes not committed are dropped, and then errc::uncommitted is returned (the array is
+/// closed all the same): commit first, or check array_dirty. The destructor drops them silently.
 status array_close(array& a) noexcept;
 
 // ---- What it is --------------------------------------------------------------------------------------------

@@ -36,19 +36,20 @@ enum class errc : int32_t {
   codec_unavailable = 11, ///< the data needs a codec this build does not include
   corrupt = 12,           ///< a checksum, offset or size inside stored data is inconsistent
   resource_limit = 13,    ///< the input asks for more memory than the call's budget (max_alloc) allows
+  uncommitted = 14,       ///< a close dropped changes that were never committed
 };
 
 /// Every code's name, each ended by its NUL, in one string.
 #define TESSERA_ERRC_NAMES                                                                                        \
   "ok\0invalid_argument\0out_of_memory\0buffer_too_small\0truncated\0malformed\0unsupported\0out_of_range\0"     \
-  "overflow\0io\0no_space\0codec_unavailable\0corrupt\0resource_limit\0unknown"
+  "overflow\0io\0no_space\0codec_unavailable\0corrupt\0resource_limit\0uncommitted\0unknown"
 
 namespace detail {
 // The names in one array, defined once in the core (src/base/errc_names.cpp): an error whose message is compiled
 // out points into it, so an image holds each name once (literals would be copied into every object file that
 // makes one such error).
 extern const char kErrcNames[sizeof TESSERA_ERRC_NAMES];
-inline constexpr uint32_t kErrcCount = 14;  // the codes 0..13; the last name is "unknown"
+inline constexpr uint32_t kErrcCount = 15;  // the codes 0..14; the last name is "unknown"
 struct errc_name_offsets {
   uint8_t at[kErrcCount + 1];
 };

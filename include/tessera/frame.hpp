@@ -1,31 +1,49 @@
-// Blosc2 frames (README_CFRAME_FORMAT.rst, README_SFRAME_FORMAT.rst): a contiguous frame (header, chunks, index
-// chunk, trailer) in one storage, or a sparse frame (the same header, index and trailer in `chunks.b2frame` and
-// one `XXXXXXXX.chunk` entry per chunk) in a storage_directory.
-//
-// Reading is lazy: opening reads the header, the index and the trailer; chunks and single blocks are read
-// through the storage on demand (in place, without copies, when the storage exposes a view).
-//
-// Writing is transactional. Chunk and metalayer operations change the frame in memory and write chunk bytes
-// only where the committed frame does not look; frame_commit makes them durable and visible at once. The write
-// order of a commit (contiguous frame, `durable` on):
-//   1. new chunk bytes were written past the committed frame's end (never over anything it uses);
-//   2. the new index chunk and trailer are written after them; sync;
-//   3. the header (its fixed fields and metalayers, one write of header_len bytes) is rewritten: from here on
-//      the storage holds the new frame; sync;
-//   4. the storage is cut to the new frame's end (when the frame ends the storage and it can be truncated).
-// A failure (or crash) before step 3 leaves the old frame intact; after it, the new one. The only in-place
-// write is the header of step 3, which the reference format pins at the frame's start: it must not tear (a
-// sector-sized write; b2nd headers are about 200 bytes). The price: every commit leaves the previous index and
-// trailer as dead bytes inside the data section (readers never see them; commit once per batch of changes).
-// A commit that leaves no chunks must put the trailer right after the header (the format says so): chunks
-// and the index in that range are first moved past the frame's end and committed (one extra commit).
-// Sparse frames: new chunk entries get fresh names, `chunks.b2frame.tmp` is written and synced and renamed
-// over `chunks.b2frame`, and only then are the entries of deleted or replaced chunks removed.
-// With `durable` off (in-memory frames), a commit writes the index and trailer right after the data, the
-// layout the reference writes, with no syncs: a frame built by appends (and metalayers and vlmetalayers set
-// with frame_vlmeta_set) is byte for byte the one the reference's contiguous super-chunk holds after the same
-// appends. (The reference compresses an index of 2 or more full 16 KiB blocks, 4096+ chunks, with 4 threads
-// that may place the blocks in any order; Tessera writes them in order, as its serial path does.)
+/// \file
+/// Blosc2 frames (README_CFRAME_FORMAT.rst, README_SFRAME_FORMAT.rst): a contiguous frame (header, chunks, index
+/// chunk, trailer) in one storage, or a sparse frame (the same header, index and trailer in `chunks.b2frame` and
+/// one `XXXXXXXX.chunk` entry per chunk) in a storage_directory.
+///
+/// Reading is lazy: opening reads the header, the index and the trailer; chunks and single blocks are read
+/// through the storage on demand (in place, without copies, when the storage exposes a view).
+///
+/// Writing is transactional. Chunk and metalayer operations change the frame in memory and write chunk bytes
+/// only where the committed frame does not look; frame_commit makes them durable and visible at once. The write
+/// order of a commit (contiguous frame, `durable` on):
+///   1. new chunk bytes were written where the committed frame does not look (see "Space" below);
+///   2. the new index chunk and trailer are written after the last chunk, also where the committed frame does not
+///      look; sync;
+///   3. the header (its fixed fields and metalayers, one write of header_len bytes) is rewritten: from here on
+///      the storage holds the new frame; sync;
+///   4. the storage is cut to the new frame's end (when the frame ends the storage and it can be truncated).
+/// A failure (or crash) before step 3 leaves the old frame intact; after it, the new one. The only in-place
+/// write is the header of step 3, which the reference format pins at the frame's start: it must not tear (a
+/// sector-sized write; b2nd headers are about 200 bytes).
+/// Space (contiguous frames): bytes the last committed frame does not reference are free, and new bytes go
+/// there before the storage grows. A chunk version written since the last commit is free as soon as it is
+/// replaced or deleted; a version the committed frame uses, and the committed index and trailer, become free
+/// once the next commit is durable. New chunk versions take the smallest free extent that holds them; the
+/// index and trailer the lowest free place after the last chunk; past the frame nothing is kept (step 4). When
+/// a commit leaves more than 1/20 of the frame free, frame_commit moves up to 16 of the highest chunks down into
+/// holes and commits again, and moves the index down in a third commit when it then sits far past the last
+/// chunk; when more than 1/12 of it is still free, it compacts the frame (frame_compact) provided that copies at
+/// most twice the chunk bytes changes wrote since the last compaction (so writing costs at most about 3x its
+/// bytes). Each of these commits holds the same content: a crash leaves one of them; with `durable` their
+/// failures are not reported (the moved chunks go with the next commit). The map of free bytes is built on the
+/// first change that frees bytes (for an opened frame: every stored chunk's header is read once and the chunks
+/// sorted, N * 16 bytes for the time of the call; a created frame starts with it), holds at most 1024 free and
+/// 1024 retired extents (16 bytes each, from the frame's allocator): past that the smallest are forgotten and
+/// stay dead until frame_compact. A frame whose chunks share or overlap bytes, or one whose commit failed at its header
+/// write (either frame may then be live), only appends from then on (this handle). Readers of the same storage
+/// must refresh after each commit: bytes an older frame used may be reused (or open with keep_old_frames).
+/// A commit that leaves no chunks must put the trailer right after the header (the format says so): chunks
+/// and the index in that range are first moved past the frame's end and committed (one extra commit).
+/// Sparse frames: new chunk entries get fresh names, `chunks.b2frame.tmp` is written and synced and renamed
+/// over `chunks.b2frame`, and only then are the entries of deleted or replaced chunks removed.
+/// With `durable` off (in-memory frames), a commit writes the index and trailer right after the data, the
+/// layout the reference writes, with no syncs: a frame built by appends (and metalayers and vlmetalayers set
+/// with frame_vlmeta_set) is byte for byte the one the reference's contiguous super-chunk holds after the same
+/// appends. (The reference compresses an index of 2 or more full 16 KiB blocks, 4096+ chunks, with 4 threads
+/// that may place the blocks in any order; Tessera writes them in order, as its serial path does.)
 #pragma once
 
 #include <cstddef>
@@ -42,42 +60,46 @@ namespace tessera {
 
 inline constexpr uint32_t kFrameHeaderMinLen = 87;   ///< the fixed part of the header, before the metalayers
 inline constexpr uint32_t kFrameTrailerMinLen = 25;  ///< a trailer without vlmetalayers ends in these
-inline constexpr uint32_t kFrameMaxMetalayers = 16;
-inline constexpr uint32_t kFrameMaxVlmetalayers = 8 * 1024;
-inline constexpr uint32_t kFrameMetalayerNameMax = 31;
-inline constexpr char kSparseIndexName[] = "chunks.b2frame";
-inline constexpr char kSparseIndexTempName[] = "chunks.b2frame.tmp";
+inline constexpr uint32_t kFrameMaxMetalayers = 16;           ///< fixed metalayers a header holds at most
+inline constexpr uint32_t kFrameMaxVlmetalayers = 8 * 1024;   ///< variable-length metalayers a trailer holds at most
+inline constexpr uint32_t kFrameMetalayerNameMax = 31;        ///< bytes of a metalayer's name at most
+inline constexpr char kSparseIndexName[] = "chunks.b2frame";  ///< a sparse frame's header, index and trailer
+inline constexpr char kSparseIndexTempName[] = "chunks.b2frame.tmp";  ///< its replacement while a commit writes it
 
-enum class frame_kind : uint8_t { contiguous = 0, sparse = 1 };
+/// Where a frame lives.
+enum class frame_kind : uint8_t {
+  contiguous = 0,  ///< one storage: header, chunks, index, trailer
+  sparse = 1       ///< a storage_directory: `chunks.b2frame` and one entry per chunk
+};
 
 /// The header's fields (and what follows from them).
 struct frame_info {
-  frame_kind kind = frame_kind::contiguous;
+  frame_kind kind = frame_kind::contiguous;  ///< contiguous or sparse
   uint8_t version = 0;          ///< general_flags bits 0..3: 2 (regular), 3 (variable chunks or VL blocks)
   bool variable_chunks = false; ///< general_flags bit 6
   bool vl_blocks = false;       ///< general_flags bit 7
-  uint32_t header_len = 0;
-  uint64_t frame_len = 0;
+  uint32_t header_len = 0;      ///< bytes of the header (fixed part and metalayers)
+  uint64_t frame_len = 0;       ///< bytes of the whole frame, trailer included
   int64_t nbytes = 0;           ///< uncompressed bytes of all chunks
   int64_t cbytes = 0;           ///< contiguous: length of the chunks section (dead bytes included); sparse: sum of chunk sizes
-  int32_t typesize = 0;
-  int32_t blocksize = 0;
+  int32_t typesize = 0;         ///< bytes per item of the chunks
+  int32_t blocksize = 0;        ///< the chunks' block size in bytes (0: automatic)
   int32_t chunksize = 0;        ///< 0: chunks of different sizes
-  int16_t nthreads_comp = 1;
-  int16_t nthreads_decomp = 1;
-  bool has_vlmetalayers = false;
+  int16_t nthreads_comp = 1;    ///< the writer's compression threads, as recorded (informative only)
+  int16_t nthreads_decomp = 1;  ///< the writer's decompression threads, as recorded (informative only)
+  bool has_vlmetalayers = false;  ///< the trailer holds variable-length metalayers
   uint8_t compcode = 0;         ///< the API codec number (blosclz 0, lz4 1, lz4hc 2, zlib 4, zstd 5), or udcodec
-  uint8_t clevel = 0;
+  uint8_t clevel = 0;           ///< the compression level, 0..9
   uint8_t splitmode = 0;        ///< the API's BLOSC_*_SPLIT (1..4)
-  bool use_dict = false;
-  uint8_t filters[kChunkMaxFilters] = {};
-  uint8_t filters_meta[kChunkMaxFilters] = {};
-  uint8_t udcodec = 0;
-  uint8_t compcode_meta = 0;
-  int64_t nchunks = 0;
-  uint32_t trailer_len = 0;
-  uint32_t nmetalayers = 0;
-  uint32_t nvlmetalayers = 0;
+  bool use_dict = false;        ///< chunks carry a dictionary
+  uint8_t filters[kChunkMaxFilters] = {};       ///< the filter pipeline (filter_id values)
+  uint8_t filters_meta[kChunkMaxFilters] = {};  ///< each filter slot's meta
+  uint8_t udcodec = 0;          ///< the user codec's id (compcode user)
+  uint8_t compcode_meta = 0;    ///< the codec's meta
+  int64_t nchunks = 0;          ///< chunks in the frame
+  uint32_t trailer_len = 0;     ///< bytes of the trailer
+  uint32_t nmetalayers = 0;     ///< fixed metalayers in the header
+  uint32_t nvlmetalayers = 0;   ///< variable-length metalayers in the trailer
 };
 
 namespace detail {
@@ -88,12 +110,12 @@ struct frame_access;
 /// An open frame. Not copyable; movable. All memory from the allocator given at open/create.
 class frame {
  public:
-  frame() noexcept = default;
+  frame() noexcept = default;  ///< not open: call frame_open or frame_create
   frame(const frame&) = delete;
   frame& operator=(const frame&) = delete;
-  frame(frame&& o) noexcept : s_(o.s_) { o.s_ = nullptr; }
-  frame& operator=(frame&& o) noexcept;
-  ~frame();
+  frame(frame&& o) noexcept : s_(o.s_) { o.s_ = nullptr; }  ///< takes o's state; o is left closed
+  frame& operator=(frame&& o) noexcept;  ///< closes this frame, then takes o's state
+  ~frame();  ///< frame_close
 
  private:
   friend struct detail::frame_access;
@@ -104,6 +126,7 @@ class frame {
 /// and no claim may make a call allocate more than this at once.
 inline constexpr uint64_t kDefaultMaxAlloc = sizeof(void*) >= 8 ? uint64_t{1} << 30 : uint64_t{64} << 20;
 
+/// How frame_open and frame_create open a frame.
 struct frame_open_options {
   uint64_t base_offset = 0;  ///< contiguous frames: where the frame starts inside the storage
   /// The largest buffer a call on this frame allocates on the strength of what the file says (a header, a
@@ -114,6 +137,10 @@ struct frame_open_options {
   bool durable = true;       ///< the crash-safe write order above (off: the reference's in-place layout)
   /// Contiguous frames: cut the storage at the frame's end after a commit (when the storage can truncate).
   bool truncate_tail = true;
+  /// Contiguous frames: never write over bytes an older committed frame used (no space reuse, no moves after a
+  /// commit), so that readers that do not refresh keep reading the frame they opened; the storage then keeps
+  /// every version of every rewritten chunk (frame_compact still works). Off (default): see "Space" above.
+  bool keep_old_frames = false;
   /// Writable frames compress their index chunk and vlmetalayers as the reference does (see "Encoding a
   /// frame's parts" below). With null, the frame inits its own encoder from its allocator when it first needs
   /// one (chunk_encoder_estimate(frame_encoder_options()) bytes, kept until close). Else this one is used (it
@@ -209,26 +236,28 @@ struct frame_chunk_ref {
 
 // ---- Creating and writing ----------------------------------------------------------------------------------
 
+/// A fixed metalayer of a frame being created.
 struct frame_metalayer_init {
   span<const char> name;  ///< 1..31 bytes
   bytes_view content;     ///< msgpack, by convention
 };
 
+/// The header of a frame being created: what its chunks are (codec, filters, sizes) and its fixed metalayers.
 struct frame_create_params {
-  int32_t typesize = 1;
-  int32_t blocksize = 0;
+  int32_t typesize = 1;    ///< bytes per item of the chunks
+  int32_t blocksize = 0;   ///< the chunks' block size in bytes (0: automatic)
   int32_t chunksize = -1;  ///< -1: set by the first chunk (the reference's fresh super-chunk); b2nd sets it
   uint8_t compcode = 0;    ///< API codec number
-  uint8_t clevel = 5;
+  uint8_t clevel = 5;      ///< the compression level, 0..9
   uint8_t splitmode = 4;   ///< BLOSC_FORWARD_COMPAT_SPLIT
-  bool use_dict = false;
-  uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, 1};
-  uint8_t filters_meta[kChunkMaxFilters] = {};
-  uint8_t compcode_meta = 0;
-  int16_t nthreads_comp = 1;
-  int16_t nthreads_decomp = 1;
+  bool use_dict = false;   ///< chunks carry a dictionary
+  uint8_t filters[kChunkMaxFilters] = {0, 0, 0, 0, 0, 1};  ///< the filter pipeline (default: shuffle last)
+  uint8_t filters_meta[kChunkMaxFilters] = {};             ///< each filter slot's meta
+  uint8_t compcode_meta = 0;     ///< the codec's meta
+  int16_t nthreads_comp = 1;     ///< recorded in the header (informative only)
+  int16_t nthreads_decomp = 1;   ///< recorded in the header (informative only)
   const frame_metalayer_init* metalayers = nullptr;  ///< fixed once the frame exists (contents can change in place)
-  uint32_t nmetalayers = 0;
+  uint32_t nmetalayers = 0;      ///< entries in metalayers (at most kFrameMaxMetalayers)
   int64_t expected_nchunks = 0;  ///< reserve the in-memory index up front (one allocation; handy with arenas)
 };
 
@@ -247,8 +276,11 @@ struct frame_create_params {
 /// (the reference could not read them: errc::unsupported); empty chunks are refused (the reference would lose
 /// them).
 [[nodiscard]] status frame_chunk_append(frame& f, bytes_view chunk) noexcept;
+/// Inserts `chunk` before chunk nchunk (0..nchunks: nchunks appends). Rules as frame_chunk_append.
 [[nodiscard]] status frame_chunk_insert(frame& f, int64_t nchunk, bytes_view chunk) noexcept;
+/// Replaces chunk nchunk with `chunk`. Rules as frame_chunk_append.
 [[nodiscard]] status frame_chunk_update(frame& f, int64_t nchunk, bytes_view chunk) noexcept;
+/// Removes chunk nchunk; the chunks after it move down by one. Errors: out_of_range.
 [[nodiscard]] status frame_chunk_delete(frame& f, int64_t nchunk) noexcept;
 
 /// Replaces the content of fixed metalayer `name` with one of the same size.
@@ -257,7 +289,9 @@ struct frame_create_params {
 /// makes (the reference's blosc2_vlmeta_add with default cparams). _chunk takes an already made chunk, checked
 /// to be one.
 [[nodiscard]] status frame_vlmeta_set(frame& f, span<const char> name, bytes_view content) noexcept;
+/// frame_vlmeta_set with content already made into a chunk (see above).
 [[nodiscard]] status frame_vlmeta_set_chunk(frame& f, span<const char> name, bytes_view chunk) noexcept;
+/// Removes variable-length metalayer `name`.
 [[nodiscard]] status frame_vlmeta_delete(frame& f, span<const char> name) noexcept;
 
 /// Makes every change since the last commit durable, in the order described at the top of this file. On error
@@ -267,6 +301,26 @@ struct frame_create_params {
 /// Whether there are uncommitted changes.
 [[nodiscard]] bool frame_dirty(const frame& f) noexcept;
 
+/// Rewrites a contiguous frame tight: header, chunks (in the order of their positions), index, trailer, nothing
+/// in between, the storage cut at its end. Pending changes are committed first. In place, with the commit's
+/// old-or-new guarantee: the chunks past the first hole are copied past everything in use and committed, then
+/// copied down to their final places and committed again (the storage needs room for that copy on top of the
+/// frame for the time of the call; a fixed buffer without it fails no_space, the frame as it was). A frame
+/// that is already tight is left alone. Sparse frames: pending changes are committed (each chunk is its own
+/// entry; there is nothing to compact). Errors: those of commits and the storage; unsupported for a frame
+/// whose chunks share or overlap bytes.
+[[nodiscard]] status frame_compact(frame& f) noexcept;
+
+/// Where a frame's bytes go (contiguous: the chunks section holds chunks and dead bytes; sparse: no dead bytes).
+struct frame_space_stats {
+  uint64_t frame_len = 0;    ///< the frame's length (the header's)
+  uint64_t chunk_bytes = 0;  ///< stored chunks, each counted once (special-value entries hold none)
+  uint64_t meta_bytes = 0;   ///< header, index and trailer
+  uint64_t free_bytes = 0;   ///< dead bytes inside the frame: frame_len - chunk_bytes - meta_bytes
+};
+/// Reads every stored chunk's header (as of the last commit or change). Errors: those of reading.
+[[nodiscard]] result<frame_space_stats> frame_space_get(frame& f) noexcept;
+
 // ---- Encoding a frame's parts --------------------------------------------------------------------------------
 // The encoders the frame writer itself uses, for writers that lay a frame out on their own (e.g. append-only
 // flash). None allocates. A contiguous frame is: header, chunks section (cbytes bytes), index chunk, trailer;
@@ -274,14 +328,14 @@ struct frame_create_params {
 
 /// The fields of a header that change as the frame does (the rest comes from the frame_create_params).
 struct frame_header_fields {
-  frame_kind kind = frame_kind::contiguous;
-  uint64_t frame_len = 0;
+  frame_kind kind = frame_kind::contiguous;  ///< contiguous or sparse
+  uint64_t frame_len = 0;          ///< bytes of the whole frame, trailer included
   int64_t nbytes = 0;              ///< uncompressed bytes of all chunks
   int64_t cbytes = 0;              ///< contiguous: the chunks section's length; sparse: the chunks' total size
   int32_t chunksize = -1;          ///< every chunk's nbytes; -1: no chunk yet (a fresh super-chunk); 0: chunks of
-                                   /// different sizes (sets the variable-chunks flag and format version 3)
+                                   ///< different sizes (sets the variable-chunks flag and format version 3)
   bool vl_blocks = false;          ///< the chunks have variable-length blocks (format version 3)
-  bool has_vlmetalayers = false;
+  bool has_vlmetalayers = false;  ///< the trailer holds variable-length metalayers
 };
 
 /// The parameters that create a frame like `info`'s (codec, filters, sizes, threads); no metalayers: set
@@ -314,14 +368,15 @@ inline constexpr int32_t kFrameIndexBlocksize = 16 * 1024;
 
 /// A variable-length metalayer as the trailer holds it: its name (1..31 bytes) and its content as a chunk.
 struct frame_vlmetalayer {
-  span<const char> name;
-  bytes_view chunk;
+  span<const char> name;  ///< 1..31 bytes
+  bytes_view chunk;       ///< the content as a chunk (frame_vlmeta_encode)
 };
 /// Encodes vlmetalayer content as the reference's blosc2_vlmeta_add does with default cparams (BloscLZ,
 /// clevel 5, typesize 8, shuffle, automatic split and block size). out needs chunk_encode_bound(content.size()).
 [[nodiscard]] result<size_t> frame_vlmeta_encode(chunk_encoder& encoder, bytes_view content, bytes_mut out) noexcept;
 /// The trailer's length for these vlmetalayers (names distinct), and the trailer's bytes.
 [[nodiscard]] result<uint32_t> frame_trailer_size(span<const frame_vlmetalayer> vlmetas) noexcept;
+/// Writes the trailer (frame_trailer_size bytes) and returns its length.
 [[nodiscard]] result<size_t> frame_trailer_encode(span<const frame_vlmetalayer> vlmetas, bytes_mut out) noexcept;
 /// The trailer of a frame without vlmetalayers (the bytes frame_trailer_encode writes for none), constant: for
 /// writers that never add any (the flash port), without the general trailer encoder.

@@ -54,7 +54,8 @@ typedef enum tessera_errc {
   TESSERA_ERR_NO_SPACE = 10,            /**< the storage is full */
   TESSERA_ERR_CODEC_UNAVAILABLE = 11,   /**< the data needs a codec this build does not include */
   TESSERA_ERR_CORRUPT = 12,             /**< a checksum, offset or size inside stored data is inconsistent */
-  TESSERA_ERR_RESOURCE_LIMIT = 13       /**< the input asks for more memory than the call's budget allows */
+  TESSERA_ERR_RESOURCE_LIMIT = 13,      /**< the input asks for more memory than the call's budget allows */
+  TESSERA_ERR_UNCOMMITTED = 14          /**< a close dropped changes that were never committed */
 } tessera_errc;
 
 /** The outcome of a call: a ::tessera_errc code and a static message saying what went wrong ("" when ok). */
@@ -181,6 +182,12 @@ typedef struct tessera_array_params {
   const tessera_executor* executor;
   /** Nonzero: a dictionary in every chunk (LZ4, LZ4HC, Zstd; the reference's use_dict). Default 0. */
   int32_t use_dict;
+  /**
+   * Nonzero: never write over bytes an older commit used, so that readers that do not refresh keep reading the
+   * array they opened (the storage keeps every version of rewritten chunks). Default 0: rewrites reuse the space
+   * no committed frame references (frame_open_options::keep_old_frames in tessera/frame.hpp).
+   */
+  int32_t keep_old_frames;
 } tessera_array_params;
 
 /** Sets p to the defaults (the reference's: BloscLZ, level 5, shuffle; ndim 0, automatic shapes, durable). */
@@ -208,6 +215,7 @@ typedef struct tessera_open_options {
   int32_t writable;      /**< nonzero: allow writes (the storage needs write); default 0 */
   int32_t durable;       /**< as in ::tessera_array_params (default nonzero) */
   const tessera_executor* executor;  /**< as in ::tessera_array_params (default NULL: serial) */
+  int32_t keep_old_frames;           /**< as in ::tessera_array_params (default 0) */
 } tessera_open_options;
 
 /** Sets o to the defaults (offset 0, read-only, durable). */
@@ -250,8 +258,22 @@ tessera_status tessera_array_create(tessera_array** out, const tessera_storage* 
 tessera_status tessera_array_open(tessera_array** out, const tessera_storage* storage,
                                   const tessera_allocator* alloc, const tessera_open_options* options);
 
-/** Closes the array and frees its handle (NULL is a no-op); uncommitted changes are dropped. */
+/**
+ * Closes the array and frees its handle (NULL is a no-op). Changes not committed (auto-commit off, or a writing
+ * call that failed) are dropped, and then UNCOMMITTED is returned: commit first (tessera_array_dirty tells).
+ */
 tessera_status tessera_array_close(tessera_array* a);
+
+/** Nonzero when the array has changes not committed yet (closing would drop them). */
+int32_t tessera_array_dirty(const tessera_array* a);
+
+/**
+ * Rewrites the array's contiguous frame tight (frame_compact in tessera/frame.hpp): pending changes are
+ * committed, then the chunks past the first hole are copied past the frame, committed, copied down and committed
+ * again; a crash leaves the old frame or the new one. The storage needs room for that copy meanwhile. Sparse
+ * arrays: commits pending changes only. Errors: INVALID_ARGUMENT (read-only), NO_SPACE, UNSUPPORTED, the storage's.
+ */
+tessera_status tessera_array_compact(tessera_array* a);
 
 /** Nonzero (the default): commit the frame after each successful writing call. Zero: group them. */
 void tessera_array_set_auto_commit(tessera_array* a, int32_t on);

@@ -865,9 +865,22 @@ status array_commit(array& a) noexcept {
   return frame_commit(array_access::frm(a));
 }
 
+bool array_dirty(const array& a) noexcept {
+  return array_access::open(a) && array_access::writable(a) && frame_dirty(array_access::frm(a));
+}
+
+status array_compact(array& a) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));
+  return frame_compact(array_access::frm(a));
+}
+
 status array_close(array& a) noexcept {
   status s = ok_status();
+  const bool dropped = array_dirty(a);
   if (array_access::open(a)) s = frame_close(array_access::frm(a));
+  if (s.ok() && dropped)
+    s = make_error(errc::uncommitted, TESSERA_MSG("array_close: changes that were never committed were dropped"));
   array_access::open(a) = false;
   array_access::writable(a) = false;
   chunk_decoder_release(array_access::decoder(a));

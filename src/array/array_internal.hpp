@@ -19,6 +19,7 @@ struct array_access {
   static bool& open(array& a) noexcept { return a.open_; }
   static bool open(const array& a) noexcept { return a.open_; }
   static bool& writable(array& a) noexcept { return a.writable_; }
+  static bool writable(const array& a) noexcept { return a.writable_; }
   static array_layout& layout(array& a) noexcept { return a.layout_; }
   static const array_layout& layout(const array& a) noexcept { return a.layout_; }
   static layout_sizes& sizes(array& a) noexcept { return a.sizes_; }

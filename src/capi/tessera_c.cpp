@@ -24,6 +24,7 @@ static_assert(TESSERA_MAX_METALAYERS == tessera::kFrameMaxMetalayers - 1, "metal
 static_assert(static_cast<int32_t>(errc::corrupt) == TESSERA_ERR_CORRUPT, "error codes cross the C API unchanged");
 static_assert(static_cast<int32_t>(errc::resource_limit) == TESSERA_ERR_RESOURCE_LIMIT, "error codes cross the C API unchanged");
 static_assert(static_cast<int32_t>(errc::invalid_argument) == TESSERA_ERR_INVALID_ARGUMENT, "error codes");
+static_assert(static_cast<int32_t>(errc::uncommitted) == TESSERA_ERR_UNCOMMITTED, "error codes");
 static_assert(static_cast<int32_t>(errc::no_space) == TESSERA_ERR_NO_SPACE, "error codes");
 static_assert(static_cast<int32_t>(errc::codec_unavailable) == TESSERA_ERR_CODEC_UNAVAILABLE, "error codes");
 
@@ -98,6 +99,7 @@ void tessera_array_params_init(tessera_array_params* p) {
   p->nmetalayers = 0;
   p->base_offset = 0;
   p->durable = 1;
+  p->keep_old_frames = 0;
 }
 
 void tessera_open_options_init(tessera_open_options* o) {
@@ -106,6 +108,7 @@ void tessera_open_options_init(tessera_open_options* o) {
   o->writable = 0;
   o->durable = 1;
   o->executor = nullptr;
+  o->keep_old_frames = 0;
 }
 
 // ---- Creating, opening, closing -----------------------------------------------------------------------------
@@ -133,6 +136,7 @@ tessera_status tessera_array_create(tessera_array** out, const tessera_storage* 
   if (cs.code != TESSERA_OK) return cs;
   tessera::array_target target = tessera::array_target_contiguous(h->st, params->durable != 0);
   target.options.base_offset = params->base_offset;
+  target.options.keep_old_frames = params->keep_old_frames != 0;
   const status s = tessera::array_create(h->arr, target, h->alloc, p, f);
   if (!s.ok()) {
     handle_free(h);
@@ -160,6 +164,7 @@ tessera_status tessera_array_open(tessera_array** out, const tessera_storage* st
   ao.frame.base_offset = o.base_offset;
   ao.frame.writable = o.writable != 0;
   ao.frame.durable = o.durable != 0;
+  ao.frame.keep_old_frames = o.keep_old_frames != 0;
   cs = to_c(executor_over(o.executor, ao.exec));
   if (cs.code != TESSERA_OK) return cs;
   tessera_array* h = nullptr;
@@ -188,6 +193,13 @@ void tessera_array_set_auto_commit(tessera_array* a, int32_t on) {
 tessera_status tessera_array_commit(tessera_array* a) {
   if (a == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array"));
   return to_c(tessera::array_commit(a->arr));
+}
+
+int32_t tessera_array_dirty(const tessera_array* a) { return a != nullptr && tessera::array_dirty(a->arr) ? 1 : 0; }
+
+tessera_status tessera_array_compact(tessera_array* a) {
+  if (a == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array"));
+  return to_c(tessera::array_compact(a->arr));
 }
 
 tessera_status tessera_array_info_get(const tessera_array* a, tessera_array_info* out) {

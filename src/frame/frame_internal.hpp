@@ -69,6 +69,36 @@ struct frame_chunk_entry {
   int32_t nbytes = -1;     // -1: not read yet
   int32_t cbytes = -1;
   int32_t blocksize = -1;  // of the stored chunk's header; -1: not read yet (0 for special entries)
+  uint8_t fresh = 0;       // contiguous: its bytes were written since the last commit (no committed frame uses them)
+};
+
+// ---- Space reuse in contiguous frames (frame_space.cpp) ---------------------------------------------------------
+// Positions relative to the frame's start. Bytes at and past `end` are free; below it, `free` lists the extents
+// that may be written now and `retired` those the last committed frame still uses but the pending one does not
+// (free once the next commit is durable). Both are bounded (kSpaceExtentsMax each, 16 bytes an extent, grown from
+// the frame's allocator as needed): past the bound, or when the allocator refuses, the smallest extent is
+// forgotten and stays dead (counted in `lost`) until compaction. The map is built on a frame's first change that
+// frees bytes (created frames: at creation, empty) and costs nothing before.
+struct extent {
+  uint64_t pos = 0;
+  uint64_t len = 0;
+};
+struct extent_set {
+  extent* v = nullptr;  // sorted by pos, disjoint, never adjacent
+  uint32_t n = 0;
+  uint32_t cap = 0;
+};
+inline constexpr uint32_t kSpaceExtentsMax = 1024;
+struct space_map {
+  bool active = false;    // placement goes through the map
+  bool disabled = false;  // never reuse (chunks that share or overlap bytes, or after an uncertain commit)
+  extent_set free;
+  extent_set retired;
+  extent meta{};          // durable: the committed index and trailer (free after the next commit)
+  uint64_t end = 0;
+  uint64_t live = 0;      // bytes of the pending frame's stored chunks
+  uint64_t lost = 0;
+  uint64_t written = 0;   // chunk bytes the caller's changes wrote since the last compaction (its budget)
 };
 
 // The committed index chunk, read a block at a time: opening costs O(1) memory in the number of chunks. A
@@ -125,6 +155,7 @@ struct frame_state {
   int64_t committed_cbytes = 0; // its chunks section
   bool committed_has_index = false;
   uint64_t data_end = 0;        // end of the chunks section: header_len + cbytes of the pending frame
+  space_map space;              // which bytes may be written (frame_space.cpp)
   // Sparse: the next fresh chunk entry number, and entries to remove after the next commit.
   int64_t next_id = 0;
   int64_t* doomed = nullptr;
@@ -173,6 +204,38 @@ void state_free(frame_state* s) noexcept;
 [[nodiscard]] result<bytes_view> frame_bytes(frame_state& s, uint64_t pos, size_t n) noexcept;
 [[nodiscard]] status frame_read_into(frame_state& s, uint64_t pos, bytes_mut dst) noexcept;
 [[nodiscard]] status frame_write(frame_state& s, uint64_t pos, bytes_view src) noexcept;
+
+// ---- Space (frame_space.cpp) ---------------------------------------------------------------------------------------
+
+void space_release(frame_state& s) noexcept;
+// Starts the map of a new frame (nothing to scan): the committed frame is the header and the trailer.
+void space_start_empty(frame_state& s) noexcept;
+// Builds the map of an opened frame whose pending chunks are the committed ones plus fresh appends: every stored
+// chunk's size is read (its header), chunks are sorted by position, the gaps between them are free. Chunks that
+// overlap disable reuse. Errors: the storage's, out_of_memory (the sort's N * 16 bytes), resource_limit.
+[[nodiscard]] status space_activate(frame_state& s) noexcept;
+// Disables reuse for good (this handle): what was written stays where it is, new bytes go past everything.
+void space_disable(frame_state& s) noexcept;
+// Where n new bytes go: the smallest free extent that holds them, else the end.
+[[nodiscard]] uint64_t space_take(frame_state& s, uint64_t n) noexcept;
+// The lowest free position >= lo with n free bytes from it (or the end), taken.
+[[nodiscard]] uint64_t space_take_from(frame_state& s, uint64_t lo, uint64_t n) noexcept;
+// The lowest free extent that holds n bytes ending at or before limit, taken; UINT64_MAX when none.
+[[nodiscard]] uint64_t space_take_below(frame_state& s, uint64_t n, uint64_t limit) noexcept;
+// Bytes nothing references any more (written and superseded before a commit, or a failed write): free now.
+void space_free(frame_state& s, uint64_t pos, uint64_t len) noexcept;
+// A stored chunk version the pending frame drops: free now when fresh (or not durable), else at the next commit.
+void space_drop_chunk(frame_state& s, const frame_chunk_entry& e) noexcept;
+// The end of the pending frame's chunks (header_len when none). Needs every stored chunk's size (active map).
+[[nodiscard]] uint64_t space_chunks_end(const frame_state& s) noexcept;
+// After a durable commit of index and trailer at [p, p + m): what it retired is free, bytes past the frame are
+// free, chunks are no longer fresh.
+void space_committed(frame_state& s, uint64_t p, uint64_t m) noexcept;
+// Whether the committed frame (frame_len) is more than 1/20 larger than its content: worth moving chunks down.
+[[nodiscard]] bool space_loose(const frame_state& s) noexcept;
+// Moves up to 16 of the highest stored chunks into free extents below them (their old bytes dropped): returns how
+// many moved.
+[[nodiscard]] result<uint32_t> space_relocate(frame_state& s) noexcept;
 
 // Sparse entries.
 struct sparse_entry {

@@ -61,6 +61,7 @@ void state_free(frame_state* s) noexcept {
   if (s->worker_scratch != nullptr) allocator_deallocate(a, s->worker_scratch, s->worker_scratch_cap, 16);
   if (s->starts_sorted != nullptr) allocator_deallocate(a, s->starts_sorted, s->starts_sorted_cap, 16);
   index_lazy_release(*s);
+  space_release(*s);
   s->~frame_state();
   allocator_deallocate(a, s, sizeof(frame_state), alignof(frame_state));
 }

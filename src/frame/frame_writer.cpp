@@ -1,6 +1,7 @@
 // Creating frames and changing them: chunk and metalayer changes in memory (chunk bytes written where the
 // committed frame does not look), then frame_commit in the crash-safe order described in tessera/frame.hpp.
 #include <cstring>
+#include <new>
 
 #include "frame/frame_internal.hpp"
 
@@ -48,6 +49,7 @@ result<incoming> incoming_check(bytes_view chunk) noexcept {
 uint64_t place_at(const frame_state& s) noexcept {
   uint64_t p = s.data_end;
   if (s.options.durable && s.committed_len > p) p = s.committed_len;
+  if (s.space.end > p) p = s.space.end;  // a map that was disabled: past everything it placed
   return p;
 }
 
@@ -77,11 +79,17 @@ result<int64_t> chunk_store(frame_state& s, const incoming& in, uint64_t* new_da
     s.next_id = id + 1;
     return id;
   }
-  const uint64_t pos = place_at(s);
+  const bool reuse = s.space.active;
+  const uint64_t pos = reuse ? space_take(s, in.bytes.size()) : place_at(s);
   const uint64_t end = pos + in.bytes.size();
-  if (end > static_cast<uint64_t>(INT64_MAX)) return make_error(errc::overflow, TESSERA_MSG("frame: frame too large"));
-  TESSERA_TRY(frame_write(s, pos, in.bytes));
-  *new_data_end = end;
+  status w = end > static_cast<uint64_t>(INT64_MAX) ? make_error(errc::overflow, TESSERA_MSG("frame: frame too large"))
+                                                     : frame_write(s, pos, in.bytes);
+  if (!w.ok()) {
+    if (reuse) space_free(s, pos, in.bytes.size());
+    return w;
+  }
+  *new_data_end = end > s.data_end ? end : s.data_end;
+  s.space.written += in.bytes.size();
   return static_cast<int64_t>(pos - s.info.header_len);
 }
 
@@ -125,6 +133,8 @@ status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chun
   if (kind == change::update) {
     int32_t onb = 0;
     TESSERA_TRY(frame_chunk_entry_nbytes(s, nchunk, &onb));
+    // The first version a contiguous frame drops builds its space map.
+    if (!s.sparse && s.chunks[nchunk].offset >= 0) TESSERA_TRY(space_activate(s));
     old = s.chunks[nchunk];
   }
   const int64_t nspecial = s.nspecial + (in->special ? 1 : 0) - (kind == change::update && old.offset < 0 ? 1 : 0);
@@ -145,7 +155,10 @@ status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chun
   e.nbytes = in->h.nbytes;
   e.cbytes = in->special ? 0 : in->h.cbytes;
   e.blocksize = in->special ? 0 : in->h.blocksize;
+  e.fresh = !s.sparse && !in->special ? 1 : 0;
+  if (s.space.active && e.offset >= 0) s.space.live += static_cast<uint64_t>(e.cbytes);
   if (kind == change::update) {
+    if (s.space.active) space_drop_chunk(s, old);
     s.chunks[nchunk] = e;
     s.info.nbytes += int64_t{e.nbytes} - old.nbytes;
     if (s.sparse && old.offset >= 0) {
@@ -248,17 +261,23 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
   if (cn <= 0) return make_error(errc::corrupt, TESSERA_MSG("frame: committed frame with data but an empty index"));
   auto enc = encoder_get(s);
   if (!enc.ok()) return enc.err();
-  // The committed offsets, decoded into a temporary state's table.
-  frame_state tmp;
+  // The committed offsets, decoded into a temporary state's table. The state comes from the allocator, not the
+  // stack: it is 4 KiB, and commits run on a firmware's task stack.
+  void* mem = allocator_allocate(s.alloc, sizeof(frame_state), alignof(frame_state));
+  if (mem == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a temporary state"));
+  frame_state& tmp = *new (mem) frame_state;
   tmp.alloc = s.alloc;
   struct table_guard {
     frame_state* t;
     ~table_guard() {
+      const allocator a = t->alloc;
       if (t->chunks != nullptr)
-        allocator_deallocate(t->alloc, t->chunks, sizeof(frame_chunk_entry) * static_cast<size_t>(t->chunk_cap), alignof(frame_chunk_entry));
-      if (t->scratch != nullptr) allocator_deallocate(t->alloc, t->scratch, t->scratch_cap, 16);
+        allocator_deallocate(a, t->chunks, sizeof(frame_chunk_entry) * static_cast<size_t>(t->chunk_cap), alignof(frame_chunk_entry));
+      if (t->scratch != nullptr) allocator_deallocate(a, t->scratch, t->scratch_cap, 16);
       t->chunks = nullptr;
       t->scratch = nullptr;
+      t->~frame_state();
+      allocator_deallocate(a, t, sizeof(frame_state), alignof(frame_state));
     }
   } guard{&tmp};
   tmp.st = s.st;
@@ -353,19 +372,40 @@ result<uint32_t> commit_index_build(frame_state& s, const commit_parts& c, uint8
   return index_build(s, c.enc, s.chunks, s.nchunks, bytes_mut(out, c.ibound));
 }
 
+// The writes of a commit: index and trailer (buf + lead, at idx_pos) then the header, or, joined, header and
+// trailer in one write. *header_tried: the header was (maybe) written, so either frame may be the live one.
+status cframe_commit_writes(frame_state& s, const frame_info& ni, bool joined, const uint8_t* buf, size_t lead,
+                            uint64_t idx_pos, size_t tail_size, bool* header_tried) noexcept {
+  const uint32_t hl = s.info.header_len;
+  if (joined) {
+    if (s.committed_len < ni.frame_len) s.committed_len = ni.frame_len;
+    *header_tried = true;
+    TESSERA_TRY(frame_write(s, 0, bytes_view(buf, lead + tail_size)));
+    return sync_if(s);
+  }
+  TESSERA_TRY(frame_write(s, idx_pos, bytes_view(buf + lead, tail_size)));
+  TESSERA_TRY(sync_if(s));
+  temp_buffer hb;
+  TESSERA_TRY(hb.get(s, hl));
+  header_compose(s, ni, hb.p);
+  if (s.committed_len < ni.frame_len) s.committed_len = ni.frame_len;
+  *header_tried = true;
+  TESSERA_TRY(frame_write(s, 0, bytes_view(hb.p, hl)));
+  return sync_if(s);
+}
+
 status cframe_commit(frame_state& s) noexcept {
   commit_parts c;
   TESSERA_TRY(commit_parts_get(s, c));
   const uint32_t tl = c.tl, hl = c.hl;
   const bool has_data = c.has_data;
   frame_info& ni = c.ni;
-  uint64_t idx_pos = hl;
-  if (has_data) {
-    idx_pos = place_at(s);
-    ni.cbytes = static_cast<int64_t>(idx_pos - hl);
-  } else {
+  if (!has_data) {
     ni.cbytes = 0;
-    if (s.options.durable && s.committed_has_index) TESSERA_TRY(cframe_clear_front(s, tl));
+    if (s.options.durable && s.committed_has_index) {
+      space_disable(s);  // the front is cleared through its own commit: placement by appending from here on
+      TESSERA_TRY(cframe_clear_front(s, tl));
+    }
   }
   temp_buffer buf;
   const bool joined = !has_data && !(s.options.durable && s.committed_has_index);
@@ -375,22 +415,35 @@ status cframe_commit(frame_state& s) noexcept {
   auto r = commit_index_build(s, c, buf.p + lead);
   if (!r.ok()) return r.err();
   const uint32_t isize = *r;
-  ni.frame_len = idx_pos + isize + tl;
+  const uint64_t m = uint64_t{isize} + tl;
+  // Where the index and trailer go: right after the chunks when they may be overwritten (not durable), else the
+  // lowest free place past the last chunk (reuse), else past everything.
+  const bool reuse = s.space.active;
+  uint64_t idx_pos = hl;
+  bool taken = false;
+  if (has_data) {
+    if (reuse) {
+      const uint64_t ce = space_chunks_end(s);
+      if (s.options.durable) {
+        idx_pos = space_take_from(s, ce, m);
+        taken = true;
+      } else {
+        idx_pos = ce;
+      }
+    } else {
+      idx_pos = place_at(s);
+    }
+    ni.cbytes = static_cast<int64_t>(idx_pos - hl);
+  }
+  ni.frame_len = idx_pos + m;
   trailer_write(s, buf.p + lead + isize, tl);
-  if (joined) {
-    header_compose(s, ni, buf.p);
-    if (s.committed_len < ni.frame_len) s.committed_len = ni.frame_len;
-    TESSERA_TRY(frame_write(s, 0, bytes_view(buf.p, lead + tl)));
-    TESSERA_TRY(sync_if(s));
-  } else {
-    TESSERA_TRY(frame_write(s, idx_pos, bytes_view(buf.p, isize + tl)));
-    TESSERA_TRY(sync_if(s));
-    temp_buffer hb;
-    TESSERA_TRY(hb.get(s, hl));
-    header_compose(s, ni, hb.p);
-    if (s.committed_len < ni.frame_len) s.committed_len = ni.frame_len;
-    TESSERA_TRY(frame_write(s, 0, bytes_view(hb.p, hl)));
-    TESSERA_TRY(sync_if(s));
+  if (joined) header_compose(s, ni, buf.p);
+  bool header_tried = false;
+  const status w = cframe_commit_writes(s, ni, joined, buf.p, lead, idx_pos, m, &header_tried);
+  if (!w.ok()) {
+    if (header_tried && s.options.durable) space_disable(s);  // either frame may be live: keep every byte
+    else if (taken) space_free(s, idx_pos, m);
+    return w;
   }
   // Committed.
   s.info.trailer_len = tl;
@@ -401,9 +454,62 @@ status cframe_commit(frame_state& s) noexcept {
   s.committed_has_index = has_data;
   s.data_end = idx_pos;
   s.dirty = false;
+  if (s.space.active) space_committed(s, idx_pos, m);
+  else
+    for (int64_t i = 0; i < s.nchunks; ++i) s.chunks[i].fresh = 0;
   if (s.options.truncate_tail && s.st.truncate != nullptr) {
     auto size = storage_size(s.st);
     if (size.ok() && *size > s.base + ni.frame_len) (void)storage_truncate(s.st, s.base + ni.frame_len);
+  }
+  return ok_status();
+}
+
+// After a commit that left the frame loose (more than 1/20 of it free), the highest chunks move down into the
+// holes and a second commit makes it so; when the index then sits far past the last chunk, a third one moves it
+// down. Each is a commit of the same content: a crash leaves one of them. With `durable`, their errors are not
+// the caller's (the changes are committed; moved chunks go with the next commit). In place (not durable) the
+// second commit's index may already have overwritten the moved chunks' old bytes: its error is returned.
+status cframe_compact(frame_state& s) noexcept;
+
+status cframe_tidy(frame_state& s, uint64_t written) noexcept {
+  if (!s.space.active) return ok_status();
+  if (space_loose(s)) {
+    auto moved = space_relocate(s);
+    if (moved.ok() && *moved > 0) {
+      s.dirty = true;
+      const status c = cframe_commit(s);
+      if (!c.ok()) {
+        s.dirty = false;
+        if (!s.options.durable) return c;
+      }
+    }
+  }
+  if (!s.space.active || !s.options.durable) return ok_status();
+  const uint64_t ce = space_chunks_end(s);
+  const uint64_t gap = s.data_end > ce ? s.data_end - ce : 0;
+  const uint64_t m = s.space.meta.len;
+  // Only when the index and trailer fit right after the last chunk (a bounded map may have forgotten that gap).
+  bool fits = false;
+  for (uint32_t i = 0; i < s.space.free.n && !fits; ++i) {
+    const extent& e = s.space.free.v[i];
+    fits = e.pos <= ce && e.pos + e.len >= ce + m;
+  }
+  if (s.nchunks > 0 && fits && gap * 32 >= s.committed_len) {
+    s.dirty = true;
+    if (!cframe_commit(s).ok()) s.dirty = false;
+  }
+  // Still more than 1/12 free (holes no high chunk fits): compaction, when what it copies (twice: the chunks past
+  // the first hole) is at most twice what changes wrote since the last one, so that writing costs at most 3x its
+  // bytes over time.
+  if (!s.space.active || s.space.free.n == 0) return ok_status();
+  uint64_t holes = 0;
+  for (uint32_t i = 0; i < s.space.free.n; ++i) holes += s.space.free.v[i].len;
+  const uint64_t first = s.space.free.v[0].pos;
+  const uint64_t past = s.space.end - first > holes ? s.space.end - first - holes : 0;
+  if (holes * 12 > s.space.end && past <= 2 * written) {
+    s.space.written = 0;
+    const status c = cframe_compact(s);
+    if (!c.ok() && !s.options.durable) return c;
   }
   return ok_status();
 }
@@ -494,6 +600,7 @@ status create_common(frame_state& s, const frame_create_params& p) noexcept {
   if (p.expected_nchunks > 0) TESSERA_TRY(state_chunks_reserve(s, p.expected_nchunks));
   s.data_end = i.header_len;
   s.dirty = true;
+  if (!s.sparse) space_start_empty(s);
   return s.sparse ? sframe_commit(s) : cframe_commit(s);
 }
 
@@ -551,8 +658,10 @@ status frame_chunk_delete(frame& f, int64_t nchunk) noexcept {
   TESSERA_TRY(detail::state_index_materialize(*s));
   int32_t onb = 0;
   TESSERA_TRY(detail::frame_chunk_entry_nbytes(*s, nchunk, &onb));
+  if (!s->sparse && s->chunks[nchunk].offset >= 0) TESSERA_TRY(detail::space_activate(*s));
   const detail::frame_chunk_entry old = s->chunks[nchunk];
   if (s->sparse && old.offset >= 0) TESSERA_TRY(detail::state_ids_push(*s, &s->doomed, &s->ndoomed, &s->doomed_cap, old.offset));
+  if (s->space.active) detail::space_drop_chunk(*s, old);
   std::memmove(s->chunks + nchunk, s->chunks + nchunk + 1,
                sizeof(detail::frame_chunk_entry) * static_cast<size_t>(s->nchunks - nchunk - 1));
   --s->nchunks;
@@ -634,7 +743,212 @@ status frame_commit(frame& f) noexcept {
   frame_state* s = frame_access::get(f);
   TESSERA_TRY(detail::writable_check(s));
   if (!s->dirty) return ok_status();
-  return s->sparse ? detail::sframe_commit(*s) : detail::cframe_commit(*s);
+  if (s->sparse) return detail::sframe_commit(*s);
+  const uint64_t written = s->space.written;
+  TESSERA_TRY(detail::cframe_commit(*s));
+  return detail::cframe_tidy(*s, written);
+}
+
+}  // namespace tessera
+
+namespace tessera {
+namespace detail {
+namespace {
+
+// Stored chunks sorted by position (extent.len holds the chunk's number), from the frame's allocator.
+struct chunk_order {
+  frame_state* s = nullptr;
+  extent* v = nullptr;
+  size_t n = 0;
+  size_t cap = 0;
+  chunk_order() noexcept = default;
+  chunk_order(const chunk_order&) = delete;
+  chunk_order& operator=(const chunk_order&) = delete;
+  ~chunk_order() {
+    if (v != nullptr) allocator_deallocate(s->alloc, v, sizeof(extent) * cap, alignof(extent));
+  }
+  status build(frame_state& state) noexcept {
+    s = &state;
+    size_t count = 0;
+    for (int64_t i = 0; i < state.nchunks; ++i)
+      if (state.chunks[i].offset >= 0) ++count;
+    cap = count == 0 ? 1 : count;
+    TESSERA_TRY(state_budget_check(state, sizeof(extent) * static_cast<uint64_t>(cap), TESSERA_MSG("frame: compaction's chunk order exceeds max_alloc")));
+    v = static_cast<extent*>(allocator_allocate(state.alloc, sizeof(extent) * cap, alignof(extent)));
+    if (v == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused compaction's chunk order"));
+    for (int64_t i = 0; i < state.nchunks; ++i)
+      if (state.chunks[i].offset >= 0) v[n++] = extent{static_cast<uint64_t>(state.chunks[i].offset), static_cast<uint64_t>(i)};
+    // Insertion sort would be quadratic: a heap sort on positions.
+    auto sift = [this](size_t i, size_t size) noexcept {
+      for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= size) return;
+        if (c + 1 < size && v[c + 1].pos > v[c].pos) ++c;
+        if (v[c].pos <= v[i].pos) return;
+        const extent t = v[i];
+        v[i] = v[c];
+        v[c] = t;
+        i = c;
+      }
+    };
+    for (size_t i = n / 2; i-- > 0;) sift(i, n);
+    for (size_t k = n; k-- > 1;) {
+      const extent t = v[0];
+      v[0] = v[k];
+      v[k] = t;
+      sift(0, k);
+    }
+    return ok_status();
+  }
+};
+
+// Copies chunk i to position q (taken by the caller) and makes the entry point there; the old bytes dropped.
+status chunk_move(frame_state& s, int64_t i, uint64_t q) noexcept {
+  frame_chunk_entry& e = s.chunks[i];
+  const uint64_t hl = s.info.header_len;
+  const uint64_t pos = hl + static_cast<uint64_t>(e.offset);
+  const size_t n = static_cast<size_t>(e.cbytes);
+  TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, n));
+  TESSERA_TRY(frame_read_into(s, pos, bytes_mut(s.scratch, n)));
+  TESSERA_TRY(frame_write(s, q, bytes_view(s.scratch, n)));
+  const frame_chunk_entry old = e;
+  space_drop_chunk(s, old);
+  e.offset = static_cast<int64_t>(q - hl);
+  e.fresh = 1;
+  s.space.live += n;
+  if (q + n > s.data_end) s.data_end = q + n;
+  return ok_status();
+}
+
+// Only [from, to) is free (nothing the committed frame or the pending one uses lies there).
+void space_free_only(frame_state& s, uint64_t from, uint64_t to) noexcept {
+  s.space.free.n = 0;
+  s.space.lost = 0;
+  if (to > from) space_free(s, from, to - from);
+}
+
+// A commit of moved chunks: the same content, so a failure leaves nothing pending for the caller.
+status commit_moves(frame_state& s) noexcept {
+  s.dirty = true;
+  status st = cframe_commit(s);
+  if (!st.ok()) s.dirty = false;
+  return st;
+}
+
+status cframe_compact_active(frame_state& s) noexcept;
+
+status cframe_compact(frame_state& s) noexcept {
+  if (!s.options.keep_old_frames) return cframe_compact_active(s);
+  // Readers of older frames must stand aside for the time of a compaction: the map lives only for it.
+  s.options.keep_old_frames = false;
+  const status st = cframe_compact_active(s);
+  s.options.keep_old_frames = true;
+  s.space.active = false;
+  space_release(s);
+  return st;
+}
+
+status cframe_compact_active(frame_state& s) noexcept {
+  TESSERA_TRY(space_activate(s));
+  if (!s.space.active)
+    return make_error(errc::unsupported, TESSERA_MSG("frame: chunks that share or overlap bytes are not compacted"));
+  const uint64_t hl = s.info.header_len;
+  chunk_order order;
+  TESSERA_TRY(order.build(s));
+  uint64_t t = hl;
+  size_t k = 0;
+  while (k < order.n && hl + order.v[k].pos == t) {
+    t += static_cast<uint64_t>(s.chunks[order.v[k].len].cbytes);
+    ++k;
+  }
+  const uint64_t tight_end = hl + s.space.live;
+  if (k < order.n) {
+    // 1. The chunks past the first hole, copied past everything in use (and past room for the final index and
+    //    trailer), committed.
+    auto ib = frame_index_bound(s.nchunks);
+    if (!ib.ok()) return ib.err();
+    auto tl = trailer_size(s);
+    if (!tl.ok()) return tl.err();
+    uint64_t stage = tight_end + *ib + *tl;
+    if (stage < s.space.end) stage = s.space.end;
+    s.space.end = stage;
+    for (size_t j = k; j < order.n; ++j) {
+      const int64_t i = static_cast<int64_t>(order.v[j].len);
+      const uint64_t q = space_take_from(s, stage, static_cast<uint64_t>(s.chunks[i].cbytes));
+      status st = chunk_move(s, i, q);
+      if (!st.ok()) {
+        s.dirty = false;  // what moved goes with the next commit
+        return st;
+      }
+    }
+    TESSERA_TRY(commit_moves(s));
+    // 2. Down to their final places, right after the chunks already there, and committed.
+    space_free_only(s, t, stage);
+    for (size_t j = k; j < order.n; ++j) {
+      const int64_t i = static_cast<int64_t>(order.v[j].len);
+      const uint64_t q = space_take_from(s, t, static_cast<uint64_t>(s.chunks[i].cbytes));
+      if (q != t) return make_error(errc::corrupt, TESSERA_MSG("frame: compaction lost its place"));
+      status st = chunk_move(s, i, q);
+      if (!st.ok()) {
+        s.dirty = false;
+        return st;
+      }
+      t += static_cast<uint64_t>(s.chunks[i].cbytes);
+    }
+    TESSERA_TRY(commit_moves(s));
+  }
+  // 3. The index and trailer right after the chunks (twice when they overlap where they must go).
+  for (int round = 0; round < 2; ++round) {
+    const uint64_t ce = s.nchunks > 0 ? space_chunks_end(s) : hl;
+    if (s.data_end == ce) break;
+    if (s.nchunks == 0) break;
+    space_free_only(s, ce, s.data_end);
+    TESSERA_TRY(commit_moves(s));
+  }
+  // Bytes past the frame (left by changes that were dropped) go too.
+  if (s.options.truncate_tail && s.st.truncate != nullptr) {
+    auto size = storage_size(s.st);
+    if (size.ok() && *size > s.base + s.committed_len) TESSERA_TRY(storage_truncate(s.st, s.base + s.committed_len));
+  }
+  return ok_status();
+}
+
+}  // namespace
+}  // namespace detail
+
+status frame_compact(frame& f) noexcept {
+  frame_state* s = frame_access::get(f);
+  TESSERA_TRY(detail::writable_check(s));
+  TESSERA_TRY(frame_commit(f));
+  if (s->sparse) return ok_status();
+  return detail::cframe_compact(*s);
+}
+
+result<frame_space_stats> frame_space_get(frame& f) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  frame_space_stats st;
+  st.frame_len = s->info.frame_len;
+  for (int64_t i = 0; i < s->nchunks; ++i) {
+    auto r = frame_chunk_locate(f, i);
+    if (!r.ok()) return r.err();
+    if (r->special == chunk_special::none) {
+      st.chunk_bytes += static_cast<uint64_t>(r->cbytes);
+      continue;
+    }
+    // A run of special entries holds no bytes: skipped at once (10^8 zero chunks cost one step).
+    auto run = detail::index_special_run(*s, i, s->nchunks);
+    if (!run.ok()) return run.err();
+    if (*run > 1) i += *run - 1;
+  }
+  if (s->sparse) {
+    st.meta_bytes = st.frame_len;
+    return st;
+  }
+  const uint64_t section = static_cast<uint64_t>(s->info.cbytes);
+  st.meta_bytes = st.frame_len > section ? st.frame_len - section : 0;
+  st.free_bytes = section > st.chunk_bytes ? section - st.chunk_bytes : 0;
+  return st;
 }
 
 }  // namespace tessera

@@ -281,6 +281,52 @@ static void test_items(void) {
   CHECK(g_arena.live == 0);
 }
 
+/* Rewrites reuse space (a fixed buffer takes many more of them than the data's size), compaction, and closing
+   with changes never committed says so (tessera_array_dirty tells beforehand). */
+static void test_space(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  int64_t coords[2] = {3, 4};
+  int32_t v = 5, item = 0;
+  int k;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 40 * 40, 3);
+  params_grid(&p, 40, 40);
+  p.durable = 1;
+  f = fill_of(g_model, 40 * 40);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+  CHECK(tessera_array_dirty(a) == 0);
+  for (k = 0; k < 2000; ++k) {
+    coords[0] = k % 40;
+    coords[1] = (k * 7) % 40;
+    v = k * 31;
+    REQUIRE_OK(tessera_array_element_set(a, coords, &v, sizeof v));
+    g_model[coords[0] * 40 + coords[1]] = v;
+  }
+  CHECK(buf.size < sizeof(g_frame_a) / 2);
+  REQUIRE_OK(tessera_array_compact(a));
+  CHECK(array_equals(a, g_model, 40 * 40));
+  tessera_array_set_auto_commit(a, 0);
+  v = -1;
+  REQUIRE_OK(tessera_array_element_set(a, coords, &v, sizeof v));
+  CHECK(tessera_array_dirty(a) != 0);
+  CHECK_ERR(tessera_array_close(a), TESSERA_ERR_UNCOMMITTED);
+  CHECK(g_arena.live == 0);
+  REQUIRE_OK(tessera_array_open(&a, &st, &al, NULL));
+  REQUIRE_OK(tessera_array_element_get(a, coords, &item, sizeof item));
+  CHECK(item == g_model[coords[0] * 40 + coords[1]]);
+  CHECK(tessera_array_dirty(a) == 0);
+  REQUIRE_OK(tessera_array_close(a));
+  CHECK(tessera_array_dirty(NULL) == 0);
+  CHECK(g_arena.live == 0);
+}
+
 /* Insert and delete whole chunks along both axes, and any count at the end. */
 static void test_insert_delete(void) {
   tessera_allocator al = arena_reset();
@@ -520,6 +566,7 @@ static void test_readers(void) {
   model_fill(g_model, 8 * 10, 5);
   params_grid(&p, 8, 10);
   p.durable = 1; /* readers follow the crash-safe commit order */
+  p.keep_old_frames = 1; /* and read the frame they opened until they refresh */
   f = fill_of(g_model, 8 * 10);
   tessera_open_options_init(&o);
   o.writable = 1;
@@ -861,6 +908,7 @@ static const test_case g_cases[] = {
     {"sparse_executor", test_sparse_executor},
     {"items", test_items},
     {"insert_delete", test_insert_delete},
+    {"space", test_space},
     {"new_arrays", test_new_arrays},
     {"readers", test_readers},
     {"chunks", test_chunks},

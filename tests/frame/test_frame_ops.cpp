@@ -283,6 +283,21 @@ void run_sequence(tessera::test::context& t, where w, uint64_t seed, tessera::te
   } else {
     // The frame fits its storage (changes dropped by reopening may have left bytes past its end).
     CHECK_LE(frame_info_get(f)->frame_len, tg.buf.size());
+    // Compaction leaves it tight (no dead bytes, the storage cut at its end) and the same frame.
+    CHECK_OK(frame_close(f));
+    frame_open_options o = tg.options();
+    o.writable = true;
+    REQUIRE_OK(frame_open(f, tg.st, a, o));
+    REQUIRE_OK(frame_compact(f));
+    auto sp = frame_space_get(f);
+    REQUIRE_OK(sp.err());
+    CHECK_EQ(sp->free_bytes, 0u);
+    CHECK_EQ(sp->chunk_bytes + sp->meta_bytes, sp->frame_len);
+    CHECK_EQ(frame_info_get(f)->frame_len, tg.buf.size());
+    check_frame(t, f, cur, d, r);
+    CHECK_OK(frame_close(f));
+    REQUIRE_OK(target_open(tg, f, a));
+    check_frame(t, f, cur, d, r);
   }
 }
 
