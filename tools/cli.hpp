@@ -66,5 +66,6 @@ int cmd_dump(int argc, char** argv) noexcept;
 int cmd_create(int argc, char** argv) noexcept;
 int cmd_verify(int argc, char** argv) noexcept;
 int cmd_convert(int argc, char** argv) noexcept;
+int cmd_compact(int argc, char** argv) noexcept;
 
 }  // namespace tessera::cli

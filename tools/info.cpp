@@ -112,8 +112,14 @@ int info_json(const char* path, opened_array& o) {
               ",\n  \"cbytes\": %" PRId64 ",\n", l.nitems, fi->nbytes, array_nbytes(o.a), fi->cbytes);
   if (fi->cbytes > 0) std::printf("  \"ratio\": %.6g,\n", static_cast<double>(fi->nbytes) / static_cast<double>(fi->cbytes));
   else std::printf("  \"ratio\": null,\n");
-  std::printf("  \"frame_bytes\": %" PRIu64 ",\n  \"format_version\": %u,\n  \"metalayers\": [", fi->frame_len,
-              fi->version);
+  std::printf("  \"frame_bytes\": %" PRIu64 ",\n  \"format_version\": %u,\n", fi->frame_len, fi->version);
+  if (!o.sparse) {
+    auto sp = frame_space_get(f);
+    if (!sp.ok()) return fail_error(kCmd, path, sp.err());
+    std::printf("  \"chunk_bytes\": %" PRIu64 ",\n  \"meta_bytes\": %" PRIu64 ",\n  \"free_bytes\": %" PRIu64 ",\n",
+                sp->chunk_bytes, sp->meta_bytes, sp->free_bytes);
+  }
+  std::printf("  \"metalayers\": [");
   for (uint32_t i = 0; i < fi->nmetalayers; ++i) {
     auto name = frame_meta_name(f, i);
     if (!name.ok()) return fail_error(kCmd, path, name.err());
@@ -186,6 +192,14 @@ int cmd_info(int argc, char** argv) noexcept {
   else
     std::printf("ratio: - (no stored chunk bytes)\n");
   std::printf("frame: %" PRIu64 " bytes, format version %u\n", fi->frame_len, fi->version);
+  if (!o.sparse) {  // where the frame's bytes go: live chunks, header/index/trailer, and what rewrites freed
+    auto sp = frame_space_get(array_frame(o.a));
+    if (!sp.ok()) return fail_error(kCmd, path, sp.err());
+    std::printf("space: %" PRIu64 " bytes of chunks, %" PRIu64 " of header, index and trailer, %" PRIu64
+                " free (%.1f%%; tessera compact reclaims them)\n",
+                sp->chunk_bytes, sp->meta_bytes, sp->free_bytes,
+                sp->frame_len > 0 ? 100.0 * static_cast<double>(sp->free_bytes) / static_cast<double>(sp->frame_len) : 0.0);
+  }
 
   std::printf("metalayers:");
   for (uint32_t i = 0; i < fi->nmetalayers; ++i) {

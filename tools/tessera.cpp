@@ -6,6 +6,7 @@
 //   tessera convert IN OUT [--chunks ...] [--blocks ...] [--codec ...] [--clevel ...] [--filters ...]
 //                      [--split ...] [--dict] [--sparse]
 //   tessera verify FILE
+//   tessera compact FILE
 // dump, create, convert and verify take --threads N (default: the online CPUs) and --quiet (no progress line).
 // Exit status 0 on success; on failure one line on stderr ("tessera: CMD: what") and a non-zero status
 // (1: bad data or I/O, 2: bad command line).
@@ -45,6 +46,11 @@ constexpr command_help kHelp[] = {
     {"verify",
      "  tessera verify FILE\n"
      "      decodes every chunk and block; reports damage with its chunk and block\n"},
+    {"compact",
+     "  tessera compact FILE\n"
+     "      rewrites the array tight in place: the free bytes rewrites left are reclaimed and the file cut at\n"
+     "      the frame's end; a crash leaves the old or the new file, both whole (the file needs room for the\n"
+     "      moved chunks meanwhile)\n"},
 };
 
 constexpr char kCommon[] =
@@ -74,7 +80,7 @@ int help_print(const char* name) {
   const command_help* h = help_find(name);
   if (h == nullptr)
     return tessera::cli::fail(tessera::cli::kExitUsage, "help",
-                              "unknown command '%s' (commands: info, dump, create, convert, verify)", name);
+                              "unknown command '%s' (commands: info, dump, create, convert, verify, compact)", name);
   std::fputs("usage:\n", stdout);
   std::fputs(h->text, stdout);
   return 0;
@@ -86,7 +92,7 @@ bool is_help(const char* arg) {
 
 int command_run(int argc, char** argv) {
   using namespace tessera::cli;
-  if (argc < 2) return fail(kExitUsage, nullptr, "no command (commands: info, dump, create, convert, verify; see --help)");
+  if (argc < 2) return fail(kExitUsage, nullptr, "no command (commands: info, dump, create, convert, verify, compact; see --help)");
   const char* cmd = argv[1];
   if (is_help(cmd)) return help_print(nullptr);
   if (std::strcmp(cmd, "help") == 0) {
@@ -103,7 +109,8 @@ int command_run(int argc, char** argv) {
   if (std::strcmp(cmd, "create") == 0) return cmd_create(argc - 2, argv + 2);
   if (std::strcmp(cmd, "verify") == 0) return cmd_verify(argc - 2, argv + 2);
   if (std::strcmp(cmd, "convert") == 0) return cmd_convert(argc - 2, argv + 2);
-  return fail(kExitUsage, nullptr, "unknown command '%s' (commands: info, dump, create, convert, verify; see --help)", cmd);
+  if (std::strcmp(cmd, "compact") == 0) return cmd_compact(argc - 2, argv + 2);
+  return fail(kExitUsage, nullptr, "unknown command '%s' (commands: info, dump, create, convert, verify, compact; see --help)", cmd);
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 //                                               the array the library's array_create writes from the whole
 //                                               buffer at once (what `tessera create` wrote before it streamed):
 //                                               a cframe file; filters by number, in the last slots
+//   testaid rewrite FILE ROUNDS                 rewrites the whole array ROUNDS times with its own items,
+//                                               keeping every old frame (dead bytes for `tessera compact`)
 //   testaid rss LIMIT_KIB PROGRAM ARG...        runs PROGRAM and fails unless it exits 0 with a peak resident
 //                                               set (getrusage of the child) below LIMIT_KIB; prints the peak
 #include <cstdint>
@@ -269,6 +271,31 @@ int arraycreate(char** a) {
   return s.ok() ? 0 : die(std::string("array_create: ") + s.message);
 }
 
+// Rewrites every item of the array in FILE with its own value, `rounds` times, each a committed change, keeping
+// every old frame (keep_old_frames): a file full of dead chunk versions, the same array, for `tessera compact`.
+int rewrite(const char* path, int rounds) {
+  auto file = tessera::posix_file_open(path, tessera::posix_open::read_write);
+  if (!file.ok()) return die("cannot open the file");
+  tessera::posix_file pf = *file;
+  tessera::array_open_options o;
+  o.frame.writable = true;
+  o.frame.keep_old_frames = true;
+  tessera::array arr;
+  tessera::status s = tessera::array_open(arr, tessera::posix_file_storage(pf), tessera::posix_allocator(), o);
+  std::vector<uint8_t> all;
+  if (s.ok()) all.resize(static_cast<size_t>(tessera::array_nbytes(arr)));
+  if (s.ok()) s = tessera::array_read(arr, tessera::bytes_mut(all.data(), all.size()));
+  const tessera::array_layout& l = tessera::array_layout_get(arr);
+  int64_t start[tessera::kMaxDims] = {}, stop[tessera::kMaxDims] = {};
+  for (int d = 0; s.ok() && d < l.ndim; ++d) stop[d] = l.shape[d];
+  for (int r = 0; s.ok() && r < rounds; ++r)
+    s = tessera::array_slice_write(arr, start, stop, tessera::bytes_view(all.data(), all.size()));
+  const tessera::status c = tessera::array_close(arr);
+  (void)tessera::posix_file_close(pf);
+  if (!s.ok()) return die(std::string("rewrite: ") + s.message);
+  return c.ok() ? 0 : die(std::string("close: ") + c.message);
+}
+
 int rss(long limit_kib, char** program) {
   const pid_t pid = fork();
   if (pid < 0) return die("fork failed");
@@ -307,6 +334,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "arraycreate" && argc == 11) return arraycreate(argv + 2);
   if (cmd == "rss" && argc >= 4) return rss(std::atol(argv[2]), argv + 3);
+  if (cmd == "rewrite" && argc == 4) return rewrite(argv[2], std::atoi(argv[3]));
   if (cmd == "blockdiff" && argc == 8) return blockdiff(argv[2], argv[3], std::atoll(argv[4]), argv[5], argv[6], argv[7]);
   return die("bad arguments (see the comment at the top of testaid.cpp)");
 }
