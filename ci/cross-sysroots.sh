@@ -19,8 +19,8 @@
 # nothing is downloaded. A sysroot is built in a staging folder and renamed into place, so a failed run leaves
 # nothing half made. Needs the packages of ci/install-deps.sh (cross compilers, make, dpkg-dev, patch).
 #
-# Usage: ci/cross-sysroots.sh [--check] [target...]   (targets: aarch64 armhf ppc64le ppc64 cortex-m4;
-#   default all)
+# Usage: ci/cross-sysroots.sh [--check] [target...]   (targets: aarch64 armhf ppc64le riscv64 ppc64 cortex-m4;
+#   default all but riscv64)
 #   --check: only report which sysroots are missing, exit 1 if any is.
 # Environment: TESSERA_SYSROOT_ROOT, TESSERA_DEBIAN_MIRROR (default http://deb.debian.org/debian; the
 #   suites <codename> and <codename>-updates, whose point releases carry the fixes), TESSERA_JOBS (default 2).
@@ -44,13 +44,14 @@ if [[ ${1:-} == --check ]]; then
 fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(aarch64 armhf ppc64le ppc64 cortex-m4)
+  targets=(aarch64 armhf ppc64le ppc64 cortex-m4)  # riscv64 only when named (an opt-in target)
 fi
 
 # target -> "<Debian architecture or 'source'> <GNU triple>"
 target_info() {
   case $1 in
     aarch64) echo "arm64 aarch64-linux-gnu" ;;
+    riscv64) echo "source riscv64-linux-gnu" ;;  # Debian 12 has no riscv64 packages: built from source
     armhf) echo "armhf arm-linux-gnueabihf" ;;
     ppc64le) echo "ppc64el powerpc64le-linux-gnu" ;;
     ppc64) echo "source powerpc64-linux-gnu" ;;
@@ -69,7 +70,7 @@ ready() { # sysroot arch
 missing=()
 for target in "${targets[@]}"; do
   if ! info=$(target_info "$target"); then
-    echo "cross-sysroots: unknown target '$target' (known: aarch64 armhf ppc64le ppc64 cortex-m4)" >&2
+    echo "cross-sysroots: unknown target '$target' (known: aarch64 armhf ppc64le riscv64 ppc64 cortex-m4)" >&2
     exit 2
   fi
   read -r arch triple <<<"$info"

@@ -32,6 +32,16 @@ packages=(
   # automatically. The codec libraries are not (see above): zlib1g-dev:<arch> needs the host's exact zlib1g.
 )
 
+# RISC-V (opt-in targets, not yet in the default matrix: TESSERA_TARGETS="riscv64 rv32-baremetal"): 64-bit Linux
+# (cross compiler; qemu-riscv64 is in qemu-user) and bare-metal RV32 (GCC with its rv32 multilibs and picolibc,
+# no C++ library; qemu-system-riscv32 is in qemu-system-misc).
+if [[ " ${TESSERA_TARGETS:-} " == *" riscv64 "* ]]; then
+  packages+=(g++-riscv64-linux-gnu)
+fi
+if [[ " ${TESSERA_TARGETS:-} " == *" rv32-baremetal "* ]]; then
+  packages+=(gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc)
+fi
+
 check_only=false
 host_only=false
 case ${1:-} in
@@ -53,9 +63,9 @@ done
 
 # The cross targets whose codec sysroots are wanted.
 sysroot_targets=()
-for target in aarch64 armhf ppc64le ppc64 cortex-m4; do
+for target in aarch64 armhf ppc64le riscv64 ppc64 cortex-m4; do
   $host_only && break
-  if [[ -z ${TESSERA_TARGETS:-} || " ${TESSERA_TARGETS} " == *" $target "* ]]; then
+  if [[ ( -z ${TESSERA_TARGETS:-} && $target != riscv64 ) || " ${TESSERA_TARGETS:-} " == *" $target "* ]]; then
     sysroot_targets+=("$target")
   fi
 done

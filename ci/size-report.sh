@@ -10,6 +10,8 @@
 #
 # Usage: ci/size-report.sh BUILD_DIR|IMAGE.elf...
 #   BUILD_DIR: every image of BUILD_DIR/examples that has a map file next to it.
+# Then, when the build wrote GCC's call graph (.ci files: TESSERA_STACK_USAGE), the stack of each image's public
+# entry points (ci/stack.py: the deepest path of each, indirect calls resolved by type).
 # Environment: SIZE (default arm-none-eabi-size), CXXFILT (default arm-none-eabi-c++filt), TOP, BUDGETS: the
 #   most bytes of Tessera's share an image may carry, as "image=bytes ..." (issue 12's goals: the examples' ctest
 #   tessera_size_budget passes them); each listed image gets a line saying whether it is within, and an image
@@ -150,4 +152,16 @@ for name in "${!budget[@]}"; do
     status=1
   fi
 done
+
+# The stack of each image's public entry points (ci/stack.py), when the build wrote GCC's call graph
+# (TESSERA_STACK_USAGE, ON on bare metal). STACK=0 leaves it out; STACK_BUDGETS="pattern=bytes ..." holds them.
+if [[ ${STACK:-1} != 0 ]] && compgen -G "$(dirname "$(dirname "${images[0]}")")/src/CMakeFiles/*/*/*.ci" >/dev/null; then
+  stack_args=()
+  for entry in ${STACK_BUDGETS:-}; do
+    stack_args+=(--budget "$entry")
+  done
+  objdump_tool=${size_tool%size}objdump
+  python3 "$(dirname "${BASH_SOURCE[0]}")/stack.py" --objdump "$objdump_tool" --cxxfilt "$cxxfilt" \
+    "${stack_args[@]}" "${images[@]}" || status=1
+fi
 exit $status

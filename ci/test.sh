@@ -11,6 +11,9 @@
 #   cortex-m4  bare metal, picolibc, QEMU MPS2-AN386 with semihosting (freestanding proof, code size); its
 #              default configuration is the small one (error messages compiled out)
 #   cortex-m4-messages  the same with the error messages' texts kept (TESSERA_ERROR_MESSAGES=ON)
+#   riscv64    (opt-in) RISC-V 64-bit Linux (RV64GC), qemu-riscv64
+#   rv32-baremetal  (opt-in) bare metal RISC-V RV32IMAC, picolibc, QEMU virt with semihosting (a compiler without
+#              a C++ library: the core must build from the C library's headers, which it does not yet)
 # Every target but host-tsan also runs the freestanding check of the core (cmake/check_freestanding.cmake).
 #
 # Environment: TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (golden files and
@@ -28,6 +31,7 @@ build_root=${TESSERA_BUILD_ROOT:-build}
 [[ $build_root == /* ]] || build_root=$repo/$build_root
 jobs=${TESSERA_JOBS:-2}
 all_targets=(host host-tsan nehalem aarch64 armhf ppc64le ppc64 cortex-m4 cortex-m4-messages)
+# Opt-in (named in TESSERA_TARGETS), not yet in the default matrix: riscv64, rv32-baremetal (docs/firmware.md).
 read -r -a targets <<<"${TESSERA_TARGETS:-${all_targets[*]}}"
 
 if [[ ${TESSERA_SKIP_DEPS:-0} != 1 ]]; then
@@ -52,6 +56,8 @@ target_args() {
     armhf) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/arm-linux-gnueabihf.cmake" ;;
     ppc64le) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64le-linux-gnu.cmake" ;;
     ppc64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64-linux-gnu.cmake" ;;
+    riscv64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/riscv64-linux-gnu.cmake" ;;
+    rv32-baremetal) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/riscv32-baremetal.cmake" ;;
     cortex-m4) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" ;;
     cortex-m4-messages) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" \
       "-DTESSERA_ERROR_MESSAGES=ON" ;;
@@ -83,7 +89,7 @@ for target in "${targets[@]}"; do
   fi
   notes=""
   extra_failed=0
-  if [[ $target == cortex-m4* ]]; then
+  if [[ $target == cortex-m4* || $target == rv32-baremetal ]]; then
     # The host build (run first) has the tessera tool: examples check the M4's frame images with it.
     host_tool=$build_root/host-asan/tools/tessera
     [[ -x $host_tool ]] || host_tool=""   # empty: the check is skipped, and a stale cached value is cleared
@@ -112,8 +118,13 @@ for target in "${targets[@]}"; do
       printf "text %d B, data %d B, bss %d B (flash %d B)", $1, $2, $3, $1 + $2 }')
   fi
   if [[ $target == cortex-m4* ]]; then
-    echo "---- Cortex-M4 images: sizes, Tessera's and the codecs' shares from the link maps, largest sections"
+    echo "---- Cortex-M4 images: sizes, Tessera's and the codecs' shares from the link maps, largest sections, stack"
     TOP=8 bash "$repo/ci/size-report.sh" "$dir" || { notes+=" size report FAILED;"; extra_failed=1; }
+  fi
+  if [[ $target == rv32-baremetal ]]; then
+    echo "---- RV32IMAC images: sizes, Tessera's and the codecs' shares from the link maps, largest sections, stack"
+    TOP=8 SIZE=riscv64-unknown-elf-size CXXFILT=riscv64-unknown-elf-c++filt bash "$repo/ci/size-report.sh" "$dir" ||
+      { notes+=" size report FAILED;"; extra_failed=1; }
   fi
 
   log=$dir/ctest.log

@@ -29,6 +29,14 @@ if(TESSERA_OPTIMIZE_SIZE)
     add_link_options(LINKER:--gc-sections)
   endif()
 endif()
+# The stack: GCC writes each object's call graph with every function's frame size (-fcallgraph-info=su: a .ci
+# file next to the object; it changes no code). ci/stack.py computes the deepest path per public entry point
+# from them; the ctest test tessera_stack_budget (examples/CMakeLists.txt) holds the budgets.
+option(TESSERA_STACK_USAGE "Write GCC's call graph with stack usage (.ci files) for ci/stack.py"
+       ${TESSERA_BAREMETAL})
+if(TESSERA_STACK_USAGE)
+  add_compile_options(-fcallgraph-info=su)
+endif()
 if(TESSERA_BAREMETAL AND NOT CMAKE_CXX_FLAGS MATCHES "-fno-exceptions")
   add_compile_options(
     "$<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions;-fno-rtti;-fno-unwind-tables;-fno-asynchronous-unwind-tables>")
@@ -42,6 +50,9 @@ function(tessera_firmware_image target)
   endif()
   get_target_property(dir ${target} BINARY_DIR)
   target_link_options(${target} PRIVATE LINKER:-Map=${dir}/${target}.map)
+  if(TESSERA_STACK_USAGE)  # the relocations tell ci/stack.py which functions' addresses the image takes
+    target_link_options(${target} PRIVATE LINKER:--emit-relocs)
+  endif()
   set_property(TARGET ${target} APPEND PROPERTY ADDITIONAL_CLEAN_FILES ${dir}/${target}.map)
   if(TESSERA_BUILD_TESTS AND CMAKE_NM)
     add_test(NAME ${target}_no_unwinder

@@ -19,6 +19,22 @@ namespace {
 
 using namespace detail;
 
+// Where the b2nd metalayer (or the older caterva one) is in the header. Its own function: the table of the
+// header's metalayers (16 entries) is on the stack only while it runs, not under the geometry's parsing.
+__attribute__((noinline)) status view_meta_locate(bytes_view header, uint32_t* off, uint32_t* len) noexcept {
+  frame_meta_entry metas[kFrameMaxMetalayers];
+  uint32_t nmetas = 0;
+  TESSERA_TRY(header_metas_read(header, metas, &nmetas));
+  for (uint32_t i = 0; i < nmetas; ++i) {
+    if (names_equal(metas[i], name_of(kB2ndMetaName)) || names_equal(metas[i], name_of("caterva"))) {
+      *off = metas[i].content_off;
+      *len = metas[i].content_len;
+      return ok_status();
+    }
+  }
+  return make_error(errc::malformed, TESSERA_MSG("array: the frame has no b2nd metalayer"));
+}
+
 // The frame's header, its b2nd geometry and where the index and the chunks are, into v.
 status view_parse(array_view& v, bytes_view frame, const array_view_options& options) noexcept {
   frame_info info;
@@ -48,22 +64,18 @@ status view_parse(array_view& v, bytes_view frame, const array_view_options& opt
     info.nchunks = 0;
   }
 
-  // The b2nd metalayer (or the older caterva one), viewed in the header.
-  frame_meta_entry metas[kFrameMaxMetalayers];
-  uint32_t nmetas = 0;
+  // The b2nd metalayer (or the older caterva one), viewed in the header; the geometry straight into the view
+  // (the layout is most of a geometry: not on the stack).
   const bytes_view header = frame.subspan(0, info.header_len);
-  TESSERA_TRY(header_metas_read(header, metas, &nmetas));
-  const frame_meta_entry* meta = nullptr;
-  for (uint32_t i = 0; i < nmetas && meta == nullptr; ++i)
-    if (names_equal(metas[i], name_of(kB2ndMetaName)) || names_equal(metas[i], name_of("caterva"))) meta = &metas[i];
-  if (meta == nullptr) return make_error(errc::malformed, TESSERA_MSG("array: the frame has no b2nd metalayer"));
-  b2nd_geometry g;
-  TESSERA_TRY(b2nd_geometry_read(header.subspan(meta->content_off, meta->content_len), info, false, options.max_alloc,
-                                 executor_serial(), g));
-  v.layout = g.layout;
+  uint32_t meta_off = 0, meta_len = 0;
+  TESSERA_TRY(view_meta_locate(header, &meta_off, &meta_len));
+  b2nd_meta meta;
+  layout_sizes sizes;
+  TESSERA_TRY(b2nd_geometry_read_into(header.subspan(meta_off, meta_len), info, false, options.max_alloc,
+                                      executor_serial(), meta, v.layout, sizes));
   v.itemsize = info.typesize;
-  v.dtype = b2nd_meta_dtype_or_default(g.meta);
-  v.chunk_nbytes = g.sizes.chunk_nbytes;
+  v.dtype = b2nd_meta_dtype_or_default(meta);
+  v.chunk_nbytes = sizes.chunk_nbytes;
   v.blocksize = info.blocksize;
   return ok_status();
 }

@@ -934,7 +934,7 @@ TESSERA_TEST(chunk_encode, a_smaller_blosclz_table_costs_less_and_decodes) {
     const size_t need = chunk_encoder_estimate(o);
     if (log == 0) estimate_default = need;
     else CHECK_EQ(estimate_default - need, (size_t{1} << 14) * 4 - (size_t{1} << log) * 4);
-    static uint8_t buffer[1 << 20];
+    static uint8_t buffer[160 * 1024];
     REQUIRE(need <= sizeof buffer);
     arena a;
     arena_init(a, buffer, need);
