@@ -353,6 +353,9 @@ struct array_frame_setup {
   array_layout layout{};         ///< the array's geometry
   int32_t itemsize = 0;          ///< bytes per item
   chunk_encode_params encode{};  ///< how its chunks are encoded (array_chunk_packer)
+  /// The packer's BloscLZ match table (chunk_encoder_options::blosclz_hash_log): 0, the reference's 64 KiB and
+  /// bytes; 8 to 13 for a firmware's smaller table (valid chunks, not the reference's bytes).
+  uint8_t blosclz_hash_log = 0;
   uint8_t meta_bytes[32 + 19 * kMaxDims + kArrayMaxDtypeLen] = {};  ///< the encoded "b2nd" metalayer
   frame_metalayer_init metalayers[kFrameMaxMetalayers] = {};  ///< "b2nd" first, then params.metalayers
 };
@@ -379,6 +382,10 @@ class array_chunk_packer {
 [[nodiscard]] status array_chunk_packer_init(array_chunk_packer& p, const array_frame_setup& setup,
                                              const allocator& alloc,
                                              const executor& exec = executor_serial()) noexcept;
+/// The bytes array_chunk_packer_init takes from its allocator for this setup and executor (an arena of this
+/// size never refuses the packer, nor its packing).
+[[nodiscard]] size_t array_chunk_packer_estimate(const array_frame_setup& setup,
+                                                 const executor& exec = executor_serial()) noexcept;
 /// Chunk nchunk from its items in C order (shape: the chunk's extent, chunkshape cut at the array's edge);
 /// padding is zero. Returns the encoded chunk (a view of the packer's buffer, valid until the next call).
 [[nodiscard]] result<bytes_view> array_chunk_pack(array_chunk_packer& p, int64_t nchunk, bytes_view items) noexcept;

@@ -454,18 +454,38 @@ status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, 
 
 }  // namespace detail
 
+namespace {
+
+// The packer's encoder options for a setup.
+chunk_encoder_options packer_encoder_options(const array_frame_setup& setup, const executor& exec) noexcept {
+  const int64_t block_nbytes = setup.layout.block_nitems * setup.itemsize;
+  chunk_encoder_options o;
+  o.max_blocksize = block_nbytes > 0 ? static_cast<size_t>(block_nbytes) : 1;
+  o.exec = exec;
+  o.estimate_codec = setup.encode.compressor;
+  o.estimate_clevel = setup.encode.clevel;
+  o.blosclz_hash_log = setup.blosclz_hash_log;
+  return o;
+}
+
+// Bytes an owned_array of n bytes takes (rounded as owned_array allocates).
+size_t packer_buffer_bytes(size_t n) noexcept { return n == 0 ? 0 : n + 64; }
+
+}  // namespace
+
+size_t array_chunk_packer_estimate(const array_frame_setup& setup, const executor& exec) noexcept {
+  const size_t chunk_nbytes = static_cast<size_t>(setup.layout.extchunk_nitems * setup.itemsize);
+  return chunk_encoder_estimate(packer_encoder_options(setup, exec)) + packer_buffer_bytes(chunk_nbytes) +
+         packer_buffer_bytes(chunk_encode_bound(chunk_nbytes));
+}
+
 status array_chunk_packer_init(array_chunk_packer& p, const array_frame_setup& setup, const allocator& alloc,
                                const executor& exec) noexcept {
   array_access::layout(p) = setup.layout;
   array_access::itemsize(p) = setup.itemsize;
   array_access::encode(p) = setup.encode;
   const int64_t chunk_nbytes = setup.layout.extchunk_nitems * setup.itemsize;
-  const int64_t block_nbytes = setup.layout.block_nitems * setup.itemsize;
-  chunk_encoder_options o;
-  o.max_blocksize = block_nbytes > 0 ? static_cast<size_t>(block_nbytes) : 1;
-  o.exec = exec;
-  o.estimate_codec = setup.encode.compressor;
-  TESSERA_TRY(chunk_encoder_init(array_access::encoder(p), alloc, o));
+  TESSERA_TRY(chunk_encoder_init(array_access::encoder(p), alloc, packer_encoder_options(setup, exec)));
   TESSERA_TRY(array_access::chunk(p).allocate(alloc, static_cast<size_t>(chunk_nbytes)));
   return array_access::out(p).allocate(alloc, chunk_encode_bound(static_cast<size_t>(chunk_nbytes)));
 }

@@ -93,6 +93,59 @@ TESSERA_TEST(array_ports, flash_chunk_by_chunk) {
   CHECK(!counting.leaked());
 }
 
+// array_chunk_packer_estimate is an arena that never refuses the packer, with the reference's BloscLZ table and
+// with a firmware's smaller one (60 KiB less); the smaller table's chunks decode to the same items.
+TESSERA_TEST(array_ports, packer_estimate_is_an_arena_that_never_refuses) {
+  array_params p;
+  p.ndim = 2;
+  p.shape[0] = 50;
+  p.shape[1] = 30;
+  p.chunkshape[0] = 16;
+  p.chunkshape[1] = 30;
+  p.blockshape[0] = 4;
+  p.blockshape[1] = 16;
+  p.dtype = str("<i2");
+  p.compressor = codec::blosclz;
+  p.clevel = 5;
+  static array_frame_setup setup;  // not on the bare-metal stack
+  REQUIRE_OK(array_frame_setup_make(setup, p));
+  static int16_t data[50 * 30];
+  for (int i = 0; i < 50 * 30; ++i) data[i] = static_cast<int16_t>(i * 7 - 300);
+  static uint8_t heap_bytes[160 * 1024];
+  size_t full = 0;
+  for (uint8_t log : {uint8_t{0}, uint8_t{10}}) {
+    setup.blosclz_hash_log = log;
+    const size_t need = array_chunk_packer_estimate(setup);
+    if (log == 0) full = need;
+    else CHECK_EQ(full - need, (size_t{1} << 14) * 4 - (size_t{1} << 10) * 4);
+    REQUIRE(need <= sizeof heap_bytes);
+    arena heap;
+    arena_init(heap, heap_bytes, need);
+    {
+      array_chunk_packer packer;
+      REQUIRE_OK(array_chunk_packer_init(packer, setup, arena_allocator(heap)));
+      chunk_decoder d;
+      REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+      for (int64_t n = 0; n < setup.layout.nchunks; ++n) {
+        const int64_t r0 = n * 16;
+        const int64_t rows = r0 + 16 <= 50 ? 16 : 50 - r0;
+        auto chunk = array_chunk_pack(packer, n, bytes_view(reinterpret_cast<const uint8_t*>(data + r0 * 30),
+                                                            static_cast<size_t>(rows * 30 * 2)));
+        REQUIRE_OK(chunk);
+        // Decoded (the chunk's padded, block-ordered items): the same with either table.
+        static uint8_t decoded[2][4][16 * 32 * 2];
+        REQUIRE(n < 4);
+        auto m = chunk_decode(d, *chunk, bytes_mut(decoded[log != 0][n], sizeof decoded[0][0]));
+        REQUIRE_OK(m);
+        CHECK_EQ(*m, static_cast<size_t>(setup.layout.extchunk_nitems * 2));
+        if (log != 0) CHECK(std::memcmp(decoded[0][n], decoded[1][n], *m) == 0);
+      }
+    }
+    CHECK_LE(heap.high_water, need);
+  }
+  setup.blosclz_hash_log = 0;
+}
+
 TESSERA_TEST(array_ports, fixed_buffer_and_metalayers) {
   test::counting_allocator counting;
   const allocator alloc = counting.get();
