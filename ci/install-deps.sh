@@ -26,6 +26,8 @@ packages=(
   gcc-arm-none-eabi binutils-arm-none-eabi picolibc-arm-none-eabi libstdc++-arm-none-eabi-picolibc
   # The bounded fuzzing run (ci/fuzz.sh): clang with libFuzzer
   clang-14 libclang-rt-14-dev
+  # Static analysis (ci/static-analysis.sh) and coverage (ci/coverage.sh)
+  clang-tidy-14 cppcheck gcovr
   # ci/cross-sysroots.sh: apt's keyring, unpacking and patching Debian's source packages, building them
   debian-archive-keyring dpkg-dev patch xz-utils bzip2 make
   # A multiarch package can be added as name:arch (e.g. libfoo-dev:arm64); its architecture is added to dpkg

@@ -11,6 +11,7 @@
 #   cortex-m4  bare metal, picolibc, QEMU MPS2-AN386 with semihosting (freestanding proof, code size); its
 #              default configuration is the small one (error messages compiled out)
 #   cortex-m4-messages  the same with the error messages' texts kept (TESSERA_ERROR_MESSAGES=ON)
+#   static-analysis  clang-tidy and cppcheck with zero findings (ci/static-analysis.sh), counted as one test
 #   riscv64    (opt-in) RISC-V 64-bit Linux (RV64GC), qemu-riscv64
 #   rv32-baremetal  (opt-in) bare metal RISC-V RV32IMAC, picolibc, QEMU virt with semihosting (a compiler without
 #              a C++ library: the core must build from the C library's headers, which it does not yet)
@@ -30,7 +31,7 @@ cd "$repo"
 build_root=${TESSERA_BUILD_ROOT:-build}
 [[ $build_root == /* ]] || build_root=$repo/$build_root
 jobs=${TESSERA_JOBS:-2}
-all_targets=(host host-tsan nehalem aarch64 armhf ppc64le ppc64 cortex-m4 cortex-m4-messages)
+all_targets=(host host-tsan nehalem aarch64 armhf ppc64le ppc64 cortex-m4 cortex-m4-messages static-analysis)
 # Opt-in (named in TESSERA_TARGETS), not yet in the default matrix: riscv64, rv32-baremetal (docs/firmware.md).
 read -r -a targets <<<"${TESSERA_TARGETS:-${all_targets[*]}}"
 
@@ -81,6 +82,19 @@ for target in "${targets[@]}"; do
   start=$SECONDS
   echo
   echo "================================================================ $target ($dir)"
+  if [[ $target == static-analysis ]]; then
+    # clang-tidy and cppcheck over src/, port/ and tools/ (ci/static-analysis.sh): zero findings, one test.
+    mkdir -p "$build_root"
+    if bash "$repo/ci/static-analysis.sh" "$build_root/static-analysis" 2>&1 | tee "$build_root/static-analysis.log"; then
+      total_passed=$((total_passed + 1))
+      summary+=("$(printf '%-10s     1 passed,   0 failed  (%ds)' "$target" $((SECONDS - start)))")
+    else
+      total_failed=$((total_failed + 1))
+      summary+=("$(printf '%-10s     0 passed,   1 failed  (%ds) findings: %s' "$target" $((SECONDS - start)) \
+        "$build_root/static-analysis.log")")
+    fi
+    continue
+  fi
   if ! args=$(target_args "$target"); then
     echo "ci/test.sh: unknown target '$target' (known: ${all_targets[*]})"
     summary+=("$(printf '%-10s unknown target' "$target")")

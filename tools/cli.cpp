@@ -13,6 +13,7 @@
 
 namespace tessera::cli {
 
+// NOLINTNEXTLINE(cert-dcl50-cpp): printf-style, checked by the format attribute of its declaration (cli.hpp)
 int fail(int code, const char* cmd, const char* fmt, ...) noexcept {
   char line[1024];
   va_list ap;

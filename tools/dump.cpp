@@ -237,7 +237,9 @@ void print_value(FILE* out, value_kind k, const uint8_t* p, int32_t itemsize, bo
     case value_kind::unicode: print_unicode(out, p, itemsize, big_endian); return;
     case value_kind::record:
       std::fputc('(', out);
-      for (int i = 0; i < record->n; ++i) {
+      // Only a record dtype's own values have this kind, and dump passes their layout; a field is never a record
+      // (record_layout_parse refuses nested ones).
+      for (int i = 0; i < record->n; ++i) {  // NOLINT(clang-analyzer-core.NullDereference)
         const record_field& f = record->f[i];
         if (i > 0) std::fputs(", ", out);
         print_value(out, f.kind, p + f.offset, f.size, f.big_endian);

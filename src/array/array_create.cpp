@@ -27,7 +27,7 @@ bool names_equal(span<const char> a, const char (&b)[N]) noexcept {
 // The dtype string for an itemsize when none is given ("|u1", "|V<n>").
 size_t default_dtype(int32_t itemsize, char* out) noexcept {
   if (itemsize == 1) {
-    std::memcpy(out, "|u1", 3);
+    std::memcpy(out, "|u1", 3);  // NOLINT(bugprone-not-null-terminated-result): out is length-counted (returns 3)
     return 3;
   }
   char digits[12];

@@ -745,7 +745,7 @@ status array_orthogonal_read(array& a, const int64_t* const* indices, const int6
         dst += e.pos * out_strides[d];
       }
       uint8_t* to = out.data() + dst * itemsize;
-      if (!is_special) std::memcpy(to, block + src * itemsize, static_cast<size_t>(itemsize));
+      if (!is_special) std::memcpy(to, block + src * itemsize, static_cast<size_t>(itemsize));  // NOLINT(clang-analyzer-core.NonNullParamChecker): block is set whenever the chunk is not special
       else if (ref->special == chunk_special::nan) std::memcpy(to, special, static_cast<size_t>(itemsize));
       else std::memset(to, 0, static_cast<size_t>(itemsize));
       int d = ndim - 1;

@@ -136,7 +136,8 @@ struct rows_job {
       }
       w.begin(out.data() + o * itemsize);
       const size_t row_bytes = row * static_cast<size_t>(itemsize);
-      for (int64_t s = 0; s < nk; ++s) w.put(piece_src[s] + row_bytes, piece_len[s]);
+      // piece_src[0, nk) were all set by the segment's loop over [k0, k1) above; the analyzer loses k1 - k0.
+      for (int64_t s = 0; s < nk; ++s) w.put(piece_src[s] + row_bytes, piece_len[s]);  // NOLINT(clang-analyzer-core.UndefinedBinaryOperatorResult)
       int dd = last - 1;
       for (; dd >= 0; --dd) {
         if (++pos[dd] < hi[dd]) break;

@@ -32,7 +32,7 @@ void touched_rows(const touched_blocks& t, size_t i, size_t* run, const Rows& ro
     return;
   }
   // Offsets inside the block and the output, which touched_block keeps inside both: size_t items.
-  size_t out_strides[kMaxDims];
+  size_t out_strides[kMaxDims] = {};
   size_t s = 1;
   for (int d = last; d >= 0; --d) {
     out_strides[d] = s;

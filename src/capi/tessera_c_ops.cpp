@@ -631,9 +631,10 @@ tessera_status tessera_array_chunk_read(tessera_array* a, int64_t nchunk, void* 
   tessera::owned_array<uint8_t> buffer;
   const tessera::result<tessera::bytes_view> r = tessera::frame_chunk_read(tessera::array_frame(a->arr), nchunk, buffer);
   if (!r.ok()) return to_c(r.err());
-  *written = r->size();
-  if (r->size() > size) return c_error(errc::buffer_too_small, TESSERA_MSG("capi: chunk larger than out"));
-  if (r->size() != 0) std::memcpy(out, r->data(), r->size());
+  const size_t n = r->size();
+  *written = n;
+  if (n > size) return c_error(errc::buffer_too_small, TESSERA_MSG("capi: chunk larger than out"));
+  if (n != 0) std::memcpy(out, r->data(), n);
   return c_ok();
 }
 

@@ -12,7 +12,7 @@
 namespace tessera::detail {
 // Internal linkage here and in simd_shuffle.hpp: each ISA's object file keeps its own copies, compiled with its
 // own flags, never one the linker took from another ISA's object (an AVX2 copy would fault on an SSE2 CPU).
-namespace {
+namespace {  // NOLINT(cert-dcl59-cpp): internal linkage on purpose, as said above
 
 // Transposes the 8x8 bit matrix held in x (bit c of byte r = element [r][c]) by three rounds of swaps of
 // 4x4, 2x2 and 1x1 blocks (Hacker's Delight, "transpose8").

@@ -18,7 +18,7 @@
 #include "filters/shuffle_common.hpp"
 
 namespace tessera::detail::simd {
-namespace {  // see shuffle_common.hpp
+namespace {  // NOLINT(cert-dcl59-cpp): internal linkage on purpose, see shuffle_common.hpp
 
 constexpr size_t log2_of(size_t v) noexcept { return v <= 1 ? 0 : 1 + log2_of(v / 2); }
 

@@ -79,6 +79,8 @@ status metas_parse(bytes_view all, msgpack_reader& r, uint32_t n, frame_meta_ent
 // table through a function, not a template per table: the section code exists once (a firmware writing
 // headers and an empty trailer carried three copies of it).
 struct meta_entries {
+  meta_entries(const void* t, uint32_t c, frame_metalayer_init (*f)(const void*, uint32_t) noexcept) noexcept
+      : table(t), n(c), at(f) {}
   const void* table;
   uint32_t n;
   frame_metalayer_init (*at)(const void* table, uint32_t i) noexcept;  // entry i's name and content

@@ -118,7 +118,7 @@ struct lazy_index {
   // Entries whose sizes were learned from their chunk's header, direct-mapped by chunk number: repeated reads
   // of the same chunks do not read their headers again.
   static constexpr int kRecent = 64;
-  int64_t recent_n[kRecent];
+  int64_t recent_n[kRecent] = {};
   frame_chunk_entry recent[kRecent];
   lazy_index() noexcept {
     for (int64_t& n : recent_n) n = -1;

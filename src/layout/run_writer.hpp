@@ -120,7 +120,7 @@ class run_writer {
   // unit_'s when they came from several pieces).
   size_t pending_ = 0;
   const uint8_t* pending_src_ = nullptr;
-  alignas(16) uint8_t unit_[16];
+  alignas(16) uint8_t unit_[16] = {};
 };
 
 // Orders a task's streaming stores before whatever the task does next (the executor's hand-back included).

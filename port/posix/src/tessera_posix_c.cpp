@@ -181,7 +181,8 @@ tessera_status tessera_posix_array_open(tessera_array** out, tessera_posix_store
   tessera_posix_store* s = nullptr;
   tessera_status cs = tessera_posix_store_open(&s, path, writable ? TESSERA_POSIX_READ_WRITE : TESSERA_POSIX_READ);
   if (cs.code != TESSERA_OK) return cs;
-  cs = s->is_dir ? tessera_array_open_sparse(out, &s->c_dir, alloc, options)
+  // s is set whenever the status is OK (an error's status_to_c is never OK): the analyzer assumes otherwise.
+  cs = s->is_dir ? tessera_array_open_sparse(out, &s->c_dir, alloc, options)  // NOLINT(clang-analyzer-core.NullDereference)
                  : tessera_array_open(out, &s->c_storage, alloc, options);
   if (cs.code != TESSERA_OK) {
     (void)tessera_posix_store_close(s);
@@ -201,7 +202,8 @@ tessera_status tessera_posix_array_create(tessera_array** out, tessera_posix_sto
   tessera_status cs =
       tessera_posix_store_open(&s, path, sparse != 0 ? TESSERA_POSIX_CREATE_DIRECTORY : TESSERA_POSIX_REPLACE_FILE);
   if (cs.code != TESSERA_OK) return cs;
-  cs = s->is_dir ? tessera_array_create_sparse(out, &s->c_dir, alloc, params, fill)
+  // s is set whenever the status is OK, as above.
+  cs = s->is_dir ? tessera_array_create_sparse(out, &s->c_dir, alloc, params, fill)  // NOLINT(clang-analyzer-core.NullDereference)
                  : tessera_array_create(out, &s->c_storage, alloc, params, fill);
   if (cs.code != TESSERA_OK) {
     (void)tessera_posix_store_close(s);
