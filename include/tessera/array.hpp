@@ -242,7 +242,8 @@ class array {
 /// after a crash, room for a copy of the moved chunks needed meanwhile). Sparse arrays: commits only.
 [[nodiscard]] status array_compact(array& a) noexcept;
 /// Closes the array. Changes not committed are dropped, and then errc::uncommitted is returned (the array is
-/// closed all the same): commit first, or check array_dirty. The destructor drops them silently.
+/// closed all the same): commit first, or check array_dirty. The destructor drops them silently. A writable
+/// contiguous frame with free space past 1/20 of it is tidied first (frame_close), in commits of the same content.
 status array_close(array& a) noexcept;
 
 // ---- What it is --------------------------------------------------------------------------------------------

@@ -22,13 +22,17 @@
 /// there before the storage grows. A chunk version written since the last commit is free as soon as it is
 /// replaced or deleted; a version the committed frame uses, and the committed index and trailer, become free
 /// once the next commit is durable. New chunk versions take the smallest free extent that holds them; the
-/// index and trailer the lowest free place after the last chunk; past the frame nothing is kept (step 4). When
-/// a commit leaves more than 1/20 of the frame free, frame_commit moves up to 16 of the highest chunks down into
-/// holes and commits again, and moves the index down in a third commit when it then sits far past the last
-/// chunk; when more than 1/12 of it is still free, it compacts the frame (frame_compact) provided that copies at
-/// most twice the chunk bytes changes wrote since the last compaction (so writing costs at most about 3x its
-/// bytes). Each of these commits holds the same content: a crash leaves one of them; with `durable` their
-/// failures are not reported (the moved chunks go with the next commit). The map of free bytes is built on the
+/// index and trailer the lowest free place after the last chunk; past the frame nothing is kept (step 4).
+/// Before a commit, frame_commit moves the highest chunks (up to 64, 16 at a time) down into free extents when
+/// more than 1/20 of the frame is free, so the commit itself makes it so. After a commit, the free bytes the
+/// commit's changes superseded are left for the next transaction's versions; only free space beyond them and
+/// 1/10 of the frame costs further commits: the highest chunks move down and commit again, the index moves down
+/// in a third commit when it sits far past the last chunk, and past 1/10 still free the frame is compacted
+/// (frame_compact) provided that copies at most twice the chunk bytes changes wrote since the last compaction (so
+/// writing costs at most about 3x its bytes), or, past 1/12 free, at most half of what this commit's transaction
+/// wrote. frame_close does the same for a committed frame with lower thresholds (1/20 free), so that a closed
+/// file is near its data's size. Each of these commits holds the same content: a crash leaves one of them; with
+/// `durable` their failures are not reported (the moved chunks go with the next commit). The map of free bytes is built on the
 /// first change that frees bytes (for an opened frame: every stored chunk's header is read once and the chunks
 /// sorted, N * 16 bytes for the time of the call; a created frame starts with it), holds at most 1024 free and
 /// 1024 retired extents (16 bytes each, from the frame's allocator): past that the smallest are forgotten and
@@ -170,7 +174,10 @@ struct frame_open_options {
 /// A committed writer's order (see the top of this file) means a reader sees the old frame or the new one,
 /// never a mix; views returned before a refresh must not be used after it.
 [[nodiscard]] status frame_refresh(frame& f) noexcept;
-/// Closes the frame; changes not committed are dropped. Returns the error of closing a sparse frame's entries.
+/// Closes the frame; changes not committed are dropped. A committed writable contiguous frame more than 1/20
+/// free is tidied first (chunks moved down, index moved down, or compacted: commits of the same content; with
+/// `durable` their failures are not reported). Returns the error of closing a sparse frame's entries, or of a
+/// tidy's commit in place (not durable).
 status frame_close(frame& f) noexcept;
 
 // ---- Reading -----------------------------------------------------------------------------------------------

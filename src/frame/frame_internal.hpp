@@ -99,6 +99,7 @@ struct space_map {
   uint64_t live = 0;      // bytes of the pending frame's stored chunks
   uint64_t lost = 0;
   uint64_t written = 0;   // chunk bytes the caller's changes wrote since the last compaction (its budget)
+  uint64_t written_at_commit = 0;  // `written` after the last commit: a transaction wrote the difference
 };
 
 // The committed index chunk, read a block at a time: opening costs O(1) memory in the number of chunks. A
@@ -231,8 +232,11 @@ void space_drop_chunk(frame_state& s, const frame_chunk_entry& e) noexcept;
 // After a durable commit of index and trailer at [p, p + m): what it retired is free, bytes past the frame are
 // free, chunks are no longer fresh.
 void space_committed(frame_state& s, uint64_t p, uint64_t m) noexcept;
-// Whether the committed frame (frame_len) is more than 1/20 larger than its content: worth moving chunks down.
-[[nodiscard]] bool space_loose(const frame_state& s) noexcept;
+// Whether more than 1/share of the frame's extent is free: worth moving chunks down.
+[[nodiscard]] bool space_loose(const frame_state& s, uint32_t share) noexcept;
+// At close, a committed writable contiguous frame with reuse on is brought tight (relocation, index, compaction
+// as after a commit, with lower thresholds); errors only from a commit in place (not durable).
+[[nodiscard]] status cframe_close_tidy(frame_state& s) noexcept;
 // Moves up to 16 of the highest stored chunks into free extents below them (their old bytes dropped): returns how
 // many moved.
 [[nodiscard]] result<uint32_t> space_relocate(frame_state& s) noexcept;

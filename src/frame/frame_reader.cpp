@@ -26,7 +26,7 @@ frame::~frame() { (void)frame_close(*this); }
 status frame_close(frame& f) noexcept {
   frame_state* s = frame_access::get(f);
   if (s == nullptr) return ok_status();
-  status result = ok_status();
+  status result = detail::cframe_close_tidy(*s);
   // Sparse chunk entries written for changes that were never committed: nothing refers to them.
   if (s->sparse && s->options.writable) {
     char name[16];

@@ -323,12 +323,12 @@ void space_committed(frame_state& s, uint64_t p, uint64_t m) noexcept {
   for (int64_t i = 0; i < s.nchunks; ++i) s.chunks[i].fresh = 0;
 }
 
-bool space_loose(const frame_state& s) noexcept {
+bool space_loose(const frame_state& s, uint32_t share) noexcept {
   const space_map& sp = s.space;
   if (!sp.active) return false;
   uint64_t holes = 0;
   for (uint32_t i = 0; i < sp.free.n; ++i) holes += sp.free.v[i].len;
-  return holes > 0 && holes * 20 > sp.end;
+  return holes > 0 && holes * share > sp.end;
 }
 
 result<uint32_t> space_relocate(frame_state& s) noexcept {

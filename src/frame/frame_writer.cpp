@@ -464,16 +464,52 @@ status cframe_commit(frame_state& s) noexcept {
   return ok_status();
 }
 
-// After a commit that left the frame loose (more than 1/20 of it free), the highest chunks move down into the
-// holes and a second commit makes it so; when the index then sits far past the last chunk, a third one moves it
-// down. Each is a commit of the same content: a crash leaves one of them. With `durable`, their errors are not
-// the caller's (the changes are committed; moved chunks go with the next commit). In place (not durable) the
-// second commit's index may already have overwritten the moved chunks' old bytes: its error is returned.
+// How much free space a tidy lets stand: it acts when more than 1/relocate of the frame is free (moving the
+// highest chunks down and committing) and when the index sits more than 1/index of the frame past the last chunk
+// (a commit that moves it down). It compacts past 1/compact free when the copy costs at most twice what changes
+// wrote since the last compaction (so that writing costs at most 3x its bytes over time), and past 1/compact_tx
+// free when it costs at most half what this commit's transaction wrote (0: never).
+struct tidy_shares {
+  uint32_t relocate, index, compact, compact_tx;
+};
+// After a commit, extra commits (each costs two syncs) are paid only for free space beyond what the commit's
+// changes superseded plus 1/10 of the frame: the relocation before each commit keeps rewrite loops near that,
+// and the close brings the frame tight. A large transaction (one commit after many changes) pays for its
+// compaction at once.
+constexpr tidy_shares kTidyAfterCommit{10, 10, 10, 12};
+constexpr tidy_shares kTidyAtClose{20, 32, 20, 0};
+
+// Before a commit: the highest chunks move down into holes (what the last commit freed, and versions this
+// transaction superseded), so that the commit itself makes it so. Optional work: on a failure the chunk stays
+// where it is (its copy's bytes freed) and the commit goes on.
+void cframe_relocate(frame_state& s) noexcept {
+  for (int round = 0; round < 4 && space_loose(s, 20); ++round) {
+    auto moved = space_relocate(s);
+    if (!moved.ok() || *moved == 0) return;
+    s.dirty = true;
+  }
+}
+
+// After a commit: when the frame is loose by the shares, the highest chunks move down into the holes and a
+// second commit makes it so; when the index then sits far past the last chunk, a third one moves it down. Each
+// is a commit of the same content: a crash leaves one of them. With `durable`, their errors are not the
+// caller's (the changes are committed; moved chunks go with the next commit). In place (not durable) the second
+// commit's index may already have overwritten the moved chunks' old bytes: its error is returned.
 status cframe_compact(frame_state& s) noexcept;
 
-status cframe_tidy(frame_state& s, uint64_t written) noexcept {
+uint64_t extents_bytes(const extent_set& set) noexcept {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < set.n; ++i) n += set.v[i].len;
+  return n;
+}
+
+// `tolerated`: free bytes the tidy leaves alone, what the commit's changes freed (the versions they superseded,
+// the old index): the next transaction's new versions fill them, so reclaiming them costs a commit that brings
+// the frame tight only until that transaction supersedes as much again.
+status cframe_tidy(frame_state& s, uint64_t written_tx, uint64_t tolerated, const tidy_shares& share) noexcept {
   if (!s.space.active) return ok_status();
-  if (space_loose(s)) {
+  const auto excess = [tolerated](uint64_t free_bytes) { return free_bytes > tolerated ? free_bytes - tolerated : 0; };
+  if (excess(extents_bytes(s.space.free)) * share.relocate > s.space.end) {
     auto moved = space_relocate(s);
     if (moved.ok() && *moved > 0) {
       s.dirty = true;
@@ -494,25 +530,35 @@ status cframe_tidy(frame_state& s, uint64_t written) noexcept {
     const extent& e = s.space.free.v[i];
     fits = e.pos <= ce && e.pos + e.len >= ce + m;
   }
-  if (s.nchunks > 0 && fits && gap * 32 >= s.committed_len) {
+  if (s.nchunks > 0 && fits && excess(gap) * share.index >= s.committed_len) {
     s.dirty = true;
     if (!cframe_commit(s).ok()) s.dirty = false;
   }
-  // Still more than 1/12 free (holes no high chunk fits): compaction, when what it copies (twice: the chunks past
-  // the first hole) is at most twice what changes wrote since the last one, so that writing costs at most 3x its
-  // bytes over time.
+  // Still loose (holes no high chunk fits): compaction, when what it copies (twice: the chunks past the first
+  // hole) is at most twice what changes wrote since the last one, so that writing costs at most 3x its bytes
+  // over time.
   if (!s.space.active || s.space.free.n == 0) return ok_status();
-  uint64_t holes = 0;
-  for (uint32_t i = 0; i < s.space.free.n; ++i) holes += s.space.free.v[i].len;
+  const uint64_t holes = extents_bytes(s.space.free);
   const uint64_t first = s.space.free.v[0].pos;
   const uint64_t past = s.space.end - first > holes ? s.space.end - first - holes : 0;
-  if (holes * 12 > s.space.end && past <= 2 * written) {
+  const bool pays = (excess(holes) * share.compact > s.space.end && past <= 2 * s.space.written) ||
+                    (excess(holes) * share.compact_tx > s.space.end && 2 * past <= written_tx);
+  if (pays) {
     s.space.written = 0;
     const status c = cframe_compact(s);
     if (!c.ok() && !s.options.durable) return c;
   }
   return ok_status();
 }
+
+}  // namespace
+
+status cframe_close_tidy(frame_state& s) noexcept {
+  if (s.sparse || !s.options.writable || s.dirty) return ok_status();
+  return cframe_tidy(s, 0, 0, kTidyAtClose);
+}
+
+namespace {
 
 status sframe_commit(frame_state& s) noexcept {
   commit_parts c;
@@ -744,9 +790,13 @@ status frame_commit(frame& f) noexcept {
   TESSERA_TRY(detail::writable_check(s));
   if (!s->dirty) return ok_status();
   if (s->sparse) return detail::sframe_commit(*s);
-  const uint64_t written = s->space.written;
+  const uint64_t written_tx = s->space.written - s->space.written_at_commit;
+  const uint64_t superseded = detail::extents_bytes(s->space.retired) + s->space.meta.len;
+  if (s->space.active) detail::cframe_relocate(*s);
   TESSERA_TRY(detail::cframe_commit(*s));
-  return detail::cframe_tidy(*s, written);
+  const status t = detail::cframe_tidy(*s, written_tx, superseded, detail::kTidyAfterCommit);
+  s->space.written_at_commit = s->space.written;
+  return t;
 }
 
 }  // namespace tessera
