@@ -304,7 +304,7 @@ namespace {
 tessera_status name_out(const tessera::result<tessera::span<const char>>& r, char* name, size_t size, size_t* len) {
   if (!r.ok()) return to_c(r.err());
   if (len != nullptr) *len = r->size();
-  if (size < r->size() + 1) return c_error(errc::buffer_too_small, TESSERA_MSG("capi: name buffer smaller than the name and its NUL"));
+  if (name == nullptr || size < r->size() + 1) return c_error(errc::buffer_too_small, TESSERA_MSG("capi: name buffer smaller than the name and its NUL"));
   if (!r->empty()) std::memcpy(name, r->data(), r->size());
   name[r->size()] = '\0';
   return c_ok();
