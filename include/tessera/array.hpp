@@ -62,6 +62,10 @@ inline constexpr int32_t kArrayMaxItemsize = kChunkMaxBlocksize;
   return itemsize > 255 || itemsize < 1 ? uint8_t{1} : static_cast<uint8_t>(itemsize);
 }
 inline constexpr size_t kArrayMaxDtypeLen = 255;  ///< bytes of a dtype string this API writes
+/// Bytes of an array's message buffer: the errors of its calls that name values ("array_slice_read: dimension
+/// 2: stop 40 outside 0..32") are formatted there. Only when messages are compiled in (TESSERA_ERROR_MESSAGES):
+/// a small firmware's handles have no buffer and those errors carry the code's name.
+inline constexpr size_t kArrayMessageMax = 128;
 
 // ---- Parameters --------------------------------------------------------------------------------------------
 
@@ -197,6 +201,9 @@ class array {
   chunk_decoder decoder_;
   chunk_encoder encoder_;
   bool encoder_ready_ = false;
+#if TESSERA_ERROR_MESSAGES
+  char message_[kArrayMessageMax] = {};  ///< the last error message that names values (see error::message)
+#endif
 };
 
 // ---- Creating, opening, closing ----------------------------------------------------------------------------
@@ -287,7 +294,20 @@ status array_close(array& a) noexcept;
 [[nodiscard]] result<bytes_view> array_meta_find(const array& a, span<const char> name) noexcept;
 /// Replaces the content of fixed metalayer `name` with content of the same size (see above).
 [[nodiscard]] status array_meta_update(array& a, span<const char> name, bytes_view content) noexcept;
-/// Variable-length metalayers: decoded size, decode into out, set (adds or replaces), delete.
+/// The number of fixed metalayers, "b2nd" included (blosc2's schunk->nmetalayers).
+[[nodiscard]] uint32_t array_meta_count(const array& a) noexcept;
+/// The name of fixed metalayer i (header order; "b2nd" is one of them). Errors: out_of_range (i >= count).
+[[nodiscard]] result<span<const char>> array_meta_name(const array& a, uint32_t i) noexcept;
+/// Whether fixed metalayer `name` exists (blosc2_meta_exists).
+[[nodiscard]] bool array_meta_exists(const array& a, span<const char> name) noexcept;
+/// The number of variable-length metalayers (blosc2's schunk->nvlmetalayers).
+[[nodiscard]] uint32_t array_vlmeta_count(const array& a) noexcept;
+/// The name of variable-length metalayer i (trailer order, blosc2_vlmeta_get_names). Errors: out_of_range.
+[[nodiscard]] result<span<const char>> array_vlmeta_name(const array& a, uint32_t i) noexcept;
+/// Whether variable-length metalayer `name` exists (blosc2_vlmeta_exists).
+[[nodiscard]] bool array_vlmeta_exists(const array& a, span<const char> name) noexcept;
+/// Variable-length metalayers: decoded size, decode into out, set (adds or replaces), delete. Reading one takes
+/// a mutable array: it decodes with the array's chunk decoder and its scratch (no allocation per call).
 [[nodiscard]] result<size_t> array_vlmeta_nbytes(const array& a, span<const char> name) noexcept;
 /// Decodes variable-length metalayer `name` into out (at least its decoded size) and returns that size.
 [[nodiscard]] result<size_t> array_vlmeta_read(array& a, span<const char> name, bytes_mut out) noexcept;

@@ -37,19 +37,21 @@ enum class errc : int32_t {
   corrupt = 12,           ///< a checksum, offset or size inside stored data is inconsistent
   resource_limit = 13,    ///< the input asks for more memory than the call's budget (max_alloc) allows
   uncommitted = 14,       ///< a close dropped changes that were never committed
+  read_only = 15,         ///< a write on an array, frame or storage opened (or made) read-only
 };
 
 /// Every code's name, each ended by its NUL, in one string.
 #define TESSERA_ERRC_NAMES                                                                                        \
   "ok\0invalid_argument\0out_of_memory\0buffer_too_small\0truncated\0malformed\0unsupported\0out_of_range\0"     \
-  "overflow\0io\0no_space\0codec_unavailable\0corrupt\0resource_limit\0uncommitted\0unknown"
+  "overflow\0io\0no_space\0codec_unavailable\0corrupt\0resource_limit\0uncommitted\0read_only\0"        \
+  "unknown"
 
 namespace detail {
 // The names in one array, defined once in the core (src/base/errc_names.cpp): an error whose message is compiled
 // out points into it, so an image holds each name once (literals would be copied into every object file that
 // makes one such error).
 extern const char kErrcNames[sizeof TESSERA_ERRC_NAMES];
-inline constexpr uint32_t kErrcCount = 15;  // the codes 0..14; the last name is "unknown"
+inline constexpr uint32_t kErrcCount = 16;  // the codes 0..15; the last name is "unknown"
 struct errc_name_offsets {
   uint8_t at[kErrcCount + 1];
 };
@@ -73,7 +75,10 @@ inline constexpr errc_name_offsets kErrcNameOffsets = errc_name_offsets_make();
 /// An error: a code and a message. `if (e)` is true when it is one.
 struct [[nodiscard]] error {
   errc code = errc::ok;      ///< ok when there is no error
-  const char* message = "";  ///< static storage, never null; says what and, where it can, where
+  /// Never null; says what and, where it can, where. Static storage, except the argument errors of array calls
+  /// that name values (which dimension, what was needed, what was given): those point into the array's message
+  /// buffer and stay valid until the next call on that array (or its move or close).
+  const char* message = "";
 
   constexpr error() noexcept = default;  ///< no error (ok)
   /// A null message (TESSERA_MSG with messages compiled out) becomes the code's name.

@@ -4,12 +4,21 @@
  *
  * Conventions:
  *  - Every fallible call returns a ::tessera_status: code 0 (::TESSERA_OK) on success, else a stable
- *    ::tessera_errc number and a static message (never freed, valid for the program's life). No global state:
- *    nothing is remembered between calls.
+ *    ::tessera_errc number and a message. Messages are static (valid for the program's life), except those of an
+ *    array call's argument errors that name values ("array_slice_read: dimension 1: stop 40 outside 0..32"):
+ *    they live in the array handle until the next call on it or its close. No global state: nothing is
+ *    remembered between calls.
  *  - The library never allocates except through the ::tessera_allocator the caller passes (the array handle
  *    itself comes from it too), and never does I/O except through the ::tessera_storage the caller passes. With
  *    an arena allocator over a static buffer and ::tessera_buffer_storage over another, nothing touches a heap.
- *  - An array handle serves one call at a time.
+ *  - Ownership, one rule: every struct a call takes by pointer (storage, directory, executor, plugins, params,
+ *    options, fill, target) is copied or used before the call returns; the caller may free or reuse it at once.
+ *    What outlives the call is what those structs point to: callbacks' contexts, allocator contexts, the bytes
+ *    of metalayer contents until the call returns. The only handles that refer to another handle are those made
+ *    from it without a copy of their own: ::tessera_array_open_again readers, and arrays made by the copies or
+ *    save that take their user codecs and filters from the source (params without plugins): close them first.
+ *  - An array handle serves one call at a time. Calls that take a const array neither change it nor use its
+ *    scratch; reading calls that take a mutable array decode with the handle's decoder and its scratch.
  *  - Buffers of items are in C order; sizes are in bytes and checked (::TESSERA_ERR_BUFFER_TOO_SMALL).
  */
 #ifndef TESSERA_TESSERA_H
@@ -55,13 +64,14 @@ typedef enum tessera_errc {
   TESSERA_ERR_CODEC_UNAVAILABLE = 11,   /**< the data needs a codec this build does not include */
   TESSERA_ERR_CORRUPT = 12,             /**< a checksum, offset or size inside stored data is inconsistent */
   TESSERA_ERR_RESOURCE_LIMIT = 13,      /**< the input asks for more memory than the call's budget allows */
-  TESSERA_ERR_UNCOMMITTED = 14          /**< a close dropped changes that were never committed */
+  TESSERA_ERR_UNCOMMITTED = 14,         /**< a close dropped changes that were never committed */
+  TESSERA_ERR_READ_ONLY = 15            /**< a write on an array, frame or storage opened read-only */
 } tessera_errc;
 
-/** The outcome of a call: a ::tessera_errc code and a static message saying what went wrong ("" when ok). */
+/** The outcome of a call: a ::tessera_errc code and a message saying what went wrong ("" when ok). */
 typedef struct tessera_status {
   int32_t code;         /**< ::TESSERA_OK or a ::tessera_errc value */
-  const char* message;  /**< static storage, never NULL */
+  const char* message;  /**< never NULL; static, or in the array handle (see the conventions above) */
 } tessera_status;
 
 /** The short name of an error code ("ok", "truncated", ...; "unknown" outside the enum). Never NULL. */
@@ -147,6 +157,68 @@ typedef enum tessera_filter {
   TESSERA_FILTER_INT_TRUNC = 36
 } tessera_filter;
 
+/** Split modes: whether a block's bytes are compressed as one stream per byte of the item (the Blosc2 values). */
+typedef enum tessera_split_mode {
+  TESSERA_SPLIT_ALWAYS = 1,         /**< always split (BLOSC_ALWAYS_SPLIT) */
+  TESSERA_SPLIT_NEVER = 2,          /**< never split (BLOSC_NEVER_SPLIT) */
+  TESSERA_SPLIT_AUTO = 3,           /**< the codec decides (BLOSC_AUTO_SPLIT) */
+  TESSERA_SPLIT_FORWARD_COMPAT = 4  /**< the reference's default (BLOSC_FORWARD_COMPAT_SPLIT) */
+} tessera_split_mode;
+
+/** The first codec or filter id a user implementation may take (the reference's registered ids 32..159). */
+#define TESSERA_USER_ID_FIRST 32
+/** The first id the reference leaves to applications (BLOSC2_USER_REGISTERED_CODECS_START, 160..255). */
+#define TESSERA_USER_ID_PRIVATE 160
+
+/**
+ * A codec the application implements (the C mirror of tessera::chunk_user_codec). Selected for writing by
+ * putting its id in a params' codec; chunks store codec format 6 and the id, as c-blosc2 does. The callbacks
+ * run on the executor's workers, possibly several at once: thread-safe, no allocation (give them what they need
+ * through context). Their status is passed on as it is; its message must be static.
+ */
+typedef struct tessera_user_codec {
+  uint8_t id;  /**< TESSERA_USER_ID_FIRST..255 */
+  /**
+   * Compresses in_size bytes at in into out (at most out_size bytes) and stores the length in *written; 0 (or
+   * in_size) means "does not shrink" and the stream is stored raw. meta is the chunk's codec meta. NULL: the
+   * program only reads.
+   */
+  tessera_status (*encode)(void* context, const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size,
+                           uint8_t meta, size_t* written);
+  /** Decompresses in into all of out (out_size is the stream's decoded size); *written must become out_size. */
+  tessera_status (*decode)(void* context, const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size,
+                           uint8_t meta, size_t* written);
+  void* context;  /**< passed to encode and decode */
+} tessera_user_codec;
+
+/**
+ * A filter the application implements (the C mirror of tessera::chunk_user_filter): forward when writing,
+ * backward when reading, each from size bytes at in to size bytes at out (one block; typesize is the chunk's,
+ * meta the filter slot's). Either may be NULL. Same rules as ::tessera_user_codec.
+ */
+typedef struct tessera_user_filter {
+  uint8_t id;  /**< TESSERA_USER_ID_FIRST..255, not an id the library implements (0..4, 35, 36) */
+  /** Applies the filter (writing). */
+  tessera_status (*forward)(void* context, const uint8_t* in, uint8_t* out, size_t size, uint8_t meta,
+                            uint8_t typesize);
+  /** Undoes it (reading). */
+  tessera_status (*backward)(void* context, const uint8_t* in, uint8_t* out, size_t size, uint8_t meta,
+                             uint8_t typesize);
+  void* context;  /**< passed to forward and backward */
+} tessera_user_filter;
+
+/**
+ * The user codecs and filters an array may need (the C mirror of tessera::chunk_plugins; no global registry).
+ * An array copies the tables into its handle (from its allocator): the tables may go once the call returns;
+ * the contexts must outlive the array. The first entry with an id wins.
+ */
+typedef struct tessera_plugins {
+  const tessera_user_codec* codecs;    /**< ncodecs entries (NULL when none) */
+  size_t ncodecs;                      /**< entries at codecs */
+  const tessera_user_filter* filters;  /**< nfilters entries (NULL when none) */
+  size_t nfilters;                     /**< entries at filters */
+} tessera_plugins;
+
 /** A fixed metalayer: a name (NUL-terminated, 1..31 bytes) and its content (msgpack by convention). */
 typedef struct tessera_metalayer {
   const char* name;     /**< NUL-terminated */
@@ -162,11 +234,12 @@ typedef struct tessera_array_params {
   int32_t blockshape[TESSERA_MAX_DIMS];      /**< all zero (over ndim): chosen automatically */
   const char* dtype;     /**< NumPy dtype string ("<f8"), NUL-terminated; NULL: "|u1" or "|V<itemsize>" */
   int32_t itemsize;      /**< bytes per item (1..255); 0: from the dtype */
-  int32_t codec;         /**< a ::tessera_codec (default BloscLZ) */
+  int32_t codec;         /**< a ::tessera_codec (default BloscLZ), or a user codec's id (in plugins) */
   int32_t clevel;        /**< 0..9 (default 5) */
-  uint8_t filters[TESSERA_MAX_FILTERS];       /**< ::tessera_filter ids (default: shuffle in the last slot) */
+  /** ::tessera_filter ids or user filters' ids (in plugins); default: shuffle in the last slot */
+  uint8_t filters[TESSERA_MAX_FILTERS];
   uint8_t filters_meta[TESSERA_MAX_FILTERS];  /**< each filter's meta byte */
-  int32_t splitmode;     /**< 1 always, 2 never, 3 automatic, 4 forward compatible (default) */
+  int32_t splitmode;     /**< a ::tessera_split_mode (default ::TESSERA_SPLIT_FORWARD_COMPAT) */
   const tessera_metalayer* metalayers;  /**< fixed metalayers besides "b2nd" (NULL when none) */
   uint32_t nmetalayers;                 /**< at most TESSERA_MAX_METALAYERS */
   uint64_t base_offset;  /**< where the frame starts in the storage (default 0) */
@@ -177,7 +250,7 @@ typedef struct tessera_array_params {
   int32_t durable;
   /**
    * Decoding and encoding run on this executor (NULL, the default: serially in the calling thread). The struct
-   * is not copied: it (and its context) must outlive the array.
+   * is copied into the handle; its context must outlive the array.
    */
   const tessera_executor* executor;
   /** Nonzero: a dictionary in every chunk (LZ4, LZ4HC, Zstd; the reference's use_dict). Default 0. */
@@ -188,6 +261,8 @@ typedef struct tessera_array_params {
    * no committed frame references (frame_open_options::keep_old_frames in tessera/frame.hpp).
    */
   int32_t keep_old_frames;
+  /** User codecs and filters for writing and reading the array (NULL, the default: none); copied. */
+  const tessera_plugins* plugins;
 } tessera_array_params;
 
 /** Sets p to the defaults (the reference's: BloscLZ, level 5, shuffle; ndim 0, automatic shapes, durable). */
@@ -216,6 +291,11 @@ typedef struct tessera_open_options {
   int32_t durable;       /**< as in ::tessera_array_params (default nonzero) */
   const tessera_executor* executor;  /**< as in ::tessera_array_params (default NULL: serial) */
   int32_t keep_old_frames;           /**< as in ::tessera_array_params (default 0) */
+  /**
+   * User codecs and filters the array's chunks may need (default NULL; copied). Without them a chunk that needs
+   * one fails with ::TESSERA_ERR_CODEC_UNAVAILABLE (a codec) or ::TESSERA_ERR_UNSUPPORTED (a filter).
+   */
+  const tessera_plugins* plugins;
 } tessera_open_options;
 
 /** Sets o to the defaults (offset 0, read-only, durable). */
@@ -326,12 +406,35 @@ tessera_status tessera_array_meta_get(const tessera_array* a, const char* name, 
 /** Replaces fixed metalayer name's content with size bytes (its size is fixed: the same size). */
 tessera_status tessera_array_meta_set(tessera_array* a, const char* name, const void* content, size_t size);
 
+/** The number of fixed metalayers ("b2nd" included, as blosc2's schunk->nmetalayers) into *count. */
+tessera_status tessera_array_meta_count(const tessera_array* a, uint32_t* count);
+
+/**
+ * The name of fixed metalayer i (header order) into name (size bytes, NUL-terminated; 32 always suffice);
+ * *len (may be NULL) receives its length without the NUL. Errors: OUT_OF_RANGE (i >= count), BUFFER_TOO_SMALL.
+ */
+tessera_status tessera_array_meta_name(const tessera_array* a, uint32_t i, char* name, size_t size, size_t* len);
+
+/** *exists receives 1 when fixed metalayer name exists, else 0 (blosc2_meta_exists). Errors: a bad name. */
+tessera_status tessera_array_meta_exists(const tessera_array* a, const char* name, int32_t* exists);
+
+/** The number of variable-length metalayers (blosc2's schunk->nvlmetalayers) into *count. */
+tessera_status tessera_array_vlmeta_count(const tessera_array* a, uint32_t* count);
+
+/** The name of variable-length metalayer i, as ::tessera_array_meta_name (blosc2_vlmeta_get_names, one by one). */
+tessera_status tessera_array_vlmeta_name(const tessera_array* a, uint32_t i, char* name, size_t size, size_t* len);
+
+/** *exists receives 1 when variable-length metalayer name exists, else 0 (blosc2_vlmeta_exists). */
+tessera_status tessera_array_vlmeta_exists(const tessera_array* a, const char* name, int32_t* exists);
+
 /** The decoded size of variable-length metalayer name into *size. Errors: OUT_OF_RANGE (no such metalayer). */
 tessera_status tessera_array_vlmeta_size(const tessera_array* a, const char* name, size_t* size);
 
 /**
  * Decodes variable-length metalayer name into out (size bytes); *written (may be NULL) receives its length.
- * Errors: BUFFER_TOO_SMALL, OUT_OF_RANGE (no such metalayer).
+ * Errors: BUFFER_TOO_SMALL, OUT_OF_RANGE (no such metalayer). The array is not const (unlike
+ * ::tessera_array_vlmeta_size): the content is a compressed chunk, decoded with the handle's decoder and its
+ * scratch (no allocation per call).
  */
 tessera_status tessera_array_vlmeta_get(tessera_array* a, const char* name, void* out, size_t size,
                                         size_t* written);
@@ -391,24 +494,24 @@ typedef struct tessera_storage_directory {
 } tessera_storage_directory;
 
 /**
- * Creates an array as a sparse frame in dir (its durable and base_offset parameters are unused). Unlike a
- * storage, the directory struct is not copied: it (and its context) must outlive the array. Errors as
+ * Creates an array as a sparse frame in dir (its durable and base_offset parameters are unused). The directory
+ * struct is copied into the handle, like a storage; its context must outlive the array. Errors as
  * ::tessera_array_create.
  */
 tessera_status tessera_array_create_sparse(tessera_array** out, const tessera_storage_directory* dir,
                                            const tessera_allocator* alloc, const tessera_array_params* params,
                                            const tessera_fill* fill);
 
-/** Opens the sparse frame in dir (options may be NULL; base_offset unused). dir must outlive the array. */
+/** Opens the sparse frame in dir (options may be NULL; base_offset unused). dir is copied; its context must outlive the array. */
 tessera_status tessera_array_open_sparse(tessera_array** out, const tessera_storage_directory* dir,
                                          const tessera_allocator* alloc, const tessera_open_options* options);
 
 /* ---- Readers that follow a writer ------------------------------------------------------------------------- */
 
 /**
- * Another read-only handle on what a reads (same storage or directory and geometry), with its own frame state,
- * decoder and executor (exec NULL: serial): one handle per thread. It reads through a's storage adapter: close
- * it before a. Picks up what was committed.
+ * Another read-only handle on what a reads (same storage or directory and geometry, a's user codecs and
+ * filters), with its own frame state, decoder and executor (exec NULL: serial; copied): one handle per thread.
+ * It reads through a's storage adapter: close it before a. Picks up what was committed.
  */
 tessera_status tessera_array_open_again(tessera_array** out, const tessera_array* a,
                                         const tessera_allocator* alloc, const tessera_executor* exec);
@@ -446,10 +549,10 @@ tessera_status tessera_array_delete(tessera_array* a, int32_t axis, int64_t pos,
 
 /* ---- New arrays from arrays ------------------------------------------------------------------------------- */
 
-/** Where a new array goes: a contiguous frame in storage (copied) or a sparse frame in directory (kept). */
+/** Where a new array goes: a contiguous frame in storage or a sparse frame in directory (either copied). */
 typedef struct tessera_array_target {
   const tessera_storage* storage;                /**< contiguous frame at base_offset; or NULL */
-  const tessera_storage_directory* directory;    /**< sparse frame (must outlive the array); or NULL */
+  const tessera_storage_directory* directory;    /**< sparse frame; or NULL */
   uint64_t base_offset;                          /**< contiguous only */
   int32_t durable;                               /**< as in ::tessera_array_params */
 } tessera_array_target;
@@ -509,7 +612,7 @@ typedef struct tessera_chunk_params {
   int32_t codec;         /**< a ::tessera_codec (default BloscLZ) */
   uint8_t filters[TESSERA_MAX_FILTERS];       /**< default: shuffle in the last slot */
   uint8_t filters_meta[TESSERA_MAX_FILTERS];  /**< each slot's meta */
-  int32_t splitmode;     /**< 1..4 (default 4) */
+  int32_t splitmode;     /**< a ::tessera_split_mode (default ::TESSERA_SPLIT_FORWARD_COMPAT) */
   int32_t blocksize;     /**< bytes per block; 0 (default): automatic */
   int32_t use_dict;      /**< nonzero: a dictionary in the chunk (LZ4, LZ4HC, Zstd). Default 0. */
 } tessera_chunk_params;
@@ -523,13 +626,22 @@ tessera_status tessera_array_chunk_params_get(const tessera_array* a, tessera_ch
 /** The largest chunk ::tessera_chunk_encode writes for n bytes: an out of this size always suffices. */
 #define TESSERA_CHUNK_ENCODE_BOUND(n) ((n) + 32u)
 
+/** Special-value chunks: the whole chunk is one value (the Blosc2 special kinds). */
+typedef enum tessera_chunk_special {
+  TESSERA_CHUNK_SPECIAL_NONE = 0,   /**< a regular chunk */
+  TESSERA_CHUNK_SPECIAL_ZEROS = 1,  /**< every byte zero */
+  TESSERA_CHUNK_SPECIAL_NAN = 2,    /**< every item a NaN (float32 or float64) */
+  TESSERA_CHUNK_SPECIAL_VALUE = 3,  /**< one value repeated */
+  TESSERA_CHUNK_SPECIAL_UNINIT = 4  /**< unspecified content (read as zeros) */
+} tessera_chunk_special;
+
 /** What a chunk's header says. */
 typedef struct tessera_chunk_info {
   int32_t nbytes;     /**< decoded bytes */
   int32_t cbytes;     /**< bytes of the chunk */
   int32_t blocksize;  /**< bytes per block */
   int32_t typesize;   /**< bytes per item */
-  int32_t special;    /**< 0 regular; 1 zeros, 2 NaNs, 3 a repeated value, 4 uninitialized */
+  int32_t special;    /**< a ::tessera_chunk_special */
 } tessera_chunk_info;
 
 /** Reads the header at the start of chunk (size bytes: at least 16 or 32). Errors: TRUNCATED, MALFORMED. */
@@ -583,6 +695,12 @@ void tessera_filter_link_all(void);        /**< every filter of the build */
 void tessera_partition_link_auto(void);
 /** The chunk encoder's parallel blocks the same way (tessera/codecs.hpp: encoder_link_parallel). */
 void tessera_encoder_link_parallel(void);
+/**
+ * Writing with user codecs and filters (::tessera_plugins) the same way (tessera/codecs.hpp:
+ * encoder_link_plugins): on bare metal a write that needs one is UNSUPPORTED unless the program calls this.
+ * Reading needs no call.
+ */
+void tessera_encoder_link_plugins(void);
 /** One codec, one direction (LZ4 decoding covers LZ4HC data). */
 void tessera_codec_link_lz4_decoder(void);
 void tessera_codec_link_lz4_encoder(void);         /**< writing LZ4 */

@@ -163,7 +163,9 @@ status array_slice_copy(array& dst, const array_target& target, const allocator&
   offset_source os{&src, {}};
   for (int d = 0; d < l.ndim; ++d) {
     if (start[d] < 0 || stop[d] < start[d] || stop[d] > l.shape[d])
-      return make_error(errc::out_of_range, TESSERA_MSG("array_slice_copy: not 0 <= start <= stop <= shape"));
+      return detail::array_error_values(src, errc::out_of_range,
+                                        TESSERA_MSG("array_slice_copy: dimension {}: start {}, stop {}: not 0 <= start <= stop <= {}"),
+                                        d, start[d], stop[d], l.shape[d]);
     shape[d] = stop[d] - start[d];
     os.offset[d] = start[d];
   }

@@ -368,7 +368,7 @@ status worker_buffers_reserve(array& a, owned_array<uint8_t>& buffers, size_t* h
 
 status array_check_writable(array& a) noexcept {
   TESSERA_TRY(array_check_open(a));
-  if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));
+  if (!array_access::writable(a)) return make_error(errc::read_only, TESSERA_MSG("array: opened read-only"));
   if (!array_access::encoder_ready(a)) {
     chunk_encoder_options o;
     const int64_t block = array_access::sizes(a).block_nbytes;
@@ -891,7 +891,7 @@ bool array_dirty(const array& a) noexcept {
 
 status array_compact(array& a) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
-  if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));
+  if (!array_access::writable(a)) return make_error(errc::read_only, TESSERA_MSG("array: opened read-only"));
   return frame_compact(array_access::frm(a));
 }
 
@@ -952,9 +952,37 @@ status array_meta_update(array& a, span<const char> name, bytes_view content) no
   TESSERA_TRY(detail::array_check_open(a));
   if (names_equal(name, kB2ndMetaName) || names_equal(name, "caterva"))
     return make_error(errc::invalid_argument, TESSERA_MSG("array: the b2nd metalayer belongs to the array"));
-  if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));
+  if (!array_access::writable(a)) return make_error(errc::read_only, TESSERA_MSG("array: opened read-only"));
   TESSERA_TRY(frame_meta_update(array_access::frm(a), name, content));
   return detail::array_finish(a);
+}
+
+uint32_t array_meta_count(const array& a) noexcept {
+  const frame_info* info = array_access::open(a) ? frame_info_get(array_access::frm(a)) : nullptr;
+  return info != nullptr ? info->nmetalayers : 0;
+}
+
+result<span<const char>> array_meta_name(const array& a, uint32_t i) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  return frame_meta_name(array_access::frm(a), i);
+}
+
+bool array_meta_exists(const array& a, span<const char> name) noexcept {
+  return array_access::open(a) && frame_meta_find(array_access::frm(a), name).ok();
+}
+
+uint32_t array_vlmeta_count(const array& a) noexcept {
+  const frame_info* info = array_access::open(a) ? frame_info_get(array_access::frm(a)) : nullptr;
+  return info != nullptr ? info->nvlmetalayers : 0;
+}
+
+result<span<const char>> array_vlmeta_name(const array& a, uint32_t i) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  return frame_vlmeta_name(array_access::frm(a), i);
+}
+
+bool array_vlmeta_exists(const array& a, span<const char> name) noexcept {
+  return array_access::open(a) && frame_vlmeta_raw(array_access::frm(a), name).ok();
 }
 
 result<size_t> array_vlmeta_nbytes(const array& a, span<const char> name) noexcept {
@@ -969,14 +997,14 @@ result<size_t> array_vlmeta_read(array& a, span<const char> name, bytes_mut out)
 
 status array_vlmeta_write(array& a, span<const char> name, bytes_view content) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
-  if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));
+  if (!array_access::writable(a)) return make_error(errc::read_only, TESSERA_MSG("array: opened read-only"));
   TESSERA_TRY(frame_vlmeta_set(array_access::frm(a), name, content));
   return detail::array_finish(a);
 }
 
 status array_vlmeta_delete(array& a, span<const char> name) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
-  if (!array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array: opened read-only"));
+  if (!array_access::writable(a)) return make_error(errc::read_only, TESSERA_MSG("array: opened read-only"));
   TESSERA_TRY(frame_vlmeta_delete(array_access::frm(a), name));
   return detail::array_finish(a);
 }

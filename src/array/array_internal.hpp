@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "chunk/chunk_internal.hpp"
+#include "base/message_format.hpp"
 #include "base/on_demand.hpp"
 #include "tessera/array.hpp"
 
@@ -40,6 +41,9 @@ struct array_access {
   static const chunk_plugins* plugins(const array& a) noexcept { return a.plugins_; }
   static chunk_encoder& encoder(array& a) noexcept { return a.encoder_; }
   static bool& encoder_ready(array& a) noexcept { return a.encoder_ready_; }
+#if TESSERA_ERROR_MESSAGES
+  static char* message(array& a) noexcept { return a.message_; }
+#endif
 
   static array_layout& layout(array_chunk_packer& p) noexcept { return p.layout_; }
   static int32_t& itemsize(array_chunk_packer& p) noexcept { return p.itemsize_; }
@@ -48,6 +52,25 @@ struct array_access {
   static owned_array<uint8_t>& chunk(array_chunk_packer& p) noexcept { return p.chunk_; }
   static owned_array<uint8_t>& out(array_chunk_packer& p) noexcept { return p.out_; }
 };
+
+// An error whose message names values: `pattern` (wrapped in TESSERA_MSG) with each "{}" replaced by the next
+// value, formatted into a's message buffer (valid until the next call on a). With messages compiled out the
+// pattern is null and the formatter is never referenced: the message is the code's name.
+inline error array_error_values(array& a, errc code, const char* pattern, int64_t v0, int64_t v1 = 0,
+                                int64_t v2 = 0, int64_t v3 = 0) noexcept {
+#if TESSERA_ERROR_MESSAGES
+  const int64_t values[4] = {v0, v1, v2, v3};
+  return make_error(code, message_format(array_access::message(a), kArrayMessageMax, pattern, values, 4));
+#else
+  (void)a;
+  (void)pattern;
+  (void)v0;
+  (void)v1;
+  (void)v2;
+  (void)v3;
+  return make_error(code, nullptr);
+#endif
+}
 
 // A string literal as a name (no strlen in the core).
 template <size_t N>

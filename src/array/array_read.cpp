@@ -541,12 +541,14 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
   bool out_is_slice = true;
   for (int i = 0; i < l.ndim; ++i) {
     if (out_start[i] < 0 || out_start[i] + plan.shape[i] > out_shape[i])
-      return make_error(errc::out_of_range, TESSERA_MSG("array: the slice does not fit the output's shape"));
+      return array_error_values(a, errc::out_of_range, TESSERA_MSG("array: dimension {}: the slice's {} items from {} do not fit the output's {}"),
+                                i, plan.shape[i], out_start[i], out_shape[i]);
     out_total *= out_shape[i];
     out_is_slice &= out_shape[i] == plan.shape[i];
   }
   if (static_cast<int64_t>(out.size()) < out_total)
-    return make_error(errc::buffer_too_small, TESSERA_MSG("array: output buffer smaller than its shape"));
+    return array_error_values(a, errc::buffer_too_small, TESSERA_MSG("array: out has {} bytes, its shape needs {}"),
+                              static_cast<int64_t>(out.size()), out_total);
   if (plan.nitems == 0) return ok_status();
 
   slice_reader r(a, plan, out, out_shape, out_start);
@@ -587,7 +589,9 @@ status array_slice_read(array& a, const int64_t* start, const int64_t* stop, byt
   const int64_t zero[kMaxDims] = {};
   for (int i = 0; i < l.ndim; ++i) {
     if (start[i] < 0 || stop[i] < start[i] || stop[i] > l.shape[i])
-      return make_error(errc::out_of_range, TESSERA_MSG("array_slice_read: not 0 <= start <= stop <= shape"));
+      return detail::array_error_values(a, errc::out_of_range,
+                                        TESSERA_MSG("array_slice_read: dimension {}: start {}, stop {}: not 0 <= start <= stop <= {}"),
+                                        i, start[i], stop[i], l.shape[i]);
     shape[i] = stop[i] - start[i];
   }
   return detail::array_read_into(a, start, stop, out, shape, zero);
@@ -603,7 +607,14 @@ status array_element_read(array& a, const int64_t* coords, bytes_mut out) noexce
   TESSERA_TRY(detail::array_check_open(a));
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
-  if (static_cast<int64_t>(out.size()) < itemsize) return make_error(errc::buffer_too_small, TESSERA_MSG("array_element_read: out"));
+  if (static_cast<int64_t>(out.size()) < itemsize)
+    return detail::array_error_values(a, errc::buffer_too_small, TESSERA_MSG("array_element_read: out has {} bytes, an item {}"),
+                                      static_cast<int64_t>(out.size()), itemsize);
+  for (int d = 0; d < l.ndim; ++d)
+    if (coords[d] < 0 || coords[d] >= l.shape[d])
+      return detail::array_error_values(a, errc::out_of_range,
+                                        TESSERA_MSG("array_element_read: dimension {}: coordinate {} not in [0, {})"), d,
+                                        coords[d], l.shape[d]);
   auto loc = layout_locate(l, coords);
   if (!loc.ok()) return loc.err();
   // A one-item slice: its block is decoded only as far as the item, and copied from scratch (ndim 0: the one
@@ -636,12 +647,16 @@ status array_orthogonal_read(array& a, const int64_t* const* indices, const int6
     nout *= counts[d];
   }
   if (static_cast<int64_t>(out.size()) / itemsize < nout)
-    return make_error(errc::buffer_too_small, TESSERA_MSG("array_orthogonal_read: out smaller than the selection"));
+    return detail::array_error_values(a, errc::buffer_too_small,
+                                      TESSERA_MSG("array_orthogonal_read: out has {} bytes, the selection needs {} items of {}"),
+                                      static_cast<int64_t>(out.size()), nout, itemsize);
   if (nout == 0) return ok_status();
   for (int d = 0; d < ndim; ++d) {
     for (int64_t k = 0; k < counts[d]; ++k) {
       if (indices[d][k] < 0 || indices[d][k] >= l.shape[d])
-        return make_error(errc::out_of_range, TESSERA_MSG("array_orthogonal_read: index outside the array"));
+        return detail::array_error_values(a, errc::out_of_range,
+                                          TESSERA_MSG("array_orthogonal_read: dimension {}: index {} (number {}) not in [0, {})"),
+                                          d, indices[d][k], k, l.shape[d]);
     }
   }
   // Per dimension: (value, position) sorted by value, so items of one block are consecutive; then the starts

@@ -155,7 +155,9 @@ status resize_nocommit(array& a, const int64_t* new_shape) noexcept {
   int32_t bs[kMaxDims] = {};
   bool same = true;
   for (int d = 0; d < old_l.ndim; ++d) {
-    if (new_shape[d] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("array_resize: negative extent"));
+    if (new_shape[d] < 0)
+      return detail::array_error_values(a, errc::invalid_argument, TESSERA_MSG("array_resize: dimension {}: extent {} is negative"),
+                                        d, new_shape[d]);
     cs[d] = static_cast<int32_t>(old_l.chunkshape[d]);
     bs[d] = static_cast<int32_t>(old_l.blockshape[d]);
     same &= new_shape[d] == old_l.shape[d];
@@ -167,9 +169,10 @@ status resize_nocommit(array& a, const int64_t* new_shape) noexcept {
   return zero_exposed(a, old_l);
 }
 
-status check_axis(const array& a, int axis) noexcept {
+status check_axis(array& a, int axis) noexcept {
   if (axis < 0 || axis >= array_access::layout(a).ndim)
-    return make_error(errc::invalid_argument, TESSERA_MSG("array: axis outside 0..ndim-1"));
+    return detail::array_error_values(a, errc::invalid_argument, TESSERA_MSG("array: axis {} not in [0, {})"), axis,
+                                      array_access::layout(a).ndim);
   return ok_status();
 }
 
@@ -188,10 +191,12 @@ status chunks_shift(array& a, const array_layout& old_l, const int64_t* new_shap
                     int64_t count, map_kind kind) noexcept {
   const int64_t c = old_l.chunkshape[axis];
   if (pos % c != 0 || count % c != 0)
-    return make_error(errc::invalid_argument,
-                      kind == map_kind::insert
-                          ? TESSERA_MSG("array_insert: inside the array, position and count must be multiples of the chunk extent")
-                          : TESSERA_MSG("array_delete: inside the array, position and count must be multiples of the chunk extent"));
+    return detail::array_error_values(
+        a, errc::invalid_argument,
+        kind == map_kind::insert
+            ? TESSERA_MSG("array_insert: position {}, count {}: inside the array not multiples of the chunk extent {}")
+            : TESSERA_MSG("array_delete: position {}, count {}: inside the array not multiples of the chunk extent {}"),
+        pos, count, c);
   int32_t cs[kMaxDims] = {};
   int32_t bs[kMaxDims] = {};
   for (int d = 0; d < old_l.ndim; ++d) {
@@ -214,7 +219,9 @@ status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view s
   TESSERA_TRY(detail::array_check_writable(a));
   TESSERA_TRY(check_axis(a, axis));
   const array_layout old_l = array_access::layout(a);
-  if (pos < 0 || pos > old_l.shape[axis]) return make_error(errc::out_of_range, TESSERA_MSG("array_insert: position outside the axis"));
+  if (pos < 0 || pos > old_l.shape[axis])
+    return detail::array_error_values(a, errc::out_of_range, TESSERA_MSG("array_insert: axis {}: position {} not in [0, {}]"), axis,
+                                      pos, old_l.shape[axis]);
   if (count < 0 || count > INT64_MAX - old_l.shape[axis]) return make_error(errc::invalid_argument, TESSERA_MSG("array_insert: bad count"));
   if (count == 0) return ok_status();
   // The source must hold the inserted items before anything changes.
@@ -225,7 +232,8 @@ status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view s
     need *= e;
   }
   if (static_cast<int64_t>(src.size()) < need)
-    return make_error(errc::buffer_too_small, TESSERA_MSG("array_insert: source smaller than the inserted items"));
+    return detail::array_error_values(a, errc::buffer_too_small, TESSERA_MSG("array_insert: src has {} bytes, the items need {}"),
+                                      static_cast<int64_t>(src.size()), need);
   int64_t new_shape[kMaxDims] = {};
   int64_t start[kMaxDims] = {};
   int64_t stop[kMaxDims] = {};
@@ -253,7 +261,8 @@ status array_delete(array& a, int axis, int64_t pos, int64_t count) noexcept {
   TESSERA_TRY(check_axis(a, axis));
   const array_layout old_l = array_access::layout(a);
   if (pos < 0 || count < 0 || pos > old_l.shape[axis] || count > old_l.shape[axis] - pos)
-    return make_error(errc::out_of_range, TESSERA_MSG("array_delete: range outside the axis"));
+    return detail::array_error_values(a, errc::out_of_range, TESSERA_MSG("array_delete: axis {}: {} items from {} not inside [0, {})"),
+                                      axis, count, pos, old_l.shape[axis]);
   if (count == 0) return ok_status();
   int64_t new_shape[kMaxDims] = {};
   for (int d = 0; d < old_l.ndim; ++d) new_shape[d] = old_l.shape[d];

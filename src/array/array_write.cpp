@@ -18,11 +18,18 @@ status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
   const int64_t itemsize = array_access::itemsize(a);
   const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
   const int64_t block_nbytes = array_access::sizes(a).block_nbytes;
+  for (int d = 0; d < l.ndim; ++d)
+    if (start[d] < 0 || stop[d] < start[d] || stop[d] > l.shape[d])
+      return detail::array_error_values(a, errc::out_of_range,
+                                        TESSERA_MSG("array_slice_write: dimension {}: start {}, stop {}: not 0 <= start <= stop <= {}"),
+                                        d, start[d], stop[d], l.shape[d]);
   slice_plan plan;
   TESSERA_TRY(slice_plan_init(plan, l, start, stop));
   if (plan.nitems == 0) return ok_status();
   if (static_cast<int64_t>(src.size()) / itemsize < plan.nitems)
-    return make_error(errc::buffer_too_small, TESSERA_MSG("array_slice_write: source smaller than the slice"));
+    return detail::array_error_values(a, errc::buffer_too_small,
+                                      TESSERA_MSG("array_slice_write: src has {} bytes, the slice needs {} items of {}"),
+                                      static_cast<int64_t>(src.size()), plan.nitems, itemsize);
   frame& f = array_access::frm(a);
   owned_array<uint8_t> chunk, out;
   TESSERA_TRY(chunk.allocate(array_access::alloc(a), static_cast<size_t>(chunk_nbytes)));
@@ -70,11 +77,14 @@ status array_element_write(array& a, const int64_t* coords, bytes_view item) noe
   TESSERA_TRY(detail::array_check_open(a));
   const array_layout& l = array_access::layout(a);
   if (static_cast<int64_t>(item.size()) != array_access::itemsize(a))
-    return make_error(errc::invalid_argument, TESSERA_MSG("array_element_write: the item must be itemsize bytes"));
+    return detail::array_error_values(a, errc::invalid_argument, TESSERA_MSG("array_element_write: the item has {} bytes, not the itemsize {}"),
+                                      static_cast<int64_t>(item.size()), array_access::itemsize(a));
   int64_t stop[kMaxDims] = {};
   for (int i = 0; i < l.ndim; ++i) {
     if (coords[i] < 0 || coords[i] >= l.shape[i])
-      return make_error(errc::out_of_range, TESSERA_MSG("array_element_write: coordinates outside the array"));
+      return detail::array_error_values(a, errc::out_of_range,
+                                        TESSERA_MSG("array_element_write: dimension {}: coordinate {} not in [0, {})"), i,
+                                        coords[i], l.shape[i]);
     stop[i] = coords[i] + 1;
   }
   return array_slice_write(a, coords, stop, item);

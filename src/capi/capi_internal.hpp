@@ -10,12 +10,34 @@
 #include "tessera/capi_bridge.hpp"
 #include "tessera/tessera.h"
 
-// The handle: the caller's allocator and storage (copied, so the caller's structs may go away) and the array.
-// Sparse arrays leave c_storage and st empty (the frame keeps its own copy of the directory interface).
+namespace tessera {
+namespace capi {
+
+// The caller's user codecs and filters, copied from the handle's allocator: the C entries and the C++ entries
+// whose contexts point at them (the trampolines call the C callbacks). `table` is what the array refers to.
+struct plugin_tables {
+  owned_array<tessera_user_codec> c_codecs;
+  owned_array<chunk_user_codec> codecs;
+  owned_array<tessera_user_filter> c_filters;
+  owned_array<chunk_user_filter> filters;
+  chunk_plugins table{};
+  bool present = false;
+};
+
+}  // namespace capi
+}  // namespace tessera
+
+// The handle: copies of every C struct the array goes on using (the one ownership rule of tessera.h: the
+// caller's structs may go away once a call returns), then the array, declared last so that it is destroyed
+// first. Sparse arrays leave c_storage and st empty (the frame keeps its own copy of the directory interface,
+// whose context is c_dir).
 struct tessera_array {
   tessera::allocator alloc{};
   tessera_storage c_storage{};
   tessera::storage st{};
+  tessera_storage_directory c_dir{};
+  tessera_executor c_exec{};
+  tessera::capi::plugin_tables plugins;
   tessera::array arr;
 };
 
@@ -43,8 +65,13 @@ bool c_string(const char* s, size_t max, span<const char>& out) noexcept;
 storage storage_over(const tessera_storage* c) noexcept;
 // The C++ directory over a C one (its context is c, which must outlive every copy of it).
 storage_directory directory_over(const tessera_storage_directory* c) noexcept;
-// The C++ executor over a C one (null, or run null: serial); c must outlive it. Errors: workers 0.
-status executor_over(const tessera_executor* c, executor& out) noexcept;
+// The C++ executor over a copy of a C one kept in *keep (null, or run null: serial). Errors: workers 0.
+status executor_over(const tessera_executor* c, tessera_executor* keep, executor& out) noexcept;
+// Copies the C plugin tables (null: none) into t, from alloc. Errors: invalid_argument (null tables with
+// entries, ids below TESSERA_USER_ID_FIRST), out_of_memory.
+status plugins_copy(plugin_tables& t, const tessera_plugins* c, const allocator& alloc) noexcept;
+// What an array refers to: t's table, or null when there are none.
+inline const chunk_plugins* plugins_of(const plugin_tables& t) noexcept { return t.present ? &t.table : nullptr; }
 
 // A new handle from alloc holding a copy of storage (null: none, for sparse arrays); freed by handle_free.
 // What an array is, for tessera_array_info_get and tessera_array_view_info_get.
@@ -63,8 +90,10 @@ void filters_copy(To& to, const From& from) noexcept {
   }
 }
 
-// The C parameters as C++ ones. metas (TESSERA_MAX_METALAYERS entries) receives the metalayer list p points to.
-tessera_status params_from_c(const tessera_array_params* c, array_params& p, frame_metalayer_init* metas) noexcept;
+// The C parameters as C++ ones. metas (TESSERA_MAX_METALAYERS entries) receives the metalayer list p points to;
+// h keeps the copies of the executor and the plugins p refers to.
+tessera_status params_from_c(const tessera_array_params* c, array_params& p, frame_metalayer_init* metas,
+                             tessera_array* h) noexcept;
 tessera_status fill_from_c(const tessera_fill* c, array_fill& f) noexcept;
 
 }  // namespace capi

@@ -27,6 +27,17 @@ static_assert(static_cast<int32_t>(errc::invalid_argument) == TESSERA_ERR_INVALI
 static_assert(static_cast<int32_t>(errc::uncommitted) == TESSERA_ERR_UNCOMMITTED, "error codes");
 static_assert(static_cast<int32_t>(errc::no_space) == TESSERA_ERR_NO_SPACE, "error codes");
 static_assert(static_cast<int32_t>(errc::codec_unavailable) == TESSERA_ERR_CODEC_UNAVAILABLE, "error codes");
+static_assert(static_cast<int32_t>(errc::read_only) == TESSERA_ERR_READ_ONLY, "error codes");
+static_assert(TESSERA_SPLIT_ALWAYS == static_cast<int32_t>(tessera::split_mode::always), "split modes");
+static_assert(TESSERA_SPLIT_NEVER == static_cast<int32_t>(tessera::split_mode::never), "split modes");
+static_assert(TESSERA_SPLIT_AUTO == static_cast<int32_t>(tessera::split_mode::automatic), "split modes");
+static_assert(TESSERA_SPLIT_FORWARD_COMPAT == static_cast<int32_t>(tessera::split_mode::forward_compat), "split modes");
+static_assert(TESSERA_CHUNK_SPECIAL_ZEROS == static_cast<int32_t>(tessera::chunk_special::zeros), "special kinds");
+static_assert(TESSERA_CHUNK_SPECIAL_NAN == static_cast<int32_t>(tessera::chunk_special::nan), "special kinds");
+static_assert(TESSERA_CHUNK_SPECIAL_VALUE == static_cast<int32_t>(tessera::chunk_special::value), "special kinds");
+static_assert(TESSERA_CHUNK_SPECIAL_UNINIT == static_cast<int32_t>(tessera::chunk_special::uninit), "special kinds");
+static_assert(TESSERA_USER_ID_FIRST == tessera::kChunkUserIdFirst, "user ids");
+static_assert(TESSERA_USER_ID_PRIVATE == tessera::kChunkUserIdPrivate, "user ids");
 
 // Metalayer names: the frame checks their length (1..31); reading stops a little past it.
 constexpr size_t kNameScan = tessera::kFrameMetalayerNameMax + 1;
@@ -100,6 +111,7 @@ void tessera_array_params_init(tessera_array_params* p) {
   p->base_offset = 0;
   p->durable = 1;
   p->keep_old_frames = 0;
+  p->plugins = nullptr;
 }
 
 void tessera_open_options_init(tessera_open_options* o) {
@@ -109,6 +121,7 @@ void tessera_open_options_init(tessera_open_options* o) {
   o->durable = 1;
   o->executor = nullptr;
   o->keep_old_frames = 0;
+  o->plugins = nullptr;
 }
 
 // ---- Creating, opening, closing -----------------------------------------------------------------------------
@@ -121,19 +134,20 @@ tessera_status tessera_array_create(tessera_array** out, const tessera_storage* 
   if (alloc == nullptr || params == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null allocator or params"));
   tessera_status cs = check_storage(storage);
   if (cs.code != TESSERA_OK) return cs;
-  if (storage->write == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: creating on a read-only storage"));
-
-  tessera::array_params p;
-  tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];
-  cs = params_from_c(params, p, metas);
-  if (cs.code != TESSERA_OK) return cs;
-  tessera::array_fill f;
-  cs = fill_from_c(fill, f);
-  if (cs.code != TESSERA_OK) return cs;
+  if (storage->write == nullptr) return c_error(errc::read_only, TESSERA_MSG("capi: creating on a read-only storage"));
 
   tessera_array* h = nullptr;
   cs = handle_new(&h, storage, alloc);
   if (cs.code != TESSERA_OK) return cs;
+  tessera::array_params p;
+  tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];
+  cs = params_from_c(params, p, metas, h);
+  tessera::array_fill f;
+  if (cs.code == TESSERA_OK) cs = fill_from_c(fill, f);
+  if (cs.code != TESSERA_OK) {
+    handle_free(h);
+    return cs;
+  }
   tessera::array_target target = tessera::array_target_contiguous(h->st, params->durable != 0);
   target.options.base_offset = params->base_offset;
   target.options.keep_old_frames = params->keep_old_frames != 0;
@@ -157,20 +171,21 @@ tessera_status tessera_array_open(tessera_array** out, const tessera_storage* st
   tessera_open_options_init(&o);
   if (options != nullptr) o = *options;
   if (o.writable != 0 && storage->write == nullptr) {
-    return c_error(errc::invalid_argument, TESSERA_MSG("capi: writable open of a read-only storage"));
+    return c_error(errc::read_only, TESSERA_MSG("capi: writable open of a read-only storage"));
   }
 
+  tessera_array* h = nullptr;
+  cs = handle_new(&h, storage, alloc);
+  if (cs.code != TESSERA_OK) return cs;
   tessera::array_open_options ao;
   ao.frame.base_offset = o.base_offset;
   ao.frame.writable = o.writable != 0;
   ao.frame.durable = o.durable != 0;
   ao.frame.keep_old_frames = o.keep_old_frames != 0;
-  cs = to_c(executor_over(o.executor, ao.exec));
-  if (cs.code != TESSERA_OK) return cs;
-  tessera_array* h = nullptr;
-  cs = handle_new(&h, storage, alloc);
-  if (cs.code != TESSERA_OK) return cs;
-  const status s = tessera::array_open(h->arr, h->st, h->alloc, ao);
+  status s = executor_over(o.executor, &h->c_exec, ao.exec);
+  if (s.ok()) s = plugins_copy(h->plugins, o.plugins, h->alloc);
+  ao.plugins = plugins_of(h->plugins);
+  if (s.ok()) s = tessera::array_open(h->arr, h->st, h->alloc, ao);
   if (!s.ok()) {
     handle_free(h);
     return to_c(s);
@@ -281,6 +296,62 @@ tessera_status tessera_array_meta_get(const tessera_array* a, const char* name, 
 
 tessera_status tessera_array_meta_set(tessera_array* a, const char* name, const void* content, size_t size) {
   return meta_write(a, name, content, size, tessera::array_meta_update);
+}
+
+namespace {
+
+// A name from a listing into the caller's buffer, NUL-terminated.
+tessera_status name_out(const tessera::result<tessera::span<const char>>& r, char* name, size_t size, size_t* len) {
+  if (!r.ok()) return to_c(r.err());
+  if (len != nullptr) *len = r->size();
+  if (name == nullptr || size < r->size() + 1) return c_error(errc::buffer_too_small, TESSERA_MSG("capi: name buffer smaller than the name and its NUL"));
+  if (!r->empty()) std::memcpy(name, r->data(), r->size());
+  name[r->size()] = '\0';
+  return c_ok();
+}
+
+using exists_fn = bool (*)(const tessera::array&, tessera::span<const char>) noexcept;
+tessera_status meta_exists(const tessera_array* a, const char* name, int32_t* exists, exists_fn fn) {
+  tessera::span<const char> n;
+  if (exists != nullptr) *exists = 0;
+  if (a == nullptr || exists == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or exists"));
+  if (!c_string(name, kNameScan, n)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: bad metalayer name"));
+  *exists = fn(a->arr, n) ? 1 : 0;
+  return c_ok();
+}
+
+}  // namespace
+
+tessera_status tessera_array_meta_count(const tessera_array* a, uint32_t* count) {
+  if (a == nullptr || count == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or count"));
+  *count = tessera::array_meta_count(a->arr);
+  return c_ok();
+}
+
+tessera_status tessera_array_meta_name(const tessera_array* a, uint32_t i, char* name, size_t size, size_t* len) {
+  if (len != nullptr) *len = 0;
+  if (a == nullptr || (name == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or name"));
+  return name_out(tessera::array_meta_name(a->arr, i), name, size, len);
+}
+
+tessera_status tessera_array_meta_exists(const tessera_array* a, const char* name, int32_t* exists) {
+  return meta_exists(a, name, exists, tessera::array_meta_exists);
+}
+
+tessera_status tessera_array_vlmeta_count(const tessera_array* a, uint32_t* count) {
+  if (a == nullptr || count == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or count"));
+  *count = tessera::array_vlmeta_count(a->arr);
+  return c_ok();
+}
+
+tessera_status tessera_array_vlmeta_name(const tessera_array* a, uint32_t i, char* name, size_t size, size_t* len) {
+  if (len != nullptr) *len = 0;
+  if (a == nullptr || (name == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or name"));
+  return name_out(tessera::array_vlmeta_name(a->arr, i), name, size, len);
+}
+
+tessera_status tessera_array_vlmeta_exists(const tessera_array* a, const char* name, int32_t* exists) {
+  return meta_exists(a, name, exists, tessera::array_vlmeta_exists);
 }
 
 tessera_status tessera_array_vlmeta_size(const tessera_array* a, const char* name, size_t* size) {

@@ -108,9 +108,31 @@ F if_present(C c, F f) noexcept {
   return c != nullptr ? f : nullptr;
 }
 
+// A library codec, or a user codec's id (the encoder checks that the plugins implement it).
 bool codec_valid(int32_t c) noexcept {
   return c == TESSERA_CODEC_BLOSCLZ || c == TESSERA_CODEC_LZ4 || c == TESSERA_CODEC_LZ4HC || c == TESSERA_CODEC_ZLIB ||
-         c == TESSERA_CODEC_ZSTD;
+         c == TESSERA_CODEC_ZSTD || (c >= TESSERA_USER_ID_FIRST && c <= 255);
+}
+
+// ---- User codec and filter trampolines: each C++ entry's context is the handle's copy of the C entry.
+
+status user_encode(void* context, bytes_view in, bytes_mut out, uint8_t meta, size_t* written) noexcept {
+  const tessera_user_codec& c = *static_cast<const tessera_user_codec*>(context);
+  return from_c(c.encode(c.context, in.data(), in.size(), out.data(), out.size(), meta, written));
+}
+status user_decode(void* context, bytes_view in, bytes_mut out, uint8_t meta, size_t* written) noexcept {
+  const tessera_user_codec& c = *static_cast<const tessera_user_codec*>(context);
+  return from_c(c.decode(c.context, in.data(), in.size(), out.data(), out.size(), meta, written));
+}
+status user_forward(void* context, bytes_view in, bytes_mut out, uint8_t meta, uint8_t typesize) noexcept {
+  const tessera_user_filter& f = *static_cast<const tessera_user_filter*>(context);
+  if (in.size() != out.size()) return make_error(errc::invalid_argument, TESSERA_MSG("capi: user filter sizes differ"));
+  return from_c(f.forward(f.context, in.data(), out.data(), out.size(), meta, typesize));
+}
+status user_backward(void* context, bytes_view in, bytes_mut out, uint8_t meta, uint8_t typesize) noexcept {
+  const tessera_user_filter& f = *static_cast<const tessera_user_filter*>(context);
+  if (in.size() != out.size()) return make_error(errc::invalid_argument, TESSERA_MSG("capi: user filter sizes differ"));
+  return from_c(f.backward(f.context, in.data(), out.data(), out.size(), meta, typesize));
 }
 
 }  // namespace
@@ -137,13 +159,52 @@ storage_directory directory_over(const tessera_storage_directory* c) noexcept {
                            const_cast<tessera_storage_directory*>(c)};
 }
 
-status executor_over(const tessera_executor* c, executor& out) noexcept {
+status executor_over(const tessera_executor* c, tessera_executor* keep, executor& out) noexcept {
   out = executor_serial();
   if (c == nullptr || c->run == nullptr) return ok_status();
   if (c->workers < 1) return make_error(errc::invalid_argument, TESSERA_MSG("capi: executor with 0 workers"));
+  *keep = *c;
   out.run = executor_trampoline;
-  out.context = const_cast<tessera_executor*>(c);
-  out.workers = c->workers;
+  out.context = keep;
+  out.workers = keep->workers;
+  return ok_status();
+}
+
+status plugins_copy(plugin_tables& t, const tessera_plugins* c, const allocator& alloc) noexcept {
+  t.present = false;
+  t.table = chunk_plugins{};
+  if (c == nullptr) return ok_status();
+  if ((c->codecs == nullptr && c->ncodecs != 0) || (c->filters == nullptr && c->nfilters != 0)) {
+    return make_error(errc::invalid_argument, TESSERA_MSG("capi: plugins with null codecs or filters"));
+  }
+  for (size_t i = 0; i < c->ncodecs; ++i)
+    if (c->codecs[i].id < TESSERA_USER_ID_FIRST)
+      return make_error(errc::invalid_argument, TESSERA_MSG("capi: a user codec's id is below 32 (TESSERA_USER_ID_FIRST)"));
+  for (size_t i = 0; i < c->nfilters; ++i)
+    if (c->filters[i].id < TESSERA_USER_ID_FIRST)
+      return make_error(errc::invalid_argument, TESSERA_MSG("capi: a user filter's id is below 32 (TESSERA_USER_ID_FIRST)"));
+  TESSERA_TRY(t.c_codecs.allocate(alloc, c->ncodecs));
+  TESSERA_TRY(t.codecs.allocate(alloc, c->ncodecs));
+  TESSERA_TRY(t.c_filters.allocate(alloc, c->nfilters));
+  TESSERA_TRY(t.filters.allocate(alloc, c->nfilters));
+  for (size_t i = 0; i < c->ncodecs; ++i) {
+    t.c_codecs[i] = c->codecs[i];
+    chunk_user_codec* e = new (&t.codecs[i]) chunk_user_codec();
+    e->id = c->codecs[i].id;
+    e->encode = if_present(c->codecs[i].encode, user_encode);
+    e->decode = if_present(c->codecs[i].decode, user_decode);
+    e->context = &t.c_codecs[i];
+  }
+  for (size_t i = 0; i < c->nfilters; ++i) {
+    t.c_filters[i] = c->filters[i];
+    chunk_user_filter* e = new (&t.filters[i]) chunk_user_filter();
+    e->id = c->filters[i].id;
+    e->forward = if_present(c->filters[i].forward, user_forward);
+    e->backward = if_present(c->filters[i].backward, user_backward);
+    e->context = &t.c_filters[i];
+  }
+  t.table = chunk_plugins{t.codecs.data(), c->ncodecs, t.filters.data(), c->nfilters};
+  t.present = true;
   return ok_status();
 }
 
@@ -194,7 +255,8 @@ tessera_status check_storage(const tessera_storage* storage) noexcept {
   return c_ok();
 }
 
-tessera_status params_from_c(const tessera_array_params* c, array_params& p, frame_metalayer_init* metas) noexcept {
+tessera_status params_from_c(const tessera_array_params* c, array_params& p, frame_metalayer_init* metas,
+                             tessera_array* h) noexcept {
   if (c->ndim < 0 || c->ndim > kMaxDims) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: ndim outside 0..TESSERA_MAX_DIMS"));
   }
@@ -227,7 +289,10 @@ tessera_status params_from_c(const tessera_array_params* c, array_params& p, fra
   }
   p.metalayers = c->nmetalayers > 0 ? metas : nullptr;
   p.nmetalayers = c->nmetalayers;
-  return to_c(executor_over(c->executor, p.exec));
+  tessera_status cs = to_c(plugins_copy(h->plugins, c->plugins, h->alloc));
+  if (cs.code != TESSERA_OK) return cs;
+  p.plugins = plugins_of(h->plugins);
+  return to_c(executor_over(c->executor, &h->c_exec, p.exec));
 }
 
 tessera_status fill_from_c(const tessera_fill* c, array_fill& f) noexcept {
@@ -273,16 +338,17 @@ tessera_status target_handle(tessera_array** h, const tessera_array_target* targ
   if (target->storage != nullptr) {
     tessera_status cs = check_storage(target->storage);
     if (cs.code != TESSERA_OK) return cs;
-    if (target->storage->write == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: target storage is read-only"));
+    if (target->storage->write == nullptr) return c_error(errc::read_only, TESSERA_MSG("capi: target storage is read-only"));
     cs = handle_new(h, target->storage, alloc);
     if (cs.code != TESSERA_OK) return cs;
     out = tessera::array_target_contiguous((*h)->st, target->durable != 0);
     out.options.base_offset = target->base_offset;
     return c_ok();
   }
-  dir = directory_over(target->directory);
   tessera_status cs = handle_new(h, nullptr, alloc);
   if (cs.code != TESSERA_OK) return cs;
+  (*h)->c_dir = *target->directory;
+  dir = directory_over(&(*h)->c_dir);
   out = tessera::array_target_sparse(dir);
   out.options.durable = target->durable != 0;
   return c_ok();
@@ -298,15 +364,16 @@ tessera_status handle_finish(tessera_array** out, tessera_array* h, const status
   return c_ok();
 }
 
-// Optional params of the copies: null keeps the source's.
+// Optional params of the copies: null keeps the source's (and its plugins: the new array then refers to the
+// source's tables, see tessera.h). h keeps the copies of what the params refer to.
 tessera_status copy_params(const tessera_array_params* c, tessera::array_params& p, tessera::frame_metalayer_init* metas,
-                           const tessera::array_params*& use) noexcept {
+                           const tessera::array_params*& use, tessera_array* h) noexcept {
   use = nullptr;
   if (c == nullptr) return c_ok();
   tessera_array_params cc = *c;
   cc.ndim = c->ndim >= 0 && c->ndim <= TESSERA_MAX_DIMS ? c->ndim : 0;  // ignored by the copies, but checked here
   cc.dtype = nullptr;
-  const tessera_status cs = params_from_c(&cc, p, metas);
+  const tessera_status cs = params_from_c(&cc, p, metas, h);
   if (cs.code == TESSERA_OK) use = &p;
   return cs;
 }
@@ -330,17 +397,17 @@ tessera_status tessera_array_create_sparse(tessera_array** out, const tessera_st
   if (dir == nullptr || alloc == nullptr || params == nullptr) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: null directory, allocator or params"));
   }
+  tessera_array* h = nullptr;
+  tessera_status cs = handle_new(&h, nullptr, alloc);
+  if (cs.code != TESSERA_OK) return cs;
   tessera::array_params p;
   tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];
-  tessera_status cs = params_from_c(params, p, metas);
-  if (cs.code != TESSERA_OK) return cs;
+  cs = params_from_c(params, p, metas, h);
   tessera::array_fill f;
-  cs = fill_from_c(fill, f);
-  if (cs.code != TESSERA_OK) return cs;
-  const tessera::storage_directory d = directory_over(dir);
-  tessera_array* h = nullptr;
-  cs = handle_new(&h, nullptr, alloc);
-  if (cs.code != TESSERA_OK) return cs;
+  if (cs.code == TESSERA_OK) cs = fill_from_c(fill, f);
+  if (cs.code != TESSERA_OK) return handle_finish(out, h, from_c(cs));
+  h->c_dir = *dir;
+  const tessera::storage_directory d = directory_over(&h->c_dir);
   return handle_finish(out, h, tessera::array_create(h->arr, tessera::array_target_sparse(d), h->alloc, p, f));
 }
 
@@ -349,17 +416,20 @@ tessera_status tessera_array_open_sparse(tessera_array** out, const tessera_stor
   if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null out"));
   *out = nullptr;
   if (dir == nullptr || alloc == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null directory or allocator"));
+  tessera_array* h = nullptr;
+  const tessera_status cs = handle_new(&h, nullptr, alloc);
+  if (cs.code != TESSERA_OK) return cs;
   tessera::array_open_options ao;
   if (options != nullptr) {
     ao.frame.writable = options->writable != 0;
     ao.frame.durable = options->durable != 0;
-    const tessera_status cs = to_c(executor_over(options->executor, ao.exec));
-    if (cs.code != TESSERA_OK) return cs;
+    status s = executor_over(options->executor, &h->c_exec, ao.exec);
+    if (s.ok()) s = plugins_copy(h->plugins, options->plugins, h->alloc);
+    if (!s.ok()) return handle_finish(out, h, s);
+    ao.plugins = plugins_of(h->plugins);
   }
-  const tessera::storage_directory d = directory_over(dir);
-  tessera_array* h = nullptr;
-  const tessera_status cs = handle_new(&h, nullptr, alloc);
-  if (cs.code != TESSERA_OK) return cs;
+  h->c_dir = *dir;
+  const tessera::storage_directory d = directory_over(&h->c_dir);
   return handle_finish(out, h, tessera::array_open_sparse(h->arr, d, h->alloc, ao));
 }
 
@@ -370,12 +440,12 @@ tessera_status tessera_array_open_again(tessera_array** out, const tessera_array
   if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null out"));
   *out = nullptr;
   if (a == nullptr || alloc == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or allocator"));
-  tessera::executor e;
-  tessera_status cs = to_c(executor_over(exec, e));
-  if (cs.code != TESSERA_OK) return cs;
   tessera_array* h = nullptr;
-  cs = handle_new(&h, nullptr, alloc);  // the new frame reads through a's storage adapter
+  const tessera_status cs = handle_new(&h, nullptr, alloc);  // the new frame reads through a's storage adapter
   if (cs.code != TESSERA_OK) return cs;
+  tessera::executor e;
+  const status s = executor_over(exec, &h->c_exec, e);
+  if (!s.ok()) return handle_finish(out, h, s);
   return handle_finish(out, h, tessera::array_open_again(h->arr, a->arr, h->alloc, e));
 }
 
@@ -454,16 +524,16 @@ tessera_status tessera_array_params_get(const tessera_array* a, tessera_array_pa
 #define TESSERA_CAPI_COPY_PROLOGUE(src_expr)                                                  \
   tessera_status cs = check_src(out, src_expr);                                               \
   if (cs.code != TESSERA_OK) return cs;                                                       \
-  tessera::array_params p;                                                                    \
-  tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];                                \
-  const tessera::array_params* use = nullptr;                                                 \
-  cs = copy_params(params, p, metas, use);                                                    \
-  if (cs.code != TESSERA_OK) return cs;                                                       \
   tessera_array* h = nullptr;                                                                 \
   tessera::array_target t;                                                                    \
   tessera::storage_directory dir;                                                             \
   cs = target_handle(&h, target, alloc, t, dir);                                              \
-  if (cs.code != TESSERA_OK) return cs
+  if (cs.code != TESSERA_OK) return cs;                                                       \
+  tessera::array_params p;                                                                    \
+  tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];                                \
+  const tessera::array_params* use = nullptr;                                                 \
+  cs = copy_params(params, p, metas, use, h);                                                 \
+  if (cs.code != TESSERA_OK) return handle_finish(out, h, from_c(cs))
 
 tessera_status tessera_array_copy(tessera_array** out, const tessera_array_target* target,
                                   const tessera_allocator* alloc, tessera_array* src,
@@ -646,7 +716,9 @@ tessera_status tessera_array_chunk_decode(tessera_array* a, int64_t nchunk, void
   const tessera::result<tessera::frame_chunk_ref> ref = tessera::frame_chunk_locate(f, nchunk);
   if (!ref.ok()) return to_c(ref.err());
   tessera::chunk_decoder_options o;
-  o.exec = tessera::array_params_get(a->arr).exec;
+  const tessera::array_params ap = tessera::array_params_get(a->arr);
+  o.exec = ap.exec;
+  o.plugins = ap.plugins;
   o.max_blocksize = ref->blocksize > 0 ? static_cast<size_t>(ref->blocksize) : 1;
   tessera::chunk_decoder d;
   const status s = tessera::chunk_decoder_init(d, a->alloc, o);

@@ -3,6 +3,7 @@
 // params.plugins with a user codec or filters).
 #include "chunk/chunk_internal.hpp"
 #include "tessera/codecs.hpp"
+#include "tessera/tessera.h"
 
 namespace tessera {
 
@@ -13,3 +14,5 @@ const detail::encoder_plugin_ops detail::encoder_plugins = {&detail::encoder_use
 void encoder_link_plugins() noexcept {}
 
 }  // namespace tessera
+
+extern "C" void tessera_encoder_link_plugins(void) {}

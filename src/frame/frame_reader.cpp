@@ -796,7 +796,7 @@ namespace {
 
 status open_state(frame_state& s, const void*) noexcept {
   if (s.options.writable && !s.sparse && s.st.write == nullptr)
-    return make_error(errc::invalid_argument, TESSERA_MSG("frame: writable open of a read-only storage"));
+    return make_error(errc::read_only, TESSERA_MSG("frame: writable open of a read-only storage"));
   return s.sparse ? detail::frame_open_sframe_state(s) : detail::frame_open_cframe_state(s);
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 status writable_check(const frame_state* s) noexcept {
   if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
-  if (!s->options.writable) return make_error(errc::invalid_argument, TESSERA_MSG("frame: opened read-only"));
+  if (!s->options.writable) return make_error(errc::read_only, TESSERA_MSG("frame: opened read-only"));
   return ok_status();
 }
 
@@ -662,7 +662,7 @@ status create_state(frame_state& s, const void* params) noexcept {
 status create_with(frame& f, const allocator& alloc, const frame_create_params& p, frame_open_options options,
                    const storage* st, const storage_directory* dir) noexcept {
   TESSERA_TRY(frame_close(f));
-  if (st != nullptr && st->write == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: cannot create in a read-only storage"));
+  if (st != nullptr && st->write == nullptr) return make_error(errc::read_only, TESSERA_MSG("frame: cannot create in a read-only storage"));
   options.writable = true;
   return detail::state_install(f, alloc, options, st, dir, create_state, &p);
 }

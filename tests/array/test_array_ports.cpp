@@ -84,7 +84,7 @@ TESSERA_TEST(array_ports, flash_chunk_by_chunk) {
       REQUIRE_OK(c2);
       CHECK(c1->size() == c2->size() && std::memcmp(c1->data(), c2->data(), c1->size()) == 0);
     }
-    CHECK_ERR(array_slice_write(a, nullptr, nullptr, bytes_view{}), errc::invalid_argument);  // read-only
+    CHECK_ERR(array_slice_write(a, nullptr, nullptr, bytes_view{}), errc::read_only);  // read-only
     REQUIRE_OK(array_close(a));
     REQUIRE_OK(array_close(b));
     flash_frame_close(ff);
@@ -204,13 +204,34 @@ TESSERA_TEST(array_ports, fixed_buffer_and_metalayers) {
     REQUIRE_OK(array_read(a, bytes_mut(reinterpret_cast<uint8_t*>(all), sizeof all)));
     for (int i = 0; i < 6 * 7 * 5 - 1; ++i) CHECK(all[i] == 2.5);
     CHECK(all[6 * 7 * 5 - 1] == -1.0);
-    CHECK_ERR(array_vlmeta_write(a, str("x"), bytes_view(vl, 1)), errc::invalid_argument);  // read-only
+    CHECK_ERR(array_vlmeta_write(a, str("x"), bytes_view(vl, 1)), errc::read_only);  // read-only
+    // Listings: "b2nd" and "units" in header order; one vlmetalayer; exists is a boolean, not a failed get.
+    CHECK_EQ(array_meta_count(a), 2u);
+    auto n0 = array_meta_name(a, 0);
+    auto n1 = array_meta_name(a, 1);
+    REQUIRE_OK(n0);
+    REQUIRE_OK(n1);
+    CHECK(n0->size() == 4 && std::memcmp(n0->data(), "b2nd", 4) == 0);
+    CHECK(n1->size() == 5 && std::memcmp(n1->data(), "units", 5) == 0);
+    CHECK_ERR(array_meta_name(a, 2), errc::out_of_range);
+    CHECK(array_meta_exists(a, str("units")));
+    CHECK(!array_meta_exists(a, str("unit")));
+    CHECK_EQ(array_vlmeta_count(a), 1u);
+    auto v0 = array_vlmeta_name(a, 0);
+    REQUIRE_OK(v0);
+    CHECK(v0->size() == 4 && std::memcmp(v0->data(), "note", 4) == 0);
+    CHECK_ERR(array_vlmeta_name(a, 1), errc::out_of_range);
+    CHECK(array_vlmeta_exists(a, str("note")));
+    CHECK(!array_vlmeta_exists(a, str("units")));
     REQUIRE_OK(array_close(a));
+    CHECK_EQ(array_meta_count(a), 0u);  // a closed array has none
+    CHECK(!array_vlmeta_exists(a, str("note")));
     array_open_options w_opts;
     w_opts.frame.writable = true;
     REQUIRE_OK(array_open(a, st, alloc, w_opts));
     REQUIRE_OK(array_vlmeta_delete(a, str("note")));
     CHECK(!array_vlmeta_nbytes(a, str("note")).ok());
+    CHECK_EQ(array_vlmeta_count(a), 0u);
     REQUIRE_OK(array_close(a));
   }
   CHECK(!counting.leaked());

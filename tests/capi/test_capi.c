@@ -271,7 +271,7 @@ static void test_create_read_reopen(void) {
     memset(g_out, 0, sizeof(g_out));
     REQUIRE_OK(tessera_array_read(b, g_out, (size_t)n * 4));
     CHECK(memcmp(g_out, g_model, (size_t)n * 4) == 0);
-    CHECK_ERR(tessera_array_slice_set(b, wstart, wstop, g_src, sizeof(g_src)), TESSERA_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(tessera_array_slice_set(b, wstart, wstop, g_src, sizeof(g_src)), TESSERA_ERR_READ_ONLY);
     CHECK(again.size == frame_len); /* reading changes nothing */
     REQUIRE_OK(tessera_array_close(b));
     CHECK(g_arena.live == 0);
@@ -487,7 +487,7 @@ static void test_metalayers(void) {
     REQUIRE_OK(tessera_array_vlmeta_get(a, "vl2", vl_out, sizeof(vl_out), &written));
     CHECK(written == 6 && memcmp(vl_out, "abcdef", 6) == 0);
     CHECK_ERR(tessera_array_vlmeta_size(a, "vl1", &size), TESSERA_ERR_OUT_OF_RANGE);
-    CHECK_ERR(tessera_array_vlmeta_set(a, "vl3", "x", 1), TESSERA_ERR_INVALID_ARGUMENT); /* read-only */
+    CHECK_ERR(tessera_array_vlmeta_set(a, "vl3", "x", 1), TESSERA_ERR_READ_ONLY); /* read-only */
     REQUIRE_OK(tessera_array_close(a));
     CHECK(g_arena.live == 0);
   }

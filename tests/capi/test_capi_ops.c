@@ -225,7 +225,7 @@ static void test_sparse_executor(void) {
   REQUIRE_OK(tessera_array_open_sparse(&b, &dir, &al, &o));
   CHECK(array_equals(b, g_model, 10 * 12));
   CHECK(es.runs > 0);
-  CHECK_ERR(tessera_array_slice_set(b, start, stop, g_src, (size_t)m * 4), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_slice_set(b, start, stop, g_src, (size_t)m * 4), TESSERA_ERR_READ_ONLY);
   REQUIRE_OK(tessera_array_close(b));
 
   /* Executors with no workers are refused. */
@@ -384,7 +384,7 @@ static void test_insert_delete(void) {
     tessera_storage st2 = tessera_buffer_storage(&buf);
     REQUIRE_OK(tessera_array_open(&a, &st2, &al, NULL));
     CHECK(array_equals(a, g_model2, 5 * 17));
-    CHECK_ERR(tessera_array_delete(a, 0, 4, 1), TESSERA_ERR_INVALID_ARGUMENT); /* read-only */
+    CHECK_ERR(tessera_array_delete(a, 0, 4, 1), TESSERA_ERR_READ_ONLY); /* read-only */
     REQUIRE_OK(tessera_array_close(a));
   }
   CHECK(g_arena.live == 0);
@@ -692,7 +692,7 @@ static void test_chunks(void) {
     /* Committed: the frame reopens with the new chunks; a read-only array takes no chunk. */
     REQUIRE_OK(tessera_array_open(&a, &st, &al, NULL));
     CHECK(array_equals(a, g_model, 120));
-    CHECK_ERR(tessera_array_chunk_update(a, 4, enc, m), TESSERA_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(tessera_array_chunk_update(a, 4, enc, m), TESSERA_ERR_READ_ONLY);
   }
 
   /* Special chunks: a zero-filled array stores none; reading builds a 32-byte zeros chunk. */

@@ -216,7 +216,7 @@ void write_into_fixed_buffer(tessera::test::context& t, bool shared_encoder) {
   auto second = frame_chunk_locate(f, 1);
   REQUIRE_OK(second);
   CHECK_EQ(second->offset, first->cbytes);
-  CHECK_ERR(frame_chunk_append(f, bytes_view(g.chunk, 32)), errc::invalid_argument);  // read-only
+  CHECK_ERR(frame_chunk_append(f, bytes_view(g.chunk, 32)), errc::read_only);  // read-only
   CHECK_OK(frame_close(f));
 }
 

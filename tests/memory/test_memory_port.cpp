@@ -60,6 +60,28 @@ TESSERA_TEST(memory_port, growable_buffer_keeps_to_its_maximum_size) {
   CHECK(!counter.leaked());
 }
 
+TESSERA_TEST(memory_port, growable_buffer_hands_its_bytes_over) {
+  test::counting_allocator counter;
+  growable_buffer b;
+  growable_buffer_init(b, counter.get());
+  const storage s = growable_buffer_storage(b);
+  CHECK_OK(storage_write(s, 0, text("frame bytes")));
+  const uint8_t* at = b.bytes().data();
+  growable_bytes taken = growable_buffer_take(b);
+  CHECK(taken.data == at && taken.size == 11 && taken.capacity >= 11);
+  CHECK(std::memcmp(taken.data, "frame bytes", 11) == 0);
+  CHECK_EQ(b.size(), 0u);  // the buffer is empty, and can grow again
+  CHECK_OK(storage_write(s, 0, text("again")));
+  CHECK_EQ(b.size(), 5u);
+  growable_buffer_release(b);
+  CHECK(counter.leaked());  // the taken bytes are the caller's until freed
+  growable_bytes_free(taken);
+  CHECK(taken.data == nullptr && taken.size == 0);
+  growable_bytes_free(taken);  // freeing empty bytes is a no-op
+  CHECK(!counter.leaked());
+  CHECK_EQ(counter.mismatched_frees, 0u);
+}
+
 TESSERA_TEST(memory_port, growable_buffer_falls_back_to_the_exact_size_then_refuses) {
   test::counting_allocator counter;
   growable_buffer b;

@@ -127,6 +127,21 @@ void growable_buffer_release(growable_buffer& b) noexcept {
   b.capacity_ = 0;
 }
 
+growable_bytes growable_buffer_take(growable_buffer& b) noexcept {
+  growable_bytes out{b.data_, b.size_, b.capacity_, b.alloc_};
+  b.data_ = nullptr;
+  b.size_ = 0;
+  b.capacity_ = 0;
+  return out;
+}
+
+void growable_bytes_free(growable_bytes& bytes) noexcept {
+  if (bytes.data != nullptr) allocator_deallocate(bytes.alloc, bytes.data, bytes.capacity, 16);  // grow's alignment
+  bytes.data = nullptr;
+  bytes.size = 0;
+  bytes.capacity = 0;
+}
+
 storage growable_buffer_storage(growable_buffer& b) noexcept {
   using a = growable_buffer_access;
   return storage{a::read, a::write, a::size, a::truncate, nullptr /* sync */, a::view, &b};

@@ -13,6 +13,12 @@ using tessera::errc;
 using tessera::status;
 using tessera::status_to_c;
 
+struct tessera_memory_buffer {
+  tessera::growable_buffer buf;
+  tessera::storage st{};  // the C++ storage over buf: the C storage's context
+  tessera_allocator c_alloc{};
+};
+
 struct tessera_memory_directory {
   tessera::memory_directory dir;
   tessera::directory_to_c_state c;  // the directory interface over dir and the allocator
@@ -24,6 +30,68 @@ tessera_status c_error(errc code, const char* message) noexcept { return status_
 tessera_status c_ok() noexcept { return status_to_c(tessera::ok_status()); }
 
 }  // namespace
+
+// ---- Growable buffer ------------------------------------------------------------------------------------------
+
+tessera_status tessera_memory_buffer_create(tessera_memory_buffer** out, const tessera_allocator* alloc,
+                                            size_t max_size) {
+  if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("memory buffer: null out"));
+  *out = nullptr;
+  if (alloc == nullptr || alloc->allocate == nullptr || alloc->deallocate == nullptr) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("memory buffer: null allocator"));
+  }
+  const tessera::allocator a = tessera::allocator_from_c(*alloc);
+  void* p = tessera::allocator_allocate(a, sizeof(tessera_memory_buffer), alignof(tessera_memory_buffer));
+  if (p == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("memory buffer: allocator refused the handle"));
+  tessera_memory_buffer* b = new (p) tessera_memory_buffer();
+  tessera::growable_buffer_init(b->buf, a, max_size);
+  b->st = tessera::growable_buffer_storage(b->buf);
+  b->c_alloc = *alloc;
+  *out = b;
+  return c_ok();
+}
+
+void tessera_memory_buffer_destroy(tessera_memory_buffer* b) {
+  if (b == nullptr) return;
+  const tessera::allocator a = tessera::allocator_from_c(b->c_alloc);
+  b->~tessera_memory_buffer();
+  tessera::allocator_deallocate(a, b, sizeof(tessera_memory_buffer), alignof(tessera_memory_buffer));
+}
+
+tessera_storage tessera_memory_buffer_storage(tessera_memory_buffer* b) {
+  if (b == nullptr) return tessera_storage{};  // every callback NULL: an array refuses it (null read)
+  return tessera::storage_to_c(&b->st);
+}
+
+tessera_status tessera_memory_buffer_bytes(const tessera_memory_buffer* b, const uint8_t** data, size_t* size) {
+  if (b == nullptr || data == nullptr || size == nullptr) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("memory buffer: null buffer, data or size"));
+  }
+  *data = b->buf.bytes().data();
+  *size = b->buf.size();
+  return c_ok();
+}
+
+tessera_status tessera_memory_buffer_take(tessera_memory_buffer* b, tessera_memory_bytes* out) {
+  if (b == nullptr || out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("memory buffer: null buffer or out"));
+  const tessera::growable_bytes g = tessera::growable_buffer_take(b->buf);
+  out->data = g.data;
+  out->size = g.size;
+  out->capacity = g.capacity;
+  out->alloc = b->c_alloc;
+  return c_ok();
+}
+
+void tessera_memory_bytes_free(tessera_memory_bytes* bytes) {
+  if (bytes == nullptr) return;
+  tessera::growable_bytes g{bytes->data, bytes->size, bytes->capacity, tessera::allocator_from_c(bytes->alloc)};
+  tessera::growable_bytes_free(g);
+  bytes->data = nullptr;
+  bytes->size = 0;
+  bytes->capacity = 0;
+}
+
+// ---- Directory ------------------------------------------------------------------------------------------------
 
 tessera_status tessera_memory_directory_create(tessera_memory_directory** out, const tessera_allocator* alloc,
                                                uint32_t max_entries, size_t max_entry_size) {

@@ -56,6 +56,18 @@ void growable_buffer_release(growable_buffer& b) noexcept;
 /// The storage over b (context &b). Has a view (valid until the next write or truncate).
 [[nodiscard]] storage growable_buffer_storage(growable_buffer& b) noexcept;
 
+/// Bytes taken out of a growable buffer: the caller owns them and frees them with growable_bytes_free.
+struct growable_bytes {
+  uint8_t* data = nullptr;  ///< the content (null when empty)
+  size_t size = 0;          ///< bytes of content
+  size_t capacity = 0;      ///< bytes allocated at data (what the allocator is given back)
+  allocator alloc{};        ///< where they came from
+};
+/// Hands b's memory to the caller (no copy); b is left empty, as after growable_buffer_release.
+[[nodiscard]] growable_bytes growable_buffer_take(growable_buffer& b) noexcept;
+/// Frees what growable_buffer_take handed out; bytes is left empty.
+void growable_bytes_free(growable_bytes& bytes) noexcept;
+
 /// A directory of up to `max_entries` named growable buffers, all from one allocator. Not copyable.
 struct memory_directory_entry;
 /// A directory of up to `max_entries` named growable buffers, all from one allocator. Not copyable.
