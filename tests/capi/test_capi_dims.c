@@ -331,6 +331,8 @@ static void test_other_layout(void) {
   tessera_array_params_init(&p);
   p.ndim = 1;
   p.shape[0] = 10;
+  p.chunkshape[0] = 10; /* explicit: bare metal links the automatic partition only on request */
+  p.blockshape[0] = 5;
   p.dtype = "<i4";
   REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, NULL));
   failures = other_layout_run(a, &st, &al, buf.data, buf.size);
