@@ -160,7 +160,6 @@ static void test_many_dims(void) {
       p.blockshape[d] = blocks[d];
     }
     p.dtype = "<i4";
-    p.codec = TESSERA_CODEC_LZ4;
     for (i = 0; i < n; ++i) g_model[i] = (int32_t)(i * 3 + ndim);
     fill.kind = TESSERA_FILL_BUFFER;
     fill.data = g_model;
