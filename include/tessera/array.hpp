@@ -261,6 +261,9 @@ status array_close(array& a) noexcept;
 [[nodiscard]] int64_t array_nbytes(const array& a) noexcept;               ///< prod(shape) * itemsize
 [[nodiscard]] span<const char> array_dtype(const array& a) noexcept;  ///< the NumPy dtype string (the array's copy)
 [[nodiscard]] frame& array_frame(array& a) noexcept;  ///< the array's frame (for frame-level reads and metalayers)
+/// The array's frame, read-only: e.g. frame_info_get(array_frame(a))->cbytes, the compressed bytes of its chunks
+/// (the reference's cbytes; b2nd's extchunkshape is array_layout_get(a).extchunkshape).
+[[nodiscard]] const frame& array_frame(const array& a) noexcept;
 /// The parameters of this array (shape, chunk and block shapes, dtype, compression, executor; no extra
 /// metalayers): a start for array_copy and friends. The dtype views the array's own copy.
 [[nodiscard]] array_params array_params_get(const array& a) noexcept;

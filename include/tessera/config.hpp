@@ -6,9 +6,10 @@
 #include <cstdint>
 
 #ifndef TESSERA_MAX_DIMS
-/// The B2ND format allows up to 8 dimensions in the readers users meet (python-blosc2, older c-blosc2);
-/// raising this only grows fixed-size arrays on the stack.
-#define TESSERA_MAX_DIMS 8
+/// The most dimensions an array may have: c-blosc2's B2ND_MAX_DIM, 16. The build sets it (CMake cache variable
+/// TESSERA_MAX_DIMS, passed to every consumer; bare metal defaults to 8): it sizes fixed arrays in every handle
+/// and in stack frames (docs/firmware.md gives the bytes per dimension).
+#define TESSERA_MAX_DIMS 16
 #endif
 
 #ifndef TESSERA_ERROR_MESSAGES
@@ -50,7 +51,7 @@ namespace tessera {
 
 /// The most dimensions an array may have (TESSERA_MAX_DIMS).
 inline constexpr int kMaxDims = TESSERA_MAX_DIMS;
-static_assert(kMaxDims >= 1 && kMaxDims <= 127, "ndim is stored as a msgpack positive fixint");
+static_assert(kMaxDims >= 1 && kMaxDims <= 16, "ndim is 1..16 (c-blosc2's B2ND_MAX_DIM; the C API's layout tag has 8 bits)");
 
 inline constexpr int kVersionMajor = 0;  ///< the library's version: major
 inline constexpr int kVersionMinor = 1;  ///< the library's version: minor

@@ -31,9 +31,14 @@
 extern "C" {
 #endif
 
-/** The largest number of dimensions of an array (must match the library's build). */
+/**
+ * The largest number of dimensions of an array: 16 on hosts (c-blosc2's B2ND_MAX_DIM), 8 on bare metal by
+ * default. The library's build sets it (CMake cache variable TESSERA_MAX_DIMS) and passes it to every consumer
+ * (its CMake package and pkg-config Cflags). A caller compiled with another value has other struct layouts:
+ * the calls that take or fill such structs refuse it with ::TESSERA_ERR_INVALID_ARGUMENT (see ::TESSERA_LAYOUT).
+ */
 #ifndef TESSERA_MAX_DIMS
-#define TESSERA_MAX_DIMS 8
+#define TESSERA_MAX_DIMS 16
 #endif
 
 /** Pipeline slots of the filters (the Blosc2 chunk format's six). */
@@ -41,10 +46,12 @@ extern "C" {
 /** The most fixed metalayers an array may have besides "b2nd". */
 #define TESSERA_MAX_METALAYERS 15
 
-/** Version of this API. */
+/** Version of this API (the header's; ::tessera_version gives the library's). */
 #define TESSERA_VERSION_MAJOR 0
 #define TESSERA_VERSION_MINOR 1 /**< Version of this API: minor. */
 #define TESSERA_VERSION_PATCH 0 /**< Version of this API: patch. */
+/** The version as one number: major * 10000 + minor * 100 + patch. */
+#define TESSERA_VERSION_NUMBER (TESSERA_VERSION_MAJOR * 10000 + TESSERA_VERSION_MINOR * 100 + TESSERA_VERSION_PATCH)
 
 /* ---- Errors --------------------------------------------------------------------------------------------- */
 
@@ -76,6 +83,24 @@ typedef struct tessera_status {
 
 /** The short name of an error code ("ok", "truncated", ...; "unknown" outside the enum). Never NULL. */
 const char* tessera_errc_name(int32_t code);
+
+/* ---- Version and layout ----------------------------------------------------------------------------------- */
+
+/** The library's version as "MAJOR.MINOR.PATCH" (static storage). Compare with the TESSERA_VERSION_* macros. */
+const char* tessera_version(void);
+
+/** The library's version as one number (major * 10000 + minor * 100 + patch), as ::TESSERA_VERSION_NUMBER. */
+int32_t tessera_version_number(void);
+
+/** The library's TESSERA_MAX_DIMS (the header's may differ when a caller is compiled with another value). */
+int32_t tessera_max_dims(void);
+
+/**
+ * Checks a caller's struct layout (::TESSERA_LAYOUT as the caller's compiler sees it) against the library's:
+ * ::TESSERA_OK when they agree, else ::TESSERA_ERR_INVALID_ARGUMENT (e.g. the caller was compiled with another
+ * TESSERA_MAX_DIMS). The inline functions of this header pass it for you.
+ */
+tessera_status tessera_layout_check(uint32_t layout);
 
 /* ---- Allocator ------------------------------------------------------------------------------------------- */
 
@@ -228,6 +253,12 @@ typedef struct tessera_metalayer {
 
 /** The parameters of a new array. Start from ::tessera_array_params_init, then set what differs. */
 typedef struct tessera_array_params {
+  /**
+   * Set by ::tessera_array_params_init (::TESSERA_LAYOUT): the calls that take params refuse a struct without it
+   * (not initialized, or compiled with another TESSERA_MAX_DIMS than the library's). First, so that its place is
+   * the same in every layout.
+   */
+  uint32_t layout;
   int32_t ndim;                              /**< 0..TESSERA_MAX_DIMS; 0 is a scalar (one item) */
   int64_t shape[TESSERA_MAX_DIMS];           /**< items per dimension */
   int32_t chunkshape[TESSERA_MAX_DIMS];      /**< all zero (over ndim): chosen automatically */
@@ -265,8 +296,11 @@ typedef struct tessera_array_params {
   const tessera_plugins* plugins;
 } tessera_array_params;
 
-/** Sets p to the defaults (the reference's: BloscLZ, level 5, shuffle; ndim 0, automatic shapes, durable). */
-void tessera_array_params_init(tessera_array_params* p);
+/**
+ * What ::tessera_array_params_init calls with the caller's ::TESSERA_LAYOUT: the defaults when layout is the
+ * library's; else only p->layout is set (to the caller's layout), and the calls given p refuse it.
+ */
+void tessera_array_params_init_layout(tessera_array_params* p, uint32_t layout);
 
 /** How the items of a new array start. */
 typedef enum tessera_fill_kind {
@@ -316,9 +350,45 @@ typedef struct tessera_array_info {
   int64_t nitems;                        /**< prod(shape) */
   int64_t nbytes;                        /**< prod(shape) * itemsize */
   int64_t nchunks;                       /**< chunks in the array */
-  const char* dtype;                     /**< the dtype string (not NUL-terminated: see dtype_len); the array's */
-  size_t dtype_len;                      /**< bytes at dtype */
+  /**
+   * The dtype string, dtype_len bytes. For an array (::tessera_array_info_get) it is NUL-terminated and valid
+   * until the handle is closed; for a view (::tessera_array_view_info_get) it points into the frame and is NOT
+   * NUL-terminated: use dtype_len.
+   */
+  const char* dtype;
+  size_t dtype_len;                      /**< bytes at dtype (the terminating NUL excluded) */
+  int32_t extchunkshape[TESSERA_MAX_DIMS];  /**< chunkshape rounded up to a multiple of blockshape (b2nd's) */
+  /**
+   * Compressed bytes of the chunks, as the frame's header records them (the reference's cbytes; in a contiguous
+   * frame whose chunks were rewritten it includes dead bytes until ::tessera_array_compact)
+   */
+  int64_t cbytes;
+  int64_t chunks_nbytes;                 /**< decoded bytes of the stored chunks (padding included): nchunks * prod(extchunkshape) * itemsize */
+  double ratio;                          /**< chunks_nbytes / cbytes, the reference's compression ratio (0 when cbytes is 0) */
 } tessera_array_info;
+
+/**
+ * The layout of this header's structs as the including program compiles them: TESSERA_MAX_DIMS and the sizes
+ * of ::tessera_array_params and ::tessera_array_info. The inline functions below pass it to the library, which
+ * refuses a layout other than its own (a caller compiled with another TESSERA_MAX_DIMS) instead of reading or
+ * writing past the caller's structs.
+ */
+#define TESSERA_LAYOUT                                                                                  \
+  TESSERA_LAYOUT_U32_(TESSERA_MAX_DIMS | (sizeof(tessera_array_params) & 0xfffu) << 8 |                 \
+                      (sizeof(tessera_array_info) & 0xfffu) << 20)
+/** \cond internal: a conversion to uint32_t that C and C++ (without old-style casts) both accept. */
+#ifdef __cplusplus
+#define TESSERA_LAYOUT_U32_(x) static_cast<uint32_t>(x)
+#else
+#define TESSERA_LAYOUT_U32_(x) ((uint32_t)(x))
+#endif
+/** \endcond */
+
+/**
+ * Sets p to the defaults (the reference's: BloscLZ, level 5, shuffle; ndim 0, automatic shapes, durable), with
+ * p->layout the caller's ::TESSERA_LAYOUT.
+ */
+static inline void tessera_array_params_init(tessera_array_params* p) { tessera_array_params_init_layout(p, TESSERA_LAYOUT); }
 
 /**
  * Creates an array in storage (a new contiguous frame at params->base_offset) and commits it; *out receives the
@@ -335,8 +405,14 @@ tessera_status tessera_array_create(tessera_array** out, const tessera_storage* 
  * Opens the array whose frame is at options->base_offset of storage (options may be NULL: the defaults,
  * read-only). Errors: TRUNCATED, MALFORMED, CORRUPT, UNSUPPORTED, OUT_OF_MEMORY, and the storage's.
  */
-tessera_status tessera_array_open(tessera_array** out, const tessera_storage* storage,
-                                  const tessera_allocator* alloc, const tessera_open_options* options);
+tessera_status tessera_array_open_layout(tessera_array** out, const tessera_storage* storage,
+                                         const tessera_allocator* alloc, const tessera_open_options* options,
+                                         uint32_t layout);
+/** ::tessera_array_open_layout with the caller's ::TESSERA_LAYOUT (INVALID_ARGUMENT when it is not the library's). */
+static inline tessera_status tessera_array_open(tessera_array** out, const tessera_storage* storage,
+                                                const tessera_allocator* alloc, const tessera_open_options* options) {
+  return tessera_array_open_layout(out, storage, alloc, options, TESSERA_LAYOUT);
+}
 
 /**
  * Closes the array and frees its handle (NULL is a no-op). Changes not committed (auto-commit off, or a writing
@@ -361,8 +437,12 @@ void tessera_array_set_auto_commit(tessera_array* a, int32_t on);
 /** Commits pending changes (only needed with auto-commit off). */
 tessera_status tessera_array_commit(tessera_array* a);
 
-/** Fills *out with what the array is. */
-tessera_status tessera_array_info_get(const tessera_array* a, tessera_array_info* out);
+/** Fills *out (a struct of the given ::TESSERA_LAYOUT: INVALID_ARGUMENT when not the library's) with what a is. */
+tessera_status tessera_array_info_get_layout(const tessera_array* a, tessera_array_info* out, uint32_t layout);
+/** Fills *out with what the array is (::tessera_array_info_get_layout with the caller's ::TESSERA_LAYOUT). */
+static inline tessera_status tessera_array_info_get(const tessera_array* a, tessera_array_info* out) {
+  return tessera_array_info_get_layout(a, out, TESSERA_LAYOUT);
+}
 
 /* ---- Reading and writing --------------------------------------------------------------------------------- */
 
@@ -503,8 +583,15 @@ tessera_status tessera_array_create_sparse(tessera_array** out, const tessera_st
                                            const tessera_fill* fill);
 
 /** Opens the sparse frame in dir (options may be NULL; base_offset unused). dir is copied; its context must outlive the array. */
-tessera_status tessera_array_open_sparse(tessera_array** out, const tessera_storage_directory* dir,
-                                         const tessera_allocator* alloc, const tessera_open_options* options);
+tessera_status tessera_array_open_sparse_layout(tessera_array** out, const tessera_storage_directory* dir,
+                                                const tessera_allocator* alloc, const tessera_open_options* options,
+                                                uint32_t layout);
+/** ::tessera_array_open_sparse_layout with the caller's ::TESSERA_LAYOUT. */
+static inline tessera_status tessera_array_open_sparse(tessera_array** out, const tessera_storage_directory* dir,
+                                                       const tessera_allocator* alloc,
+                                                       const tessera_open_options* options) {
+  return tessera_array_open_sparse_layout(out, dir, alloc, options, TESSERA_LAYOUT);
+}
 
 /* ---- Readers that follow a writer ------------------------------------------------------------------------- */
 
@@ -563,10 +650,16 @@ tessera_array_target tessera_array_target_contiguous(const tessera_storage* stor
 tessera_array_target tessera_array_target_sparse(const tessera_storage_directory* dir);
 
 /**
- * Fills *out with a's parameters (shape, chunk and block shapes, compression, itemsize; dtype NULL: the copies
- * below keep the source's; metalayers none; executor NULL): a start for the copies below.
+ * Fills *out (of the given ::TESSERA_LAYOUT: INVALID_ARGUMENT when not the library's) with a's parameters
+ * (shape, chunk and block shapes, compression, itemsize, dtype: a NUL-terminated copy the handle owns, valid
+ * until a is closed; metalayers none; executor NULL): a start for the copies below or for
+ * ::tessera_array_create of an array like a.
  */
-tessera_status tessera_array_params_get(const tessera_array* a, tessera_array_params* out);
+tessera_status tessera_array_params_get_layout(const tessera_array* a, tessera_array_params* out, uint32_t layout);
+/** ::tessera_array_params_get_layout with the caller's ::TESSERA_LAYOUT. */
+static inline tessera_status tessera_array_params_get(const tessera_array* a, tessera_array_params* out) {
+  return tessera_array_params_get_layout(a, out, TESSERA_LAYOUT);
+}
 
 /*
  * In the functions below, params (may be NULL: the source's own) gives the new array's chunk and block shapes,
@@ -665,7 +758,11 @@ tessera_status tessera_chunk_decode(const tessera_allocator* alloc, const void* 
  */
 tessera_status tessera_array_chunk_read(tessera_array* a, int64_t nchunk, void* out, size_t size, size_t* written);
 
-/** Decodes a's chunk nchunk (padding included: prod(extchunkshape) * itemsize bytes) into out. */
+/**
+ * Decodes a's chunk nchunk (padding included: prod(extchunkshape) * itemsize bytes) into out; *written (may be
+ * NULL) receives that length. When out is too small: BUFFER_TOO_SMALL and *written is the length needed (call
+ * with out NULL and size 0 to learn it, as with ::tessera_array_chunk_read; nothing is decoded).
+ */
 tessera_status tessera_array_chunk_decode(tessera_array* a, int64_t nchunk, void* out, size_t size,
                                           size_t* written);
 
@@ -726,10 +823,20 @@ typedef struct tessera_array_view tessera_array_view;
  * single allocation (0: the default of tessera_open_options). Errors: TRUNCATED, MALFORMED, CORRUPT,
  * UNSUPPORTED (a sparse frame), RESOURCE_LIMIT, OUT_OF_MEMORY.
  */
-tessera_status tessera_array_view_open(tessera_array_view** out, const void* frame, size_t frame_len,
-                                       const tessera_allocator* alloc, uint64_t max_alloc);
-/** Fills *out with what the array is (its dtype points into the frame). */
-tessera_status tessera_array_view_info_get(const tessera_array_view* v, tessera_array_info* out);
+tessera_status tessera_array_view_open_layout(tessera_array_view** out, const void* frame, size_t frame_len,
+                                              const tessera_allocator* alloc, uint64_t max_alloc, uint32_t layout);
+/** ::tessera_array_view_open_layout with the caller's ::TESSERA_LAYOUT. */
+static inline tessera_status tessera_array_view_open(tessera_array_view** out, const void* frame, size_t frame_len,
+                                                     const tessera_allocator* alloc, uint64_t max_alloc) {
+  return tessera_array_view_open_layout(out, frame, frame_len, alloc, max_alloc, TESSERA_LAYOUT);
+}
+/** Fills *out (of the given ::TESSERA_LAYOUT) with what the array is (its dtype points into the frame). */
+tessera_status tessera_array_view_info_get_layout(const tessera_array_view* v, tessera_array_info* out,
+                                                  uint32_t layout);
+/** ::tessera_array_view_info_get_layout with the caller's ::TESSERA_LAYOUT. */
+static inline tessera_status tessera_array_view_info_get(const tessera_array_view* v, tessera_array_info* out) {
+  return tessera_array_view_info_get_layout(v, out, TESSERA_LAYOUT);
+}
 /** The slice [start, stop) into out, as ::tessera_array_slice_get. */
 tessera_status tessera_array_view_slice_get(tessera_array_view* v, const int64_t* start, const int64_t* stop,
                                             void* out, size_t size);

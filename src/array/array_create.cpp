@@ -921,6 +921,7 @@ span<const char> array_dtype(const array& a) noexcept {
   return span<const char>(d.data(), d.size());
 }
 frame& array_frame(array& a) noexcept { return array_access::frm(a); }
+const frame& array_frame(const array& a) noexcept { return array_access::frm(a); }
 
 array_params array_params_get(const array& a) noexcept {
   array_params p;

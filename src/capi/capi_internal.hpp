@@ -30,7 +30,8 @@ struct plugin_tables {
 // The handle: copies of every C struct the array goes on using (the one ownership rule of tessera.h: the
 // caller's structs may go away once a call returns), then the array, declared last so that it is destroyed
 // first. Sparse arrays leave c_storage and st empty (the frame keeps its own copy of the directory interface,
-// whose context is c_dir).
+// whose context is c_dir). dtype is a NUL-terminated copy of the array's dtype (the metalayer's string is not
+// terminated), from alloc, dtype_size bytes: what params_get and info_get hand out.
 struct tessera_array {
   tessera::allocator alloc{};
   tessera_storage c_storage{};
@@ -39,6 +40,8 @@ struct tessera_array {
   tessera_executor c_exec{};
   tessera::capi::plugin_tables plugins;
   tessera::array arr;
+  char* dtype = nullptr;
+  size_t dtype_size = 0;
 };
 
 namespace tessera {
@@ -58,6 +61,10 @@ inline error from_c(const tessera_status& s) noexcept {
   return error(static_cast<errc>(s.code), s.message != nullptr ? s.message : "");
 }
 
+// The library's own struct layout (TESSERA_LAYOUT as compiled here), and the check of a caller's.
+inline constexpr uint32_t kLayout = TESSERA_LAYOUT;
+tessera_status layout_check(uint32_t layout) noexcept;
+
 // A NUL-terminated string as a span, reading at most max + 1 bytes; false when NULL or longer than max.
 bool c_string(const char* s, size_t max, span<const char>& out) noexcept;
 
@@ -75,9 +82,14 @@ inline const chunk_plugins* plugins_of(const plugin_tables& t) noexcept { return
 
 // A new handle from alloc holding a copy of storage (null: none, for sparse arrays); freed by handle_free.
 // What an array is, for tessera_array_info_get and tessera_array_view_info_get.
-void info_fill(const array_layout& l, int64_t itemsize, span<const char> dtype, tessera_array_info* out) noexcept;
+// cbytes and chunks_nbytes: the frame's (compressed and decoded bytes of its chunks).
+void info_fill(const array_layout& l, int64_t itemsize, span<const char> dtype, int64_t cbytes, int64_t chunks_nbytes,
+               tessera_array_info* out) noexcept;
 tessera_status handle_new(tessera_array** out, const tessera_storage* storage, const tessera_allocator* alloc) noexcept;
 void handle_free(tessera_array* h) noexcept;
+// Finishes a new-array call: on success keeps the dtype's NUL-terminated copy in h and hands h out in *out; on
+// error (s, or no memory for the copy) closes and frees h.
+tessera_status handle_finish(tessera_array** out, tessera_array* h, const status& s) noexcept;
 // Null, or read or size missing: invalid_argument.
 tessera_status check_storage(const tessera_storage* storage) noexcept;
 

@@ -11,6 +11,7 @@
 #include "capi_internal.hpp"
 #include "tessera/array.hpp"
 #include "tessera/fixed_buffer.hpp"
+#include "tessera/version.hpp"
 
 namespace {
 
@@ -19,6 +20,9 @@ using tessera::errc;
 using tessera::status;
 
 static_assert(TESSERA_MAX_DIMS == tessera::kMaxDims, "tessera.h and config.hpp disagree on TESSERA_MAX_DIMS");
+static_assert(TESSERA_VERSION_MAJOR == tessera::kVersionMajor && TESSERA_VERSION_MINOR == tessera::kVersionMinor &&
+                  TESSERA_VERSION_PATCH == tessera::kVersionPatch,
+              "tessera.h and config.hpp disagree on the version");
 static_assert(TESSERA_MAX_FILTERS == tessera::kChunkMaxFilters, "filter slots");
 static_assert(TESSERA_MAX_METALAYERS == tessera::kFrameMaxMetalayers - 1, "metalayers besides b2nd");
 static_assert(static_cast<int32_t>(errc::corrupt) == TESSERA_ERR_CORRUPT, "error codes cross the C API unchanged");
@@ -84,6 +88,14 @@ const uint8_t* buffer_view(void* context, size_t* size) {
 
 const char* tessera_errc_name(int32_t code) { return tessera::errc_name(static_cast<errc>(code)); }
 
+const char* tessera_version(void) { return tessera::version_string(); }
+
+int32_t tessera_version_number(void) { return TESSERA_VERSION_NUMBER; }
+
+int32_t tessera_max_dims(void) { return tessera::kMaxDims; }
+
+tessera_status tessera_layout_check(uint32_t layout) { return layout_check(layout); }
+
 void tessera_buffer_init(tessera_buffer* b, void* data, size_t capacity, size_t size) {
   if (b == nullptr) return;
   tessera::fixed_buffer f;
@@ -95,10 +107,15 @@ tessera_storage tessera_buffer_storage(tessera_buffer* b) {
   return tessera_storage{buffer_read, buffer_write, buffer_size, buffer_truncate, nullptr /* sync */, buffer_view, b};
 }
 
-void tessera_array_params_init(tessera_array_params* p) {
+void tessera_array_params_init_layout(tessera_array_params* p, uint32_t layout) {
   if (p == nullptr) return;
+  if (layout != kLayout) {  // another layout: only the first member is at the same place
+    p->layout = layout;
+    return;
+  }
   const tessera::array_params d;
   std::memset(p, 0, sizeof(*p));
+  p->layout = layout;
   p->ndim = 0;
   p->dtype = nullptr;
   p->itemsize = 0;
@@ -151,19 +168,16 @@ tessera_status tessera_array_create(tessera_array** out, const tessera_storage* 
   tessera::array_target target = tessera::array_target_contiguous(h->st, params->durable != 0);
   target.options.base_offset = params->base_offset;
   target.options.keep_old_frames = params->keep_old_frames != 0;
-  const status s = tessera::array_create(h->arr, target, h->alloc, p, f);
-  if (!s.ok()) {
-    handle_free(h);
-    return to_c(s);
-  }
-  *out = h;
-  return c_ok();
+  return handle_finish(out, h, tessera::array_create(h->arr, target, h->alloc, p, f));
 }
 
-tessera_status tessera_array_open(tessera_array** out, const tessera_storage* storage,
-                                  const tessera_allocator* alloc, const tessera_open_options* options) {
+tessera_status tessera_array_open_layout(tessera_array** out, const tessera_storage* storage,
+                                         const tessera_allocator* alloc, const tessera_open_options* options,
+                                         uint32_t layout) {
   if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null out"));
   *out = nullptr;
+  tessera_status lc = layout_check(layout);
+  if (lc.code != TESSERA_OK) return lc;
   if (alloc == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null allocator"));
   tessera_status cs = check_storage(storage);
   if (cs.code != TESSERA_OK) return cs;
@@ -186,12 +200,7 @@ tessera_status tessera_array_open(tessera_array** out, const tessera_storage* st
   if (s.ok()) s = plugins_copy(h->plugins, o.plugins, h->alloc);
   ao.plugins = plugins_of(h->plugins);
   if (s.ok()) s = tessera::array_open(h->arr, h->st, h->alloc, ao);
-  if (!s.ok()) {
-    handle_free(h);
-    return to_c(s);
-  }
-  *out = h;
-  return c_ok();
+  return handle_finish(out, h, s);
 }
 
 tessera_status tessera_array_close(tessera_array* a) {
@@ -217,9 +226,16 @@ tessera_status tessera_array_compact(tessera_array* a) {
   return to_c(tessera::array_compact(a->arr));
 }
 
-tessera_status tessera_array_info_get(const tessera_array* a, tessera_array_info* out) {
+tessera_status tessera_array_info_get_layout(const tessera_array* a, tessera_array_info* out, uint32_t layout) {
   if (a == nullptr || out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or out"));
-  info_fill(tessera::array_layout_get(a->arr), tessera::array_itemsize(a->arr), tessera::array_dtype(a->arr), out);
+  const tessera_status lc = layout_check(layout);
+  if (lc.code != TESSERA_OK) return lc;
+  const tessera::array_layout& l = tessera::array_layout_get(a->arr);
+  const int64_t itemsize = tessera::array_itemsize(a->arr);
+  const tessera::frame_info* fi = tessera::frame_info_get(tessera::array_frame(a->arr));  // the header's cbytes
+  const int64_t cbytes = fi != nullptr ? fi->cbytes : 0;
+  info_fill(l, itemsize, tessera::array_dtype(a->arr), cbytes, l.nchunks * l.extchunk_nitems * itemsize, out);
+  out->dtype = a->dtype;  // the handle's NUL-terminated copy
   return c_ok();
 }
 

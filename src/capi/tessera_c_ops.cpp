@@ -208,14 +208,28 @@ status plugins_copy(plugin_tables& t, const tessera_plugins* c, const allocator&
   return ok_status();
 }
 
-void info_fill(const array_layout& l, int64_t itemsize, span<const char> dtype, tessera_array_info* out) noexcept {
+tessera_status layout_check(uint32_t layout) noexcept {
+  if (layout == kLayout) return c_ok();
+  if ((layout & 0xffu) != static_cast<uint32_t>(kMaxDims)) {
+    return c_error(errc::invalid_argument,
+                   TESSERA_MSG("capi: the caller was compiled with another TESSERA_MAX_DIMS than the library (tessera_max_dims)"));
+  }
+  return c_error(errc::invalid_argument, TESSERA_MSG("capi: the caller's tessera.h structs differ from the library's"));
+}
+
+void info_fill(const array_layout& l, int64_t itemsize, span<const char> dtype, int64_t cbytes, int64_t chunks_nbytes,
+               tessera_array_info* out) noexcept {
   std::memset(out, 0, sizeof(*out));
   out->ndim = l.ndim;
   for (int d = 0; d < l.ndim; ++d) {
     out->shape[d] = l.shape[d];
     out->chunkshape[d] = static_cast<int32_t>(l.chunkshape[d]);  // int32 in the metalayer
     out->blockshape[d] = static_cast<int32_t>(l.blockshape[d]);
+    out->extchunkshape[d] = static_cast<int32_t>(l.extchunkshape[d]);  // at most 2 * chunkshape, checked at open
   }
+  out->cbytes = cbytes;
+  out->chunks_nbytes = chunks_nbytes;
+  out->ratio = cbytes > 0 ? static_cast<double>(chunks_nbytes) / static_cast<double>(cbytes) : 0.0;
   out->itemsize = static_cast<int32_t>(itemsize);
   out->nitems = l.nitems;
   out->nbytes = l.nitems * itemsize;
@@ -243,6 +257,7 @@ tessera_status handle_new(tessera_array** out, const tessera_storage* storage, c
 
 void handle_free(tessera_array* h) noexcept {
   const allocator a = h->alloc;
+  if (h->dtype != nullptr) allocator_deallocate(a, h->dtype, h->dtype_size, 1);
   h->~tessera_array();
   allocator_deallocate(a, h, sizeof(tessera_array), alignof(tessera_array));
 }
@@ -255,8 +270,30 @@ tessera_status check_storage(const tessera_storage* storage) noexcept {
   return c_ok();
 }
 
+// Finishes a new-array call: hands out the handle (with its dtype's copy), or frees it.
+tessera_status handle_finish(tessera_array** out, tessera_array* h, const status& s) noexcept {
+  if (!s.ok()) {
+    handle_free(h);
+    return to_c(s);
+  }
+  const span<const char> dtype = array_dtype(h->arr);
+  h->dtype_size = dtype.size() + 1;
+  h->dtype = static_cast<char*>(allocator_allocate(h->alloc, h->dtype_size, 1));
+  if (h->dtype == nullptr) {
+    (void)array_close(h->arr);  // committed by the call that made it: nothing is dropped
+    handle_free(h);
+    return c_error(errc::out_of_memory, TESSERA_MSG("capi: allocator refused the dtype's copy"));
+  }
+  if (!dtype.empty()) std::memcpy(h->dtype, dtype.data(), dtype.size());
+  h->dtype[dtype.size()] = '\0';
+  *out = h;
+  return c_ok();
+}
+
 tessera_status params_from_c(const tessera_array_params* c, array_params& p, frame_metalayer_init* metas,
                              tessera_array* h) noexcept {
+  const tessera_status layout = layout_check(c->layout);
+  if (layout.code != TESSERA_OK) return layout;
   if (c->ndim < 0 || c->ndim > kMaxDims) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: ndim outside 0..TESSERA_MAX_DIMS"));
   }
@@ -354,16 +391,6 @@ tessera_status target_handle(tessera_array** h, const tessera_array_target* targ
   return c_ok();
 }
 
-// Finishes a new-array call: hands out the handle, or frees it.
-tessera_status handle_finish(tessera_array** out, tessera_array* h, const status& s) noexcept {
-  if (!s.ok()) {
-    handle_free(h);
-    return to_c(s);
-  }
-  *out = h;
-  return c_ok();
-}
-
 // Optional params of the copies: null keeps the source's (and its plugins: the new array then refers to the
 // source's tables, see tessera.h). h keeps the copies of what the params refer to.
 tessera_status copy_params(const tessera_array_params* c, tessera::array_params& p, tessera::frame_metalayer_init* metas,
@@ -411,10 +438,13 @@ tessera_status tessera_array_create_sparse(tessera_array** out, const tessera_st
   return handle_finish(out, h, tessera::array_create(h->arr, tessera::array_target_sparse(d), h->alloc, p, f));
 }
 
-tessera_status tessera_array_open_sparse(tessera_array** out, const tessera_storage_directory* dir,
-                                         const tessera_allocator* alloc, const tessera_open_options* options) {
+tessera_status tessera_array_open_sparse_layout(tessera_array** out, const tessera_storage_directory* dir,
+                                                const tessera_allocator* alloc, const tessera_open_options* options,
+                                                uint32_t layout) {
   if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null out"));
   *out = nullptr;
+  const tessera_status lc = layout_check(layout);
+  if (lc.code != TESSERA_OK) return lc;
   if (dir == nullptr || alloc == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null directory or allocator"));
   tessera_array* h = nullptr;
   const tessera_status cs = handle_new(&h, nullptr, alloc);
@@ -499,8 +529,10 @@ tessera_array_target tessera_array_target_sparse(const tessera_storage_directory
   return tessera_array_target{nullptr, dir, 0, 1};
 }
 
-tessera_status tessera_array_params_get(const tessera_array* a, tessera_array_params* out) {
+tessera_status tessera_array_params_get_layout(const tessera_array* a, tessera_array_params* out, uint32_t layout) {
   if (a == nullptr || out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or out"));
+  const tessera_status lc = layout_check(layout);
+  if (lc.code != TESSERA_OK) return lc;
   tessera_array_params_init(out);
   const tessera::array_params p = tessera::array_params_get(a->arr);
   out->ndim = p.ndim;
@@ -509,7 +541,7 @@ tessera_status tessera_array_params_get(const tessera_array* a, tessera_array_pa
     out->chunkshape[d] = p.chunkshape[d];
     out->blockshape[d] = p.blockshape[d];
   }
-  out->dtype = nullptr;  // the array's dtype is not NUL-terminated: see tessera_array_info
+  out->dtype = a->dtype;  // the handle's NUL-terminated copy
   out->itemsize = p.itemsize;
   out->codec = static_cast<int32_t>(p.compressor);
   out->clevel = p.clevel;
@@ -715,6 +747,12 @@ tessera_status tessera_array_chunk_decode(tessera_array* a, int64_t nchunk, void
   tessera::frame& f = tessera::array_frame(a->arr);
   const tessera::result<tessera::frame_chunk_ref> ref = tessera::frame_chunk_locate(f, nchunk);
   if (!ref.ok()) return to_c(ref.err());
+  // Every chunk of a b2nd array decodes to the same length: a size query needs no decoding.
+  const int64_t nbytes = tessera::array_layout_get(a->arr).extchunk_nitems * tessera::array_itemsize(a->arr);
+  if (static_cast<uint64_t>(nbytes) > size) {  // also the size query (out NULL, size 0), as chunk_read's
+    if (written != nullptr) *written = static_cast<size_t>(nbytes);
+    return c_error(errc::buffer_too_small, TESSERA_MSG("capi: out smaller than the decoded chunk"));
+  }
   tessera::chunk_decoder_options o;
   const tessera::array_params ap = tessera::array_params_get(a->arr);
   o.exec = ap.exec;

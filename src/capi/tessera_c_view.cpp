@@ -27,10 +27,12 @@ void view_free(tessera_array_view* h) noexcept {
 
 }  // namespace
 
-tessera_status tessera_array_view_open(tessera_array_view** out, const void* frame, size_t frame_len,
-                                       const tessera_allocator* alloc, uint64_t max_alloc) {
+tessera_status tessera_array_view_open_layout(tessera_array_view** out, const void* frame, size_t frame_len,
+                                              const tessera_allocator* alloc, uint64_t max_alloc, uint32_t layout) {
   if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null out"));
   *out = nullptr;
+  const tessera_status lc = layout_check(layout);
+  if (lc.code != TESSERA_OK) return lc;
   if (alloc == nullptr || alloc->allocate == nullptr || alloc->deallocate == nullptr)
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: null allocator, allocate or deallocate"));
   if (frame == nullptr && frame_len != 0) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null frame"));
@@ -51,9 +53,14 @@ tessera_status tessera_array_view_open(tessera_array_view** out, const void* fra
   return c_ok();
 }
 
-tessera_status tessera_array_view_info_get(const tessera_array_view* v, tessera_array_info* out) {
+tessera_status tessera_array_view_info_get_layout(const tessera_array_view* v, tessera_array_info* out,
+                                                  uint32_t layout) {
   if (v == nullptr || out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null view or out"));
-  info_fill(v->view.layout, v->view.itemsize, v->view.dtype, out);
+  const tessera_status lc = layout_check(layout);
+  if (lc.code != TESSERA_OK) return lc;
+  const tessera::array_view& w = v->view;
+  info_fill(w.layout, w.itemsize, w.dtype, static_cast<int64_t>(w.chunks.size()), w.layout.nchunks * w.chunk_nbytes,
+            out);
   return c_ok();
 }
 

@@ -152,6 +152,60 @@ TESSERA_TEST(b2nd_meta, round_trip_every_ndim_matches_the_spec_layout) {
   }
 }
 
+// The boundary of msgpack's fixarray (at most 15 elements): the spec says "fixarray with X=nd elements" and the
+// reference writes the byte 0x90 + ndim whatever ndim is, so 15 dimensions give 0x9f and 16 (B2ND_MAX_DIM) give
+// 0xa0. The encoder writes those exact bytes; the decoder takes them, and the standard array16 form
+// (0xdc 0x00 0x10) that a msgpack library would write for 16 entries.
+TESSERA_TEST(b2nd_meta, fixarray_boundary_at_15_and_16_dims) {
+  for (int ndim = 15; ndim <= 16; ++ndim) {
+    b2nd_meta m;
+    m.ndim = static_cast<int8_t>(ndim);
+    for (int d = 0; d < ndim && d < kMaxDims; ++d) {
+      m.shape[d] = d + 2;
+      m.chunkshape[d] = 1;
+      m.blockshape[d] = 1;
+    }
+    m.dtype = span<const char>("<f4", 3);
+    m.has_dtype = true;
+    if (ndim > kMaxDims) {  // a build of fewer dimensions refuses to write it
+      CHECK_ERR(b2nd_meta_encode(m, bytes_mut(g_enc, sizeof g_enc)), errc::invalid_argument);
+      continue;
+    }
+    const result<size_t> n = b2nd_meta_encode(m, bytes_mut(g_enc, sizeof g_enc));
+    REQUIRE_OK(n);
+    const uint8_t marker = ndim == 15 ? 0x9f : 0xa0;
+    REQUIRE_EQ(*n, static_cast<size_t>(3 + 3 + ndim * 19 + 1 + 5 + 3));
+    CHECK_EQ(g_enc[0], 0x97);
+    CHECK_EQ(g_enc[2], ndim);
+    const size_t lists[3] = {3, static_cast<size_t>(4 + ndim * 9), static_cast<size_t>(5 + ndim * 14)};
+    for (const size_t at : lists) CHECK_EQ(g_enc[at], marker);
+    const size_t hand = hand_encode(ndim, m.shape, m.chunkshape, m.blockshape, 0, "<f4", 3, false, g_hand);
+    REQUIRE_EQ(hand, *n);
+    CHECK(std::memcmp(g_enc, g_hand, hand) == 0);
+    heap_bytes copy(g_enc, *n);
+    const result<b2nd_meta> back = b2nd_meta_decode(copy.view());
+    REQUIRE_OK(back);
+    CHECK(same_meta(m, *back));
+
+    // The same lists as array16 (0xdc + 2-byte count): two bytes longer each.
+    uint8_t wide[1024];
+    size_t w = 0;
+    for (size_t i = 0; i < *n; ++i) {
+      if (i == lists[0] || i == lists[1] || i == lists[2]) {
+        wide[w++] = 0xdc;
+        wide[w++] = 0x00;
+        wide[w++] = static_cast<uint8_t>(ndim);
+      } else {
+        wide[w++] = g_enc[i];
+      }
+    }
+    heap_bytes wide_copy(wide, w);
+    const result<b2nd_meta> back16 = b2nd_meta_decode(wide_copy.view());
+    REQUIRE_OK(back16);
+    CHECK(same_meta(m, *back16));
+  }
+}
+
 TESSERA_TEST(b2nd_meta, known_bytes) {
   // [0, 2, [400, 3], [110, 3], [57, 3], 0, "|u1"]: the example_day_month_temp metalayer of README_CFRAME_FORMAT.
   b2nd_meta m;
