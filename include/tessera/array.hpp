@@ -278,6 +278,15 @@ status array_close(array& a) noexcept;
 [[nodiscard]] status array_slice_write(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept;
 /// Writes one item (itemsize bytes) at `coords`. Needs the array writable.
 [[nodiscard]] status array_element_write(array& a, const int64_t* coords, bytes_view item) noexcept;
+/// Writes an orthogonal selection (c-blosc2's b2nd_set_orthogonal_selection), the inverse of
+/// array_orthogonal_read: `src` holds the items of every combination of the indices, C order over (counts[0],
+/// ..., counts[ndim-1]). An index listed twice in one dimension receives the item listed last (C order of src).
+/// Every index is checked before anything is written. Each touched chunk is decoded, updated and encoded once.
+/// Needs the array writable (else as array_slice_write). Scratch: one decoded and one encoded chunk plus 24
+/// bytes per index. Errors: invalid_argument (negative count, null indices), out_of_range (an index outside the
+/// array), overflow, buffer_too_small (src smaller than the selection), and those of array_slice_write.
+[[nodiscard]] status array_orthogonal_write(array& a, const int64_t* const* indices, const int64_t* counts,
+                                            bytes_view src) noexcept;
 
 // ---- Metalayers --------------------------------------------------------------------------------------------
 

@@ -435,6 +435,17 @@ tessera_status tessera_array_orthogonal_get(tessera_array* a, const int64_t* con
                                             void* out, size_t size);
 
 /**
+ * Writes an orthogonal selection (c-blosc2's b2nd_set_orthogonal_selection): src (size bytes) holds the items of
+ * every combination of the indices, C order over (counts[0], ..., counts[ndim-1]), as ::tessera_array_orthogonal_get
+ * reads them. An index listed twice in one dimension receives the item listed last. Every index is checked before
+ * anything is written; each touched chunk is decoded and written once. Needs a writable array; commits when
+ * auto-commit is on. Errors: OUT_OF_RANGE (an index outside the array), BUFFER_TOO_SMALL (src smaller than the
+ * selection), INVALID_ARGUMENT (null pointers, negative count, read-only array).
+ */
+tessera_status tessera_array_orthogonal_set(tessera_array* a, const int64_t* const* indices, const int64_t* counts,
+                                            const void* src, size_t size);
+
+/**
  * Inserts count items before position pos of axis (src: C order, the array's shape with count along axis).
  * At the end any count works; elsewhere pos and count must be multiples of the chunk extent along axis.
  */

@@ -407,6 +407,15 @@ tessera_status tessera_array_orthogonal_get(tessera_array* a, const int64_t* con
   return to_c(tessera::array_orthogonal_read(a->arr, indices, counts, mut_of(out, size)));
 }
 
+tessera_status tessera_array_orthogonal_set(tessera_array* a, const int64_t* const* indices, const int64_t* counts,
+                                            const void* src, size_t size) {
+  if (a == nullptr || (src == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or src"));
+  if ((indices == nullptr || counts == nullptr) && !ndim_zero(a)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null indices or counts"));
+  }
+  return to_c(tessera::array_orthogonal_write(a->arr, indices, counts, view_of(src, size)));
+}
+
 tessera_status tessera_array_insert(tessera_array* a, int32_t axis, int64_t pos, int64_t count, const void* src,
                                     size_t size) {
   if (a == nullptr || (src == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or src"));

@@ -1,6 +1,7 @@
 /* Tests of the C API beyond create/read/write (tessera.h from "Executors" on, tessera_memory.h and, on hosted
  * targets, tessera_posix.h), written in C99 and run on every target: executors, sparse arrays on the memory
- * port's directory, readers that follow a writer, items and orthogonal selections, insert and delete, new arrays
+ * port's directory, readers that follow a writer, items and orthogonal selections (read and written), insert
+ * and delete, new arrays
  * from arrays, chunk access; all checked against a C-order model of int32 items. */
 #include <stdint.h>
 #include <stdio.h>
@@ -904,10 +905,93 @@ static void test_dict_chunks(void) {
   CHECK(g_arena.live == 0);
 }
 
+/* The code a slice write gets on a's array when a is read-only (the one every write on it must get). */
+static int32_t read_only_code(tessera_array* a) {
+  int64_t start[2] = {0, 0}, stop[2] = {1, 1};
+  int32_t v = 0;
+  return tessera_array_slice_set(a, start, stop, &v, sizeof v).code;
+}
+
+/* Orthogonal writes against the model: across chunk boundaries, repeats (the last listed wins), an empty
+   selection, refused selections that change nothing, a read-only array. */
+static void test_orthogonal_set(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  int64_t rows[5] = {9, 0, 4, 4, 5};
+  int64_t cols[4] = {11, 2, 5, 6};
+  int64_t urows[3] = {7, 1, 8};
+  const int64_t* idx[2];
+  int64_t counts[2] = {5, 4};
+  int64_t k, j;
+  int32_t code;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 10 * 12, 5);
+  params_grid(&p, 10, 12);
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+
+  idx[0] = rows;
+  idx[1] = cols;
+  for (k = 0; k < 5 * 4; ++k) g_src[k] = (int32_t)(-1000 - k);
+  REQUIRE_OK(tessera_array_orthogonal_set(a, idx, counts, g_src, 5 * 4 * 4));
+  for (k = 0; k < 5; ++k) /* in C order of src: a repeated row takes its last listing */
+    for (j = 0; j < 4; ++j) g_model[rows[k] * 12 + cols[j]] = g_src[k * 4 + j];
+  CHECK(array_equals(a, g_model, 10 * 12));
+  CHECK(g_model[4 * 12 + 2] == g_src[3 * 4 + 1]);
+
+  /* Unique indices read back what was written. */
+  idx[0] = urows;
+  counts[0] = 3;
+  for (k = 0; k < 3 * 4; ++k) g_src[k] = (int32_t)(5000 + k);
+  REQUIRE_OK(tessera_array_orthogonal_set(a, idx, counts, g_src, 3 * 4 * 4));
+  memset(g_out, 0, sizeof(g_out));
+  REQUIRE_OK(tessera_array_orthogonal_get(a, idx, counts, g_out, 3 * 4 * 4));
+  CHECK(memcmp(g_out, g_src, 3 * 4 * 4) == 0);
+  for (k = 0; k < 3; ++k)
+    for (j = 0; j < 4; ++j) g_model[urows[k] * 12 + cols[j]] = g_src[k * 4 + j];
+  CHECK(array_equals(a, g_model, 10 * 12));
+
+  /* An empty selection writes nothing; refused selections change nothing. */
+  counts[0] = 0;
+  REQUIRE_OK(tessera_array_orthogonal_set(a, idx, counts, g_src, 0));
+  counts[0] = 3;
+  urows[1] = 10;
+  CHECK_ERR(tessera_array_orthogonal_set(a, idx, counts, g_src, 3 * 4 * 4), TESSERA_ERR_OUT_OF_RANGE);
+  urows[1] = -1;
+  CHECK_ERR(tessera_array_orthogonal_set(a, idx, counts, g_src, 3 * 4 * 4), TESSERA_ERR_OUT_OF_RANGE);
+  urows[1] = 1;
+  CHECK_ERR(tessera_array_orthogonal_set(a, idx, counts, g_src, 3 * 4 * 4 - 1), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_orthogonal_set(a, NULL, counts, g_src, 3 * 4 * 4), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_orthogonal_set(NULL, idx, counts, g_src, 3 * 4 * 4), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(array_equals(a, g_model, 10 * 12));
+  CHECK(tessera_array_dirty(a) == 0);
+  REQUIRE_OK(tessera_array_close(a));
+
+  /* Reopened read-only: what was committed, and writes refused as slice writes are. */
+  {
+    tessera_storage st2 = tessera_buffer_storage(&buf);
+    REQUIRE_OK(tessera_array_open(&a, &st2, &al, NULL));
+    CHECK(array_equals(a, g_model, 10 * 12));
+    code = read_only_code(a);
+    CHECK(code != TESSERA_OK);
+    CHECK(tessera_array_orthogonal_set(a, idx, counts, g_src, 3 * 4 * 4).code == code);
+    CHECK(array_equals(a, g_model, 10 * 12));
+    REQUIRE_OK(tessera_array_close(a));
+  }
+  CHECK(g_arena.live == 0);
+}
+
 static const test_case g_cases[] = {
     {"sparse_executor", test_sparse_executor},
     {"items", test_items},
     {"insert_delete", test_insert_delete},
+    {"orthogonal_set", test_orthogonal_set},
     {"space", test_space},
     {"new_arrays", test_new_arrays},
     {"readers", test_readers},
