@@ -271,6 +271,15 @@ status array_close(array& a) noexcept;
 /// Each touched block is decoded once. Scratch: one block plus 16 bytes per index.
 [[nodiscard]] status array_orthogonal_read(array& a, const int64_t* const* indices, const int64_t* counts,
                                            bytes_mut out) noexcept;
+/// The slice [start, stop) into the box of the same extent at `buffer_start` of `buffer`, a C-order array of
+/// `buffer_shape` (ndim values each; buffer_start null: the leading corner), as c-blosc2's
+/// b2nd_get_slice_cbuffer with a larger buffershape. Items of the buffer outside the box are left as they are
+/// (the reference zeroes them), so several slices can be gathered into one buffer.
+/// Errors: out_of_range (bad bounds, or the box outside buffer_shape), invalid_argument (null pointers with
+/// ndim > 0, negative buffer_shape), overflow (buffer_shape's byte size), buffer_too_small (buffer smaller than
+/// prod(buffer_shape) items), and decoding errors.
+[[nodiscard]] status array_slice_read_into(array& a, const int64_t* start, const int64_t* stop, bytes_mut buffer,
+                                           const int64_t* buffer_shape, const int64_t* buffer_start) noexcept;
 
 // ---- Writing -----------------------------------------------------------------------------------------------
 
@@ -278,6 +287,11 @@ status array_close(array& a) noexcept;
 [[nodiscard]] status array_slice_write(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept;
 /// Writes one item (itemsize bytes) at `coords`. Needs the array writable.
 [[nodiscard]] status array_element_write(array& a, const int64_t* coords, bytes_view item) noexcept;
+/// Writes the slice [start, stop) from the box of the same extent at `buffer_start` of `buffer`, a C-order array
+/// of `buffer_shape` (as array_slice_read_into; c-blosc2's b2nd_set_slice_cbuffer with a larger buffershape).
+/// Needs the array writable; errors as array_slice_read_into's, then those of array_slice_write.
+[[nodiscard]] status array_slice_write_from(array& a, const int64_t* start, const int64_t* stop, bytes_view buffer,
+                                            const int64_t* buffer_shape, const int64_t* buffer_start) noexcept;
 /// Writes an orthogonal selection (c-blosc2's b2nd_set_orthogonal_selection), the inverse of
 /// array_orthogonal_read: `src` holds the items of every combination of the indices, C order over (counts[0],
 /// ..., counts[ndim-1]). An index listed twice in one dimension receives the item listed last (C order of src).

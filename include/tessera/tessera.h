@@ -446,6 +446,26 @@ tessera_status tessera_array_orthogonal_set(tessera_array* a, const int64_t* con
                                             const void* src, size_t size);
 
 /**
+ * The slice [start, stop) into the box of the same extent at buffer_start of buffer, a C-order array of
+ * buffer_shape (size bytes, at least prod(buffer_shape) items); buffer_start NULL is the leading corner (c-blosc2's
+ * b2nd_get_slice_cbuffer with a larger buffershape). Items outside the box are left as they are (the reference
+ * zeroes them), so several slices can be gathered into one buffer. Errors:
+ * OUT_OF_RANGE (bounds, or the box outside buffer_shape), BUFFER_TOO_SMALL, OVERFLOW, INVALID_ARGUMENT (null
+ * pointers with ndim > 0, negative buffer_shape), decoding errors.
+ */
+tessera_status tessera_array_slice_get_into(tessera_array* a, const int64_t* start, const int64_t* stop, void* buffer,
+                                            size_t size, const int64_t* buffer_shape, const int64_t* buffer_start);
+
+/**
+ * Writes the slice [start, stop) from the box at buffer_start of buffer, a C-order array of buffer_shape (as
+ * ::tessera_array_slice_get_into; c-blosc2's b2nd_set_slice_cbuffer with a larger buffershape). Needs a writable
+ * array; commits when auto-commit is on. Errors: those of ::tessera_array_slice_get_into and ::tessera_array_slice_set.
+ */
+tessera_status tessera_array_slice_set_from(tessera_array* a, const int64_t* start, const int64_t* stop,
+                                            const void* buffer, size_t size, const int64_t* buffer_shape,
+                                            const int64_t* buffer_start);
+
+/**
  * Inserts count items before position pos of axis (src: C order, the array's shape with count along axis).
  * At the end any count works; elsewhere pos and count must be multiples of the chunk extent along axis.
  */

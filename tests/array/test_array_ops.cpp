@@ -1,4 +1,4 @@
-// Orthogonal writes, against a plain
+// Orthogonal writes and slices into and from a larger buffer, each against a plain
 // C-order model computed item by item here (random geometries with partial edge chunks and blocks, ndim 0 to 4),
 // and their refusals: a refused call changes nothing.
 #include <cstdint>
@@ -234,6 +234,95 @@ TESSERA_TEST(array_ops, orthogonal_write_ndim0) {
   REQUIRE_OK(array_read(a, bytes_mut(reinterpret_cast<uint8_t*>(&got), 4)));
   CHECK_EQ(got, v);
   REQUIRE_OK(array_close(a));
+}
+
+// ---- Slices into and from a larger buffer --------------------------------------------------------------------
+
+TESSERA_TEST(array_ops, slice_buffer_model) {
+  for (uint64_t seed = 1; seed <= 60 && t.failures == 0; ++seed) {
+    test::rng r(seed * 104729);
+    fixture f;
+    fixture_make(t, r, f, static_cast<int>(r.range(0, 3)), 13);
+    if (t.failures != 0) return;
+    const int n = f.m.ndim;
+    const int64_t is = f.m.itemsize;
+    for (int step = 0; step < 4; ++step) {
+      int64_t start[kMaxDims] = {}, stop[kMaxDims] = {}, ext[kMaxDims] = {};
+      int64_t bshape[kMaxDims] = {}, bstart[kMaxDims] = {};
+      const bool corner = r.chance(25);
+      for (int d = 0; d < n; ++d) {
+        start[d] = r.range(0, f.m.shape[d]);
+        stop[d] = r.range(start[d], f.m.shape[d]);
+        ext[d] = stop[d] - start[d];
+        bstart[d] = corner ? 0 : r.range(0, 3);
+        bshape[d] = bstart[d] + ext[d] + r.range(0, 3);
+      }
+      buf got, want;
+      REQUIRE(got.make(static_cast<size_t>(prod(n, bshape) * is)));
+      REQUIRE(want.make(got.n));
+      std::memset(got.data(), 0xA5, got.n);
+      std::memset(want.data(), 0xA5, want.n);
+      box_copy(n, is, f.m.data.data(), f.m.shape, start, want.data(), bshape, bstart, ext);
+      REQUIRE_OK(array_slice_read_into(f.a, start, stop, got.mut(), bshape, corner ? nullptr : bstart));
+      CHECK(std::memcmp(got.data(), want.data(), got.n) == 0);
+
+      fill_random(r, got.data(), got.n, r.chance(30));
+      REQUIRE_OK(array_slice_write_from(f.a, start, stop, got.view(), bshape, corner ? nullptr : bstart));
+      box_copy(n, is, got.data(), bshape, bstart, f.m.data.data(), f.m.shape, start, ext);
+      check_equal(t, f.a, f.m);
+    }
+    check_reopened(t, f);
+    REQUIRE_OK(array_close(f.a));
+  }
+}
+
+TESSERA_TEST(array_ops, slice_buffer_refusals) {
+  test::rng r(7);
+  fixture f;
+  fixture_make(t, r, f, 2, 12);
+  if (t.failures != 0) return;
+  f.a.auto_commit = true;
+  const int64_t is = f.m.itemsize;
+  const int64_t start[2] = {0, 0};
+  const int64_t stop[2] = {f.m.shape[0], 1};
+  int64_t bshape[2] = {f.m.shape[0] + 1, 2};
+  int64_t bstart[2] = {1, 1};
+  buf b;
+  REQUIRE(b.make(static_cast<size_t>(prod(2, bshape) * is)));
+  REQUIRE_OK(array_slice_write_from(f.a, start, stop, b.view(), bshape, bstart));  // the box just fits
+  const int64_t zero[2] = {};
+  box_copy(2, is, b.data(), bshape, bstart, f.m.data.data(), f.m.shape, zero, stop);
+  // The box past the buffer's edge (each side), a short buffer, negative and overflowing shapes, a slice
+  // outside the array: refused by read and write alike, nothing changes.
+  bstart[0] = 2;
+  CHECK_ERR(array_slice_read_into(f.a, start, stop, b.mut(), bshape, bstart), errc::out_of_range);
+  CHECK_ERR(array_slice_write_from(f.a, start, stop, b.view(), bshape, bstart), errc::out_of_range);
+  bstart[0] = -1;
+  CHECK_ERR(array_slice_write_from(f.a, start, stop, b.view(), bshape, bstart), errc::out_of_range);
+  bstart[0] = 1;
+  CHECK_ERR(array_slice_read_into(f.a, start, stop, bytes_mut(b.data(), b.n - 1), bshape, bstart),
+            errc::buffer_too_small);
+  CHECK_ERR(array_slice_write_from(f.a, start, stop, bytes_view(b.data(), b.n - 1), bshape, bstart),
+            errc::buffer_too_small);
+  bshape[1] = -2;
+  CHECK_ERR(array_slice_write_from(f.a, start, stop, b.view(), bshape, bstart), errc::invalid_argument);
+  bshape[1] = INT64_MAX;
+  CHECK_ERR(array_slice_read_into(f.a, start, stop, b.mut(), bshape, bstart), errc::overflow);
+  bshape[1] = 2;
+  const int64_t past[2] = {f.m.shape[0] + 1, 1};
+  CHECK_ERR(array_slice_read_into(f.a, start, past, b.mut(), bshape, bstart), errc::out_of_range);
+  CHECK_ERR(array_slice_write_from(f.a, start, past, b.view(), bshape, bstart), errc::out_of_range);
+  CHECK(!array_dirty(f.a));
+  check_equal(t, f.a, f.m);
+  REQUIRE_OK(array_close(f.a));
+  REQUIRE_OK(array_open(f.a, f.st, f.alloc));
+  check_equal(t, f.a, f.m);
+  const errc code = slice_write_code(f.a);
+  CHECK(code != errc::ok);
+  CHECK_ERR(array_slice_write_from(f.a, start, stop, b.view(), bshape, bstart), code);
+  REQUIRE_OK(array_close(f.a));
+  growable_buffer_release(f.gb);
+  CHECK(!f.counting.leaked());
 }
 
 }  // namespace

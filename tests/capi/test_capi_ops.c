@@ -1,6 +1,6 @@
 /* Tests of the C API beyond create/read/write (tessera.h from "Executors" on, tessera_memory.h and, on hosted
  * targets, tessera_posix.h), written in C99 and run on every target: executors, sparse arrays on the memory
- * port's directory, readers that follow a writer, items and orthogonal selections (read and written), insert
+ * port's directory, readers that follow a writer, items and orthogonal selections (read and written), slices into and from a larger buffer, insert
  * and delete, new arrays
  * from arrays, chunk access; all checked against a C-order model of int32 items. */
 #include <stdint.h>
@@ -987,11 +987,94 @@ static void test_orthogonal_set(void) {
   CHECK(g_arena.live == 0);
 }
 
+/* Slices into and from a box of a larger caller buffer: the box gets the slice, the rest stays as it was;
+   boxes outside the buffer and short buffers are refused. */
+static void test_slice_buffer(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  int64_t start[2] = {3, 4}, stop[2] = {7, 11};
+  int64_t bshape[2] = {6, 9}, bstart[2] = {1, 2};
+  int64_t r, c;
+  int32_t code;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 10 * 12, 9);
+  params_grid(&p, 10, 12);
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+
+  /* [3, 7) x [4, 11) into the box at (1, 2) of a (6, 9) buffer. */
+  for (r = 0; r < 6 * 9; ++r) g_out[r] = -7;
+  REQUIRE_OK(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, bstart));
+  for (r = 0; r < 6; ++r)
+    for (c = 0; c < 9; ++c) {
+      const int in_box = r >= 1 && r < 5 && c >= 2 && c < 9;
+      CHECK(g_out[r * 9 + c] == (in_box ? g_model[(r - 1 + 3) * 12 + (c - 2 + 4)] : -7));
+    }
+  /* NULL buffer_start: the leading corner. */
+  for (r = 0; r < 6 * 9; ++r) g_out[r] = -7;
+  REQUIRE_OK(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, NULL));
+  for (r = 0; r < 6; ++r)
+    for (c = 0; c < 9; ++c) CHECK(g_out[r * 9 + c] == (r < 4 && c < 7 ? g_model[(r + 3) * 12 + c + 4] : -7));
+
+  /* Refused: the box past the buffer's edge, a short buffer, a negative or overflowing shape, a slice outside. */
+  bstart[0] = 3;
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, bstart), TESSERA_ERR_OUT_OF_RANGE);
+  bstart[0] = 1;
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4 - 1, bshape, bstart),
+            TESSERA_ERR_BUFFER_TOO_SMALL);
+  bshape[1] = -9;
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, bstart),
+            TESSERA_ERR_INVALID_ARGUMENT);
+  bshape[1] = INT64_MAX;
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, bstart), TESSERA_ERR_OVERFLOW);
+  bshape[1] = 9;
+  stop[0] = 11;
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, bstart), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, NULL, bstart), TESSERA_ERR_INVALID_ARGUMENT);
+
+  /* [5, 9) x [1, 8) written from the box at (2, 1) of a (6, 9) buffer; refused writes change nothing. */
+  for (r = 0; r < 6 * 9; ++r) g_src[r] = (int32_t)(-100 - r);
+  start[0] = 5;
+  start[1] = 1;
+  stop[0] = 9;
+  stop[1] = 8;
+  bstart[0] = 2;
+  bstart[1] = 1;
+  REQUIRE_OK(tessera_array_slice_set_from(a, start, stop, g_src, 6 * 9 * 4, bshape, bstart));
+  for (r = 5; r < 9; ++r)
+    for (c = 1; c < 8; ++c) g_model[r * 12 + c] = g_src[(r - 5 + 2) * 9 + (c - 1 + 1)];
+  CHECK(array_equals(a, g_model, 10 * 12));
+  bstart[1] = 3;
+  CHECK_ERR(tessera_array_slice_set_from(a, start, stop, g_src, 6 * 9 * 4, bshape, bstart), TESSERA_ERR_OUT_OF_RANGE);
+  bstart[1] = 1;
+  CHECK_ERR(tessera_array_slice_set_from(a, start, stop, g_src, 6 * 8 * 4, bshape, bstart), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK(array_equals(a, g_model, 10 * 12));
+  REQUIRE_OK(tessera_array_close(a));
+
+  {
+    tessera_storage st2 = tessera_buffer_storage(&buf);
+    REQUIRE_OK(tessera_array_open(&a, &st2, &al, NULL));
+    CHECK(array_equals(a, g_model, 10 * 12));
+    code = read_only_code(a);
+    CHECK(code != TESSERA_OK);
+    CHECK(tessera_array_slice_set_from(a, start, stop, g_src, 6 * 9 * 4, bshape, bstart).code == code);
+    REQUIRE_OK(tessera_array_close(a));
+  }
+  CHECK(g_arena.live == 0);
+}
+
 static const test_case g_cases[] = {
     {"sparse_executor", test_sparse_executor},
     {"items", test_items},
     {"insert_delete", test_insert_delete},
     {"orthogonal_set", test_orthogonal_set},
+    {"slice_buffer", test_slice_buffer},
     {"space", test_space},
     {"new_arrays", test_new_arrays},
     {"readers", test_readers},
