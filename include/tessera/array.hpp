@@ -324,6 +324,13 @@ status array_close(array& a) noexcept;
 /// first); items that go are dropped. Chunks wholly outside the new shape are deleted, new ones are zero index
 /// entries; only kept edge chunks that grow are rewritten.
 [[nodiscard]] status array_resize(array& a, const int64_t* new_shape) noexcept;
+/// Resizes with the change placed at `start` (c-blosc2's b2nd_resize with start; null: at the ends, as
+/// array_resize). Per dimension d: growing inserts new_shape[d] - shape[d] zero items before position start[d];
+/// shrinking removes the shape[d] - new_shape[d] items from start[d] on. At the end (start[d] == shape[d] when
+/// growing, == new_shape[d] when shrinking) any change works; elsewhere start[d] and the change must be
+/// multiples of the chunk extent (whole chunks move: the reference's rule), else invalid_argument. Errors also:
+/// out_of_range (start[d] outside 0..shape[d], or removed items past the end). Checked before anything changes.
+[[nodiscard]] status array_resize_at(array& a, const int64_t* new_shape, const int64_t* start) noexcept;
 /// Inserts `src` (C order; the array's shape with `count` items along axis) before position `pos` of axis.
 /// At the end (pos == shape[axis]) any count works. Elsewhere pos and count must be multiples of the chunk
 /// extent along axis (whole chunks move: the reference's rule): else invalid_argument.

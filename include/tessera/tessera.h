@@ -475,6 +475,15 @@ tessera_status tessera_array_insert(tessera_array* a, int32_t axis, int64_t pos,
 /** Deletes items [pos, pos + count) along axis (same rule as ::tessera_array_insert). */
 tessera_status tessera_array_delete(tessera_array* a, int32_t axis, int64_t pos, int64_t count);
 
+/**
+ * Resizes with the change at start (c-blosc2's b2nd_resize; start NULL: at the ends, as ::tessera_array_resize).
+ * Per dimension, growing inserts zero items before start[d] and shrinking removes the items from start[d] on. At
+ * the end any change works; elsewhere start[d] and the change must be multiples of the chunk extent
+ * (INVALID_ARGUMENT). OUT_OF_RANGE: start[d] outside 0..shape[d], or removed items past the end. Checked before
+ * anything changes; commits when auto-commit is on.
+ */
+tessera_status tessera_array_resize_at(tessera_array* a, const int64_t* new_shape, const int64_t* start);
+
 /* ---- New arrays from arrays ------------------------------------------------------------------------------- */
 
 /** Where a new array goes: a contiguous frame in storage (copied) or a sparse frame in directory (kept). */

@@ -446,6 +446,12 @@ tessera_status tessera_array_delete(tessera_array* a, int32_t axis, int64_t pos,
   return to_c(tessera::array_delete(a->arr, axis, pos, count));
 }
 
+tessera_status tessera_array_resize_at(tessera_array* a, const int64_t* new_shape, const int64_t* start) {
+  if (a == nullptr) return null_array();
+  if (new_shape == nullptr && !ndim_zero(a)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null shape"));
+  return to_c(tessera::array_resize_at(a->arr, new_shape, start));
+}
+
 // ---- New arrays from arrays -------------------------------------------------------------------------------------
 
 // Targets: storage, directory, base_offset, durable.

@@ -1,4 +1,4 @@
-// Orthogonal writes and slices into and from a larger buffer, each against a plain
+// Orthogonal writes, slices into and from a larger buffer, and resizes at a position, each against a plain
 // C-order model computed item by item here (random geometries with partial edge chunks and blocks, ndim 0 to 4),
 // and their refusals: a refused call changes nothing.
 #include <cstdint>
@@ -323,6 +323,158 @@ TESSERA_TEST(array_ops, slice_buffer_refusals) {
   REQUIRE_OK(array_close(f.a));
   growable_buffer_release(f.gb);
   CHECK(!f.counting.leaked());
+}
+
+// ---- Resizing at a position ----------------------------------------------------------------------------------
+
+// The model after resize_at: per dimension, a new coordinate maps to an old one or to a new (zero) item.
+void model_resize_at(model& m, const int64_t* new_shape, const int64_t* start) {
+  model n;
+  n.ndim = m.ndim;
+  n.itemsize = m.itemsize;
+  for (int d = 0; d < m.ndim; ++d) n.shape[d] = new_shape[d];
+  (void)n.data.make(static_cast<size_t>(n.nitems() * n.itemsize));
+  int64_t c[kMaxDims] = {};
+  for (int64_t o = 0; o < n.nitems(); ++o) {
+    bool fresh = false;
+    int64_t at = 0;
+    for (int d = 0; d < m.ndim; ++d) {
+      int64_t oc = c[d];
+      if (new_shape[d] > m.shape[d]) {
+        const int64_t k = new_shape[d] - m.shape[d];
+        if (c[d] >= start[d] && c[d] < start[d] + k) fresh = true;
+        else if (c[d] >= start[d] + k) oc = c[d] - k;
+      } else if (new_shape[d] < m.shape[d] && c[d] >= start[d]) {
+        oc = c[d] + (m.shape[d] - new_shape[d]);
+      }
+      at = at * m.shape[d] + oc;
+    }
+    if (!fresh) std::memcpy(n.data.data() + o * m.itemsize, m.data.data() + at * m.itemsize, static_cast<size_t>(m.itemsize));
+    for (int d = m.ndim - 1; d >= 0; --d) {
+      if (++c[d] < n.shape[d]) break;
+      c[d] = 0;
+    }
+  }
+  for (int d = 0; d < m.ndim; ++d) m.shape[d] = new_shape[d];
+  m.data = static_cast<buf&&>(n.data);
+}
+
+TESSERA_TEST(array_ops, resize_at_model) {
+  for (uint64_t seed = 1; seed <= 60 && t.failures == 0; ++seed) {
+    test::rng r(seed * 15485863);
+    fixture f;
+    fixture_make(t, r, f, static_cast<int>(r.range(1, 3)), 12);
+    if (t.failures != 0) return;
+    const array_layout& l = array_layout_get(f.a);
+    for (int step = 0; step < 3; ++step) {
+      int64_t ns[kMaxDims] = {}, start[kMaxDims] = {};
+      for (int d = 0; d < f.m.ndim; ++d) {
+        const int64_t o = f.m.shape[d];
+        const int64_t c = l.chunkshape[d];
+        ns[d] = o;
+        start[d] = r.range(0, o);  // any start where the extent stays
+        switch (r.range(0, 4)) {
+          case 0: break;
+          case 1: ns[d] = o + r.range(1, 5); start[d] = o; break;                 // grow at the end
+          case 2: ns[d] = r.range(0, o); start[d] = ns[d]; break;                // shrink at the end
+          case 3:                                                                 // grow inside
+            if (o > 0 && c > 0) {
+              start[d] = c * r.range(0, (o - 1) / c);
+              ns[d] = o + c * r.range(1, 2);
+            }
+            break;
+          default:                                                                // shrink inside
+            if (c > 0 && o / c > 0) {
+              const int64_t chunks = o / c;  // whole chunks
+              const int64_t first = r.range(0, chunks - 1);
+              start[d] = first * c;
+              ns[d] = o - c * r.range(1, chunks - first);
+            }
+            break;
+        }
+      }
+      if (prod(f.m.ndim, ns) > 4000) continue;
+      REQUIRE_OK(array_resize_at(f.a, ns, start));
+      model_resize_at(f.m, ns, start);
+      check_equal(t, f.a, f.m);
+    }
+    check_reopened(t, f);
+    REQUIRE_OK(array_close(f.a));
+  }
+}
+
+TESSERA_TEST(array_ops, resize_at_refusals) {
+  test::counting_allocator counting;
+  const allocator alloc = counting.get();
+  growable_buffer gb;
+  growable_buffer_init(gb, alloc);
+  const storage st = growable_buffer_storage(gb);
+  model m;
+  m.ndim = 3;
+  m.itemsize = 2;
+  m.shape[0] = 8;
+  m.shape[1] = 6;
+  m.shape[2] = 5;
+  REQUIRE(m.data.make(static_cast<size_t>(m.nitems() * m.itemsize)));
+  test::rng r(3);
+  fill_random(r, m.data.data(), m.data.n, false);
+  array_params p;
+  p.ndim = 3;
+  const int32_t cs[3] = {4, 3, 2};
+  for (int d = 0; d < 3; ++d) {
+    p.shape[d] = m.shape[d];
+    p.chunkshape[d] = cs[d];
+    p.blockshape[d] = 1 + cs[d] / 2;
+  }
+  p.dtype = str("<i2");
+  array a;
+  REQUIRE_OK(array_create(a, array_target_contiguous(st), alloc, p, array_fill_buffer(m.data.view())));
+  int64_t ns[3] = {12, 6, 5};
+  int64_t start[3] = {2, 0, 0};
+  CHECK_ERR(array_resize_at(a, ns, start), errc::invalid_argument);  // inside, not on a chunk boundary
+  ns[0] = 10;
+  start[0] = 4;
+  CHECK_ERR(array_resize_at(a, ns, start), errc::invalid_argument);  // a change not a chunk multiple
+  ns[0] = 8;
+  ns[1] = 3;
+  start[1] = 4;
+  CHECK_ERR(array_resize_at(a, ns, start), errc::out_of_range);  // items removed past the end
+  ns[1] = 6;
+  start[2] = 6;
+  CHECK_ERR(array_resize_at(a, ns, start), errc::out_of_range);  // start past the extent
+  start[2] = -1;
+  CHECK_ERR(array_resize_at(a, ns, start), errc::out_of_range);
+  ns[2] = -1;
+  start[2] = 0;
+  CHECK_ERR(array_resize_at(a, ns, start), errc::invalid_argument);
+  CHECK(!array_dirty(a));
+  check_equal(t, a, m);
+  // A shrink and a grow in one call: rows 0..3 out, 3 zero columns before column 3, 2 more planes at the end.
+  const int64_t ns2[3] = {4, 9, 7};
+  const int64_t start2[3] = {0, 3, 5};
+  REQUIRE_OK(array_resize_at(a, ns2, start2));
+  model_resize_at(m, ns2, start2);
+  check_equal(t, a, m);
+  // start null: array_resize.
+  const int64_t ns3[3] = {5, 8, 3};
+  REQUIRE_OK(array_resize_at(a, ns3, nullptr));
+  const int64_t ends[3] = {4, 8, 3};
+  model_resize_at(m, ns3, ends);
+  check_equal(t, a, m);
+  REQUIRE_OK(array_close(a));
+  REQUIRE_OK(array_open(a, st, alloc));
+  check_equal(t, a, m);
+  const errc code = slice_write_code(a);
+  CHECK(code != errc::ok);
+  CHECK_ERR(array_resize_at(a, ns2, start2), code);
+  REQUIRE_OK(array_close(a));
+
+  // ndim 0: nothing to resize.
+  array_params q;
+  q.dtype = str("<i2");
+  REQUIRE_OK(array_create(a, array_target_contiguous(st), alloc, q, array_fill_zeros()));
+  REQUIRE_OK(array_resize_at(a, nullptr, nullptr));
+  REQUIRE_OK(array_close(a));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 /* Tests of the C API beyond create/read/write (tessera.h from "Executors" on, tessera_memory.h and, on hosted
  * targets, tessera_posix.h), written in C99 and run on every target: executors, sparse arrays on the memory
- * port's directory, readers that follow a writer, items and orthogonal selections (read and written), slices into and from a larger buffer, insert
- * and delete, new arrays
+ * port's directory, readers that follow a writer, items and orthogonal selections (read and written), slices into
+ * and from a larger buffer, insert, delete and resize at a position, new arrays
  * from arrays, chunk access; all checked against a C-order model of int32 items. */
 #include <stdint.h>
 #include <stdio.h>
@@ -1069,12 +1069,87 @@ static void test_slice_buffer(void) {
   CHECK(g_arena.live == 0);
 }
 
+/* Resizing at a position: zero rows and columns inserted inside, items removed from the start, the end's rule
+   kept; misplaced changes refused with nothing changed. */
+static void test_resize_at(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  tessera_array_info info;
+  int64_t shape[2] = {12, 15}, start[2] = {4, 5};
+  int64_t r, c, k;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 8 * 10, 11);
+  params_grid(&p, 8, 10);
+  f = fill_of(g_model, 8 * 10);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+
+  /* (8, 10) -> (12, 15): four zero rows before row 4, five zero columns before column 5. */
+  REQUIRE_OK(tessera_array_resize_at(a, shape, start));
+  for (r = 0, k = 0; r < 12; ++r)
+    for (c = 0; c < 15; ++c, ++k)
+      g_model2[k] = (r >= 4 && r < 8) || (c >= 5 && c < 10) ? 0 : g_model[(r < 8 ? r : r - 4) * 10 + (c < 10 ? c : c - 5)];
+  CHECK(array_equals(a, g_model2, 12 * 15));
+
+  /* (12, 15) -> (8, 13): rows 0..3 removed, two columns at the end. */
+  shape[0] = 8;
+  shape[1] = 13;
+  start[0] = 0;
+  start[1] = 13;
+  REQUIRE_OK(tessera_array_resize_at(a, shape, start));
+  for (r = 0, k = 0; r < 8; ++r)
+    for (c = 0; c < 13; ++c) g_model[k++] = g_model2[(r + 4) * 15 + c];
+  CHECK(array_equals(a, g_model, 8 * 13));
+
+  /* Refused, nothing changed: inside but not on a chunk boundary, a change not a chunk multiple, start past
+     the extent, removed items past the end. */
+  shape[0] = 12;
+  start[0] = 2;
+  CHECK_ERR(tessera_array_resize_at(a, shape, start), TESSERA_ERR_INVALID_ARGUMENT);
+  shape[0] = 10;
+  start[0] = 4;
+  CHECK_ERR(tessera_array_resize_at(a, shape, start), TESSERA_ERR_INVALID_ARGUMENT);
+  start[0] = 9;
+  CHECK_ERR(tessera_array_resize_at(a, shape, start), TESSERA_ERR_OUT_OF_RANGE);
+  shape[0] = 4;
+  start[0] = 8;
+  CHECK_ERR(tessera_array_resize_at(a, shape, start), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_resize_at(a, NULL, start), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(array_equals(a, g_model, 8 * 13));
+
+  /* NULL start: at the ends, as tessera_array_resize. */
+  shape[0] = 9;
+  shape[1] = 11;
+  REQUIRE_OK(tessera_array_resize_at(a, shape, NULL));
+  for (r = 0, k = 0; r < 9; ++r)
+    for (c = 0; c < 11; ++c) g_model2[k++] = r < 8 && c < 13 ? g_model[r * 13 + c] : 0;
+  CHECK(array_equals(a, g_model2, 9 * 11));
+  REQUIRE_OK(tessera_array_close(a));
+
+  {
+    tessera_storage st2 = tessera_buffer_storage(&buf);
+    REQUIRE_OK(tessera_array_open(&a, &st2, &al, NULL));
+    REQUIRE_OK(tessera_array_info_get(a, &info));
+    CHECK(info.shape[0] == 9 && info.shape[1] == 11);
+    CHECK(array_equals(a, g_model2, 9 * 11));
+    CHECK(tessera_array_resize_at(a, shape, start).code == read_only_code(a));
+    REQUIRE_OK(tessera_array_close(a));
+  }
+  CHECK(g_arena.live == 0);
+}
+
 static const test_case g_cases[] = {
     {"sparse_executor", test_sparse_executor},
     {"items", test_items},
     {"insert_delete", test_insert_delete},
     {"orthogonal_set", test_orthogonal_set},
     {"slice_buffer", test_slice_buffer},
+    {"resize_at", test_resize_at},
     {"space", test_space},
     {"new_arrays", test_new_arrays},
     {"readers", test_readers},
