@@ -33,7 +33,8 @@ status selection_check(const array& a, const int64_t* const* indices, const int6
     if (counts[d] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("array_orthogonal_write: negative count"));
     if (counts[d] > 0 && indices[d] == nullptr)
       return make_error(errc::invalid_argument, TESSERA_MSG("array_orthogonal_write: null indices for a count above 0"));
-    if (counts[d] > INT64_MAX - t)
+    // The sorted copy takes 24 bytes per index (16 + its group start): its size must fit size_t (32-bit targets).
+    if (static_cast<uint64_t>(counts[d]) > SIZE_MAX / 24 - static_cast<uint64_t>(t))
       return make_error(errc::overflow, TESSERA_MSG("array_orthogonal_write: too many indices"));
     t += counts[d];
     if (counts[d] != 0 && n > (INT64_MAX / itemsize) / counts[d])
