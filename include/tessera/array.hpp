@@ -282,6 +282,15 @@ status array_close(array& a) noexcept;
 /// Each touched block is decoded once. Scratch: one block plus 16 bytes per index.
 [[nodiscard]] status array_orthogonal_read(array& a, const int64_t* const* indices, const int64_t* counts,
                                            bytes_mut out) noexcept;
+/// The slice [start, stop) into the box of the same extent at `buffer_start` of `buffer`, a C-order array of
+/// `buffer_shape` (ndim values each; buffer_start null: the leading corner), as c-blosc2's
+/// b2nd_get_slice_cbuffer with a larger buffershape. Items of the buffer outside the box are left as they are
+/// (the reference zeroes them), so several slices can be gathered into one buffer.
+/// Errors: out_of_range (bad bounds, or the box outside buffer_shape), invalid_argument (null pointers with
+/// ndim > 0, negative buffer_shape), overflow (buffer_shape's byte size), buffer_too_small (buffer smaller than
+/// prod(buffer_shape) items), and decoding errors.
+[[nodiscard]] status array_slice_read_into(array& a, const int64_t* start, const int64_t* stop, bytes_mut buffer,
+                                           const int64_t* buffer_shape, const int64_t* buffer_start) noexcept;
 
 // ---- Writing -----------------------------------------------------------------------------------------------
 
@@ -289,6 +298,20 @@ status array_close(array& a) noexcept;
 [[nodiscard]] status array_slice_write(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept;
 /// Writes one item (itemsize bytes) at `coords`. Needs the array writable.
 [[nodiscard]] status array_element_write(array& a, const int64_t* coords, bytes_view item) noexcept;
+/// Writes the slice [start, stop) from the box of the same extent at `buffer_start` of `buffer`, a C-order array
+/// of `buffer_shape` (as array_slice_read_into; c-blosc2's b2nd_set_slice_cbuffer with a larger buffershape).
+/// Needs the array writable; errors as array_slice_read_into's, then those of array_slice_write.
+[[nodiscard]] status array_slice_write_from(array& a, const int64_t* start, const int64_t* stop, bytes_view buffer,
+                                            const int64_t* buffer_shape, const int64_t* buffer_start) noexcept;
+/// Writes an orthogonal selection (c-blosc2's b2nd_set_orthogonal_selection), the inverse of
+/// array_orthogonal_read: `src` holds the items of every combination of the indices, C order over (counts[0],
+/// ..., counts[ndim-1]). An index listed twice in one dimension receives the item listed last (C order of src).
+/// Every index is checked before anything is written. Each touched chunk is decoded, updated and encoded once.
+/// Needs the array writable (else as array_slice_write). Scratch: one decoded and one encoded chunk plus 24
+/// bytes per index. Errors: invalid_argument (negative count, null indices), out_of_range (an index outside the
+/// array), overflow, buffer_too_small (src smaller than the selection), and those of array_slice_write.
+[[nodiscard]] status array_orthogonal_write(array& a, const int64_t* const* indices, const int64_t* counts,
+                                            bytes_view src) noexcept;
 
 // ---- Metalayers --------------------------------------------------------------------------------------------
 
@@ -325,6 +348,13 @@ status array_close(array& a) noexcept;
 /// first); items that go are dropped. Chunks wholly outside the new shape are deleted, new ones are zero index
 /// entries; only kept edge chunks that grow are rewritten.
 [[nodiscard]] status array_resize(array& a, const int64_t* new_shape) noexcept;
+/// Resizes with the change placed at `start` (c-blosc2's b2nd_resize with start; null: at the ends, as
+/// array_resize). Per dimension d: growing inserts new_shape[d] - shape[d] zero items before position start[d];
+/// shrinking removes the shape[d] - new_shape[d] items from start[d] on. At the end (start[d] == shape[d] when
+/// growing, == new_shape[d] when shrinking) any change works; elsewhere start[d] and the change must be
+/// multiples of the chunk extent (whole chunks move: the reference's rule), else invalid_argument. Errors also:
+/// out_of_range (start[d] outside 0..shape[d], or removed items past the end). Checked before anything changes.
+[[nodiscard]] status array_resize_at(array& a, const int64_t* new_shape, const int64_t* start) noexcept;
 /// Inserts `src` (C order; the array's shape with `count` items along axis) before position `pos` of axis.
 /// At the end (pos == shape[axis]) any count works. Elsewhere pos and count must be multiples of the chunk
 /// extent along axis (whole chunks move: the reference's rule): else invalid_argument.

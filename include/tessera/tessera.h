@@ -625,6 +625,37 @@ tessera_status tessera_array_orthogonal_get(tessera_array* a, const int64_t* con
                                             void* out, size_t size);
 
 /**
+ * Writes an orthogonal selection (c-blosc2's b2nd_set_orthogonal_selection): src (size bytes) holds the items of
+ * every combination of the indices, C order over (counts[0], ..., counts[ndim-1]), as ::tessera_array_orthogonal_get
+ * reads them. An index listed twice in one dimension receives the item listed last. Every index is checked before
+ * anything is written; each touched chunk is decoded and written once. Needs a writable array; commits when
+ * auto-commit is on. Errors: OUT_OF_RANGE (an index outside the array), BUFFER_TOO_SMALL (src smaller than the
+ * selection), INVALID_ARGUMENT (null pointers, negative count, read-only array).
+ */
+tessera_status tessera_array_orthogonal_set(tessera_array* a, const int64_t* const* indices, const int64_t* counts,
+                                            const void* src, size_t size);
+
+/**
+ * The slice [start, stop) into the box of the same extent at buffer_start of buffer, a C-order array of
+ * buffer_shape (size bytes, at least prod(buffer_shape) items); buffer_start NULL is the leading corner (c-blosc2's
+ * b2nd_get_slice_cbuffer with a larger buffershape). Items outside the box are left as they are (the reference
+ * zeroes them), so several slices can be gathered into one buffer. Errors:
+ * OUT_OF_RANGE (bounds, or the box outside buffer_shape), BUFFER_TOO_SMALL, OVERFLOW, INVALID_ARGUMENT (null
+ * pointers with ndim > 0, negative buffer_shape), decoding errors.
+ */
+tessera_status tessera_array_slice_get_into(tessera_array* a, const int64_t* start, const int64_t* stop, void* buffer,
+                                            size_t size, const int64_t* buffer_shape, const int64_t* buffer_start);
+
+/**
+ * Writes the slice [start, stop) from the box at buffer_start of buffer, a C-order array of buffer_shape (as
+ * ::tessera_array_slice_get_into; c-blosc2's b2nd_set_slice_cbuffer with a larger buffershape). Needs a writable
+ * array; commits when auto-commit is on. Errors: those of ::tessera_array_slice_get_into and ::tessera_array_slice_set.
+ */
+tessera_status tessera_array_slice_set_from(tessera_array* a, const int64_t* start, const int64_t* stop,
+                                            const void* buffer, size_t size, const int64_t* buffer_shape,
+                                            const int64_t* buffer_start);
+
+/**
  * Inserts count items before position pos of axis (src: C order, the array's shape with count along axis).
  * At the end any count works; elsewhere pos and count must be multiples of the chunk extent along axis.
  */
@@ -633,6 +664,15 @@ tessera_status tessera_array_insert(tessera_array* a, int32_t axis, int64_t pos,
 
 /** Deletes items [pos, pos + count) along axis (same rule as ::tessera_array_insert). */
 tessera_status tessera_array_delete(tessera_array* a, int32_t axis, int64_t pos, int64_t count);
+
+/**
+ * Resizes with the change at start (c-blosc2's b2nd_resize; start NULL: at the ends, as ::tessera_array_resize).
+ * Per dimension, growing inserts zero items before start[d] and shrinking removes the items from start[d] on. At
+ * the end any change works; elsewhere start[d] and the change must be multiples of the chunk extent
+ * (INVALID_ARGUMENT). OUT_OF_RANGE: start[d] outside 0..shape[d], or removed items past the end. Checked before
+ * anything changes; commits when auto-commit is on.
+ */
+tessera_status tessera_array_resize_at(tessera_array* a, const int64_t* new_shape, const int64_t* start);
 
 /* ---- New arrays from arrays ------------------------------------------------------------------------------- */
 

@@ -132,9 +132,11 @@ void shapes_from_layout(To& to, const array_layout& l) noexcept {
 [[nodiscard]] status array_read_into(array& a, const int64_t* start, const int64_t* stop, bytes_mut out,
                                      const int64_t* out_shape, const int64_t* out_start) noexcept;
 
-// array_slice_write without the commit.
+// array_slice_write without the commit; with src_shape, src is a C-order buffer of that shape whose box at
+// src_start (null: its leading corner) holds the slice (array_slice_write_from checks them first).
 [[nodiscard]] status array_slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
-                                               bytes_view src) noexcept;
+                                               bytes_view src, const int64_t* src_shape = nullptr,
+                                               const int64_t* src_start = nullptr) noexcept;
 
 // Packs chunk nchunk of `layout` into chunk_buf (the padded chunk, zero padding) from the region of a C-order
 // buffer of src_shape that starts at src_start (the chunk's first item there).

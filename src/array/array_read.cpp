@@ -7,6 +7,7 @@
 #include "chunk/chunk_internal.hpp"
 #include "frame/frame_internal.hpp"
 #include "array_internal.hpp"
+#include "orthogonal_sort.hpp"
 #include "rows_read.hpp"
 #include "touched_blocks.hpp"
 #include "tessera/nd_copy.hpp"
@@ -661,10 +662,7 @@ status array_orthogonal_read(array& a, const int64_t* const* indices, const int6
   }
   // Per dimension: (value, position) sorted by value, so items of one block are consecutive; then the starts
   // of the runs that share a block (the "groups").
-  struct pair {
-    int64_t value;
-    int64_t pos;
-  };
+  using pair = detail::orthogonal_entry;
   owned_array<pair> pairs;
   owned_array<int64_t> group_start;  // per dim: its groups' first pair index, then one past the end
   TESSERA_TRY(pairs.allocate(array_access::alloc(a), static_cast<size_t>(total_idx)));
@@ -679,28 +677,9 @@ status array_orthogonal_read(array& a, const int64_t* const* indices, const int6
       p[d] = pairs.data() + po;
       g[d] = group_start.data() + go;
       for (int64_t k = 0; k < counts[d]; ++k) p[d][k] = pair{indices[d][k], k};
-      // Heap sort by value (no libc qsort in the core; stable order is not needed).
-      pair* v = p[d];
+      const pair* v = p[d];
       const int64_t n = counts[d];
-      auto sift = [v](int64_t root, int64_t end) {
-        for (;;) {
-          int64_t child = 2 * root + 1;
-          if (child >= end) return;
-          if (child + 1 < end && v[child + 1].value > v[child].value) ++child;
-          if (v[root].value >= v[child].value) return;
-          const pair t = v[root];
-          v[root] = v[child];
-          v[child] = t;
-          root = child;
-        }
-      };
-      for (int64_t i = n / 2 - 1; i >= 0; --i) sift(i, n);
-      for (int64_t end = n - 1; end > 0; --end) {
-        const pair t = v[0];
-        v[0] = v[end];
-        v[end] = t;
-        sift(0, end);
-      }
+      detail::orthogonal_sort(p[d], n);
       int64_t prev_block = -1;
       for (int64_t k = 0; k < n; ++k) {
         const int64_t val = v[k].value;

@@ -215,6 +215,46 @@ status chunks_shift(array& a, const array_layout& old_l, const int64_t* new_shap
 
 }  // namespace
 
+status array_resize_at(array& a, const int64_t* new_shape, const int64_t* start) noexcept {
+  if (start == nullptr) return array_resize(a, new_shape);
+  TESSERA_TRY(detail::array_check_writable(a));
+  const array_layout old_l = array_access::layout(a);
+  // Everything is checked before anything changes: an error leaves the array as it was.
+  bool at_end[kMaxDims] = {};
+  for (int d = 0; d < old_l.ndim; ++d) {
+    const int64_t old_e = old_l.shape[d];
+    if (new_shape[d] < 0) return make_error(errc::invalid_argument, TESSERA_MSG("array_resize_at: negative extent"));
+    if (start[d] < 0 || start[d] > old_e)
+      return make_error(errc::out_of_range, TESSERA_MSG("array_resize_at: start outside 0..shape"));
+    if (new_shape[d] < old_e && start[d] > new_shape[d])
+      return make_error(errc::out_of_range, TESSERA_MSG("array_resize_at: the items removed at start run past the end"));
+    const int64_t change = new_shape[d] > old_e ? new_shape[d] - old_e : old_e - new_shape[d];
+    at_end[d] = new_shape[d] > old_e ? start[d] == old_e : start[d] == new_shape[d];
+    if (change != 0 && !at_end[d] && (start[d] % old_l.chunkshape[d] != 0 || change % old_l.chunkshape[d] != 0))
+      return make_error(errc::invalid_argument,
+                        TESSERA_MSG("array_resize_at: away from the end, start and the change in extent must be multiples of the chunk extent"));
+  }
+  // Shrink first, then grow (the reference's order), one dimension at a time: the chunk grid's edits along
+  // different axes are independent.
+  int64_t shape[kMaxDims] = {};
+  for (int d = 0; d < old_l.ndim; ++d) shape[d] = old_l.shape[d];
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool grow = pass == 1;
+    for (int d = 0; d < old_l.ndim; ++d) {
+      if (grow ? new_shape[d] <= old_l.shape[d] : new_shape[d] >= old_l.shape[d]) continue;
+      const array_layout cur = array_access::layout(a);
+      const int64_t count = grow ? new_shape[d] - old_l.shape[d] : old_l.shape[d] - new_shape[d];
+      shape[d] = new_shape[d];
+      if (at_end[d]) {
+        TESSERA_TRY(resize_nocommit(a, shape));
+      } else {
+        TESSERA_TRY(chunks_shift(a, cur, shape, d, start[d], count, grow ? map_kind::insert : map_kind::remove));
+      }
+    }
+  }
+  return detail::array_finish(a);
+}
+
 status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view src) noexcept {
   TESSERA_TRY(detail::array_check_writable(a));
   TESSERA_TRY(check_axis(a, axis));

@@ -12,7 +12,9 @@ using detail::array_access;
 
 namespace {
 
-status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept {
+// src is a C-order buffer of src_shape whose box at src_start holds the slice (null, null: the slice itself).
+status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop, bytes_view src,
+                            const int64_t* src_shape, const int64_t* src_start) noexcept {
   TESSERA_TRY(detail::array_check_writable(a));
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
@@ -26,10 +28,12 @@ status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
   slice_plan plan;
   TESSERA_TRY(slice_plan_init(plan, l, start, stop));
   if (plan.nitems == 0) return ok_status();
-  if (static_cast<int64_t>(src.size()) / itemsize < plan.nitems)
+  if (src_shape == nullptr && static_cast<int64_t>(src.size()) / itemsize < plan.nitems)
     return detail::array_error_values(a, errc::buffer_too_small,
                                       TESSERA_MSG("array_slice_write: src has {} bytes, the slice needs {} items of {}"),
                                       static_cast<int64_t>(src.size()), plan.nitems, itemsize);
+  const int64_t* from_shape = src_shape != nullptr ? src_shape : plan.shape;
+  int64_t from[kMaxDims] = {};
   frame& f = array_access::frm(a);
   owned_array<uint8_t> chunk, out;
   TESSERA_TRY(chunk.allocate(array_access::alloc(a), static_cast<size_t>(chunk_nbytes)));
@@ -50,7 +54,8 @@ status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
     while (blocks.next()) {
       const slice_block& b = blocks.block();
       bytes_mut dst(chunk.data() + b.offset * itemsize, static_cast<size_t>(block_nbytes));
-      TESSERA_TRY(nd_copy_region(l.ndim, itemsize, src, plan.shape, b.slice_start, dst, l.blockshape, b.region_start,
+      for (int d = 0; d < l.ndim; ++d) from[d] = b.slice_start[d] + (src_start != nullptr ? src_start[d] : 0);
+      TESSERA_TRY(nd_copy_region(l.ndim, itemsize, src, from_shape, from, dst, l.blockshape, b.region_start,
                                  b.region_shape));
     }
     auto enc = detail::array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
@@ -63,13 +68,14 @@ status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
 }  // namespace
 
 namespace detail {
-status array_slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept {
-  return slice_write_nocommit(a, start, stop, src);
+status array_slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop, bytes_view src,
+                                  const int64_t* src_shape, const int64_t* src_start) noexcept {
+  return slice_write_nocommit(a, start, stop, src, src_shape, src_start);
 }
 }  // namespace detail
 
 status array_slice_write(array& a, const int64_t* start, const int64_t* stop, bytes_view src) noexcept {
-  TESSERA_TRY(slice_write_nocommit(a, start, stop, src));
+  TESSERA_TRY(slice_write_nocommit(a, start, stop, src, nullptr, nullptr));
   return detail::array_finish(a);
 }
 

@@ -507,6 +507,34 @@ tessera_status tessera_array_orthogonal_get(tessera_array* a, const int64_t* con
   return to_c(tessera::array_orthogonal_read(a->arr, indices, counts, mut_of(out, size)));
 }
 
+tessera_status tessera_array_orthogonal_set(tessera_array* a, const int64_t* const* indices, const int64_t* counts,
+                                            const void* src, size_t size) {
+  if (a == nullptr || (src == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or src"));
+  if ((indices == nullptr || counts == nullptr) && !ndim_zero(a)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null indices or counts"));
+  }
+  return to_c(tessera::array_orthogonal_write(a->arr, indices, counts, view_of(src, size)));
+}
+
+tessera_status tessera_array_slice_get_into(tessera_array* a, const int64_t* start, const int64_t* stop, void* buffer,
+                                            size_t size, const int64_t* buffer_shape, const int64_t* buffer_start) {
+  if (a == nullptr || (buffer == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or buffer"));
+  if ((start == nullptr || stop == nullptr || buffer_shape == nullptr) && !ndim_zero(a)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null start, stop or buffer_shape"));
+  }
+  return to_c(tessera::array_slice_read_into(a->arr, start, stop, mut_of(buffer, size), buffer_shape, buffer_start));
+}
+
+tessera_status tessera_array_slice_set_from(tessera_array* a, const int64_t* start, const int64_t* stop,
+                                            const void* buffer, size_t size, const int64_t* buffer_shape,
+                                            const int64_t* buffer_start) {
+  if (a == nullptr || (buffer == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or buffer"));
+  if ((start == nullptr || stop == nullptr || buffer_shape == nullptr) && !ndim_zero(a)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null start, stop or buffer_shape"));
+  }
+  return to_c(tessera::array_slice_write_from(a->arr, start, stop, view_of(buffer, size), buffer_shape, buffer_start));
+}
+
 tessera_status tessera_array_insert(tessera_array* a, int32_t axis, int64_t pos, int64_t count, const void* src,
                                     size_t size) {
   if (a == nullptr || (src == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or src"));
@@ -516,6 +544,12 @@ tessera_status tessera_array_insert(tessera_array* a, int32_t axis, int64_t pos,
 tessera_status tessera_array_delete(tessera_array* a, int32_t axis, int64_t pos, int64_t count) {
   if (a == nullptr) return null_array();
   return to_c(tessera::array_delete(a->arr, axis, pos, count));
+}
+
+tessera_status tessera_array_resize_at(tessera_array* a, const int64_t* new_shape, const int64_t* start) {
+  if (a == nullptr) return null_array();
+  if (new_shape == nullptr && !ndim_zero(a)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null shape"));
+  return to_c(tessera::array_resize_at(a->arr, new_shape, start));
 }
 
 // ---- New arrays from arrays -------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /* Tests of the C API beyond create/read/write (tessera.h from "Executors" on, tessera_memory.h and, on hosted
  * targets, tessera_posix.h), written in C99 and run on every target: executors, sparse arrays on the memory
- * port's directory, readers that follow a writer, items and orthogonal selections, insert and delete, new arrays
+ * port's directory, readers that follow a writer, items and orthogonal selections (read and written), slices into
+ * and from a larger buffer, insert, delete and resize at a position, new arrays
  * from arrays, chunk access; all checked against a C-order model of int32 items. */
 #include <stdint.h>
 #include <stdio.h>
@@ -904,10 +905,251 @@ static void test_dict_chunks(void) {
   CHECK(g_arena.live == 0);
 }
 
+/* The code a slice write gets on a's array when a is read-only (the one every write on it must get). */
+static int32_t read_only_code(tessera_array* a) {
+  int64_t start[2] = {0, 0}, stop[2] = {1, 1};
+  int32_t v = 0;
+  return tessera_array_slice_set(a, start, stop, &v, sizeof v).code;
+}
+
+/* Orthogonal writes against the model: across chunk boundaries, repeats (the last listed wins), an empty
+   selection, refused selections that change nothing, a read-only array. */
+static void test_orthogonal_set(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  int64_t rows[5] = {9, 0, 4, 4, 5};
+  int64_t cols[4] = {11, 2, 5, 6};
+  int64_t urows[3] = {7, 1, 8};
+  const int64_t* idx[2];
+  int64_t counts[2] = {5, 4};
+  int64_t k, j;
+  int32_t code;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 10 * 12, 5);
+  params_grid(&p, 10, 12);
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+
+  idx[0] = rows;
+  idx[1] = cols;
+  for (k = 0; k < 5 * 4; ++k) g_src[k] = (int32_t)(-1000 - k);
+  REQUIRE_OK(tessera_array_orthogonal_set(a, idx, counts, g_src, 5 * 4 * 4));
+  for (k = 0; k < 5; ++k) /* in C order of src: a repeated row takes its last listing */
+    for (j = 0; j < 4; ++j) g_model[rows[k] * 12 + cols[j]] = g_src[k * 4 + j];
+  CHECK(array_equals(a, g_model, 10 * 12));
+  CHECK(g_model[4 * 12 + 2] == g_src[3 * 4 + 1]);
+
+  /* Unique indices read back what was written. */
+  idx[0] = urows;
+  counts[0] = 3;
+  for (k = 0; k < 3 * 4; ++k) g_src[k] = (int32_t)(5000 + k);
+  REQUIRE_OK(tessera_array_orthogonal_set(a, idx, counts, g_src, 3 * 4 * 4));
+  memset(g_out, 0, sizeof(g_out));
+  REQUIRE_OK(tessera_array_orthogonal_get(a, idx, counts, g_out, 3 * 4 * 4));
+  CHECK(memcmp(g_out, g_src, 3 * 4 * 4) == 0);
+  for (k = 0; k < 3; ++k)
+    for (j = 0; j < 4; ++j) g_model[urows[k] * 12 + cols[j]] = g_src[k * 4 + j];
+  CHECK(array_equals(a, g_model, 10 * 12));
+
+  /* An empty selection writes nothing; refused selections change nothing. */
+  counts[0] = 0;
+  REQUIRE_OK(tessera_array_orthogonal_set(a, idx, counts, g_src, 0));
+  counts[0] = 3;
+  urows[1] = 10;
+  CHECK_ERR(tessera_array_orthogonal_set(a, idx, counts, g_src, 3 * 4 * 4), TESSERA_ERR_OUT_OF_RANGE);
+  urows[1] = -1;
+  CHECK_ERR(tessera_array_orthogonal_set(a, idx, counts, g_src, 3 * 4 * 4), TESSERA_ERR_OUT_OF_RANGE);
+  urows[1] = 1;
+  CHECK_ERR(tessera_array_orthogonal_set(a, idx, counts, g_src, 3 * 4 * 4 - 1), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_orthogonal_set(a, NULL, counts, g_src, 3 * 4 * 4), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_orthogonal_set(NULL, idx, counts, g_src, 3 * 4 * 4), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(array_equals(a, g_model, 10 * 12));
+  CHECK(tessera_array_dirty(a) == 0);
+  REQUIRE_OK(tessera_array_close(a));
+
+  /* Reopened read-only: what was committed, and writes refused as slice writes are. */
+  {
+    tessera_storage st2 = tessera_buffer_storage(&buf);
+    REQUIRE_OK(tessera_array_open(&a, &st2, &al, NULL));
+    CHECK(array_equals(a, g_model, 10 * 12));
+    code = read_only_code(a);
+    CHECK(code != TESSERA_OK);
+    CHECK(tessera_array_orthogonal_set(a, idx, counts, g_src, 3 * 4 * 4).code == code);
+    CHECK(array_equals(a, g_model, 10 * 12));
+    REQUIRE_OK(tessera_array_close(a));
+  }
+  CHECK(g_arena.live == 0);
+}
+
+/* Slices into and from a box of a larger caller buffer: the box gets the slice, the rest stays as it was;
+   boxes outside the buffer and short buffers are refused. */
+static void test_slice_buffer(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  int64_t start[2] = {3, 4}, stop[2] = {7, 11};
+  int64_t bshape[2] = {6, 9}, bstart[2] = {1, 2};
+  int64_t r, c;
+  int32_t code;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 10 * 12, 9);
+  params_grid(&p, 10, 12);
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+
+  /* [3, 7) x [4, 11) into the box at (1, 2) of a (6, 9) buffer. */
+  for (r = 0; r < 6 * 9; ++r) g_out[r] = -7;
+  REQUIRE_OK(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, bstart));
+  for (r = 0; r < 6; ++r)
+    for (c = 0; c < 9; ++c) {
+      const int in_box = r >= 1 && r < 5 && c >= 2 && c < 9;
+      CHECK(g_out[r * 9 + c] == (in_box ? g_model[(r - 1 + 3) * 12 + (c - 2 + 4)] : -7));
+    }
+  /* NULL buffer_start: the leading corner. */
+  for (r = 0; r < 6 * 9; ++r) g_out[r] = -7;
+  REQUIRE_OK(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, NULL));
+  for (r = 0; r < 6; ++r)
+    for (c = 0; c < 9; ++c) CHECK(g_out[r * 9 + c] == (r < 4 && c < 7 ? g_model[(r + 3) * 12 + c + 4] : -7));
+
+  /* Refused: the box past the buffer's edge, a short buffer, a negative or overflowing shape, a slice outside. */
+  bstart[0] = 3;
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, bstart), TESSERA_ERR_OUT_OF_RANGE);
+  bstart[0] = 1;
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4 - 1, bshape, bstart),
+            TESSERA_ERR_BUFFER_TOO_SMALL);
+  bshape[1] = -9;
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, bstart),
+            TESSERA_ERR_INVALID_ARGUMENT);
+  bshape[1] = INT64_MAX;
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, bstart), TESSERA_ERR_OVERFLOW);
+  bshape[1] = 9;
+  stop[0] = 11;
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, bshape, bstart), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_slice_get_into(a, start, stop, g_out, 6 * 9 * 4, NULL, bstart), TESSERA_ERR_INVALID_ARGUMENT);
+
+  /* [5, 9) x [1, 8) written from the box at (2, 1) of a (6, 9) buffer; refused writes change nothing. */
+  for (r = 0; r < 6 * 9; ++r) g_src[r] = (int32_t)(-100 - r);
+  start[0] = 5;
+  start[1] = 1;
+  stop[0] = 9;
+  stop[1] = 8;
+  bstart[0] = 2;
+  bstart[1] = 1;
+  REQUIRE_OK(tessera_array_slice_set_from(a, start, stop, g_src, 6 * 9 * 4, bshape, bstart));
+  for (r = 5; r < 9; ++r)
+    for (c = 1; c < 8; ++c) g_model[r * 12 + c] = g_src[(r - 5 + 2) * 9 + (c - 1 + 1)];
+  CHECK(array_equals(a, g_model, 10 * 12));
+  bstart[1] = 3;
+  CHECK_ERR(tessera_array_slice_set_from(a, start, stop, g_src, 6 * 9 * 4, bshape, bstart), TESSERA_ERR_OUT_OF_RANGE);
+  bstart[1] = 1;
+  CHECK_ERR(tessera_array_slice_set_from(a, start, stop, g_src, 6 * 8 * 4, bshape, bstart), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK(array_equals(a, g_model, 10 * 12));
+  REQUIRE_OK(tessera_array_close(a));
+
+  {
+    tessera_storage st2 = tessera_buffer_storage(&buf);
+    REQUIRE_OK(tessera_array_open(&a, &st2, &al, NULL));
+    CHECK(array_equals(a, g_model, 10 * 12));
+    code = read_only_code(a);
+    CHECK(code != TESSERA_OK);
+    CHECK(tessera_array_slice_set_from(a, start, stop, g_src, 6 * 9 * 4, bshape, bstart).code == code);
+    REQUIRE_OK(tessera_array_close(a));
+  }
+  CHECK(g_arena.live == 0);
+}
+
+/* Resizing at a position: zero rows and columns inserted inside, items removed from the start, the end's rule
+   kept; misplaced changes refused with nothing changed. */
+static void test_resize_at(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  tessera_array_info info;
+  int64_t shape[2] = {12, 15}, start[2] = {4, 5};
+  int64_t r, c, k;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 8 * 10, 11);
+  params_grid(&p, 8, 10);
+  f = fill_of(g_model, 8 * 10);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+
+  /* (8, 10) -> (12, 15): four zero rows before row 4, five zero columns before column 5. */
+  REQUIRE_OK(tessera_array_resize_at(a, shape, start));
+  for (r = 0, k = 0; r < 12; ++r)
+    for (c = 0; c < 15; ++c, ++k)
+      g_model2[k] = (r >= 4 && r < 8) || (c >= 5 && c < 10) ? 0 : g_model[(r < 8 ? r : r - 4) * 10 + (c < 10 ? c : c - 5)];
+  CHECK(array_equals(a, g_model2, 12 * 15));
+
+  /* (12, 15) -> (8, 13): rows 0..3 removed, two columns at the end. */
+  shape[0] = 8;
+  shape[1] = 13;
+  start[0] = 0;
+  start[1] = 13;
+  REQUIRE_OK(tessera_array_resize_at(a, shape, start));
+  for (r = 0, k = 0; r < 8; ++r)
+    for (c = 0; c < 13; ++c) g_model[k++] = g_model2[(r + 4) * 15 + c];
+  CHECK(array_equals(a, g_model, 8 * 13));
+
+  /* Refused, nothing changed: inside but not on a chunk boundary, a change not a chunk multiple, start past
+     the extent, removed items past the end. */
+  shape[0] = 12;
+  start[0] = 2;
+  CHECK_ERR(tessera_array_resize_at(a, shape, start), TESSERA_ERR_INVALID_ARGUMENT);
+  shape[0] = 10;
+  start[0] = 4;
+  CHECK_ERR(tessera_array_resize_at(a, shape, start), TESSERA_ERR_INVALID_ARGUMENT);
+  start[0] = 9;
+  CHECK_ERR(tessera_array_resize_at(a, shape, start), TESSERA_ERR_OUT_OF_RANGE);
+  shape[0] = 4;
+  start[0] = 8;
+  CHECK_ERR(tessera_array_resize_at(a, shape, start), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_resize_at(a, NULL, start), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(array_equals(a, g_model, 8 * 13));
+
+  /* NULL start: at the ends, as tessera_array_resize. */
+  shape[0] = 9;
+  shape[1] = 11;
+  REQUIRE_OK(tessera_array_resize_at(a, shape, NULL));
+  for (r = 0, k = 0; r < 9; ++r)
+    for (c = 0; c < 11; ++c) g_model2[k++] = r < 8 && c < 13 ? g_model[r * 13 + c] : 0;
+  CHECK(array_equals(a, g_model2, 9 * 11));
+  REQUIRE_OK(tessera_array_close(a));
+
+  {
+    tessera_storage st2 = tessera_buffer_storage(&buf);
+    REQUIRE_OK(tessera_array_open(&a, &st2, &al, NULL));
+    REQUIRE_OK(tessera_array_info_get(a, &info));
+    CHECK(info.shape[0] == 9 && info.shape[1] == 11);
+    CHECK(array_equals(a, g_model2, 9 * 11));
+    CHECK(tessera_array_resize_at(a, shape, start).code == read_only_code(a));
+    REQUIRE_OK(tessera_array_close(a));
+  }
+  CHECK(g_arena.live == 0);
+}
+
 static const test_case g_cases[] = {
     {"sparse_executor", test_sparse_executor},
     {"items", test_items},
     {"insert_delete", test_insert_delete},
+    {"orthogonal_set", test_orthogonal_set},
+    {"slice_buffer", test_slice_buffer},
+    {"resize_at", test_resize_at},
     {"space", test_space},
     {"new_arrays", test_new_arrays},
     {"readers", test_readers},
