@@ -197,6 +197,7 @@ class array {
   chunk_decoder decoder_;
   chunk_encoder encoder_;
   bool encoder_ready_ = false;
+  owned_array<uint64_t> read_state_;  ///< a slice read's plan and chunk state, off the caller's stack, kept for the next read
 };
 
 // ---- Creating, opening, closing ----------------------------------------------------------------------------

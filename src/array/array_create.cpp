@@ -907,6 +907,7 @@ status array_close(array& a) noexcept {
   chunk_encoder_release(array_access::encoder(a));
   array_access::encoder_ready(a) = false;
   array_access::dtype(a).reset();
+  array_access::read_state(a).reset();
   return s;
 }
 

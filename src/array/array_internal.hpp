@@ -40,6 +40,7 @@ struct array_access {
   static const chunk_plugins* plugins(const array& a) noexcept { return a.plugins_; }
   static chunk_encoder& encoder(array& a) noexcept { return a.encoder_; }
   static bool& encoder_ready(array& a) noexcept { return a.encoder_ready_; }
+  static owned_array<uint64_t>& read_state(array& a) noexcept { return a.read_state_; }
 
   static array_layout& layout(array_chunk_packer& p) noexcept { return p.layout_; }
   static int32_t& itemsize(array_chunk_packer& p) noexcept { return p.itemsize_; }
