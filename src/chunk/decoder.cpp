@@ -31,7 +31,9 @@ namespace {
 
 constexpr size_t kScratchAlign = 64;
 constexpr size_t kScratchBlocks = 4;  // the most a block needs: two filter temporaries, bit-shuffle's, its output
-constexpr size_t kGatherStack = 256;  // bytes of elements gathered on the stack (gather::stack)
+// Bytes of elements gathered on the stack (gather::stack): an element or a short run of them. More go through a
+// second block of scratch (gather::none), which the decoder's estimate counts anyway: the stack stays small.
+constexpr size_t kGatherStack = 64;
 
 // ---- Per-block work ----------------------------------------------------------------------------------------
 
