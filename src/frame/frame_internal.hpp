@@ -258,6 +258,11 @@ struct sparse_entry {
 // contents are in h.
 [[nodiscard]] status header_metas_read(bytes_view h, frame_meta_entry (&out)[kFrameMaxMetalayers],
                                        uint32_t* count) noexcept;
+// The metalayer named `name` or `alt` (the first entry with either) in a complete header: where its content is,
+// *found false when there is none. The header's metalayers are checked as header_metas_read checks them (same
+// errors, same order), reading the section as a stream: no table of entries on the stack (a reader's open).
+[[nodiscard]] status header_meta_find(bytes_view h, span<const char> name, span<const char> alt, bool* found,
+                                      uint32_t* off, uint32_t* len) noexcept;
 // Parses the metalayers section of a complete header (header_len bytes) into s.metas.
 [[nodiscard]] status header_metas_parse(frame_state& s) noexcept;
 // Writes the fixed fields (kFrameHeaderMinLen bytes) of a header from info and the other changing fields.
