@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "array_internal.hpp"
+#include "base/allocated.hpp"
 #include "b2nd_geometry.hpp"
 #include "chunk/chunk_internal.hpp"
 #include "tessera/dtype.hpp"
@@ -683,7 +684,9 @@ status chunks_write_parallel(array& a, const detail::array_source& source, const
   if (!gathered) TESSERA_TRY(chunks.allocate(alloc, chunk_bytes * w));
   TESSERA_TRY(outs.allocate(alloc, out_bytes * slots));
   if (packed) TESSERA_TRY(items.allocate(alloc, static_cast<size_t>(l.chunk_nitems * itemsize)));
-  chunk_round r;
+  detail::allocated<chunk_round> round;  // 64 sizes and statuses: from the allocator, not the stack
+  TESSERA_TRY(round.make(alloc));
+  chunk_round& r = *round;
   r.l = &l;
   r.itemsize = itemsize;
   r.source = &source;
@@ -720,11 +723,14 @@ namespace detail {
 
 status array_create_from_source(array& a, const array_target& target, const allocator& alloc,
                                 const array_params& params, const array_source& source) noexcept {
-  array_frame_setup setup;
-  TESSERA_TRY(array_frame_setup_make(setup, params));
-  frame f;
-  TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup.frame));
-  TESSERA_TRY(array_attach(a, std::move(f), true, alloc, params.exec, true));
+  {
+    allocated<array_frame_setup> setup;  // about 1 KiB: from the allocator, not the stack
+    TESSERA_TRY(setup.make(alloc));
+    TESSERA_TRY(array_frame_setup_make(*setup, params));
+    frame f;
+    TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup->frame));
+    TESSERA_TRY(array_attach(a, std::move(f), true, alloc, params.exec, true));
+  }
   TESSERA_TRY(array_check_writable(a));
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
@@ -764,10 +770,11 @@ status array_create_from_source(array& a, const array_target& target, const allo
 status array_create(array& a, const array_target& target, const allocator& alloc, const array_params& params,
                     const array_fill& fill) noexcept {
   array_access::plugins(a) = params.plugins;
-  array_frame_setup setup;
-  TESSERA_TRY(array_frame_setup_make(setup, params));
-  const array_layout& l = setup.layout;
-  const int64_t itemsize = setup.itemsize;
+  detail::allocated<array_frame_setup> setup;  // about 1 KiB: from the allocator, not the stack
+  TESSERA_TRY(setup.make(alloc));
+  TESSERA_TRY(array_frame_setup_make(*setup, params));
+  const array_layout& l = setup->layout;
+  const int64_t itemsize = setup->itemsize;
   int64_t nbytes = 0;
   {
     auto s = layout_sizes_compute(l, itemsize);
@@ -800,14 +807,14 @@ status array_create(array& a, const array_target& target, const allocator& alloc
     default: return make_error(errc::invalid_argument, TESSERA_MSG("array: unknown fill kind"));
   }
   frame f;
-  TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup.frame));
+  TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup->frame));
   TESSERA_TRY(detail::array_attach(a, std::move(f), true, alloc, params.exec, true));
   // Special chunks, as the reference's b2nd_zeros / b2nd_nans / b2nd_uninit / b2nd_full write them.
   owned_array<uint8_t> chunk;
   const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
   if (l.nchunks > 0) {
     TESSERA_TRY(chunk.allocate(alloc, kChunkHeaderExtendedSize + static_cast<size_t>(itemsize)));
-    auto n = chunk_encode_special(setup.encode, special, static_cast<size_t>(chunk_nbytes), fill.bytes,
+    auto n = chunk_encode_special(setup->encode, special, static_cast<size_t>(chunk_nbytes), fill.bytes,
                                   bytes_mut(chunk.data(), chunk.size()));
     if (!n.ok()) return n.err();
     for (int64_t i = 0; i < l.nchunks; ++i)
