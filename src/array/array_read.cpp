@@ -369,6 +369,9 @@ bool touched_blocks_any_few(const touched_blocks& t) noexcept {
 }
 #endif
 
+// Where a slice starts in an output of its own shape (in the image, not on each caller's stack).
+constexpr int64_t kZeros[kMaxDims] = {};
+
 // One slice read's state: the chunks are read one at a time (chunk()), or (host builds, large reads of arrays in
 // memory) a row of chunks at a time in the output's order (rows_read.hpp). It lives in the array's read state
 // (array_read_into), not on the caller's stack: its plan, chunk record and touched blocks are kMaxDims-sized
@@ -510,7 +513,7 @@ struct slice_reader {
 
   // Groups of chunks along the last dimension read in the output's order; a group with a chunk that path does
   // not read goes chunk by chunk.
-  status rows(slice_chunk_iterator& chunks, int64_t slice_bytes) noexcept {
+  status rows(int64_t slice_bytes) noexcept {
     const int last = array_access::layout(a).ndim - 1;
     slice_chunk group[detail::kRowsGroupChunks];
     int64_t dst0[detail::kRowsGroupChunks][kMaxDims] = {};
@@ -582,6 +585,10 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
   const slice_reader_scope scope{&r, batch};
   slice_plan& plan = r.plan;
   TESSERA_TRY(slice_plan_init(plan, l, start, stop));
+  if (out_shape == nullptr) {  // a buffer of the slice's own shape: no shape array on the caller's stack
+    out_shape = r.out_shape = plan.shape;
+    out_start = r.out_start = kZeros;
+  }
   int64_t out_total = itemsize;
   bool out_is_slice = true;
   for (int i = 0; i < l.ndim; ++i) {
@@ -614,7 +621,7 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
 #if TESSERA_SPEED_PATHS
   const int64_t slice_bytes = plan.nitems * itemsize;
   if (rows_read_possible(a, plan, slice_bytes)) {
-    TESSERA_TRY(r.rows(chunks, slice_bytes));
+    TESSERA_TRY(r.rows(slice_bytes));
     return batch_run(a, *batch);
   }
 #endif
@@ -624,22 +631,14 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
 
 }  // namespace detail
 
-namespace {
-// Where a slice starts in an output of its own shape (in the image, not on each caller's stack).
-constexpr int64_t kZeros[kMaxDims] = {};
-}  // namespace
-
 status array_slice_read(array& a, const int64_t* start, const int64_t* stop, bytes_mut out) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
   const array_layout& l = array_access::layout(a);
-  int64_t shape[kMaxDims] = {};
-  const int64_t* zero = kZeros;
   for (int i = 0; i < l.ndim; ++i) {
     if (start[i] < 0 || stop[i] < start[i] || stop[i] > l.shape[i])
       return make_error(errc::out_of_range, TESSERA_MSG("array_slice_read: not 0 <= start <= stop <= shape"));
-    shape[i] = stop[i] - start[i];
   }
-  return detail::array_read_into(a, start, stop, out, shape, zero);
+  return detail::array_read_into(a, start, stop, out, nullptr, nullptr);
 }
 
 status array_read(array& a, bytes_mut out) noexcept {
@@ -657,14 +656,9 @@ status array_element_read(array& a, const int64_t* coords, bytes_mut out) noexce
   // A one-item slice: its block is decoded only as far as the item, and copied from scratch (ndim 0: the one
   // item of the one chunk).
   int64_t stop[kMaxDims] = {};
-  int64_t one[kMaxDims] = {};
-  const int64_t* zero = kZeros;
-  for (int d = 0; d < l.ndim; ++d) {
-    stop[d] = coords[d] + 1;
-    one[d] = 1;
-  }
+  for (int d = 0; d < l.ndim; ++d) stop[d] = coords[d] + 1;
   const bytes_mut item(out.data(), static_cast<size_t>(itemsize));
-  return detail::array_read_into(a, l.ndim > 0 ? coords : zero, stop, item, one, zero);
+  return detail::array_read_into(a, l.ndim > 0 ? coords : kZeros, stop, item, nullptr, nullptr);
 }
 
 status array_orthogonal_read(array& a, const int64_t* const* indices, const int64_t* counts, bytes_mut out) noexcept {

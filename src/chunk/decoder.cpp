@@ -33,7 +33,7 @@ constexpr size_t kScratchAlign = 64;
 constexpr size_t kScratchBlocks = 4;  // the most a block needs: two filter temporaries, bit-shuffle's, its output
 // Bytes of elements gathered on the stack (gather::stack): an element or a short run of them. More go through a
 // second block of scratch (gather::none), which the decoder's estimate counts anyway: the stack stays small.
-constexpr size_t kGatherStack = 64;
+constexpr size_t kGatherStack = 32;
 
 // ---- Per-block work ----------------------------------------------------------------------------------------
 
@@ -881,6 +881,13 @@ struct chunk_decoder_access {
 
   static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
     if (!runs_parallel(d, r.count)) return detail::chunk_decode_blocks_serial(d, chunk, r);
+    return decode_blocks_parallel(d, chunk, r);
+  }
+
+  // The blocks over the executor. Its own function: its header, layout and job are on the stack only on this
+  // path, not above a serial decode.
+  __attribute__((noinline)) static status decode_blocks_parallel(chunk_decoder& d, bytes_view chunk,
+                                                                 const chunk_block_request& r) noexcept {
     chunk_header h;
     chunk_layout l;
     blocks_job j;
