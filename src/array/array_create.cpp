@@ -550,6 +550,9 @@ status buffer_source_read(void* ctx, const int64_t* start, const int64_t* stop, 
 
 namespace {
 
+// The origin of a chunk's own buffer (in the image, not on the stack of each chunk's packing).
+constexpr int64_t kOrigin[kMaxDims] = {};
+
 // Packs chunk n of a new array into chunk: straight from the caller's C-order buffer when the source has one (no
 // staging copy), else the source's items for the chunk read into `items` (room for a chunk's items) first.
 status chunk_from_source(const array_layout& l, int64_t itemsize, int64_t n, const detail::array_source& source,
@@ -565,10 +568,9 @@ status chunk_from_source(const array_layout& l, int64_t itemsize, int64_t n, con
     cstop[d] = cstart[d] + cext[d];
     nitems *= cext[d];
   }
-  const int64_t zero[kMaxDims] = {};
   const bytes_mut items_view(items, static_cast<size_t>(nitems * itemsize));
-  TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, zero));
-  return detail::chunk_pack_items(l, itemsize, n, items_view, cext, zero, chunk, exec);
+  TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, kOrigin));
+  return detail::chunk_pack_items(l, itemsize, n, items_view, cext, kOrigin, chunk, exec);
 }
 
 // Whole chunks encoded on every worker at once, each worker with its own serial encoder, then appended in
