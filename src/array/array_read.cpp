@@ -556,7 +556,8 @@ result<bool> chunk_decodes_by_block(array& a, bytes_view chunk) noexcept {
 // The words of the array's read state that hold n bytes.
 constexpr size_t words_of(size_t n) noexcept { return (n + sizeof(uint64_t) - 1) / sizeof(uint64_t); }
 
-// Ends a slice read: its reader and batch (placed in the array's read state) are destroyed, their memory kept.
+// Ends a slice read: its reader and batch (when placed in the array's read state) are destroyed, their memory
+// kept.
 struct slice_reader_scope {
   slice_reader* r;
   batch_job* b;
@@ -571,18 +572,27 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
   TESSERA_TRY(array_check_open(a));
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
-  // The reader, and the batch of touched blocks when reads can batch, in the array's read state: allocated by
-  // the first read that needs that much and kept for the next ones (no allocation per read).
-  const bool with_batch = TESSERA_SPEED_PATHS || reads_parallel(a);
+  // The reader in the array's read state: allocated by the first read and kept for the next ones (no
+  // allocation per read). The batch of touched blocks (about 4 KiB) only where reads can batch: on a host's
+  // stack (speed paths), else after the reader in the read state when the executor is parallel.
   const size_t reader_words = words_of(sizeof(slice_reader));
-  const size_t words = reader_words + (with_batch ? words_of(sizeof(batch_job)) : 0);
   static_assert(alignof(slice_reader) <= alignof(uint64_t) && alignof(batch_job) <= alignof(uint64_t),
                 "the read state is an array of words");
   owned_array<uint64_t>& state = array_access::read_state(a);
+#if TESSERA_SPEED_PATHS
+  batch_job host_batch;
+  batch_job* batch = &host_batch;
+  const size_t words = reader_words;
+#else
+  const bool with_batch = reads_parallel(a);
+  const size_t words = reader_words + (with_batch ? words_of(sizeof(batch_job)) : 0);
+#endif
   if (state.size() < words) TESSERA_TRY(state.allocate(array_access::alloc(a), words));
+#if !TESSERA_SPEED_PATHS
   batch_job* batch = with_batch ? new (state.data() + reader_words) batch_job : nullptr;
+#endif
   slice_reader& r = *new (state.data()) slice_reader(a, out, out_shape, out_start, batch);
-  const slice_reader_scope scope{&r, batch};
+  const slice_reader_scope scope{&r, TESSERA_SPEED_PATHS ? nullptr : batch};
   slice_plan& plan = r.plan;
   TESSERA_TRY(slice_plan_init(plan, l, start, stop));
   if (out_shape == nullptr) {  // a buffer of the slice's own shape: no shape array on the caller's stack
