@@ -204,6 +204,7 @@ class array {
 #if TESSERA_ERROR_MESSAGES
   char message_[kArrayMessageMax] = {};  ///< the last error message that names values (see error::message)
 #endif
+  owned_array<uint64_t> read_state_;  ///< a slice read's plan and chunk state, off the caller's stack, kept for the next read
 };
 
 // ---- Creating, opening, closing ----------------------------------------------------------------------------

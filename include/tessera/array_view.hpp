@@ -43,6 +43,9 @@ struct array_view {
   int32_t blocksize = 0;           ///< the frame's blocksize (for special chunks)
   chunk_decoder decoder;           ///< decodes the blocks (its scratch is the view's RAM)
   bool open = false;               ///< true between a successful array_view_open and array_view_close
+  /// A read's slice plan, chunk and touched blocks, kept here rather than on the caller's stack (a firmware
+  /// task's stack is small); not to be read.
+  alignas(8) unsigned char read_state[112 * kMaxDims + 128];
 };
 
 /// Opens the contiguous frame in `frame` (exactly its bytes, or more: the frame's own length is used). Errors:

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "array_internal.hpp"
+#include "base/allocated.hpp"
 #include "b2nd_geometry.hpp"
 #include "chunk/chunk_internal.hpp"
 #include "tessera/dtype.hpp"
@@ -549,6 +550,9 @@ status buffer_source_read(void* ctx, const int64_t* start, const int64_t* stop, 
 
 namespace {
 
+// The origin of a chunk's own buffer (in the image, not on the stack of each chunk's packing).
+constexpr int64_t kOrigin[kMaxDims] = {};
+
 // Packs chunk n of a new array into chunk: straight from the caller's C-order buffer when the source has one (no
 // staging copy), else the source's items for the chunk read into `items` (room for a chunk's items) first.
 status chunk_from_source(const array_layout& l, int64_t itemsize, int64_t n, const detail::array_source& source,
@@ -564,10 +568,9 @@ status chunk_from_source(const array_layout& l, int64_t itemsize, int64_t n, con
     cstop[d] = cstart[d] + cext[d];
     nitems *= cext[d];
   }
-  const int64_t zero[kMaxDims] = {};
   const bytes_mut items_view(items, static_cast<size_t>(nitems * itemsize));
-  TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, zero));
-  return detail::chunk_pack_items(l, itemsize, n, items_view, cext, zero, chunk, exec);
+  TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, kOrigin));
+  return detail::chunk_pack_items(l, itemsize, n, items_view, cext, kOrigin, chunk, exec);
 }
 
 // Whole chunks encoded on every worker at once, each worker with its own serial encoder, then appended in
@@ -683,7 +686,9 @@ status chunks_write_parallel(array& a, const detail::array_source& source, const
   if (!gathered) TESSERA_TRY(chunks.allocate(alloc, chunk_bytes * w));
   TESSERA_TRY(outs.allocate(alloc, out_bytes * slots));
   if (packed) TESSERA_TRY(items.allocate(alloc, static_cast<size_t>(l.chunk_nitems * itemsize)));
-  chunk_round r;
+  detail::allocated<chunk_round> round;  // 64 sizes and statuses: from the allocator, not the stack
+  TESSERA_TRY(round.make(alloc));
+  chunk_round& r = *round;
   r.l = &l;
   r.itemsize = itemsize;
   r.source = &source;
@@ -720,11 +725,14 @@ namespace detail {
 
 status array_create_from_source(array& a, const array_target& target, const allocator& alloc,
                                 const array_params& params, const array_source& source) noexcept {
-  array_frame_setup setup;
-  TESSERA_TRY(array_frame_setup_make(setup, params));
-  frame f;
-  TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup.frame));
-  TESSERA_TRY(array_attach(a, std::move(f), true, alloc, params.exec, true));
+  {
+    allocated<array_frame_setup> setup;  // 1.5 KiB on the Cortex-M4: from the allocator, not the stack
+    TESSERA_TRY(setup.make(alloc));
+    TESSERA_TRY(array_frame_setup_make(*setup, params));
+    frame f;
+    TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup->frame));
+    TESSERA_TRY(array_attach(a, std::move(f), true, alloc, params.exec, true));
+  }
   TESSERA_TRY(array_check_writable(a));
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
@@ -764,10 +772,11 @@ status array_create_from_source(array& a, const array_target& target, const allo
 status array_create(array& a, const array_target& target, const allocator& alloc, const array_params& params,
                     const array_fill& fill) noexcept {
   array_access::plugins(a) = params.plugins;
-  array_frame_setup setup;
-  TESSERA_TRY(array_frame_setup_make(setup, params));
-  const array_layout& l = setup.layout;
-  const int64_t itemsize = setup.itemsize;
+  detail::allocated<array_frame_setup> setup;  // 1.5 KiB on the Cortex-M4: from the allocator, not the stack
+  TESSERA_TRY(setup.make(alloc));
+  TESSERA_TRY(array_frame_setup_make(*setup, params));
+  const array_layout& l = setup->layout;
+  const int64_t itemsize = setup->itemsize;
   int64_t nbytes = 0;
   {
     auto s = layout_sizes_compute(l, itemsize);
@@ -800,14 +809,14 @@ status array_create(array& a, const array_target& target, const allocator& alloc
     default: return make_error(errc::invalid_argument, TESSERA_MSG("array: unknown fill kind"));
   }
   frame f;
-  TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup.frame));
+  TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup->frame));
   TESSERA_TRY(detail::array_attach(a, std::move(f), true, alloc, params.exec, true));
   // Special chunks, as the reference's b2nd_zeros / b2nd_nans / b2nd_uninit / b2nd_full write them.
   owned_array<uint8_t> chunk;
   const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
   if (l.nchunks > 0) {
     TESSERA_TRY(chunk.allocate(alloc, kChunkHeaderExtendedSize + static_cast<size_t>(itemsize)));
-    auto n = chunk_encode_special(setup.encode, special, static_cast<size_t>(chunk_nbytes), fill.bytes,
+    auto n = chunk_encode_special(setup->encode, special, static_cast<size_t>(chunk_nbytes), fill.bytes,
                                   bytes_mut(chunk.data(), chunk.size()));
     if (!n.ok()) return n.err();
     for (int64_t i = 0; i < l.nchunks; ++i)
@@ -907,6 +916,7 @@ status array_close(array& a) noexcept {
   chunk_encoder_release(array_access::encoder(a));
   array_access::encoder_ready(a) = false;
   array_access::dtype(a).reset();
+  array_access::read_state(a).reset();
   return s;
 }
 

@@ -44,6 +44,7 @@ struct array_access {
 #if TESSERA_ERROR_MESSAGES
   static char* message(array& a) noexcept { return a.message_; }
 #endif
+  static owned_array<uint64_t>& read_state(array& a) noexcept { return a.read_state_; }
 
   static array_layout& layout(array_chunk_packer& p) noexcept { return p.layout_; }
   static int32_t& itemsize(array_chunk_packer& p) noexcept { return p.itemsize_; }
@@ -128,7 +129,8 @@ void shapes_from_layout(To& to, const array_layout& l) noexcept {
 // first). When it does, the decoder is prepared for it here, on the caller's thread.
 [[nodiscard]] result<bool> chunk_decodes_by_block(array& a, bytes_view chunk) noexcept;
 
-// Reads [start, stop) of a into the region of the same extent at out_start of a C-order buffer of out_shape.
+// Reads [start, stop) of a into the region of the same extent at out_start of a C-order buffer of out_shape
+// (out_shape null: a buffer of the slice's own shape, out_start ignored).
 [[nodiscard]] status array_read_into(array& a, const int64_t* start, const int64_t* stop, bytes_mut out,
                                      const int64_t* out_shape, const int64_t* out_start) noexcept;
 

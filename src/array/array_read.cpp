@@ -2,6 +2,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 #include "base/first_error.hpp"
 #include "chunk/chunk_internal.hpp"
@@ -166,6 +167,14 @@ struct chunk_copy_job {
   int64_t nunits = 0;                    // nblocks * parts
   int64_t units_per_task = 0;
   std::atomic<bool> failed{false};
+
+  void reset() noexcept {  // for the next chunk (t is set by chunk_copy_init)
+    chunk = nullptr;
+    parts = 1;
+    nunits = 0;
+    units_per_task = 0;
+    failed.store(false, std::memory_order_relaxed);
+  }
 };
 
 bool chunk_copy_init(touched_blocks& t, array& a, const slice_chunk& c, bytes_mut out, const int64_t* out_shape,
@@ -328,15 +337,20 @@ status batch_run(array& a, batch_job& b) noexcept {
   return result;
 }
 
+// Whether the array's executor and its decoder's run tasks on several workers.
+bool reads_parallel(array& a) noexcept {
+  const executor& e = array_access::exec(a);
+  return e.run != nullptr && e.workers >= 2 && chunk_decoder_executor(array_access::decoder(a)).workers >= 2;
+}
+
 // Whether reads may take the batch path: chunks are views that stay valid (a read-only contiguous frame whose
 // storage is in memory) and the executor runs tasks in parallel, or (speed paths) serially on the caller's
 // thread, where a block whose few rows are wanted has only those unshuffled (touched_block_few); speed paths
 // also take files (a contiguous frame's or a sparse frame's), whose blocks the tasks read (from_storage). Sets
 // b.exec.
 bool batch_possible(array& a, batch_job& b) noexcept {
-  const executor& e = array_access::exec(a);
-  const bool parallel = e.run != nullptr && e.workers >= 2 && chunk_decoder_executor(array_access::decoder(a)).workers >= 2;
-  b.exec = parallel ? e : executor_serial();
+  const bool parallel = reads_parallel(a);
+  b.exec = parallel ? array_access::exec(a) : executor_serial();
   if (!parallel && !TESSERA_SPEED_PATHS) return false;
   if (detail::frame_chunks_in_place(array_access::frm(a))) return true;
 #if TESSERA_SPEED_PATHS
@@ -356,11 +370,17 @@ bool touched_blocks_any_few(const touched_blocks& t) noexcept {
 }
 #endif
 
+// Where a slice starts in an output of its own shape (in the image, not on each caller's stack).
+constexpr int64_t kZeros[kMaxDims] = {};
+
 // One slice read's state: the chunks are read one at a time (chunk()), or (host builds, large reads of arrays in
-// memory) a row of chunks at a time in the output's order (rows_read.hpp).
+// memory) a row of chunks at a time in the output's order (rows_read.hpp). It lives in the array's read state
+// (array_read_into), not on the caller's stack: its plan, chunk record and touched blocks are kMaxDims-sized
+// arrays a firmware task's stack has no room for.
 struct slice_reader {
   array& a;
-  const slice_plan& plan;
+  slice_plan plan;
+  slice_chunk_iterator chunks{plan};  // constructed again over the plan once it is set (array_read_into)
   bytes_mut out;
   const int64_t* out_shape;
   const int64_t* out_start;
@@ -368,10 +388,12 @@ struct slice_reader {
   bool c_order = false;
   bool batching = false;
   read_scratch s;
-  batch_job batch;
+  chunk_copy_job job;        // the touched blocks of the chunk chunk() reads
+  int64_t chunk_dst[kMaxDims] = {};  // where that chunk's part of the slice goes in the output
+  batch_job* batch;          // null when reads cannot batch (serial, without the speed paths)
 
-  slice_reader(array& arr, const slice_plan& p, bytes_mut o, const int64_t* oshape, const int64_t* ostart) noexcept
-      : a(arr), plan(p), out(o), out_shape(oshape), out_start(ostart) {}
+  slice_reader(array& arr, bytes_mut o, const int64_t* oshape, const int64_t* ostart, batch_job* b) noexcept
+      : a(arr), out(o), out_shape(oshape), out_start(ostart), batch(b) {}
 
   void destination(const slice_chunk& c, int64_t* dst0) const noexcept {
     for (int i = 0; i < array_access::layout(a).ndim; ++i) dst0[i] = out_start[i] + c.slice_start[i];
@@ -381,7 +403,7 @@ struct slice_reader {
     const array_layout& l = array_access::layout(a);
     const int64_t itemsize = array_access::itemsize(a);
     frame& f = array_access::frm(a);
-    int64_t dst0[kMaxDims] = {};
+    int64_t* dst0 = chunk_dst;
     destination(c, dst0);
     auto ref = frame_chunk_locate(f, c.nchunk);
     if (!ref.ok()) return ref.err();
@@ -401,12 +423,12 @@ struct slice_reader {
     auto match = chunk_blocks_match(a, *ref);
     if (!match.ok()) return match.err();
 #if TESSERA_SPEED_PATHS
-    if (batching && *match && batch.from_storage) {
+    if (batching && *match && batch->from_storage) {
       auto added = batch_add_stored(c, dst0);
       if (!added.ok()) return added.err();
       if (*added) return ok_status();
     }
-    const bool in_place = !batch.from_storage;
+    const bool in_place = !batch->from_storage;
 #else
     const bool in_place = true;
 #endif
@@ -417,15 +439,16 @@ struct slice_reader {
       auto fits = none.data() == nullptr ? detail::chunk_decodes_by_block(a, *bytes) : result<bool>(false);
       if (!fits.ok()) return fits.err();
       if (*fits) {
-        touched_blocks& bj = batch.chunks[batch.n];
+        touched_blocks& bj = batch->chunks[batch->n];
         if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) return ok_status();
-        batch.bytes[batch.n] = *bytes;
-        batch.first_task[batch.n + 1] = batch.first_task[batch.n] + bj.nblocks;
-        if (++batch.n == kBatchChunks) TESSERA_TRY(batch_run(a, batch));
+        batch->bytes[batch->n] = *bytes;
+        batch->first_task[batch->n + 1] = batch->first_task[batch->n] + bj.nblocks;
+        if (++batch->n == kBatchChunks) TESSERA_TRY(batch_run(a, *batch));
         return ok_status();
       }
     }
-    chunk_copy_job j;  // ndim 0 too: one block of one item
+    chunk_copy_job& j = job;  // ndim 0 too: one block of one item
+    j.reset();
     if (!chunk_copy_init(j.t, a, c, out, out_shape, dst0)) return ok_status();
     if (*match) {
 #if TESSERA_SPEED_PATHS
@@ -435,18 +458,18 @@ struct slice_reader {
       // slices, and any with parallel workers, keep the reads inside the workers (frame_blocks_decode): copying
       // first on the caller's thread was slower with 2 workers. So do reads of one block (an element), whose
       // scratch then grows only as far as the decode needs.
-      if (!batching && batch.exec.run == nullptr && j.t.nblocks > 1 && touched_blocks_any_few(j.t)) {
+      if (!batching && batch->exec.run == nullptr && j.t.nblocks > 1 && touched_blocks_any_few(j.t)) {
         bytes_view copy;
         TESSERA_TRY(detail::frame_blocks_copy(f, array_access::decoder(a), c.nchunk, touched_blocks_request(j.t), &copy));
         if (!copy.empty()) {
           auto fits = detail::chunk_decodes_by_block(a, copy);
           if (!fits.ok()) return fits.err();
           if (!*fits) return chunk_decode_blocks(array_access::decoder(a), copy, touched_blocks_request(j.t));
-          batch.chunks[0] = j.t;
-          batch.bytes[0] = copy;
-          batch.first_task[1] = j.t.nblocks;
-          batch.n = 1;
-          return batch_run(a, batch);
+          batch->chunks[0] = j.t;
+          batch->bytes[0] = copy;
+          batch->first_task[1] = j.t.nblocks;
+          batch->n = 1;
+          return batch_run(a, *batch);
         }
       }
 #endif
@@ -463,17 +486,17 @@ struct slice_reader {
   // Chunk c of a file for the batch: its header and block starts read here, its blocks by the workers. False
   // when it is not read so (memcpyed, delta, a dictionary...: then on its own).
   result<bool> batch_add_stored(const slice_chunk& c, const int64_t* dst0) noexcept {
-    detail::chunk_blocks_reader& rd = batch.readers[batch.n];
-    detail::sparse_entry& entry = batch.entries[batch.n];
-    auto fits = detail::stored_chunk_reader_init(a, c.nchunk, batch.exec.run != nullptr,
-                                                 batch.prefixes.data() + batch.prefix_cap * static_cast<size_t>(batch.n),
+    detail::chunk_blocks_reader& rd = batch->readers[batch->n];
+    detail::sparse_entry& entry = batch->entries[batch->n];
+    auto fits = detail::stored_chunk_reader_init(a, c.nchunk, batch->exec.run != nullptr,
+                                                 batch->prefixes.data() + batch->prefix_cap * static_cast<size_t>(batch->n),
                                                  &rd, &entry);
     if (!fits.ok()) return fits.err();
     if (!*fits || rd.memcpyed) {
       TESSERA_TRY(entry.close());
       return false;
     }
-    touched_blocks& bj = batch.chunks[batch.n];
+    touched_blocks& bj = batch->chunks[batch->n];
     if (!chunk_copy_init(bj, a, c, out, out_shape, dst0)) {  // nothing of it wanted
       TESSERA_TRY(entry.close());
       return true;
@@ -481,17 +504,17 @@ struct slice_reader {
     for (int64_t i = 0; i < bj.nblocks; ++i) {
       auto size = detail::chunk_blocks_size(rd, touched_block_number(&bj, static_cast<size_t>(i)), 1);
       if (!size.ok()) return size.err();
-      if (*size > batch.read_largest) batch.read_largest = *size;
+      if (*size > batch->read_largest) batch->read_largest = *size;
     }
-    batch.bytes[batch.n] = bytes_view();
-    batch.first_task[batch.n + 1] = batch.first_task[batch.n] + bj.nblocks;
-    if (++batch.n == kBatchChunks) TESSERA_TRY(batch_run(a, batch));
+    batch->bytes[batch->n] = bytes_view();
+    batch->first_task[batch->n + 1] = batch->first_task[batch->n] + bj.nblocks;
+    if (++batch->n == kBatchChunks) TESSERA_TRY(batch_run(a, *batch));
     return true;
   }
 
   // Groups of chunks along the last dimension read in the output's order; a group with a chunk that path does
   // not read goes chunk by chunk.
-  status rows(slice_chunk_iterator& chunks, int64_t slice_bytes) noexcept {
+  status rows(int64_t slice_bytes) noexcept {
     const int last = array_access::layout(a).ndim - 1;
     slice_chunk group[detail::kRowsGroupChunks];
     int64_t dst0[detail::kRowsGroupChunks][kMaxDims] = {};
@@ -531,13 +554,52 @@ result<bool> chunk_decodes_by_block(array& a, bytes_view chunk) noexcept {
   return true;
 }
 
+// The words of the array's read state that hold n bytes.
+constexpr size_t words_of(size_t n) noexcept { return (n + sizeof(uint64_t) - 1) / sizeof(uint64_t); }
+
+// Ends a slice read: its reader and batch (when placed in the array's read state) are destroyed, their memory
+// kept.
+struct slice_reader_scope {
+  slice_reader* r;
+  batch_job* b;
+  ~slice_reader_scope() {
+    if (b != nullptr) b->~batch_job();
+    r->~slice_reader();
+  }
+};
+
 status array_read_into(array& a, const int64_t* start, const int64_t* stop, bytes_mut out, const int64_t* out_shape,
                        const int64_t* out_start) noexcept {
   TESSERA_TRY(array_check_open(a));
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
-  slice_plan plan;
+  // The reader in the array's read state: allocated by the first read and kept for the next ones (no
+  // allocation per read). The batch of touched blocks (about 4 KiB) only where reads can batch: on a host's
+  // stack (speed paths), else after the reader in the read state when the executor is parallel.
+  const size_t reader_words = words_of(sizeof(slice_reader));
+  static_assert(alignof(slice_reader) <= alignof(uint64_t) && alignof(batch_job) <= alignof(uint64_t),
+                "the read state is an array of words");
+  owned_array<uint64_t>& state = array_access::read_state(a);
+#if TESSERA_SPEED_PATHS
+  batch_job host_batch;
+  batch_job* batch = &host_batch;
+  const size_t words = reader_words;
+#else
+  const bool with_batch = reads_parallel(a);
+  const size_t words = reader_words + (with_batch ? words_of(sizeof(batch_job)) : 0);
+#endif
+  if (state.size() < words) TESSERA_TRY(state.allocate(array_access::alloc(a), words));
+#if !TESSERA_SPEED_PATHS
+  batch_job* batch = with_batch ? new (state.data() + reader_words) batch_job : nullptr;
+#endif
+  slice_reader& r = *new (state.data()) slice_reader(a, out, out_shape, out_start, batch);
+  const slice_reader_scope scope{&r, TESSERA_SPEED_PATHS ? nullptr : batch};
+  slice_plan& plan = r.plan;
   TESSERA_TRY(slice_plan_init(plan, l, start, stop));
+  if (out_shape == nullptr) {  // a buffer of the slice's own shape: no shape array on the caller's stack
+    out_shape = r.out_shape = plan.shape;
+    out_start = r.out_start = kZeros;
+  }
   int64_t out_total = itemsize;
   bool out_is_slice = true;
   for (int i = 0; i < l.ndim; ++i) {
@@ -552,33 +614,32 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
                               static_cast<int64_t>(out.size()), out_total);
   if (plan.nitems == 0) return ok_status();
 
-  slice_reader r(a, plan, out, out_shape, out_start);
   r.out_is_slice = out_is_slice;
   r.c_order = layout_chunk_is_c_order(l);
-  r.batching = batch_possible(a, r.batch) && plan.nchunks > 1;
+  r.batching = batch != nullptr && batch_possible(a, *batch) && plan.nchunks > 1;
 #if TESSERA_SPEED_PATHS
   // A one-chunk read of a file batches only its copy (slice_reader::chunk); chunks of more than 16k blocks keep
   // their starts to one chunk at a time (frame_blocks_decode) rather than 16.
   const uint64_t prefix_bytes = detail::frame_blocks_prefix_size(static_cast<uint64_t>(l.blocks_per_chunk));
-  r.batch.from_storage &= r.batching && prefix_bytes <= detail::kBlocksPrefixMax;
-  r.batch.prefix_cap = static_cast<size_t>(r.batch.from_storage ? prefix_bytes : 0);
-  if (r.batch.from_storage) {  // room for the batched chunks' headers and block starts
-    TESSERA_TRY(detail::array_budget_check(a, static_cast<uint64_t>(r.batch.prefix_cap) * kBatchChunks,
+  batch->from_storage &= r.batching && prefix_bytes <= detail::kBlocksPrefixMax;
+  batch->prefix_cap = static_cast<size_t>(batch->from_storage ? prefix_bytes : 0);
+  if (batch->from_storage) {  // room for the batched chunks' headers and block starts
+    TESSERA_TRY(detail::array_budget_check(a, static_cast<uint64_t>(batch->prefix_cap) * kBatchChunks,
                                            TESSERA_MSG("array: the read's chunk prefixes exceed max_alloc")));
-    TESSERA_TRY(r.batch.prefixes.allocate(array_access::alloc(a), r.batch.prefix_cap * kBatchChunks));
+    TESSERA_TRY(batch->prefixes.allocate(array_access::alloc(a), batch->prefix_cap * kBatchChunks));
   }
 #endif
-  r.batch.d = &array_access::decoder(a);
-  slice_chunk_iterator chunks(plan);
+  if (batch != nullptr) batch->d = &array_access::decoder(a);
+  slice_chunk_iterator& chunks = *new (&r.chunks) slice_chunk_iterator(plan);
 #if TESSERA_SPEED_PATHS
   const int64_t slice_bytes = plan.nitems * itemsize;
   if (rows_read_possible(a, plan, slice_bytes)) {
-    TESSERA_TRY(r.rows(chunks, slice_bytes));
-    return batch_run(a, r.batch);
+    TESSERA_TRY(r.rows(slice_bytes));
+    return batch_run(a, *batch);
   }
 #endif
   while (chunks.next()) TESSERA_TRY(r.chunk(chunks.chunk()));
-  return batch_run(a, r.batch);
+  return batch != nullptr ? batch_run(a, *batch) : ok_status();
 }
 
 }  // namespace detail
@@ -586,22 +647,18 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
 status array_slice_read(array& a, const int64_t* start, const int64_t* stop, bytes_mut out) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
   const array_layout& l = array_access::layout(a);
-  int64_t shape[kMaxDims] = {};
-  const int64_t zero[kMaxDims] = {};
   for (int i = 0; i < l.ndim; ++i) {
     if (start[i] < 0 || stop[i] < start[i] || stop[i] > l.shape[i])
       return detail::array_error_values(a, errc::out_of_range,
                                         TESSERA_MSG("array_slice_read: dimension {}: start {}, stop {}: not 0 <= start <= stop <= {}"),
                                         i, start[i], stop[i], l.shape[i]);
-    shape[i] = stop[i] - start[i];
   }
-  return detail::array_read_into(a, start, stop, out, shape, zero);
+  return detail::array_read_into(a, start, stop, out, nullptr, nullptr);
 }
 
 status array_read(array& a, bytes_mut out) noexcept {
   TESSERA_TRY(detail::array_check_open(a));
-  const int64_t zero[kMaxDims] = {};
-  return array_slice_read(a, zero, array_access::layout(a).shape, out);
+  return array_slice_read(a, kZeros, array_access::layout(a).shape, out);
 }
 
 status array_element_read(array& a, const int64_t* coords, bytes_mut out) noexcept {
@@ -621,14 +678,9 @@ status array_element_read(array& a, const int64_t* coords, bytes_mut out) noexce
   // A one-item slice: its block is decoded only as far as the item, and copied from scratch (ndim 0: the one
   // item of the one chunk).
   int64_t stop[kMaxDims] = {};
-  int64_t one[kMaxDims] = {};
-  const int64_t zero[kMaxDims] = {};
-  for (int d = 0; d < l.ndim; ++d) {
-    stop[d] = coords[d] + 1;
-    one[d] = 1;
-  }
+  for (int d = 0; d < l.ndim; ++d) stop[d] = coords[d] + 1;
   const bytes_mut item(out.data(), static_cast<size_t>(itemsize));
-  return detail::array_read_into(a, l.ndim > 0 ? coords : zero, stop, item, one, zero);
+  return detail::array_read_into(a, l.ndim > 0 ? coords : kZeros, stop, item, nullptr, nullptr);
 }
 
 status array_orthogonal_read(array& a, const int64_t* const* indices, const int64_t* counts, bytes_mut out) noexcept {

@@ -4,6 +4,7 @@
 #include "tessera/array_view.hpp"
 
 #include <cstring>
+#include <new>
 
 #include "../chunk/chunk_internal.hpp"
 #include "../frame/frame_internal.hpp"
@@ -18,22 +19,6 @@ namespace tessera {
 namespace {
 
 using namespace detail;
-
-// Where the b2nd metalayer (or the older caterva one) is in the header. Its own function: the table of the
-// header's metalayers (16 entries) is on the stack only while it runs, not under the geometry's parsing.
-__attribute__((noinline)) status view_meta_locate(bytes_view header, uint32_t* off, uint32_t* len) noexcept {
-  frame_meta_entry metas[kFrameMaxMetalayers];
-  uint32_t nmetas = 0;
-  TESSERA_TRY(header_metas_read(header, metas, &nmetas));
-  for (uint32_t i = 0; i < nmetas; ++i) {
-    if (names_equal(metas[i], name_of(kB2ndMetaName)) || names_equal(metas[i], name_of("caterva"))) {
-      *off = metas[i].content_off;
-      *len = metas[i].content_len;
-      return ok_status();
-    }
-  }
-  return make_error(errc::malformed, TESSERA_MSG("array: the frame has no b2nd metalayer"));
-}
 
 // The frame's header, its b2nd geometry and where the index and the chunks are, into v.
 status view_parse(array_view& v, bytes_view frame, const array_view_options& options) noexcept {
@@ -68,7 +53,9 @@ status view_parse(array_view& v, bytes_view frame, const array_view_options& opt
   // (the layout is most of a geometry: not on the stack).
   const bytes_view header = frame.subspan(0, info.header_len);
   uint32_t meta_off = 0, meta_len = 0;
-  TESSERA_TRY(view_meta_locate(header, &meta_off, &meta_len));
+  bool found = false;
+  TESSERA_TRY(header_meta_find(header, name_of(kB2ndMetaName), name_of("caterva"), &found, &meta_off, &meta_len));
+  if (!found) return make_error(errc::malformed, TESSERA_MSG("array: the frame has no b2nd metalayer"));
   b2nd_meta meta;
   layout_sizes sizes;
   TESSERA_TRY(b2nd_geometry_read_into(header.subspan(meta_off, meta_len), info, false, options.max_alloc,
@@ -133,6 +120,15 @@ status view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChunkStoredOverh
   return ok_status();
 }
 
+// A slice read's state, in the view's read_state: its kMaxDims-sized arrays stay off the caller's stack.
+struct view_read_state {
+  slice_plan plan;
+  slice_chunk_iterator chunks{plan};  // constructed again over the plan once it is set
+  touched_blocks t;
+};
+static_assert(sizeof(view_read_state) <= sizeof(array_view::read_state) && alignof(view_read_state) <= 8,
+              "array_view::read_state holds a read's state");
+
 }  // namespace
 
 size_t array_view_estimate(size_t block_nbytes) noexcept {
@@ -164,14 +160,15 @@ status array_view_open(array_view& v, bytes_view frame, const allocator& alloc, 
 
 status array_view_slice_read(array_view& v, const int64_t* start, const int64_t* stop, bytes_mut out) noexcept {
   if (!v.open) return make_error(errc::invalid_argument, TESSERA_MSG("array_view: not open"));
-  slice_plan plan;
+  view_read_state& st = *new (v.read_state) view_read_state;  // trivially destructible: nothing to end
+  slice_plan& plan = st.plan;
   TESSERA_TRY(slice_plan_init(plan, v.layout, start, stop));
   if (static_cast<uint64_t>(out.size()) / static_cast<uint64_t>(v.itemsize) < static_cast<uint64_t>(plan.nitems))
     return make_error(errc::buffer_too_small, TESSERA_MSG("array: output buffer smaller than its shape"));
-  slice_chunk_iterator chunks(plan);
+  slice_chunk_iterator& chunks = *new (&st.chunks) slice_chunk_iterator(plan);
+  touched_blocks& t = st.t;
   while (chunks.next()) {
     const slice_chunk& c = chunks.chunk();
-    touched_blocks t;
     if (!touched_blocks_init(t, v.layout, v.itemsize, c, out, plan.shape, c.slice_start)) continue;
     uint8_t sc[kChunkStoredOverhead];
     bytes_view chunk;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 
+#include "base/allocated.hpp"
 #include "capi_internal.hpp"
 #include "tessera/array.hpp"
 #include "tessera/fixed_buffer.hpp"
@@ -18,6 +19,12 @@ namespace {
 using namespace tessera::capi;  // NOLINT: the glue of capi_internal.hpp, used throughout
 using tessera::errc;
 using tessera::status;
+
+// tessera_array_create's C++ parameters (the metalayer list they point at included).
+struct create_params {
+  tessera::array_params p;
+  tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];
+};
 
 static_assert(TESSERA_MAX_DIMS == tessera::kMaxDims, "tessera.h and config.hpp disagree on TESSERA_MAX_DIMS");
 static_assert(TESSERA_VERSION_MAJOR == tessera::kVersionMajor && TESSERA_VERSION_MINOR == tessera::kVersionMinor &&
@@ -156,19 +163,23 @@ tessera_status tessera_array_create(tessera_array** out, const tessera_storage* 
   tessera_array* h = nullptr;
   cs = handle_new(&h, storage, alloc);
   if (cs.code != TESSERA_OK) return cs;
-  tessera::array_params p;
-  tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];
-  cs = params_from_c(params, p, metas, h);
+  // The C++ parameters and their metalayer list (about 600 bytes) from the allocator, not the caller's stack.
+  tessera::detail::allocated<create_params> cp;
+  const status made = cp.make(h->alloc);
+  cs = made.ok() ? params_from_c(params, cp->p, cp->metas, h) : to_c(made);
   tessera::array_fill f;
   if (cs.code == TESSERA_OK) cs = fill_from_c(fill, f);
   if (cs.code != TESSERA_OK) {
+    cp.reset();
     handle_free(h);
     return cs;
   }
   tessera::array_target target = tessera::array_target_contiguous(h->st, params->durable != 0);
   target.options.base_offset = params->base_offset;
   target.options.keep_old_frames = params->keep_old_frames != 0;
-  return handle_finish(out, h, tessera::array_create(h->arr, target, h->alloc, p, f));
+  const status s = tessera::array_create(h->arr, target, h->alloc, cp->p, f);
+  cp.reset();
+  return handle_finish(out, h, s);
 }
 
 tessera_status tessera_array_open_layout(tessera_array** out, const tessera_storage* storage,

@@ -16,6 +16,9 @@ namespace tessera {
 using detail::chunk_layout;
 using detail::chunk_load_i32;
 
+// Bytes of elements gathered through the worker's buffer (gather::stack): an element or a short run of them.
+constexpr size_t kGatherStack = 256;
+
 struct chunk_decoder::worker {
   // What the blocks met so far needed: the filters' temporaries, then the decoded block a block request hands
   // on (block_decode). Allocated when first needed, grown on demand, on the caller's thread.
@@ -25,13 +28,15 @@ struct chunk_decoder::worker {
   detail::codec_context codecs;
   const chunk_plugins* plugins = nullptr;  // the decoder's options.plugins
   status err;
+  // A few elements of a block decoded in place, on their way to their places (gather::stack): in the worker,
+  // not on the stack of every block decode (a firmware task's stack is small).
+  uint8_t gather[kGatherStack];
 };
 
 namespace {
 
 constexpr size_t kScratchAlign = 64;
 constexpr size_t kScratchBlocks = 4;  // the most a block needs: two filter temporaries, bit-shuffle's, its output
-constexpr size_t kGatherStack = 256;  // bytes of elements gathered on the stack (gather::stack)
 
 // ---- Per-block work ----------------------------------------------------------------------------------------
 
@@ -203,7 +208,7 @@ struct block_need {
 // no second block is needed (the low-RAM path a partial read takes; it does what the fast path does for few
 // elements, a byte gather, so it costs no time): planes (split streams: each byte plane is decoded into the
 // part of the block the elements do not cover, then scattered to them), stack (the streams decoded in place,
-// the elements gathered through the stack). none: unshuffled into a separate output.
+// the elements gathered through the worker's buffer). none: unshuffled into a separate output.
 enum class gather : uint8_t { none, planes, stack };
 
 // How much of each stream a block needs decoded when only part of it is wanted: possible when no filter mixes
@@ -397,8 +402,8 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
         // A few needed elements: only those (element k's byte b is at b * nelems + k). Many: the whole SIMD
         // unshuffle is faster, and the elements past the decoded prefixes come out as garbage nobody reads.
         if (part.shuffle && (part.e1 - part.e0) * 4 <= ne) {
-          // gather::stack decodes in place (cur is dst): the elements go through the stack.
-          uint8_t t[kGatherStack];
+          // gather::stack decodes in place (cur is dst): the elements go through the worker's buffer.
+          uint8_t* const t = w.gather;
           uint8_t* const to = cur == target ? t : target + part.e0 * h.typesize;
           detail::elements_unshuffle(h.typesize, cur + part.e0, ne, part.e1 - part.e0, to);
           // t was just written by elements_unshuffle, and target is never null (b exists whenever a copying filter
@@ -879,6 +884,13 @@ struct chunk_decoder_access {
 
   static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
     if (!runs_parallel(d, r.count)) return detail::chunk_decode_blocks_serial(d, chunk, r);
+    return decode_blocks_parallel(d, chunk, r);
+  }
+
+  // The blocks over the executor. Its own function: its header, layout and job are on the stack only on this
+  // path, not above a serial decode.
+  __attribute__((noinline)) static status decode_blocks_parallel(chunk_decoder& d, bytes_view chunk,
+                                                                 const chunk_block_request& r) noexcept {
     chunk_header h;
     chunk_layout l;
     blocks_job j;

@@ -272,6 +272,9 @@ void shared_fields_copy(const From& f, To& t) noexcept {
   t.nthreads_decomp = f.nthreads_decomp;
 }
 
+bool spans_equal(span<const char> a, span<const char> b) noexcept {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
 }  // namespace
 
 bool names_equal(const frame_meta_entry& e, span<const char> name) noexcept {
@@ -365,6 +368,40 @@ status header_metas_read(bytes_view h, frame_meta_entry (&out)[kFrameMaxMetalaye
   if (e.ok()) e = metas_parse(h, r, n, out, &got, nullptr);
   *count = e.ok() ? got : 0;
   return e;
+}
+
+status header_meta_find(bytes_view h, span<const char> name, span<const char> alt, bool* found, uint32_t* off,
+                        uint32_t* len) noexcept {
+  *found = false;
+  if (h.size() < kFhMetalayers + 6) return make_error(errc::truncated, TESSERA_MSG("frame: header ends before its metalayers"));
+  msgpack_reader r(h);
+  (void)r.read_raw(kFhMetalayers);
+  uint32_t n = 0;
+  TESSERA_TRY(metas_count_read(r, kFrameMaxMetalayers, &n));
+  const msgpack_reader entries = r;  // the earlier names are read again from here: no table of them
+  for (uint32_t i = 0; i < n; ++i) {  // the checks and their order of metas_parse
+    const span<const char> entry_name = r.read_fixstr();
+    const int32_t entry_off = r.read_int32_fixed();
+    if (!r.ok()) return r.err();
+    if (entry_off < 0 || static_cast<uint64_t>(entry_off) + kBin32Head > h.size())
+      return make_error(errc::malformed, TESSERA_MSG("frame: metalayer offset outside its section"));
+    msgpack_reader c(h.subspan(static_cast<size_t>(entry_off)));
+    const bytes_view content = c.read_bin32();
+    if (!c.ok()) return c.err();
+    msgpack_reader earlier = entries;
+    for (uint32_t k = 0; k < i; ++k) {
+      const span<const char> earlier_name = earlier.read_fixstr();
+      (void)earlier.read_int32_fixed();
+      if (spans_equal(earlier_name, entry_name))
+        return make_error(errc::malformed, TESSERA_MSG("frame: two metalayers with the same name"));
+    }
+    if (!*found && (spans_equal(entry_name, name) || spans_equal(entry_name, alt))) {
+      *found = true;
+      *off = static_cast<uint32_t>(entry_off) + kBin32Head;
+      *len = static_cast<uint32_t>(content.size());
+    }
+  }
+  return ok_status();
 }
 
 status header_metas_parse(frame_state& s) noexcept {

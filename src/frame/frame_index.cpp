@@ -44,6 +44,16 @@ status cache_reserve(frame_state& s, size_t need) noexcept {
   return ok_status();
 }
 
+// The index's own decoder, for blocks of up to bsize bytes. Its own function: its options are not on the stack
+// under the index block's decode.
+__attribute__((noinline)) status index_decoder_init(frame_state& s, size_t bsize) noexcept {
+  chunk_decoder_options o;
+  o.max_blocksize = bsize;
+  TESSERA_TRY(chunk_decoder_init(s.lazy.decoder, s.alloc, o));
+  s.lazy.decoder_ready = true;
+  return ok_status();
+}
+
 // Reads the index entries around entry i into the cache: a decoded block, or a window of a memcpyed index.
 status cache_fill(frame_state& s, int64_t i) noexcept {
   lazy_index& z = s.lazy;
@@ -76,12 +86,7 @@ status cache_fill(frame_state& s, int64_t i) noexcept {
   if (bsize == 0 || bsize % 8 != 0) return make_error(errc::corrupt, TESSERA_MSG("frame: index blocks do not hold whole entries"));
   if (bsize > kIndexBlockMax) return make_error(errc::resource_limit, TESSERA_MSG("frame: the index chunk's blocks exceed 512 KiB"));
   TESSERA_TRY(cache_reserve(s, static_cast<size_t>(bsize)));
-  if (!z.decoder_ready) {
-    chunk_decoder_options o;
-    o.max_blocksize = static_cast<size_t>(bsize);
-    TESSERA_TRY(chunk_decoder_init(z.decoder, s.alloc, o));
-    z.decoder_ready = true;
-  }
+  if (!z.decoder_ready) TESSERA_TRY(index_decoder_init(s, static_cast<size_t>(bsize)));
   index_block_copy c;
   c.nblock = static_cast<size_t>(byte / bsize);
   c.out = z.block;

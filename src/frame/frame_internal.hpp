@@ -126,6 +126,30 @@ struct lazy_index {
   }
 };
 
+// Where a stored chunk's bytes are: a storage and the absolute position of the chunk in it.
+struct chunk_source {
+  storage st{};
+  uint64_t pos = 0;
+  uint64_t limit = 0;  // bytes available from pos (the chunk's cbytes must fit)
+};
+
+// A stored chunk read a few consecutive blocks at a time, on any thread when its storage allows concurrent reads
+// (frame_blocks_reader_init, chunk_blocks_read).
+struct chunk_blocks_reader {
+  chunk_source src;
+  const uint8_t* prefix = nullptr;  // the header and block starts as stored (data_start bytes)
+  uint32_t header_size = 0;
+  uint32_t nblocks = 0;
+  uint32_t blocksize = 0;
+  uint64_t data_start = 0;
+  uint64_t cbytes = 0;
+  bool ascending = true;  // block starts in increasing order
+  const uint8_t* sorted = nullptr;  // not ascending: the starts sorted, in the prefix buffer after the stored ones
+  uint32_t nstreams = 1;       // streams in each block but the last (block_nstreams), for the copies' check
+  uint32_t nstreams_last = 1;  // and in the last
+  bool memcpyed = false;  // the blocks are stored as they are, one after another after the header
+};
+
 struct frame_state {
   allocator alloc{};
   frame_open_options options{};
@@ -172,6 +196,7 @@ struct frame_state {
   size_t scratch_cap = 0;
   uint8_t* worker_scratch = nullptr;  // grow-only: one block's compressed bytes per decoder worker
   size_t worker_scratch_cap = 0;
+  chunk_blocks_reader workers_reader;  // the chunk those workers read their blocks from (blocks_decode_lazy)
   uint8_t* starts_sorted = nullptr;   // grow-only: a chunk's block starts sorted, when stored out of order
   size_t starts_sorted_cap = 0;
 
@@ -262,6 +287,11 @@ struct sparse_entry {
 // contents are in h.
 [[nodiscard]] status header_metas_read(bytes_view h, frame_meta_entry (&out)[kFrameMaxMetalayers],
                                        uint32_t* count) noexcept;
+// The metalayer named `name` or `alt` (the first entry with either) in a complete header: where its content is,
+// *found false when there is none. The header's metalayers are checked as header_metas_read checks them (same
+// errors, same order), reading the section as a stream: no table of entries on the stack (a reader's open).
+[[nodiscard]] status header_meta_find(bytes_view h, span<const char> name, span<const char> alt, bool* found,
+                                      uint32_t* off, uint32_t* len) noexcept;
 // Parses the metalayers section of a complete header (header_len bytes) into s.metas.
 [[nodiscard]] status header_metas_parse(frame_state& s) noexcept;
 // Writes the fixed fields (kFrameHeaderMinLen bytes) of a header from info and the other changing fields.
@@ -317,29 +347,6 @@ void index_entry_learn(frame_state& s, int64_t i, const frame_chunk_entry& e) no
 [[nodiscard]] status state_index_materialize(frame_state& s) noexcept;
 void index_lazy_release(frame_state& s) noexcept;
 
-// Where a stored chunk's bytes are: a storage and the absolute position of the chunk in it.
-struct chunk_source {
-  storage st{};
-  uint64_t pos = 0;
-  uint64_t limit = 0;  // bytes available from pos (the chunk's cbytes must fit)
-};
-
-// A stored chunk read a few consecutive blocks at a time, on any thread when its storage allows concurrent reads
-// (frame_blocks_reader_init, chunk_blocks_read).
-struct chunk_blocks_reader {
-  chunk_source src;
-  const uint8_t* prefix = nullptr;  // the header and block starts as stored (data_start bytes)
-  uint32_t header_size = 0;
-  uint32_t nblocks = 0;
-  uint32_t blocksize = 0;
-  uint64_t data_start = 0;
-  uint64_t cbytes = 0;
-  bool ascending = true;  // block starts in increasing order
-  const uint8_t* sorted = nullptr;  // not ascending: the starts sorted, in the prefix buffer after the stored ones
-  uint32_t nstreams = 1;       // streams in each block but the last (block_nstreams), for the copies' check
-  uint32_t nstreams_last = 1;  // and in the last
-  bool memcpyed = false;  // the blocks are stored as they are, one after another after the header
-};
 // Decodes the requested blocks of the stored chunk at src (frame_blocks_decode), reading only what they need; with
 // copy, decodes nothing and sets *copy to the chunk it would have decoded (frame_blocks_copy).
 [[nodiscard]] status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src,

@@ -134,11 +134,9 @@ status frame_read_common(frame_state& s, bool sparse_kind) noexcept {
   return ok_status();
 }
 
-// The source of stored chunk i (sparse: opens its entry into `entry`).
-result<chunk_source> chunk_source_get(frame_state& s, int64_t i, sparse_entry& entry) noexcept {
-  frame_chunk_entry ce;
-  TESSERA_TRY(index_entry_get(s, i, &ce));
-  const int64_t off = ce.offset;
+// The source of the stored chunk at index value off (sparse: opens its entry into `entry`). From a value the
+// caller has read: no read of the index under it.
+result<chunk_source> chunk_source_at(frame_state& s, int64_t off, sparse_entry& entry) noexcept {
   chunk_source src;
   if (s.sparse) {
     char name[16];
@@ -160,26 +158,31 @@ result<chunk_source> chunk_source_get(frame_state& s, int64_t i, sparse_entry& e
   return src;
 }
 
+// Entry i's sizes not known yet (e, as the index gave it): read from the chunk's header and learned by the index.
+// Its own function: the header buffer is on the stack after the index was read, not under the index's reads.
+__attribute__((noinline)) status index_entry_sizes_read(frame_state& s, int64_t i, frame_chunk_entry& e) noexcept {
+  if (e.offset < 0) return make_error(errc::unsupported, TESSERA_MSG("frame: special index entry in a frame of variable chunk sizes"));
+  sparse_entry entry;
+  auto src = chunk_source_at(s, e.offset, entry);
+  if (!src.ok()) return src.err();
+  uint8_t hb[kChunkHeaderExtendedSize];
+  auto h = source_header(s, *src, hb);
+  if (!h.ok()) return h.err();
+  // With a fixed chunksize the header already said each chunk's nbytes: the chunk must agree.
+  if (e.nbytes >= 0 && e.nbytes != h->nbytes)
+    return make_error(errc::corrupt, TESSERA_MSG("frame: a chunk's nbytes differs from the frame's chunksize"));
+  e.nbytes = h->nbytes;
+  e.cbytes = h->cbytes;
+  e.blocksize = h->blocksize;
+  TESSERA_TRY(entry.close());
+  index_entry_learn(s, i, e);
+  return ok_status();
+}
+
 status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept {
   frame_chunk_entry e;
   TESSERA_TRY(index_entry_get(s, i, &e));
-  if (e.nbytes < 0 || e.cbytes < 0 || e.blocksize < 0) {
-    if (e.offset < 0) return make_error(errc::unsupported, TESSERA_MSG("frame: special index entry in a frame of variable chunk sizes"));
-    sparse_entry entry;
-    auto src = chunk_source_get(s, i, entry);
-    if (!src.ok()) return src.err();
-    uint8_t hb[kChunkHeaderExtendedSize];
-    auto h = source_header(s, *src, hb);
-    if (!h.ok()) return h.err();
-    // With a fixed chunksize the header already said each chunk's nbytes: the chunk must agree.
-    if (e.nbytes >= 0 && e.nbytes != h->nbytes)
-      return make_error(errc::corrupt, TESSERA_MSG("frame: a chunk's nbytes differs from the frame's chunksize"));
-    e.nbytes = h->nbytes;
-    e.cbytes = h->cbytes;
-    e.blocksize = h->blocksize;
-    TESSERA_TRY(entry.close());
-    index_entry_learn(s, i, e);
-  }
+  if (e.nbytes < 0 || e.cbytes < 0 || e.blocksize < 0) TESSERA_TRY(index_entry_sizes_read(s, i, e));
   *out = e.nbytes;
   return ok_status();
 }
@@ -303,7 +306,7 @@ status copied_block_check(const uint8_t* copy, uint64_t start, uint64_t end, siz
 struct parallel_blocks {
   chunk_decoder* d = nullptr;
   const chunk_block_request* request = nullptr;
-  chunk_blocks_reader reader;       // the chunk's prefix (header, bstarts, dictionary) and where it is stored
+  const chunk_blocks_reader* reader = nullptr;  // the chunk's prefix (header, bstarts, dictionary) and where it is stored
   uint8_t* buffers = nullptr;       // one per worker, buffer_size bytes each
   size_t buffer_size = 0;
   uint32_t nworkers = 0;
@@ -318,7 +321,7 @@ struct parallel_blocks {
     }
     const chunk_block_request& r = *j.request;
     const size_t nblock = r.block(r.context, i);
-    auto chunk = chunk_blocks_read(j.reader, nblock, 1,
+    auto chunk = chunk_blocks_read(*j.reader, nblock, 1,
                                    bytes_mut(j.buffers + static_cast<size_t>(worker) * j.buffer_size, j.buffer_size));
     status st = chunk.ok() ? ok_status() : chunk.err();
     bytes_view decoded;
@@ -368,19 +371,45 @@ status frame_index_check(const frame_info& info, uint64_t pos, uint64_t trailer_
   return ok_status();
 }
 
-// The requested blocks of the stored chunk at src: a sparse copy of the chunk (header, bstarts, dictionary and
-// the requested blocks' streams, bstarts pointing at the copies) built in the state's scratch, then decoded.
-status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src, const chunk_block_request& r,
-                          bytes_view* copy) noexcept {
+namespace {
+
+// The requested blocks decoded by the executor's workers, each reading its own block's streams (through
+// `reader`) into its buffer (the state's worker scratch, reserved by the caller).
+__attribute__((noinline)) status blocks_decode_parallel(chunk_decoder& d, const chunk_block_request& r,
+                                                        const chunk_blocks_reader& reader, uint8_t* buffers,
+                                                        size_t buffer_size) noexcept {
+  const executor& ex = chunk_decoder_executor(d);
+  parallel_blocks job;
+  job.d = &d;
+  job.request = &r;
+  job.reader = &reader;
+  job.buffers = buffers;
+  job.buffer_size = buffer_size;
+  job.nworkers = ex.workers;
+  executor_run(ex, r.count, parallel_blocks::task, &job);
+  return job.error.result();
+}
+
+// What lazy_chunk_get leaves to its caller: decode (or hand back) *chunk, nothing (done), or the workers' reads.
+enum class lazy_next : uint8_t { decode, done, parallel };
+
+// blocks_decode_lazy's reading: *chunk is what the decoder reads for the request (in place, the whole chunk, or
+// a sparse copy of it: header, bstarts, dictionary and the requested blocks' streams, bstarts pointing at the
+// copies, built in the state's scratch); with `copying`, empty for a memcpyed chunk. Or the blocks are handled
+// here (memcpyed blocks handed to the request: done), or *reader and *buffer_size are set for the workers to
+// read their own blocks (parallel). Its own function: its frame is not under the decode.
+__attribute__((noinline)) status lazy_chunk_get(frame_state& s, chunk_decoder& d, const chunk_source& src,
+                                                const chunk_block_request& r, bool copying, bytes_view* chunk,
+                                                lazy_next* next, chunk_blocks_reader* reader,
+                                                size_t* buffer_size) noexcept {
+  *next = lazy_next::decode;
   uint8_t hb[kChunkHeaderExtendedSize];
   auto hr = source_header(s, src, hb);
   if (!hr.ok()) return hr.err();
   const chunk_header& h = *hr;
   const uint64_t cbytes = static_cast<uint64_t>(h.cbytes);
-  // The chunk the decoder reads: decoded, or (copy) handed back.
-  auto finish = [&](bytes_view chunk) -> status {
-    if (copy == nullptr) return chunk_decode_blocks(d, chunk, r);
-    *copy = chunk;
+  auto finish = [chunk](bytes_view c) -> status {
+    *chunk = c;
     return ok_status();
   };
   const bytes_view v = storage_view(src.st);
@@ -393,11 +422,12 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   };
   if (h.special != chunk_special::none || h.vlblocks || h.lazy || h.nbytes == 0 || cbytes <= 256 || r.count == 0)
     return whole();
-  if (copy != nullptr && h.memcpyed) {  // not copied: the caller decodes it with frame_blocks_decode
-    *copy = bytes_view();
+  if (copying && h.memcpyed) {  // not copied: the caller decodes it with frame_blocks_decode
+    *chunk = bytes_view();
     return ok_status();
   }
   if (h.memcpyed) {  // blocks stored as they are: read each into scratch and hand it over, in this thread
+    *next = lazy_next::done;
     for (size_t i = 0; i < r.count; ++i) {
       auto e = chunk_block_extent_get(h, bytes_view(), r.block(r.context, i));
       if (!e.ok()) return e.err();
@@ -448,31 +478,25 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
     if (total > cbytes) return whole();  // blocks asked for more than once: the chunk itself is smaller
   }
   const executor& ex = chunk_decoder_executor(d);
-  if (copy == nullptr && src.st.concurrent_reads && !delta && ex.run != nullptr && ex.workers > 1 && r.count > 1) {
+  if (!copying && src.st.concurrent_reads && !delta && ex.run != nullptr && ex.workers > 1 && r.count > 1) {
     // Buffers of all workers: at most `workers` times a block's compressed size and the chunk's prefix.
-    const size_t buffer_size = static_cast<size_t>((data_start + largest + 15) / 16 * 16);
-    if (buffer_size > SIZE_MAX / ex.workers) return make_error(errc::overflow, TESSERA_MSG("chunk: block buffers overflow"));
-    TESSERA_TRY(state_buffer_reserve(s, &s.worker_scratch, &s.worker_scratch_cap, buffer_size * ex.workers));
+    *buffer_size = static_cast<size_t>((data_start + largest + 15) / 16 * 16);
+    if (*buffer_size > SIZE_MAX / ex.workers) return make_error(errc::overflow, TESSERA_MSG("chunk: block buffers overflow"));
+    TESSERA_TRY(state_buffer_reserve(s, &s.worker_scratch, &s.worker_scratch_cap, *buffer_size * ex.workers));
     TESSERA_TRY(chunk_decoder_prepare(d, h));
-    parallel_blocks job;
-    job.d = &d;
-    job.request = &r;
-    job.reader.src = src;
-    job.reader.prefix = *pre;
-    job.reader.header_size = h.header_size;
-    job.reader.nblocks = static_cast<uint32_t>(h.nblocks);
-    job.reader.blocksize = static_cast<uint32_t>(h.blocksize);
-    job.reader.data_start = data_start;
-    job.reader.cbytes = cbytes;
-    job.reader.ascending = starts.ascending;
-    job.reader.sorted = starts.sorted;
-    job.reader.nstreams = static_cast<uint32_t>(block_nstreams(h, 0));
-    job.reader.nstreams_last = static_cast<uint32_t>(block_nstreams(h, h.nblocks - 1));
-    job.buffers = s.worker_scratch;
-    job.buffer_size = buffer_size;
-    job.nworkers = ex.workers;
-    executor_run(ex, r.count, parallel_blocks::task, &job);
-    return job.error.result();
+    reader->src = src;
+    reader->prefix = *pre;
+    reader->header_size = h.header_size;
+    reader->nblocks = static_cast<uint32_t>(h.nblocks);
+    reader->blocksize = static_cast<uint32_t>(h.blocksize);
+    reader->data_start = data_start;
+    reader->cbytes = cbytes;
+    reader->ascending = starts.ascending;
+    reader->sorted = starts.sorted;
+    reader->nstreams = static_cast<uint32_t>(block_nstreams(h, 0));
+    reader->nstreams_last = static_cast<uint32_t>(block_nstreams(h, h.nblocks - 1));
+    *next = lazy_next::parallel;
+    return ok_status();
   }
   const bool add0 = delta && later && !has0;
   block_extent e0{};
@@ -533,6 +557,22 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   for (size_t i = 0; i < r.count; ++i) TESSERA_TRY(copied(r.block(r.context, i)));
   le_store32(m + 12, static_cast<uint32_t>(total));
   return finish(bytes_view(m, static_cast<size_t>(total)));
+}
+
+}  // namespace
+
+status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& src, const chunk_block_request& r,
+                          bytes_view* copy) noexcept {
+  bytes_view chunk;
+  lazy_next next = lazy_next::decode;
+  size_t buffer_size = 0;
+  TESSERA_TRY(lazy_chunk_get(s, d, src, r, copy != nullptr, &chunk, &next, &s.workers_reader, &buffer_size));
+  if (next == lazy_next::done) return ok_status();
+  if (next == lazy_next::parallel)
+    return blocks_decode_parallel(d, r, s.workers_reader, s.worker_scratch, buffer_size);
+  if (copy == nullptr) return chunk_decode_blocks(d, chunk, r);
+  *copy = chunk;
+  return ok_status();
 }
 
 status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept {
@@ -616,7 +656,7 @@ result<bool> frame_blocks_reader_init(frame& f, int64_t nchunk, uint32_t max_blo
   if (!ref.ok()) return ref.err();
   if (ref->special != chunk_special::none) return false;
   sparse_entry none;
-  auto src = chunk_source_get(*s, nchunk, s->sparse ? *entry : none);
+  auto src = chunk_source_at(*s, ref->offset, s->sparse ? *entry : none);
   if (!src.ok()) return src.err();
   uint8_t hb[kChunkHeaderExtendedSize];
   auto hr = source_header(*s, *src, hb);
@@ -723,9 +763,12 @@ result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first,
   return bytes_view(m, static_cast<size_t>(at));
 }
 
-result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer, bool may_view) noexcept {
-  auto ref = chunk_locate(s, nchunk);
-  if (!ref.ok()) return ref.err();
+namespace {
+
+// chunk_bytes for the chunk located as ref. Its own function: its source and entry are on the stack after the
+// index was read, not under the index's reads.
+__attribute__((noinline)) result<bytes_view> chunk_bytes_of(frame_state& s, const frame_chunk_ref* ref,
+                                                            owned_array<uint8_t>* buffer, bool may_view) noexcept {
   if (ref->special != chunk_special::none) {
     uint8_t* out = nullptr;
     if (buffer != nullptr) {
@@ -739,7 +782,7 @@ result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8
     return bytes_view(out, kChunkStoredOverhead);
   }
   sparse_entry entry;
-  auto src = chunk_source_get(s, nchunk, entry);
+  auto src = chunk_source_at(s, ref->offset, entry);
   if (!src.ok()) return src.err();
   const size_t cb = static_cast<size_t>(ref->cbytes);
   if (static_cast<uint64_t>(cb) > src->limit) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk runs past the frame's data"));
@@ -758,6 +801,51 @@ result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8
   TESSERA_TRY(storage_read(src->st, src->pos, bytes_mut(out, cb)));
   TESSERA_TRY(entry.close());
   return bytes_view(out, cb);
+}
+
+}  // namespace
+
+result<bytes_view> chunk_bytes(frame_state& s, int64_t nchunk, owned_array<uint8_t>* buffer, bool may_view) noexcept {
+  auto ref = chunk_locate(s, nchunk);
+  if (!ref.ok()) return ref.err();
+  return chunk_bytes_of(s, &*ref, buffer, may_view);
+}
+
+// A chunk read from the frame decoded into out, after its blocks were checked against the state's budget. Its
+// own function: the chunk's header is on the stack beside the decode, not under the chunk's read.
+__attribute__((noinline)) result<size_t> chunk_decode_checked(frame_state& s, chunk_decoder& d, bytes_view chunk,
+                                                              bytes_mut out) noexcept {
+  auto h = chunk_header_read(chunk);
+  if (h.ok()) TESSERA_TRY(decode_scratch_check(s, d, *h));
+  return chunk_decode(d, chunk, out);
+}
+
+// frame_blocks_decode's parts after the chunk was located: on the stack after the index was read, not under
+// the index's reads (their own functions).
+__attribute__((noinline)) status special_blocks_decode(frame_state& s, chunk_decoder& d, const frame_chunk_ref& ref,
+                                                       const chunk_block_request& request) noexcept {
+  uint8_t sc[kChunkStoredOverhead];
+  special_chunk_write(ref.special, ref.nbytes, s.info.typesize, s.info.blocksize, sc);
+  return chunk_decode_blocks(d, bytes_view(sc, sizeof sc), request);
+}
+
+// The stored chunk's header at src checked against the state's budget for the decoder's scratch.
+__attribute__((noinline)) status source_scratch_check(frame_state& s, chunk_decoder& d,
+                                                      const chunk_source& src) noexcept {
+  uint8_t hb[kChunkHeaderExtendedSize];
+  auto h = source_header(s, src, hb);
+  if (!h.ok()) return h.err();
+  return decode_scratch_check(s, d, *h);
+}
+
+__attribute__((noinline)) status stored_blocks_decode(frame_state& s, chunk_decoder& d, const frame_chunk_ref& ref,
+                                                      const chunk_block_request& request) noexcept {
+  sparse_entry entry;
+  auto src = chunk_source_at(s, ref.offset, entry);
+  if (!src.ok()) return src.err();
+  TESSERA_TRY(source_scratch_check(s, d, *src));
+  TESSERA_TRY(blocks_decode_lazy(s, d, *src, request));
+  return entry.close();
 }
 
 }  // namespace detail
@@ -956,9 +1044,7 @@ result<size_t> frame_chunk_decode(frame& f, chunk_decoder& d, int64_t nchunk, by
   if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
   auto bytes = detail::chunk_bytes(*s, nchunk, nullptr);
   if (!bytes.ok()) return bytes.err();
-  auto h = chunk_header_read(*bytes);
-  if (h.ok()) TESSERA_TRY(detail::decode_scratch_check(*s, d, *h));
-  return chunk_decode(d, *bytes, out);
+  return detail::chunk_decode_checked(*s, d, *bytes, out);
 }
 
 namespace {
@@ -1000,22 +1086,8 @@ status frame_blocks_decode(frame& f, chunk_decoder& d, int64_t nchunk, const chu
     return make_error(errc::invalid_argument, TESSERA_MSG("frame_blocks_decode: request without block or consume"));
   auto ref = detail::chunk_locate(*s, nchunk);
   if (!ref.ok()) return ref.err();
-  if (ref->special != chunk_special::none) {
-    uint8_t sc[detail::kChunkStoredOverhead];
-    detail::special_chunk_write(ref->special, ref->nbytes, s->info.typesize, s->info.blocksize, sc);
-    return chunk_decode_blocks(d, bytes_view(sc, sizeof sc), request);
-  }
-  detail::sparse_entry entry;
-  auto src = detail::chunk_source_get(*s, nchunk, entry);
-  if (!src.ok()) return src.err();
-  {
-    uint8_t hb[kChunkHeaderExtendedSize];
-    auto h = detail::source_header(*s, *src, hb);
-    if (!h.ok()) return h.err();
-    TESSERA_TRY(detail::decode_scratch_check(*s, d, *h));
-  }
-  TESSERA_TRY(detail::blocks_decode_lazy(*s, d, *src, request));
-  return entry.close();
+  if (ref->special != chunk_special::none) return detail::special_blocks_decode(*s, d, *ref, request);
+  return detail::stored_blocks_decode(*s, d, *ref, request);
 }
 
 namespace detail {
@@ -1031,7 +1103,7 @@ status frame_blocks_copy(frame& f, chunk_decoder& d, int64_t nchunk, const chunk
   if (!ref.ok()) return ref.err();
   if (ref->special != chunk_special::none) return ok_status();
   sparse_entry entry;
-  auto src = chunk_source_get(*s, nchunk, entry);
+  auto src = chunk_source_at(*s, ref->offset, entry);
   if (!src.ok()) return src.err();
   // A sparse frame's entry in memory would be viewed after it is closed: not copied.
   if (s->sparse && !storage_view(src->st).empty()) return ok_status();

@@ -346,8 +346,9 @@ struct commit_parts {
   frame_info ni{};  // the header fields to commit: s.info with the new trailer length
 };
 
+// The chunk table must be in memory (state_index_materialize, which the commits call first from a small frame:
+// the index's reads are not under theirs).
 status commit_parts_get(frame_state& s, commit_parts& c) noexcept {
-  TESSERA_TRY(state_index_materialize(s));
   auto tls = trailer_size(s);
   if (!tls.ok()) return tls.err();
   c.tl = *tls;
@@ -394,7 +395,7 @@ status cframe_commit_writes(frame_state& s, const frame_info& ni, bool joined, c
   return sync_if(s);
 }
 
-status cframe_commit(frame_state& s) noexcept {
+__attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noexcept {
   commit_parts c;
   TESSERA_TRY(commit_parts_get(s, c));
   const uint32_t tl = c.tl, hl = c.hl;
@@ -462,6 +463,12 @@ status cframe_commit(frame_state& s) noexcept {
     if (size.ok() && *size > s.base + ni.frame_len) (void)storage_truncate(s.st, s.base + ni.frame_len);
   }
   return ok_status();
+}
+
+// A commit: the chunk table read into memory first, from this small frame, then the commit's own work.
+status cframe_commit(frame_state& s) noexcept {
+  TESSERA_TRY(state_index_materialize(s));
+  return cframe_commit_materialized(s);
 }
 
 // How much free space a tidy lets stand: it acts when more than 1/relocate of the frame is free (moving the
@@ -560,7 +567,7 @@ status cframe_close_tidy(frame_state& s) noexcept {
 
 namespace {
 
-status sframe_commit(frame_state& s) noexcept {
+__attribute__((noinline)) status sframe_commit_materialized(frame_state& s) noexcept {
   commit_parts c;
   TESSERA_TRY(commit_parts_get(s, c));
   const uint32_t tl = c.tl, hl = c.hl;
@@ -592,6 +599,11 @@ status sframe_commit(frame_state& s) noexcept {
     if (frame_sparse_chunk_name(s.doomed[i], name, sizeof name).ok()) (void)storage_directory_remove(s.dir, name);
   s.ndoomed = 0;
   return ok_status();
+}
+
+status sframe_commit(frame_state& s) noexcept {
+  TESSERA_TRY(state_index_materialize(s));
+  return sframe_commit_materialized(s);
 }
 
 status vlmeta_put(frame_state& s, span<const char> name, uint8_t* data, uint32_t size) noexcept {
