@@ -34,14 +34,14 @@ packages=(
   # automatically. The codec libraries are not (see above): zlib1g-dev:<arch> needs the host's exact zlib1g.
 )
 
-# RISC-V (opt-in targets, not yet in the default matrix: TESSERA_TARGETS="riscv64 rv32-baremetal"): 64-bit Linux
-# (cross compiler; qemu-riscv64 is in qemu-user) and bare-metal RV32 (GCC with its rv32 multilibs and picolibc,
-# no C++ library; qemu-system-riscv32 is in qemu-system-misc).
+# RISC-V: bare-metal RV32 (GCC with its rv32 multilibs and picolibc, no C++ library; qemu-system-riscv32 is in
+# qemu-system-misc), in the default matrix; 64-bit Linux (cross compiler; qemu-riscv64 is in qemu-user), opt-in
+# (TESSERA_TARGETS="riscv64").
+if [[ -z ${TESSERA_TARGETS:-} || " ${TESSERA_TARGETS} " == *" rv32-baremetal "* ]]; then
+  packages+=(gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc)
+fi
 if [[ " ${TESSERA_TARGETS:-} " == *" riscv64 "* ]]; then
   packages+=(g++-riscv64-linux-gnu)
-fi
-if [[ " ${TESSERA_TARGETS:-} " == *" rv32-baremetal "* ]]; then
-  packages+=(gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc)
 fi
 
 check_only=false

@@ -63,10 +63,10 @@ function(tessera_check_freestanding target)
 
     # Negative tests: probe libraries that each reference one hosted symbol, compiled with the core's flags.
     set(probe_new [[int* tessera_probe(int v) { return new int(v); }]])
-    set(probe_malloc [[#include <cstdlib>
-void* tessera_probe(unsigned n) { return std::malloc(n); }]])
-    set(probe_printf [[#include <cstdio>
-void tessera_probe(int v) { std::printf("%d\n", v); }]])
+    set(probe_malloc [[#include <stdlib.h>
+void* tessera_probe(unsigned n) { return malloc(n); }]])
+    set(probe_printf [[#include <stdio.h>
+void tessera_probe(int v) { printf("%d\n", v); }]])
     set(probe_atexit [[struct tessera_probe_object { ~tessera_probe_object(); int v; };
 tessera_probe_object& tessera_probe() { static tessera_probe_object o; return o; }]])
     set(probe_unknown [[extern "C" void tessera_probe_os_call();

@@ -74,7 +74,8 @@ function(tessera_image_symbols target)
 endfunction()
 
 # The proof that the check fails: an image compiled with exceptions (a throw and a catch) must be rejected.
-if(TESSERA_BAREMETAL AND TESSERA_BUILD_TESTS AND CMAKE_NM)
+# Not where the toolchain has no C++ library (TESSERA_NO_CXX_LIBRARY): no such image links there at all.
+if(TESSERA_BAREMETAL AND TESSERA_BUILD_TESTS AND CMAKE_NM AND NOT TESSERA_NO_CXX_LIBRARY)
   set(_probe ${CMAKE_BINARY_DIR}/unwinder_probe/unwinder_probe.cpp)
   file(CONFIGURE OUTPUT ${_probe} CONTENT [[// Generated: an image with the unwinder, which must FAIL the no-unwinder check.
 static int thrower(int v) { if (v > 0) throw v; return v; }

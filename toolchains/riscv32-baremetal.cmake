@@ -16,6 +16,10 @@ set(_tessera_rv32_cxx "-fno-exceptions -fno-rtti -fno-unwind-tables -fno-asynchr
 set(CMAKE_C_FLAGS_INIT "${_tessera_rv32_flags} ${_tessera_rv32_size}")
 set(CMAKE_CXX_FLAGS_INIT "${_tessera_rv32_flags} ${_tessera_rv32_size} ${_tessera_rv32_cxx}")
 set(CMAKE_ASM_FLAGS_INIT "${_tessera_rv32_flags}")
+# No C++ library to link: C++ programs are linked by the C driver (g++ would ask for -lstdc++).
+set(TESSERA_NO_CXX_LIBRARY ON)
+set(CMAKE_CXX_LINK_EXECUTABLE
+    "riscv64-unknown-elf-gcc <FLAGS> <CMAKE_CXX_LINK_FLAGS> <LINK_FLAGS> <OBJECTS> -o <TARGET> <LINK_LIBRARIES>")
 
 # picolibc's semihosting crt0 and its linker script: QEMU virt's RAM starts at 0x80000000 (where -bios none
 # jumps); code, data, heap and a 256 KiB stack in its first 16 MiB.

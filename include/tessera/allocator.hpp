@@ -9,10 +9,9 @@
 /// threads as long as they do not share an allocator that is not thread-safe (or the caller serializes them).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <new>
-#include <utility>
+#include <stddef.h>
+#include <stdint.h>
+#include "tessera/cxx.hpp"
 
 #include "tessera/error.hpp"
 
@@ -83,8 +82,8 @@ class owned_array {
     if (this != &o) {
       reset();
       alloc_ = o.alloc_;
-      data_ = std::exchange(o.data_, nullptr);
-      count_ = std::exchange(o.count_, 0);
+      data_ = tessera::cxx::exchange(o.data_, nullptr);
+      count_ = tessera::cxx::exchange(o.count_, 0);
     }
     return *this;
   }

@@ -35,8 +35,8 @@
 /// Not supported: zstd dictionaries when writing (arrays with dictionary chunks read fine).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/allocator.hpp"
 #include "tessera/array_partition.hpp"

@@ -26,7 +26,7 @@
 /// partition_link_auto (tessera/codecs.hpp); calling array_partition_compute itself links it too.
 #pragma once
 
-#include <cstdint>
+#include <stdint.h>
 
 #include "tessera/config.hpp"
 #include "tessera/error.hpp"

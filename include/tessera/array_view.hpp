@@ -13,7 +13,7 @@
 /// The frame must stay in place, unchanged, while the view is open. Every size it holds is checked as a claim
 /// before it is used, as array_open does; reads decode only the blocks they touch.
 #pragma once
-#include <cstdint>
+#include <stdint.h>
 
 #include "tessera/chunk.hpp"
 #include "tessera/error.hpp"

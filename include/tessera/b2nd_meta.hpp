@@ -3,8 +3,8 @@
 /// (reference/README_B2ND_METALAYER.rst). Also decodes the legacy 5-element "caterva" metalayer, which has no dtype.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/config.hpp"
 #include "tessera/error.hpp"

@@ -4,8 +4,8 @@
 /// bytes at hand, so any byte string yields either the right data or an error.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/allocator.hpp"
 #include "tessera/error.hpp"

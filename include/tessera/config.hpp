@@ -2,8 +2,8 @@
 /// Compile-time limits shared by the whole library.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #ifndef TESSERA_MAX_DIMS
 /// The most dimensions an array may have: c-blosc2's B2ND_MAX_DIM, 16. The build sets it (CMake cache variable

@@ -4,8 +4,8 @@
 /// round-trips through the metalayer unchanged, and fall back to the frame's typesize.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/error.hpp"
 #include "tessera/span.hpp"

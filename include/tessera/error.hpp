@@ -2,10 +2,8 @@
 /// Errors are values: a stable numeric code and a static message. Nothing in the core aborts on bad input.
 #pragma once
 
-#include <cstdint>
-#include <new>
-#include <type_traits>
-#include <utility>
+#include <stdint.h>
+#include "tessera/cxx.hpp"
 
 #include "tessera/config.hpp"
 
@@ -101,12 +99,12 @@ template <class T>
 class [[nodiscard]] result {
  public:
   /// A value converts implicitly, like a return value.
-  result(const T& v) noexcept(std::is_nothrow_copy_constructible_v<T>) : has_value_(true) {  // NOLINT
-    new (&storage_.value) T(v);
+  result(const T& v) noexcept(tessera::cxx::is_nothrow_copy_constructible_v<T>) : has_value_(true) {  // NOLINT
+    new (tessera::cxx::place, &storage_.value) T(v);
   }
   /// A value converts implicitly (moved).
-  result(T&& v) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(true) {  // NOLINT
-    new (&storage_.value) T(std::move(v));
+  result(T&& v) noexcept(tessera::cxx::is_nothrow_move_constructible_v<T>) : has_value_(true) {  // NOLINT
+    new (tessera::cxx::place, &storage_.value) T(tessera::cxx::move(v));
   }
   /// An error converts implicitly, like a return value. An error whose code is ok is a bug of the code that made
   /// it: it becomes invalid_argument, so a failed result never reports success.
@@ -115,12 +113,12 @@ class [[nodiscard]] result {
   }
   /// Copies the value or the error.
   result(const result& o) : has_value_(o.has_value_) {
-    if (has_value_) new (&storage_.value) T(o.storage_.value);
+    if (has_value_) new (tessera::cxx::place, &storage_.value) T(o.storage_.value);
     else storage_.err = o.storage_.err;
   }
   /// Moves the value, or copies the error.
-  result(result&& o) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(o.has_value_) {
-    if (has_value_) new (&storage_.value) T(std::move(o.storage_.value));
+  result(result&& o) noexcept(tessera::cxx::is_nothrow_move_constructible_v<T>) : has_value_(o.has_value_) {
+    if (has_value_) new (tessera::cxx::place, &storage_.value) T(tessera::cxx::move(o.storage_.value));
     else storage_.err = o.storage_.err;
   }
   result& operator=(const result&) = delete;
@@ -138,7 +136,7 @@ class [[nodiscard]] result {
   /// The value; only when ok().
   [[nodiscard]] const T& value() const& noexcept { return storage_.value; }
   /// The value, moved out; only when ok().
-  [[nodiscard]] T&& value() && noexcept { return std::move(storage_.value); }
+  [[nodiscard]] T&& value() && noexcept { return tessera::cxx::move(storage_.value); }
   T* operator->() noexcept { return &storage_.value; }              ///< the value's members; only when ok()
   const T* operator->() const noexcept { return &storage_.value; }  ///< the value's members; only when ok()
   T& operator*() & noexcept { return storage_.value; }              ///< the value; only when ok()

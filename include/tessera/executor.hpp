@@ -3,8 +3,8 @@
 /// parallel executor; the default runs every task in the calling thread.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 namespace tessera {
 

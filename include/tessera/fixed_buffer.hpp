@@ -3,8 +3,8 @@
 /// this storage seen from C; the memory port (tessera/port/memory_storage.hpp) offers it with its RAM storages.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/storage.hpp"
 

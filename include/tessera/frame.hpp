@@ -50,8 +50,8 @@
 /// that may place the blocks in any order; Tessera writes them in order, as its serial path does.)
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/allocator.hpp"
 #include "tessera/chunk.hpp"

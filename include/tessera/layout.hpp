@@ -10,8 +10,8 @@
 /// Slices over this geometry are planned in tessera/slice_plan.hpp; strided copies are in tessera/nd_copy.hpp.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/config.hpp"
 #include "tessera/error.hpp"

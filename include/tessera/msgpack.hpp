@@ -7,8 +7,8 @@
 /// Read or write a whole structure, then check err() once.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/error.hpp"
 #include "tessera/span.hpp"

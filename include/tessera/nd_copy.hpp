@@ -4,7 +4,7 @@
 /// dimensions that are contiguous in both buffers.
 #pragma once
 
-#include <cstdint>
+#include <stdint.h>
 
 #include "tessera/error.hpp"
 #include "tessera/span.hpp"

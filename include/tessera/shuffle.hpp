@@ -3,8 +3,8 @@
 /// instruction set (highway's way): a scalar reference always built, SIMD tables chosen once at run time.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/error.hpp"
 

@@ -19,7 +19,7 @@
 /// All coordinates are in items. For ndim 0 the plan is one chunk with one block and one item.
 #pragma once
 
-#include <cstdint>
+#include <stdint.h>
 
 #include "tessera/config.hpp"
 #include "tessera/error.hpp"

@@ -2,9 +2,9 @@
 /// A non-owning view of contiguous elements (C++17 has no std::span).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <type_traits>
+#include <stddef.h>
+#include <stdint.h>
+#include "tessera/cxx.hpp"
 
 namespace tessera {
 
@@ -21,7 +21,7 @@ class span {
   constexpr span(T (&array)[N]) noexcept  // NOLINT: arrays convert implicitly
       : data_(array), size_(string_size(array, N)) {}
   /// span<T> converts to span<const T>.
-  template <class U, class = std::enable_if_t<std::is_same_v<const U, T> && !std::is_same_v<U, T>>>
+  template <class U, class = tessera::cxx::enable_if_t<tessera::cxx::is_same_v<const U, T> && !tessera::cxx::is_same_v<U, T>>>
   constexpr span(span<U> other) noexcept : data_(other.data()), size_(other.size()) {}  // NOLINT
 
   [[nodiscard]] constexpr T* data() const noexcept { return data_; }        ///< the first element
@@ -40,7 +40,7 @@ class span {
 
  private:
   static constexpr size_t string_size(T* array, size_t n) noexcept {
-    if constexpr (std::is_same_v<std::remove_cv_t<T>, char>) {
+    if constexpr (tessera::cxx::is_same_v<tessera::cxx::remove_cv_t<T>, char>) {
       return n > 0 && array[n - 1] == '\0' ? n - 1 : n;
     } else {
       (void)array;

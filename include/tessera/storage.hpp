@@ -3,8 +3,8 @@
 /// port/flash); the core never opens a file. littlefs-style: a struct of callbacks and a context.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/error.hpp"
 #include "tessera/span.hpp"

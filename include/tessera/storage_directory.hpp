@@ -4,7 +4,7 @@
 /// callbacks and a context.
 #pragma once
 
-#include <cstdint>
+#include <stdint.h>
 
 #include "tessera/error.hpp"
 #include "tessera/storage.hpp"

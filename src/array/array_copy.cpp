@@ -1,8 +1,8 @@
 // New arrays from arrays: slices, copies with other chunk and block shapes, concatenations, squeeze and
 // expand_dims, and saving a frame's contents elsewhere.
-#include <cstdint>
-#include <cstring>
-#include <utility>
+#include <stdint.h>
+#include <string.h>
+#include "tessera/cxx.hpp"
 
 #include "array_internal.hpp"
 
@@ -121,8 +121,8 @@ status raw_copy(array& dst, const array_target& target, const allocator& alloc, 
   for (uint32_t i = 0; i < info->nmetalayers && nmetas < kFrameMaxMetalayers; ++i) {
     auto name = frame_meta_name(sf, i);
     if (!name.ok()) return name.err();
-    if ((name->size() == 4 && std::memcmp(name->data(), "b2nd", 4) == 0) ||
-        (name->size() == 7 && std::memcmp(name->data(), "caterva", 7) == 0))
+    if ((name->size() == 4 && memcmp(name->data(), "b2nd", 4) == 0) ||
+        (name->size() == 7 && memcmp(name->data(), "caterva", 7) == 0))
       continue;
     auto content = frame_meta_find(sf, *name);
     if (!content.ok()) return content.err();
@@ -149,7 +149,7 @@ status raw_copy(array& dst, const array_target& target, const allocator& alloc, 
   }
   TESSERA_TRY(frame_commit(f));
   array_access::plugins(dst) = array_access::plugins(src);
-  return detail::array_attach(dst, std::move(f), true, alloc, array_access::exec(src));
+  return detail::array_attach(dst, tessera::cxx::move(f), true, alloc, array_access::exec(src));
 }
 
 }  // namespace
@@ -194,7 +194,7 @@ status array_concatenate(array& dst, const array_target& target, const allocator
     return make_error(errc::invalid_argument, TESSERA_MSG("array_concatenate: itemsizes differ"));
   const span<const char> d1 = array_dtype(src1);
   const span<const char> d2 = array_dtype(src2);
-  if (d1.size() != d2.size() || (d1.size() > 0 && std::memcmp(d1.data(), d2.data(), d1.size()) != 0))
+  if (d1.size() != d2.size() || (d1.size() > 0 && memcmp(d1.data(), d2.data(), d1.size()) != 0))
     return make_error(errc::invalid_argument, TESSERA_MSG("array_concatenate: dtypes differ"));
   int64_t shape[kMaxDims] = {};
   for (int d = 0; d < l1.ndim; ++d) {

@@ -1,9 +1,8 @@
 // Creating and opening arrays, their parameters, metalayers, and packing chunks for writers that append them
 // (flash).
-#include <cstdint>
-#include <atomic>
-#include <cstring>
-#include <utility>
+#include <stdint.h>
+#include "tessera/cxx.hpp"
+#include <string.h>
 
 #include "array_internal.hpp"
 #include "base/allocated.hpp"
@@ -22,13 +21,13 @@ namespace {
 
 template <size_t N>
 bool names_equal(span<const char> a, const char (&b)[N]) noexcept {
-  return a.size() == N - 1 && std::memcmp(a.data(), b, N - 1) == 0;
+  return a.size() == N - 1 && memcmp(a.data(), b, N - 1) == 0;
 }
 
 // The dtype string for an itemsize when none is given ("|u1", "|V<n>").
 size_t default_dtype(int32_t itemsize, char* out) noexcept {
   if (itemsize == 1) {
-    std::memcpy(out, "|u1", 3);  // NOLINT(bugprone-not-null-terminated-result): out is length-counted (returns 3)
+    memcpy(out, "|u1", 3);  // NOLINT(bugprone-not-null-terminated-result): out is length-counted (returns 3)
     return 3;
   }
   char digits[12];
@@ -206,7 +205,7 @@ struct pack_job {
   int64_t from[kMaxDims] = {};  // where the chunk's first item is in src
   int64_t ext[kMaxDims] = {};   // the chunk's extent (chunkshape cut at the array's edge)
   uint8_t* chunk = nullptr;
-  std::atomic<bool> failed{false};
+  tessera::cxx::atomic<bool> failed{false};
 };
 
 // Block nblock of the chunk into dst (block_nbytes bytes). Inlined into its callers: a size build has one.
@@ -226,14 +225,14 @@ __attribute__((always_inline)) inline status pack_block_into(const pack_job& j, 
     const int32_t left = static_cast<int32_t>(j.ext[d]) - b0;
     const int32_t n = left < bs ? left : bs;
     if (n <= 0) {
-      std::memset(dst, 0, block_nbytes);
+      memset(dst, 0, block_nbytes);
       return ok_status();
     }
     padded |= n < bs;
     from[d] = j.from[d] + b0;
     region[d] = n;
   }
-  if (padded) std::memset(dst, 0, block_nbytes);
+  if (padded) memset(dst, 0, block_nbytes);
   const int64_t zero[kMaxDims] = {};
   return nd_copy_region(l.ndim, j.itemsize, j.src, j.src_shape, from, bytes_mut(dst, block_nbytes), l.blockshape,
                         zero, region);
@@ -259,8 +258,8 @@ __attribute__((always_inline)) inline status pack_job_init(pack_job& j, const ar
 
 void pack_task(void* context, size_t i, uint32_t) noexcept {
   auto& j = *static_cast<pack_job*>(context);
-  if (j.failed.load(std::memory_order_relaxed)) return;
-  if (!pack_block(j, static_cast<int64_t>(i)).ok()) j.failed.store(true, std::memory_order_relaxed);
+  if (j.failed.load(tessera::cxx::memory_order_relaxed)) return;
+  if (!pack_block(j, static_cast<int64_t>(i)).ok()) j.failed.store(true, tessera::cxx::memory_order_relaxed);
 }
 
 #if TESSERA_SPEED_PATHS
@@ -276,7 +275,7 @@ status gather_block(void* context, size_t nblock, bytes_mut dst) noexcept {
 status chunk_pack_serial(const array_layout& layout, int64_t itemsize, bytes_view items, const int64_t* ext,
                          uint8_t* chunk) noexcept {
   if (layout.ndim == 0) {  // one item
-    std::memcpy(chunk, items.data(), static_cast<size_t>(itemsize));
+    memcpy(chunk, items.data(), static_cast<size_t>(itemsize));
     return ok_status();
   }
   pack_job j;
@@ -328,7 +327,7 @@ status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nc
     return make_error(errc::buffer_too_small, TESSERA_MSG("array: chunk buffer too small"));
   if (layout.ndim == 0) {  // one item
     if (src.size() < static_cast<size_t>(itemsize)) return make_error(errc::buffer_too_small, TESSERA_MSG("array: no item to pack"));
-    std::memcpy(chunk_buf.data(), src.data(), static_cast<size_t>(itemsize));
+    memcpy(chunk_buf.data(), src.data(), static_cast<size_t>(itemsize));
     return ok_status();
   }
   j.chunk = chunk_buf.data();
@@ -336,7 +335,7 @@ status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nc
   // Parallel when each worker gets at least ~64 KiB to copy (a wake-up costs about that much copying).
   if (exec.run != nullptr && exec.workers > 1 && chunk_nbytes >= int64_t{64} * 1024 * exec.workers && nblocks > 1) {
     executor_run(exec, nblocks, pack_task, &j);
-    if (j.failed.load(std::memory_order_relaxed))
+    if (j.failed.load(tessera::cxx::memory_order_relaxed))
       return make_error(errc::out_of_range, TESSERA_MSG("array: the chunk's source region is outside the source"));
     return ok_status();
   }
@@ -417,7 +416,7 @@ status array_meta_publish(array& a) noexcept {
   owned_array<uint8_t> buf;
   TESSERA_TRY(buf.allocate(array_access::alloc(a), old->size()));
   // Bytes past the new structure keep their old values (readers ignore them, as the reference does).
-  std::memcpy(buf.data(), old->data(), old->size());
+  memcpy(buf.data(), old->data(), old->size());
   auto n = b2nd_meta_encode(meta, bytes_mut(buf.data(), buf.size()));
   if (!n.ok()) return n.err();
   return frame_meta_update(f, name, bytes_view(buf.data(), buf.size()));
@@ -443,11 +442,11 @@ status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, 
   array_access::dtype_format(a) = g.meta.dtype_format;
   const span<const char> dt = b2nd_meta_dtype_or_default(g.meta);
   TESSERA_TRY(array_access::dtype(a).allocate(alloc, dt.size()));
-  if (!dt.empty()) std::memcpy(array_access::dtype(a).data(), dt.data(), dt.size());
+  if (!dt.empty()) memcpy(array_access::dtype(a).data(), dt.data(), dt.size());
   array_access::encode(a) = encode_params_from(*info, g.sizes.block_nbytes);
   array_access::encode(a).plugins = array_access::plugins(a);
   TESSERA_TRY(decoder_setup(a));
-  array_access::frm(a) = std::move(f);
+  array_access::frm(a) = tessera::cxx::move(f);
   array_access::writable(a) = writable;
   array_access::open(a) = true;
   return ok_status();
@@ -653,7 +652,7 @@ status chunks_write_parallel(array& a, const detail::array_source& source, const
   const chunk_encode_params& params = array_access::encode(a);
   owned_array<chunk_encoder> encoders;
   TESSERA_TRY(encoders.allocate(alloc, w));
-  for (uint32_t i = 0; i < w; ++i) new (&encoders[i]) chunk_encoder;
+  for (uint32_t i = 0; i < w; ++i) new (tessera::cxx::place, &encoders[i]) chunk_encoder;
   struct encoders_guard {
     owned_array<chunk_encoder>& e;
     uint32_t n;
@@ -731,7 +730,7 @@ status array_create_from_source(array& a, const array_target& target, const allo
     TESSERA_TRY(array_frame_setup_make(*setup, params));
     frame f;
     TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup->frame));
-    TESSERA_TRY(array_attach(a, std::move(f), true, alloc, params.exec, true));
+    TESSERA_TRY(array_attach(a, tessera::cxx::move(f), true, alloc, params.exec, true));
   }
   TESSERA_TRY(array_check_writable(a));
   const array_layout& l = array_access::layout(a);
@@ -810,7 +809,7 @@ status array_create(array& a, const array_target& target, const allocator& alloc
   }
   frame f;
   TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup->frame));
-  TESSERA_TRY(detail::array_attach(a, std::move(f), true, alloc, params.exec, true));
+  TESSERA_TRY(detail::array_attach(a, tessera::cxx::move(f), true, alloc, params.exec, true));
   // Special chunks, as the reference's b2nd_zeros / b2nd_nans / b2nd_uninit / b2nd_full write them.
   owned_array<uint8_t> chunk;
   const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
@@ -829,7 +828,7 @@ namespace {
 
 status open_common(array& a, frame& f, const allocator& alloc, const array_open_options& options) noexcept {
   array_access::plugins(a) = options.plugins;
-  status s = detail::array_attach(a, std::move(f), options.frame.writable, alloc, options.exec);
+  status s = detail::array_attach(a, tessera::cxx::move(f), options.frame.writable, alloc, options.exec);
   if (!s.ok()) (void)frame_close(f);
   return s;
 }
@@ -852,7 +851,7 @@ status array_open_sparse(array& a, const storage_directory& dir, const allocator
 status array_open_frame(array& a, frame&& f, bool writable, const allocator& alloc, const executor& exec,
                         const chunk_plugins* plugins) noexcept {
   array_access::plugins(a) = plugins;
-  return detail::array_attach(a, std::move(f), writable, alloc, exec);
+  return detail::array_attach(a, tessera::cxx::move(f), writable, alloc, exec);
 }
 
 status array_open_again(array& reader, const array& a, const allocator& alloc, const executor& exec) noexcept {
@@ -867,11 +866,11 @@ status array_open_again(array& reader, const array& a, const allocator& alloc, c
     if (!last.ok()) return last;
     array fresh;
     array_access::plugins(fresh) = array_access::plugins(a);
-    last = detail::array_attach(fresh, std::move(f), false, alloc, exec);
+    last = detail::array_attach(fresh, tessera::cxx::move(f), false, alloc, exec);
     if (last.ok()) {
       fresh.auto_commit = a.auto_commit;
       (void)array_close(reader);
-      reader = std::move(fresh);
+      reader = tessera::cxx::move(fresh);
       return ok_status();
     }
     if (last.code != errc::malformed && last.code != errc::corrupt) break;
@@ -885,7 +884,7 @@ status array_refresh(array& a) noexcept {
   array fresh;
   TESSERA_TRY(array_open_again(fresh, a, array_access::alloc(a), array_access::exec(a)));
   (void)array_close(a);
-  a = std::move(fresh);
+  a = tessera::cxx::move(fresh);
   return ok_status();
 }
 

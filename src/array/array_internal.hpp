@@ -2,9 +2,9 @@
 // and chunk-packing cores the public calls are built from.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "chunk/chunk_internal.hpp"
 #include "base/message_format.hpp"

@@ -1,8 +1,8 @@
 // Writing an orthogonal selection (c-blosc2's b2nd_set_orthogonal_selection): the selection's indices are
 // sorted per dimension and grouped by chunk, so each touched chunk is decoded once, gets all its items, and is
 // encoded and written once.
-#include <cstdint>
-#include <cstring>
+#include <stdint.h>
+#include <string.h>
 
 #include "array_internal.hpp"
 #include "orthogonal_sort.hpp"
@@ -134,7 +134,7 @@ status array_orthogonal_write(array& a, const int64_t* const* indices, const int
         from += x.pos * src_strides[d];
         to += chunk_item_offset(l, d, x.value);
       }
-      std::memcpy(chunk.data() + to * itemsize, src.data() + from * itemsize, static_cast<size_t>(itemsize));
+      memcpy(chunk.data() + to * itemsize, src.data() + from * itemsize, static_cast<size_t>(itemsize));
       int d = ndim - 1;
       for (; d >= 0; --d) {
         if (++k[d] < g[d][gi[d] + 1]) break;

@@ -1,8 +1,7 @@
 // Reading: slices (only the chunks and blocks they touch), single items, orthogonal selections.
-#include <atomic>
-#include <cstdint>
-#include <cstring>
-#include <new>
+#include "tessera/cxx.hpp"
+#include <stdint.h>
+#include <string.h>
 
 #include "base/first_error.hpp"
 #include "chunk/chunk_internal.hpp"
@@ -49,9 +48,9 @@ status region_fill(int ndim, int64_t itemsize, bytes_mut dst, const int64_t* dst
     for (int i = 0; i < ndim; ++i) off += (dst_start[i] + idx[i]) * strides[i];
     uint8_t* p = dst.data() + off * itemsize;
     if (all_zero) {
-      std::memset(p, 0, static_cast<size_t>(row * itemsize));
+      memset(p, 0, static_cast<size_t>(row * itemsize));
     } else {
-      for (int64_t k = 0; k < row; ++k) std::memcpy(p + k * itemsize, item.data(), static_cast<size_t>(itemsize));
+      for (int64_t k = 0; k < row; ++k) memcpy(p + k * itemsize, item.data(), static_cast<size_t>(itemsize));
     }
     int d = ndim - 2;
     for (; d >= 0; --d) {
@@ -64,7 +63,7 @@ status region_fill(int ndim, int64_t itemsize, bytes_mut dst, const int64_t* dst
 }
 
 status special_item(chunk_special kind, int32_t itemsize, uint8_t* out) noexcept {
-  std::memset(out, 0, static_cast<size_t>(itemsize));
+  memset(out, 0, static_cast<size_t>(itemsize));
   if (kind == chunk_special::nan) {
     // IEEE quiet NaNs, little-endian, as the reference's set_nans writes them.
     if (itemsize == 4) {
@@ -166,14 +165,14 @@ struct chunk_copy_job {
   int64_t parts = 1;                     // slabs per block
   int64_t nunits = 0;                    // nblocks * parts
   int64_t units_per_task = 0;
-  std::atomic<bool> failed{false};
+  tessera::cxx::atomic<bool> failed{false};
 
   void reset() noexcept {  // for the next chunk (t is set by chunk_copy_init)
     chunk = nullptr;
     parts = 1;
     nunits = 0;
     units_per_task = 0;
-    failed.store(false, std::memory_order_relaxed);
+    failed.store(false, tessera::cxx::memory_order_relaxed);
   }
 };
 
@@ -205,7 +204,7 @@ void chunk_copy_units(chunk_copy_job& j, int64_t u0, int64_t u1) noexcept {
     }
     const bytes_view block(j.chunk + nblock * block_nbytes, static_cast<size_t>(block_nbytes));
     const status s = nd_copy_region(l.ndim, t.itemsize, block, l.blockshape, src_start, t.out, t.out_shape, dst, shape);
-    if (!s.ok()) j.failed.store(true, std::memory_order_relaxed);
+    if (!s.ok()) j.failed.store(true, tessera::cxx::memory_order_relaxed);
   }
 }
 
@@ -234,7 +233,7 @@ status chunk_copy_out(array& a, chunk_copy_job& j) noexcept {
     ntasks = (j.nunits + j.units_per_task - 1) / j.units_per_task;
     executor_run(e, static_cast<size_t>(ntasks), chunk_copy_task, &j);
   }
-  if (j.failed.load(std::memory_order_relaxed))
+  if (j.failed.load(tessera::cxx::memory_order_relaxed))
     return make_error(errc::corrupt, TESSERA_MSG("array: a block's copy region disagrees with the geometry"));
   return ok_status();
 }
@@ -590,9 +589,9 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
 #endif
   if (state.size() < words) TESSERA_TRY(state.allocate(array_access::alloc(a), words));
 #if !TESSERA_SPEED_PATHS
-  batch_job* batch = with_batch ? new (state.data() + reader_words) batch_job : nullptr;
+  batch_job* batch = with_batch ? new (tessera::cxx::place, state.data() + reader_words) batch_job : nullptr;
 #endif
-  slice_reader& r = *new (state.data()) slice_reader(a, out, out_shape, out_start, batch);
+  slice_reader& r = *new (tessera::cxx::place, state.data()) slice_reader(a, out, out_shape, out_start, batch);
   const slice_reader_scope scope{&r, TESSERA_SPEED_PATHS ? nullptr : batch};
   slice_plan& plan = r.plan;
   TESSERA_TRY(slice_plan_init(plan, l, start, stop));
@@ -630,7 +629,7 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
   }
 #endif
   if (batch != nullptr) batch->d = &array_access::decoder(a);
-  slice_chunk_iterator& chunks = *new (&r.chunks) slice_chunk_iterator(plan);
+  slice_chunk_iterator& chunks = *new (tessera::cxx::place, &r.chunks) slice_chunk_iterator(plan);
 #if TESSERA_SPEED_PATHS
   const int64_t slice_bytes = plan.nitems * itemsize;
   if (rows_read_possible(a, plan, slice_bytes)) {
@@ -791,9 +790,9 @@ status array_orthogonal_read(array& a, const int64_t* const* indices, const int6
         dst += e.pos * out_strides[d];
       }
       uint8_t* to = out.data() + dst * itemsize;
-      if (!is_special) std::memcpy(to, block + src * itemsize, static_cast<size_t>(itemsize));  // NOLINT(clang-analyzer-core.NonNullParamChecker): block is set whenever the chunk is not special
-      else if (ref->special == chunk_special::nan) std::memcpy(to, special, static_cast<size_t>(itemsize));
-      else std::memset(to, 0, static_cast<size_t>(itemsize));
+      if (!is_special) memcpy(to, block + src * itemsize, static_cast<size_t>(itemsize));  // NOLINT(clang-analyzer-core.NonNullParamChecker): block is set whenever the chunk is not special
+      else if (ref->special == chunk_special::nan) memcpy(to, special, static_cast<size_t>(itemsize));
+      else memset(to, 0, static_cast<size_t>(itemsize));
       int d = ndim - 1;
       for (; d >= 0; --d) {
         if (++k[d] < g[d][gi[d] + 1]) break;

@@ -1,7 +1,7 @@
 // Changing an array's shape in place: resize, insert, append, delete. The chunk grid is edited with chunk
 // deletes and zero-chunk inserts (special index entries); the b2nd metalayer is rewritten after the chunks.
-#include <cstdint>
-#include <cstring>
+#include <stdint.h>
+#include <string.h>
 
 #include "array_internal.hpp"
 #include "tessera/nd_copy.hpp"
@@ -136,10 +136,10 @@ status zero_exposed(array& a, const array_layout& old_l) noexcept {
       if (whole) continue;
       const int64_t zero[kMaxDims] = {};
       bytes_mut blk(chunk.data() + b * block_nbytes, static_cast<size_t>(block_nbytes));
-      std::memset(tmp.data(), 0, tmp.size());
+      memset(tmp.data(), 0, tmp.size());
       TESSERA_TRY(nd_copy_region(l.ndim, itemsize, blk, l.blockshape, zero, bytes_mut(tmp.data(), tmp.size()),
                                  l.blockshape, zero, keep));
-      std::memcpy(blk.data(), tmp.data(), tmp.size());
+      memcpy(blk.data(), tmp.data(), tmp.size());
     }
     auto enc = detail::array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
     if (!enc.ok()) return enc.err();

@@ -3,8 +3,8 @@
 // slices with the array's touched-block request; only the glue is its own.
 #include "tessera/array_view.hpp"
 
-#include <cstring>
-#include <new>
+#include <string.h>
+#include "tessera/cxx.hpp"
 
 #include "../chunk/chunk_internal.hpp"
 #include "../frame/frame_internal.hpp"
@@ -80,7 +80,7 @@ struct entry_read {
   static status consume(void* c, size_t, bytes_view decoded, uint32_t) noexcept {
     auto& e = *static_cast<entry_read*>(c);
     if (decoded.size() < e.at + 8) return make_error(errc::corrupt, TESSERA_MSG("frame: index block shorter than its header says"));
-    std::memcpy(e.bytes, decoded.data() + e.at, 8);
+    memcpy(e.bytes, decoded.data() + e.at, 8);
     return ok_status();
   }
 };
@@ -160,12 +160,12 @@ status array_view_open(array_view& v, bytes_view frame, const allocator& alloc, 
 
 status array_view_slice_read(array_view& v, const int64_t* start, const int64_t* stop, bytes_mut out) noexcept {
   if (!v.open) return make_error(errc::invalid_argument, TESSERA_MSG("array_view: not open"));
-  view_read_state& st = *new (v.read_state) view_read_state;  // trivially destructible: nothing to end
+  view_read_state& st = *new (tessera::cxx::place, v.read_state) view_read_state;  // trivially destructible: nothing to end
   slice_plan& plan = st.plan;
   TESSERA_TRY(slice_plan_init(plan, v.layout, start, stop));
   if (static_cast<uint64_t>(out.size()) / static_cast<uint64_t>(v.itemsize) < static_cast<uint64_t>(plan.nitems))
     return make_error(errc::buffer_too_small, TESSERA_MSG("array: output buffer smaller than its shape"));
-  slice_chunk_iterator& chunks = *new (&st.chunks) slice_chunk_iterator(plan);
+  slice_chunk_iterator& chunks = *new (tessera::cxx::place, &st.chunks) slice_chunk_iterator(plan);
   touched_blocks& t = st.t;
   while (chunks.next()) {
     const slice_chunk& c = chunks.chunk();

@@ -1,6 +1,6 @@
 // Writing slices: only the touched chunks are decoded (unless wholly covered) and re-encoded.
-#include <cstdint>
-#include <cstring>
+#include <stdint.h>
+#include <string.h>
 
 #include "array_internal.hpp"
 #include "tessera/nd_copy.hpp"
@@ -43,7 +43,7 @@ status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
     const slice_chunk& c = chunks.chunk();
     if (c.covers_chunk) {
       // The whole chunk is replaced: start from zeros so its padding is zero (as the reference does).
-      std::memset(chunk.data(), 0, chunk.size());
+      memset(chunk.data(), 0, chunk.size());
     } else {
       auto r = frame_chunk_decode(f, array_access::decoder(a), c.nchunk, bytes_mut(chunk.data(), chunk.size()));
       if (!r.ok()) return r.err();

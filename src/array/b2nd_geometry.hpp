@@ -2,7 +2,7 @@
 // of the file (what layout_init refuses as an argument is a malformed file here) and against the memory budget.
 // Shared by array_open (array_create.cpp) and the in-memory view (array_view.cpp).
 #pragma once
-#include <cstdint>
+#include <stdint.h>
 
 #include "tessera/b2nd_meta.hpp"
 #include "tessera/executor.hpp"

@@ -2,7 +2,7 @@
 // holds are consecutive (array_orthogonal_read groups them by block, array_orthogonal_write by chunk).
 #pragma once
 
-#include <cstdint>
+#include <stdint.h>
 
 namespace tessera::detail {
 

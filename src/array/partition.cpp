@@ -1,5 +1,5 @@
 // Automatic chunk and block shapes (tessera/array_partition.hpp has the rule and where it comes from).
-#include <cstdint>
+#include <stdint.h>
 
 #include "array_internal.hpp"
 #include "chunk/chunk_internal.hpp"

@@ -13,7 +13,7 @@
 // blocks are read straight into the staging. With several workers the storage must allow concurrent reads.
 #pragma once
 
-#include <cstdint>
+#include <stdint.h>
 
 #include "chunk/chunk_internal.hpp"
 #include "frame/frame_internal.hpp"

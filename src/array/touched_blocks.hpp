@@ -5,7 +5,7 @@
 // far apart keeps the workers off each other's lines. Shared by the array's slice reads and
 // the in-memory view (array_view.cpp); as a chunk_block_request it copies each decoded block's part out.
 #pragma once
-#include <cstdint>
+#include <stdint.h>
 
 #include "tessera/chunk.hpp"
 #include "tessera/layout.hpp"

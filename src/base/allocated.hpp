@@ -2,7 +2,7 @@
 // chunks) that a firmware task's stack has no room for. Destroyed and freed with its holder.
 #pragma once
 
-#include <new>
+#include "tessera/cxx.hpp"
 
 #include "tessera/allocator.hpp"
 #include "tessera/error.hpp"
@@ -23,7 +23,7 @@ class allocated {
     void* p = allocator_allocate(a, sizeof(T), alignof(T));
     if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("allocator refused a temporary state"));
     alloc_ = a;
-    object_ = new (p) T();
+    object_ = new (tessera::cxx::place, p) T();
     return ok_status();
   }
   T& operator*() const noexcept { return *object_; }

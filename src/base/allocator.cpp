@@ -1,6 +1,6 @@
 #include "tessera/allocator.hpp"
 
-#include <cstring>
+#include <string.h>
 
 namespace tessera {
 
@@ -51,7 +51,7 @@ void* allocator_reallocate(const allocator& a, void* block, size_t old_size, siz
   void* p = allocator_allocate(a, new_size, alignment);
   if (p == nullptr) return nullptr;
   const size_t n = keep < new_size ? keep : new_size;
-  if (n > 0) std::memcpy(p, block, n);
+  if (n > 0) memcpy(p, block, n);
   allocator_deallocate(a, block, old_size, alignment);
   return p;
 }

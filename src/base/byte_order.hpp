@@ -2,9 +2,9 @@
 // offsets and sizes, chunks and filter elements are little-endian, on every host. Private to the core.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 namespace tessera::detail {
 
@@ -23,13 +23,13 @@ inline U le_swap(U v) noexcept {  // v in little-endian order and back
 template <typename U>
 inline U le_load_as(const uint8_t* p) noexcept {
   U v;
-  std::memcpy(&v, p, sizeof v);
+  memcpy(&v, p, sizeof v);
   return le_swap(v);
 }
 template <typename U>
 inline void le_store_as(uint8_t* p, U v) noexcept {
   v = le_swap(v);
-  std::memcpy(p, &v, sizeof v);
+  memcpy(p, &v, sizeof v);
 }
 inline uint16_t le_load16(const uint8_t* p) noexcept { return le_load_as<uint16_t>(p); }
 inline uint32_t le_load32(const uint8_t* p) noexcept { return le_load_as<uint32_t>(p); }

@@ -2,7 +2,7 @@
 // other tasks check to stop early. The caller reads result() after the executor run has returned.
 #pragma once
 
-#include <atomic>
+#include "tessera/cxx.hpp"
 
 #include "tessera/error.hpp"
 
@@ -11,15 +11,15 @@ namespace tessera::detail {
 class first_error {
  public:
   void set(const status& e) noexcept {
-    if (!claimed_.exchange(true, std::memory_order_acq_rel)) error_ = e;
-    failed_.store(true, std::memory_order_release);
+    if (!claimed_.exchange(true, tessera::cxx::memory_order_acq_rel)) error_ = e;
+    failed_.store(true, tessera::cxx::memory_order_release);
   }
-  [[nodiscard]] bool any() const noexcept { return failed_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool any() const noexcept { return failed_.load(tessera::cxx::memory_order_acquire); }
   [[nodiscard]] status result() const noexcept { return any() ? error_ : ok_status(); }
 
  private:
-  std::atomic<bool> failed_{false};
-  std::atomic<bool> claimed_{false};
+  tessera::cxx::atomic<bool> failed_{false};
+  tessera::cxx::atomic<bool> claimed_{false};
   status error_;
 };
 

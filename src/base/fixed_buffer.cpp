@@ -1,7 +1,7 @@
 // The fixed buffer storage (tessera/fixed_buffer.hpp), which the C API's tessera_buffer wraps.
 #include "tessera/fixed_buffer.hpp"
 
-#include <cstring>
+#include <string.h>
 
 namespace tessera {
 
@@ -17,15 +17,15 @@ namespace {
 status fixed_read(void* c, uint64_t offset, bytes_mut dst) noexcept {
   auto* b = static_cast<fixed_buffer*>(c);
   if (offset > b->size || dst.size() > b->size - offset) return make_error(errc::truncated, TESSERA_MSG("buffer: read past the end"));
-  if (!dst.empty()) std::memcpy(dst.data(), b->data + offset, dst.size());
+  if (!dst.empty()) memcpy(dst.data(), b->data + offset, dst.size());
   return ok_status();
 }
 status fixed_write(void* c, uint64_t offset, bytes_view src) noexcept {
   auto* b = static_cast<fixed_buffer*>(c);
   if (offset > b->capacity || src.size() > b->capacity - offset)
     return make_error(errc::no_space, TESSERA_MSG("buffer: write past the capacity"));
-  if (offset > b->size) std::memset(b->data + b->size, 0, static_cast<size_t>(offset) - b->size);  // a gap reads as zeros
-  if (!src.empty()) std::memmove(b->data + offset, src.data(), src.size());
+  if (offset > b->size) memset(b->data + b->size, 0, static_cast<size_t>(offset) - b->size);  // a gap reads as zeros
+  if (!src.empty()) memmove(b->data + offset, src.data(), src.size());
   const size_t end = static_cast<size_t>(offset) + src.size();
   if (end > b->size) b->size = end;
   return ok_status();
@@ -37,7 +37,7 @@ status fixed_size(void* c, uint64_t* out) noexcept {
 status fixed_truncate(void* c, uint64_t size) noexcept {
   auto* b = static_cast<fixed_buffer*>(c);
   if (size > b->capacity) return make_error(errc::no_space, TESSERA_MSG("buffer: truncate past the capacity"));
-  if (size > b->size) std::memset(b->data + b->size, 0, static_cast<size_t>(size) - b->size);
+  if (size > b->size) memset(b->data + b->size, 0, static_cast<size_t>(size) - b->size);
   b->size = static_cast<size_t>(size);
   return ok_status();
 }

@@ -3,8 +3,8 @@
 // without messages never links it.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 namespace tessera::detail {
 

@@ -2,7 +2,7 @@
 // use. Its own object file: a program links it only when it calls them.
 #include "tessera/capi_bridge.hpp"
 
-#include <new>
+#include "tessera/cxx.hpp"
 
 namespace tessera {
 
@@ -49,7 +49,7 @@ tessera_status dir_open(void* context, const char* name, int32_t mode, const tes
   }
   void* p = allocator_allocate(d.alloc, sizeof(entry_box), alignof(entry_box));
   if (p == nullptr) return status_to_c(make_error(errc::out_of_memory, TESSERA_MSG("directory: allocator refused an entry")));
-  entry_box* b = new (p) entry_box();
+  entry_box* b = new (tessera::cxx::place, p) entry_box();
   const status s = storage_directory_open(d.dir, name, static_cast<storage_open>(mode), &b->cxx);
   if (s.ok()) {
     b->c = storage_to_c(&b->cxx);

@@ -3,8 +3,8 @@
 // handle behind tessera_array*.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/array.hpp"
 #include "tessera/capi_bridge.hpp"

@@ -3,10 +3,10 @@
 // handle, the storage and executor trampolines, the parameter conversion) is in capi_internal.hpp.
 #include "tessera/tessera.h"
 
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <new>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "tessera/cxx.hpp"
 
 #include "base/allocated.hpp"
 #include "capi_internal.hpp"
@@ -121,7 +121,7 @@ void tessera_array_params_init_layout(tessera_array_params* p, uint32_t layout) 
     return;
   }
   const tessera::array_params d;
-  std::memset(p, 0, sizeof(*p));
+  memset(p, 0, sizeof(*p));
   p->layout = layout;
   p->ndim = 0;
   p->dtype = nullptr;
@@ -332,7 +332,7 @@ tessera_status name_out(const tessera::result<tessera::span<const char>>& r, cha
   if (!r.ok()) return to_c(r.err());
   if (len != nullptr) *len = r->size();
   if (name == nullptr || size < r->size() + 1) return c_error(errc::buffer_too_small, TESSERA_MSG("capi: name buffer smaller than the name and its NUL"));
-  if (!r->empty()) std::memcpy(name, r->data(), r->size());
+  if (!r->empty()) memcpy(name, r->data(), r->size());
   name[r->size()] = '\0';
   return c_ok();
 }

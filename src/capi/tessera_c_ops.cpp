@@ -1,10 +1,10 @@
 // The C API beyond creating, reading and writing (tessera.h, from "Executors" on): executors, sparse frames on a
 // caller's directory, readers that follow a writer, items and selections, shape changes, new arrays from arrays,
 // chunk access. Also the shared glue of capi_internal.hpp.
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <new>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "tessera/cxx.hpp"
 
 #include "capi_internal.hpp"
 #include "tessera/array.hpp"
@@ -189,7 +189,7 @@ status plugins_copy(plugin_tables& t, const tessera_plugins* c, const allocator&
   TESSERA_TRY(t.filters.allocate(alloc, c->nfilters));
   for (size_t i = 0; i < c->ncodecs; ++i) {
     t.c_codecs[i] = c->codecs[i];
-    chunk_user_codec* e = new (&t.codecs[i]) chunk_user_codec();
+    chunk_user_codec* e = new (tessera::cxx::place, &t.codecs[i]) chunk_user_codec();
     e->id = c->codecs[i].id;
     e->encode = if_present(c->codecs[i].encode, user_encode);
     e->decode = if_present(c->codecs[i].decode, user_decode);
@@ -197,7 +197,7 @@ status plugins_copy(plugin_tables& t, const tessera_plugins* c, const allocator&
   }
   for (size_t i = 0; i < c->nfilters; ++i) {
     t.c_filters[i] = c->filters[i];
-    chunk_user_filter* e = new (&t.filters[i]) chunk_user_filter();
+    chunk_user_filter* e = new (tessera::cxx::place, &t.filters[i]) chunk_user_filter();
     e->id = c->filters[i].id;
     e->forward = if_present(c->filters[i].forward, user_forward);
     e->backward = if_present(c->filters[i].backward, user_backward);
@@ -219,7 +219,7 @@ tessera_status layout_check(uint32_t layout) noexcept {
 
 void info_fill(const array_layout& l, int64_t itemsize, span<const char> dtype, int64_t cbytes, int64_t chunks_nbytes,
                tessera_array_info* out) noexcept {
-  std::memset(out, 0, sizeof(*out));
+  memset(out, 0, sizeof(*out));
   out->ndim = l.ndim;
   for (int d = 0; d < l.ndim; ++d) {
     out->shape[d] = l.shape[d];
@@ -245,7 +245,7 @@ tessera_status handle_new(tessera_array** out, const tessera_storage* storage, c
   const allocator a = allocator_from_c(*alloc);
   void* p = allocator_allocate(a, sizeof(tessera_array), alignof(tessera_array));
   if (p == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("capi: allocator refused the array handle"));
-  tessera_array* h = new (p) tessera_array();
+  tessera_array* h = new (tessera::cxx::place, p) tessera_array();
   h->alloc = a;
   if (storage != nullptr) {
     h->c_storage = *storage;
@@ -284,7 +284,7 @@ tessera_status handle_finish(tessera_array** out, tessera_array* h, const status
     handle_free(h);
     return c_error(errc::out_of_memory, TESSERA_MSG("capi: allocator refused the dtype's copy"));
   }
-  if (!dtype.empty()) std::memcpy(h->dtype, dtype.data(), dtype.size());
+  if (!dtype.empty()) memcpy(h->dtype, dtype.data(), dtype.size());
   h->dtype[dtype.size()] = '\0';
   *out = h;
   return c_ok();
@@ -667,7 +667,7 @@ tessera_status tessera_array_save(tessera_array** out, const tessera_array_targe
 void tessera_chunk_params_init(tessera_chunk_params* p) {
   if (p == nullptr) return;
   const tessera::chunk_encode_params d;
-  std::memset(p, 0, sizeof(*p));
+  memset(p, 0, sizeof(*p));
   p->typesize = d.typesize;
   p->clevel = d.clevel;
   p->codec = static_cast<int32_t>(d.compressor);
@@ -770,7 +770,7 @@ tessera_status tessera_array_chunk_read(tessera_array* a, int64_t nchunk, void* 
   const size_t n = r->size();
   *written = n;
   if (n > size) return c_error(errc::buffer_too_small, TESSERA_MSG("capi: chunk larger than out"));
-  if (n != 0) std::memcpy(out, r->data(), n);
+  if (n != 0) memcpy(out, r->data(), n);
   return c_ok();
 }
 

@@ -1,8 +1,8 @@
 // The C face of the decode-only reader (tessera/array_view.hpp): its own object file, so that a C firmware that
 // only reads links neither the array API nor the rest of the C API.
-#include <cstddef>
-#include <cstdint>
-#include <new>
+#include <stddef.h>
+#include <stdint.h>
+#include "tessera/cxx.hpp"
 
 #include "capi_internal.hpp"
 #include "tessera/array_view.hpp"
@@ -39,7 +39,7 @@ tessera_status tessera_array_view_open_layout(tessera_array_view** out, const vo
   const tessera::allocator a = tessera::allocator_from_c(*alloc);
   void* p = tessera::allocator_allocate(a, sizeof(tessera_array_view), alignof(tessera_array_view));
   if (p == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("capi: allocator refused the view handle"));
-  tessera_array_view* h = new (p) tessera_array_view();
+  tessera_array_view* h = new (tessera::cxx::place, p) tessera_array_view();
   h->alloc = a;
   tessera::array_view_options o;
   if (max_alloc != 0) o.max_alloc = max_alloc;

@@ -1,8 +1,8 @@
 // Shared internals of the chunk reader and writer: little-endian access and the walk of a chunk's sections.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "../base/byte_order.hpp"  // relative: tests include this header without src/ on their path
 #include "../base/on_demand.hpp"

@@ -1,7 +1,6 @@
 // Decoding chunks: the whole chunk (blocks over the executor's workers) or one block alone.
-#include <atomic>
-#include <cstring>
-#include <new>
+#include "tessera/cxx.hpp"
+#include <string.h>
 
 #include "chunk/chunk_internal.hpp"
 #include "codecs/blosclz.hpp"
@@ -342,7 +341,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
     if (in.size() == bsize && leave_planes) {
       planes_at(0, 1, in.data(), true);  // stored as it is: read in the chunk
     } else {
-      if (in.size() == bsize) std::memcpy(cur, in.data(), bsize);
+      if (in.size() == bsize) memcpy(cur, in.data(), bsize);
       else TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(cur, bsize), l.dict, bsize));
       planes_at(0, 1, cur);
     }
@@ -362,19 +361,19 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
       pos += 4;
       planes_at(s, nstreams, o);  // unless it is stored as it is, below
       if (csize == 0) {
-        std::memset(o, 0, want);  // a run of zeros
+        memset(o, 0, want);  // a run of zeros
       } else if (csize < 0) {
         if (cbytes - pos < 1) return make_error(errc::truncated, TESSERA_MSG("chunk: stream token past cbytes"));
         const uint8_t token = c[pos];
         pos += 1;
         if ((token & 0x1) == 0) return make_error(errc::unsupported, TESSERA_MSG("chunk: unknown stream token"));
         if (csize < -255) return make_error(errc::corrupt, TESSERA_MSG("chunk: run-length value larger than a byte"));
-        std::memset(o, static_cast<uint8_t>(-csize), want);
+        memset(o, static_cast<uint8_t>(-csize), want);
       } else {
         if (static_cast<size_t>(csize) > cbytes - pos) return make_error(errc::truncated, TESSERA_MSG("chunk: stream past cbytes"));
         bytes_view in(c + pos, static_cast<size_t>(csize));
         if (in.size() == neblock && leave_planes) planes_at(s, nstreams, in.data(), true);
-        else if (in.size() == neblock) std::memcpy(o, in.data(), want);
+        else if (in.size() == neblock) memcpy(o, in.data(), want);
         else if (want > 0) TESSERA_TRY(stream_decompress(h, w, in, bytes_mut(o, neblock), l.dict, want));
         pos += static_cast<size_t>(csize);
       }
@@ -409,7 +408,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
           // t was just written by elements_unshuffle, and target is never null (b exists whenever a copying filter
           // is not the last); neither analyzer follows that.
           // cppcheck-suppress uninitvar
-          if (to == t) std::memcpy(target + part.e0 * h.typesize, t, (part.e1 - part.e0) * h.typesize);  // NOLINT(clang-analyzer-core.NonNullParamChecker)
+          if (to == t) memcpy(target + part.e0 * h.typesize, t, (part.e1 - part.e0) * h.typesize);  // NOLINT(clang-analyzer-core.NonNullParamChecker)
         } else {
           unshuffle(meta != 0 ? meta : h.typesize, bsize, cur, target);
         }
@@ -451,7 +450,7 @@ status special_fill(const chunk_header& h, bytes_view chunk, uint8_t* dst, size_
   switch (h.special) {
     case chunk_special::zeros:
     case chunk_special::uninit:  // undefined content: zeros rather than stale memory
-      std::memset(dst, 0, size);
+      memset(dst, 0, size);
       return ok_status();
     case chunk_special::nan:
       if (h.typesize == 4) pattern = kNan32;
@@ -473,7 +472,7 @@ status special_fill(const chunk_header& h, bytes_view chunk, uint8_t* dst, size_
   size_t filled = first;
   while (filled < size) {
     const size_t n = filled < size - filled ? filled : size - filled;
-    std::memcpy(dst + filled, dst, n);
+    memcpy(dst + filled, dst, n);
     filled += n;
   }
   return ok_status();
@@ -561,7 +560,7 @@ struct chunk_decoder_access {
     proto.codecs.alloc = alloc;
     proto.plugins = options.plugins;
     proto.fixed = options.fixed_scratch;
-    for (uint32_t i = 0; i < n; ++i) new (&d.workers_[i]) chunk_decoder::worker(proto);
+    for (uint32_t i = 0; i < n; ++i) new (tessera::cxx::place, &d.workers_[i]) chunk_decoder::worker(proto);
     if (options.fixed_scratch && options.max_blocksize > 0) {  // else allocated when a chunk needs it
       status s = options.max_blocksize > SIZE_MAX / kScratchBlocks
                      ? make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"))
@@ -600,13 +599,13 @@ struct chunk_decoder_access {
     uint32_t nworkers;
     size_t first;
     bool grow;  // the tasks run on the caller's thread (a serial executor) and grow scratch as needed
-    std::atomic<bool> bad_worker{false};
+    tessera::cxx::atomic<bool> bad_worker{false};
   };
 
   static void task(void* context, size_t index, uint32_t worker) noexcept {
     auto& j = *static_cast<job*>(context);
     if (worker >= j.nworkers) {
-      j.bad_worker.store(true, std::memory_order_relaxed);
+      j.bad_worker.store(true, tessera::cxx::memory_order_relaxed);
       return;
     }
     chunk_decoder::worker& w = j.workers[worker];
@@ -631,7 +630,7 @@ struct chunk_decoder_access {
     }
     if (nbytes == 0) return size_t{0};
     if (h.memcpyed) {
-      std::memcpy(out.data(), l.chunk.data() + h.header_size, nbytes);
+      memcpy(out.data(), l.chunk.data() + h.header_size, nbytes);
       return nbytes;
     }
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
@@ -670,7 +669,7 @@ struct chunk_decoder_access {
       j.first = 1;
     }
     executor_run(d.options_.exec, h.nblocks - j.first, task, &j);
-    if (j.bad_worker.load(std::memory_order_relaxed))
+    if (j.bad_worker.load(tessera::cxx::memory_order_relaxed))
       return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
     for (uint32_t i = 0; i < d.nworkers_; ++i) TESSERA_TRY(d.workers_[i].err);
     return nbytes;
@@ -689,7 +688,7 @@ struct chunk_decoder_access {
       return e.size;
     }
     if (h.memcpyed) {
-      std::memcpy(out.data(), l.chunk.data() + h.header_size + e.offset, e.size);
+      memcpy(out.data(), l.chunk.data() + h.header_size + e.offset, e.size);
       return e.size;
     }
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
@@ -729,8 +728,8 @@ struct chunk_decoder_access {
     bool grow = false;              // serial runs: the tasks run on the caller's thread and grow scratch as needed
     chunk_decoder::worker* workers = nullptr;
     uint32_t nworkers = 0;
-    std::atomic<bool> failed{false};
-    std::atomic<bool> bad_worker{false};
+    tessera::cxx::atomic<bool> failed{false};
+    tessera::cxx::atomic<bool> bad_worker{false};
   };
 
   template <bool vl = true>
@@ -769,11 +768,11 @@ struct chunk_decoder_access {
   static void blocks_task(void* context, size_t index, uint32_t worker) noexcept {
     auto& j = *static_cast<blocks_job*>(context);
     if (worker >= j.nworkers) {
-      j.bad_worker.store(true, std::memory_order_relaxed);
-      j.failed.store(true, std::memory_order_relaxed);
+      j.bad_worker.store(true, tessera::cxx::memory_order_relaxed);
+      j.failed.store(true, tessera::cxx::memory_order_relaxed);
       return;
     }
-    if (j.failed.load(std::memory_order_relaxed)) return;
+    if (j.failed.load(tessera::cxx::memory_order_relaxed)) return;
     chunk_decoder::worker& w = j.workers[worker];
     const chunk_block_request& r = *j.request;
     bytes_view decoded;
@@ -783,7 +782,7 @@ struct chunk_decoder_access {
     if (s.ok()) s = r.consume(r.context, index, decoded, worker);
     if (!s.ok()) {
       if (w.err.ok()) w.err = s;
-      j.failed.store(true, std::memory_order_relaxed);
+      j.failed.store(true, tessera::cxx::memory_order_relaxed);
     }
   }
 
@@ -897,7 +896,7 @@ struct chunk_decoder_access {
     TESSERA_TRY(blocks_open<true>(d, chunk, r, h, l, j));
     for (uint32_t i = 0; i < d.nworkers_; ++i) d.workers_[i].err = ok_status();
     executor_run(d.options_.exec, r.count, blocks_task, &j);
-    if (j.bad_worker.load(std::memory_order_relaxed))
+    if (j.bad_worker.load(tessera::cxx::memory_order_relaxed))
       return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
     for (uint32_t i = 0; i < d.nworkers_; ++i) TESSERA_TRY(d.workers_[i].err);
     return ok_status();

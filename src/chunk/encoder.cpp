@@ -6,9 +6,8 @@
 // block order, so the chunk is the one the reference's serial path writes whatever the executor. A block whose
 // streams come close to the end of the output buffer (where the reference limits each codec's output to the
 // room left) is re-encoded serially with that limit, so even that edge matches.
-#include <atomic>
-#include <cstring>
-#include <new>
+#include "tessera/cxx.hpp"
+#include <string.h>
 
 #include "chunk/chunk_internal.hpp"
 #include "codecs/blosclz.hpp"
@@ -116,7 +115,7 @@ bool bytes_run(const uint8_t* p, const uint8_t* end) noexcept {
   const uint32_t pattern = uint32_t{x} * 0x01010101u;
   while (end - p >= 4) {
     uint32_t w;
-    std::memcpy(&w, p, 4);
+    memcpy(&w, p, 4);
     if (w != pattern) return false;
     p += 4;
   }
@@ -126,7 +125,7 @@ bool bytes_run(const uint8_t* p, const uint8_t* end) noexcept {
     uint64_t diff = 0;
     for (int k = 0; k < 8; ++k) {
       uint64_t w;
-      std::memcpy(&w, p + 8 * k, 8);
+      memcpy(&w, p + 8 * k, 8);
       diff |= w ^ pattern;
     }
     if (diff != 0) return false;
@@ -134,7 +133,7 @@ bool bytes_run(const uint8_t* p, const uint8_t* end) noexcept {
   }
   while (end - p >= 8) {
     uint64_t w;
-    std::memcpy(&w, p, 8);
+    memcpy(&w, p, 8);
     if (w != pattern) return false;
     p += 8;
   }
@@ -264,7 +263,7 @@ result<size_t> block_encode(const encode_plan& p, chunk_encoder::worker& w, size
     if (csize == 0 || csize == neblock) {
       // Not compressible: the stream is stored raw (csize == its length tells the decoder).
       if (neblock > room) return size_t{0};
-      std::memcpy(dest, in, neblock);
+      memcpy(dest, in, neblock);
       csize = neblock;
     }
     chunk_store_i32(csize_at, static_cast<int32_t>(csize));
@@ -302,17 +301,17 @@ bool block_meets_end(const encode_plan& p, size_t nblock, const uint8_t* enc, in
 
 void header_write(uint8_t* out, const chunk_encode_params& params, uint8_t flags, int32_t nbytes,
                   int32_t blocksize) noexcept {
-  std::memset(out, 0, kChunkHeaderExtendedSize);
+  memset(out, 0, kChunkHeaderExtendedSize);
   out[0] = kChunkVersionStable;
   out[1] = kVersionLz;
   out[2] = flags;
   out[3] = params.typesize;
   chunk_store_i32(out + 4, nbytes);
   chunk_store_i32(out + 8, blocksize);
-  std::memcpy(out + 16, params.filters, kChunkMaxFilters);
+  memcpy(out + 16, params.filters, kChunkMaxFilters);
   out[22] = static_cast<uint8_t>(params.compressor);
   out[23] = params.compcode_meta;
-  std::memcpy(out + 24, params.filters_meta, kChunkMaxFilters);
+  memcpy(out + 24, params.filters_meta, kChunkMaxFilters);
 }
 
 // Whether the user codec and filter calls are linked (on bare metal only by encoder_link_plugins).
@@ -499,7 +498,7 @@ struct chunk_encoder_access {
     e.workers_ = static_cast<chunk_encoder::worker*>(p);
     e.nworkers_ = n;
     for (uint32_t i = 0; i < n; ++i) {
-      auto* w = new (&e.workers_[i]) chunk_encoder::worker;
+      auto* w = new (tessera::cxx::place, &e.workers_[i]) chunk_encoder::worker;
       w->codecs.alloc = alloc;
     }
     const size_t ws = blosclz_table_bytes(options);
@@ -530,13 +529,13 @@ struct chunk_encoder_access {
     size_t slot_bytes;
     int64_t* sizes;  // per slot
     size_t first;
-    std::atomic<bool> bad_worker{false};
+    tessera::cxx::atomic<bool> bad_worker{false};
   };
 
   static void task(void* context, size_t index, uint32_t worker) noexcept {
     auto& j = *static_cast<job*>(context);
     if (worker >= j.nworkers) {
-      j.bad_worker.store(true, std::memory_order_relaxed);
+      j.bad_worker.store(true, tessera::cxx::memory_order_relaxed);
       return;
     }
     chunk_encoder::worker& w = j.workers[worker];
@@ -589,7 +588,7 @@ struct chunk_encoder_access {
       jb.sizes = sizes;
       jb.first = first;
       executor_run(e.options_.exec, count, task, &jb);
-      if (jb.bad_worker.load(std::memory_order_relaxed))
+      if (jb.bad_worker.load(tessera::cxx::memory_order_relaxed))
         return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
       for (uint32_t i = 0; i < e.nworkers_; ++i) TESSERA_TRY(e.workers_[i].err);
       for (size_t i = 0; i < count; ++i) {
@@ -603,7 +602,7 @@ struct chunk_encoder_access {
           if (*n == 0) return int64_t{0};
           ntbytes += static_cast<int64_t>(*n);
         } else {
-          std::memcpy(out + ntbytes, enc, static_cast<size_t>(sizes[i]));
+          memcpy(out + ntbytes, enc, static_cast<size_t>(sizes[i]));
           ntbytes += sizes[i];
         }
       }
@@ -635,7 +634,7 @@ struct chunk_encoder_access {
       const uint8_t* filtered = nullptr;
       TESSERA_TRY(block_filter(p, e.workers_[0], j, bsize, &filtered));
       const size_t take = dsize - filled < bsize ? dsize - filled : bsize;
-      std::memcpy(dict + filled, filtered, take);
+      memcpy(dict + filled, filtered, take);
       filled += take;
     }
     // The reference samples the filtered blocks at the chunk's data offset and stores the dictionary's size
@@ -648,7 +647,7 @@ struct chunk_encoder_access {
     // Zstd decoders take a dictionary that starts with its magic number for a trained one: raw bytes that
     // happen to start so would not read back. Such a chunk goes without.
     constexpr uint8_t kZstdDictMagic[4] = {0x37, 0xa4, 0x30, 0xec};
-    if (p.compressor == codec::zstd && std::memcmp(dict, kZstdDictMagic, 4) == 0) return int64_t{0};
+    if (p.compressor == codec::zstd && memcmp(dict, kZstdDictMagic, 4) == 0) return int64_t{0};
     chunk_store_i32(out + ntbytes, static_cast<int32_t>(dsize));
     p.dict = bytes_view(dict, dsize);
     return static_cast<int64_t>(4 + dsize);
@@ -786,7 +785,7 @@ struct chunk_encoder_access {
                                    bytes_mut(o + kChunkHeaderExtendedSize + j * p.blocksize, plan_block_size(p, j))));
     } else
 #endif
-    if (p.nbytes > 0) std::memcpy(o + kChunkHeaderExtendedSize, p.src, p.nbytes);
+    if (p.nbytes > 0) memcpy(o + kChunkHeaderExtendedSize, p.src, p.nbytes);
     const size_t cbytes = p.nbytes + kChunkHeaderExtendedSize;
     chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
     return cbytes;
@@ -847,7 +846,7 @@ result<size_t> chunk_encode_special(const chunk_encode_params& params, chunk_spe
   }
   if (out.size() < cbytes) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk_encode_special: output too short"));
   uint8_t* o = out.data();
-  std::memset(o, 0, kChunkHeaderExtendedSize);
+  memset(o, 0, kChunkHeaderExtendedSize);
   o[0] = kChunkVersionStable;
   o[1] = kVersionLz;
   o[2] = kChunkFlagShuffle | kChunkFlagBitshuffle;
@@ -856,7 +855,7 @@ result<size_t> chunk_encode_special(const chunk_encode_params& params, chunk_spe
   chunk_store_i32(o + 8, *bsr);
   chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
   o[31] = static_cast<uint8_t>(static_cast<uint8_t>(kind) << 4);
-  if (kind == chunk_special::value) std::memcpy(o + kChunkHeaderExtendedSize, value.data(), value.size());
+  if (kind == chunk_special::value) memcpy(o + kChunkHeaderExtendedSize, value.data(), value.size());
   return cbytes;
 }
 

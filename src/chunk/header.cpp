@@ -1,5 +1,5 @@
 // Reading and validating chunk headers (16-byte Blosc1 and 32-byte Blosc2), and locating a chunk's sections.
-#include <cstring>
+#include <string.h>
 
 #include "chunk/chunk_internal.hpp"
 #include "codecs/codec.hpp"
@@ -61,10 +61,10 @@ status detail::chunk_header_parse(bytes_view chunk, chunk_header& h) noexcept {
       return make_error(errc::malformed, TESSERA_MSG("chunk: cbytes smaller than the extended header"));
     if (chunk.size() < kChunkHeaderExtendedSize)
       return make_error(errc::truncated, TESSERA_MSG("chunk: shorter than its 32-byte extended header"));
-    std::memcpy(h.filters, p + 16, kChunkMaxFilters);
+    memcpy(h.filters, p + 16, kChunkMaxFilters);
     h.udcodec = p[22];
     h.compcode_meta = p[23];
-    std::memcpy(h.filters_meta, p + 24, kChunkMaxFilters);
+    memcpy(h.filters_meta, p + 24, kChunkMaxFilters);
     h.blosc2_flags2 = p[30];
     h.blosc2_flags = p[31];
     const uint8_t special = (h.blosc2_flags >> 4) & 0x7;

@@ -1,8 +1,8 @@
 // BloscLZ compressor and decoder. See blosclz.hpp for the stream format.
 #include "codecs/blosclz.hpp"
 
-#include <cstring>
-#include <limits>
+#include <string.h>
+#include <limits.h>
 
 #include "base/byte_order.hpp"
 
@@ -19,7 +19,7 @@ constexpr uint32_t kHashMultiplier = 2654435761u;
 
 inline uint64_t load64(const uint8_t* p) noexcept {
   uint64_t v;
-  std::memcpy(&v, p, 8);
+  memcpy(&v, p, 8);
   return v;
 }
 
@@ -61,8 +61,8 @@ inline size_t extend_match(const uint8_t* base, size_t pos, size_t bound, size_t
   while (bound - pos >= 4) {
     uint32_t a;
     uint32_t b;
-    std::memcpy(&a, base + pos, 4);
-    std::memcpy(&b, base + pos - dist, 4);
+    memcpy(&a, base + pos, 4);
+    memcpy(&b, base + pos - dist, 4);
     if (a != b) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
       return pos + (static_cast<size_t>(__builtin_clz(a ^ b)) >> 3) + 1;
@@ -121,7 +121,7 @@ struct probe_estimate {
 probe_estimate probe_block(const uint8_t* base, size_t len, uint32_t* table, unsigned hash_log) noexcept {
   const size_t table_len = size_t{1} << hash_log;
   const size_t limit = len < table_len ? len : table_len;
-  std::memset(table, 0, table_len * sizeof(uint32_t));
+  memset(table, 0, table_len * sizeof(uint32_t));
   probe_estimate est{0, 5};  // the opening literal token plus 4 literals
   if (limit < 13) return est;
   const size_t bound = limit - 1;
@@ -200,7 +200,7 @@ result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_
     return make_error(errc::invalid_argument, TESSERA_MSG("blosclz_compress: clevel must be 1..9"));
   if (workspace.size() < blosclz_workspace_size_for_log(kBlosclzHashLogMin))
     return make_error(errc::invalid_argument, TESSERA_MSG("blosclz_compress: workspace smaller than the smallest table"));
-  if (in.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+  if (in.size() > static_cast<size_t>(INT32_MAX))
     return make_error(errc::invalid_argument, TESSERA_MSG("blosclz_compress: input larger than INT32_MAX bytes"));
 
   const size_t n = in.size();
@@ -224,7 +224,7 @@ result<size_t> blosclz_compress(int clevel, bytes_view in, bytes_mut out, bytes_
   // 32-bit products: a probe covers at most the table (at most 2^14 positions), so both counts stay below 2^16.
   if (est.consumed * kProbeDen[clevel] < est.produced * kProbeNum[clevel]) return size_t{0};
 
-  std::memset(table, 0, (size_t{1} << hash_log) * sizeof(uint32_t));
+  memset(table, 0, (size_t{1} << hash_log) * sizeof(uint32_t));
   writer w{out.data(), 0, out.size()};
   const size_t bound = n - 1;
   const size_t stop = n - 12;
@@ -302,7 +302,7 @@ template <size_t Step>
 inline uint8_t* copy_pieces(uint8_t* op, const uint8_t* ref, size_t len) noexcept {
   uint8_t* const stop = op + len;
   do {
-    std::memcpy(op, ref, Step);
+    memcpy(op, ref, Step);
     op += Step;
     ref += Step;
   } while (op < stop);
@@ -313,14 +313,14 @@ inline uint8_t* copy_pieces(uint8_t* op, const uint8_t* ref, size_t len) noexcep
 inline uint8_t* copy_match(uint8_t* op, size_t dist, size_t len, uint8_t* end) noexcept {
   const uint8_t* ref = op - dist;
   if (dist == 1) {
-    std::memset(op, *ref, len);
+    memset(op, *ref, len);
     return op + len;
   }
   const size_t room = static_cast<size_t>(end - op);
   if (dist >= 16 && room >= len + 16) return copy_pieces<16>(op, ref, len);
   if (dist >= 8 && room >= len + 8) return copy_pieces<8>(op, ref, len);
   if (dist >= len) {
-    std::memcpy(op, ref, len);
+    memcpy(op, ref, len);
     return op + len;
   }
   // Overlapping: the bytes from ref repeat with period dist, so copying the whole span [ref, op) at once
@@ -330,7 +330,7 @@ inline uint8_t* copy_match(uint8_t* op, size_t dist, size_t len, uint8_t* end) n
     size_t chunk = static_cast<size_t>(op - ref);
     const size_t left = static_cast<size_t>(stop - op);
     if (chunk > left) chunk = left;
-    std::memcpy(op, ref, chunk);
+    memcpy(op, ref, chunk);
     op += chunk;
   }
   return stop;
@@ -357,8 +357,8 @@ result<size_t> blosclz_decompress_prefix(bytes_view in, bytes_mut out, size_t wa
         return make_error(errc::truncated, TESSERA_MSG("blosclz_decompress: stream ends inside a literal run"));
       if (static_cast<size_t>(op_end - op) < run)
         return make_error(errc::corrupt, TESSERA_MSG("blosclz_decompress: literal run overflows the output"));
-      if (ip_end - ip >= 32 && op_end - op >= 32) std::memcpy(op, ip, 32);
-      else std::memcpy(op, ip, run);
+      if (ip_end - ip >= 32 && op_end - op >= 32) memcpy(op, ip, 32);
+      else memcpy(op, ip, run);
       op += run;
       ip += run;
       if (ip == ip_end || static_cast<size_t>(op - op_start) >= want) break;

@@ -2,8 +2,8 @@
 // caller's allocator. A build without a library keeps the interface, marked unavailable (codec_unavailable).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/allocator.hpp"
 #include "tessera/chunk.hpp"

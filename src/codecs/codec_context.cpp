@@ -1,5 +1,5 @@
 // The codec contexts' shared parts: allocation with a size prefix and releasing every library's state.
-#include <cstring>
+#include <string.h>
 
 #include "codecs/codec.hpp"
 
@@ -7,14 +7,14 @@ namespace tessera::detail {
 
 namespace {
 // The prefix keeps the block's size and preserves max_align_t alignment for what follows it.
-constexpr size_t kPrefix = alignof(std::max_align_t) > sizeof(size_t) ? alignof(std::max_align_t) : sizeof(size_t);
+constexpr size_t kPrefix = alignof(max_align_t) > sizeof(size_t) ? alignof(max_align_t) : sizeof(size_t);
 }  // namespace
 
 void* sized_allocate(const allocator& a, size_t size) noexcept {
   if (size > SIZE_MAX - kPrefix) return nullptr;
   auto* p = static_cast<uint8_t*>(allocator_allocate(a, size + kPrefix, kPrefix));
   if (p == nullptr) return nullptr;
-  std::memcpy(p, &size, sizeof size);
+  memcpy(p, &size, sizeof size);
   return p + kPrefix;
 }
 
@@ -22,7 +22,7 @@ void sized_deallocate(const allocator& a, void* block) noexcept {
   if (block == nullptr) return;
   uint8_t* p = static_cast<uint8_t*>(block) - kPrefix;
   size_t size = 0;
-  std::memcpy(&size, p, sizeof size);
+  memcpy(&size, p, sizeof size);
   allocator_deallocate(a, p, size + kPrefix, kPrefix);
 }
 

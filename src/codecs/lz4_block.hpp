@@ -16,8 +16,8 @@
 // they both accept.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/error.hpp"
 #include "tessera/span.hpp"

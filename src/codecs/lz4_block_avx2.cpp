@@ -3,7 +3,7 @@
 // stores without a branch on its offset; long literals and far matches move 32 bytes a step.
 #include <immintrin.h>
 
-#include <cstring>
+#include <string.h>
 
 #include "codecs/lz4_block.hpp"
 
@@ -168,7 +168,7 @@ bool lz4_block_decode_avx2(bytes_view in, bytes_mut out, size_t want, lz4_block_
     size_t ll = token >> 4;
     if (ll == 15 && !length_extend(ip, iend, ll, max)) return false;
     if (ll > static_cast<size_t>(iend - ip) || ll > static_cast<size_t>(oend - op)) return false;
-    std::memcpy(op, ip, ll);
+    memcpy(op, ip, ll);
     op += ll;
     ip += ll;
     if (ip == iend) break;  // the last sequence: literals only

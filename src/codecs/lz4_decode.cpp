@@ -1,5 +1,5 @@
 // LZ4 (and LZ4HC, the same format) decoding through liblz4: stateless, so nothing is allocated.
-#include <limits>
+#include <limits.h>
 
 #include "codecs/codec_link.hpp"
 #include "codecs/lz4_block.hpp"
@@ -18,7 +18,7 @@ extern const codec_decoder_impl lz4_decoder_impl = kCodecDecoderUnavailable;
 
 namespace {
 
-constexpr size_t kIntMax = static_cast<size_t>(std::numeric_limits<int>::max());
+constexpr size_t kIntMax = static_cast<size_t>(INT_MAX);
 
 status lz4_decompress(bytes_view in, bytes_mut out, bytes_view dict) noexcept {
   if (in.size() > kIntMax || out.size() > kIntMax || dict.size() > kIntMax)

@@ -7,7 +7,7 @@
 
 #ifdef TESSERA_HAVE_LZ4
 
-#include <limits>
+#include <limits.h>
 
 namespace tessera::detail {
 
@@ -35,7 +35,7 @@ inline lz4_state_dict_compress_fn lz4hc_dict_linked() noexcept { return &lz4hc_d
 template <void* codec_context::*State, size_t codec_context::*Size, lz4_state_size_fn SizeOf,
           lz4_state_compress_fn Compress, lz4_state_dict_compress_fn (*DictCompress)()>
 struct lz4_state_encoder {
-  static constexpr size_t kIntMax = static_cast<size_t>(std::numeric_limits<int>::max());
+  static constexpr size_t kIntMax = static_cast<size_t>(INT_MAX);
   static constexpr size_t kStateAlign = alignof(void*) > 8 ? alignof(void*) : 8;
 
   static status prepare(codec_context& c, int, size_t) noexcept {

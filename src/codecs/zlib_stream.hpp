@@ -6,9 +6,9 @@
 
 #ifdef TESSERA_HAVE_ZLIB
 
-#include <cstring>
-#include <limits>
-#include <new>
+#include <string.h>
+#include <limits.h>
+#include "tessera/cxx.hpp"
 
 #include <zlib.h>
 
@@ -19,7 +19,7 @@ namespace tessera::detail {
 inline voidpf zlib_alloc(voidpf opaque, uInt items, uInt size) {
   const auto* c = static_cast<const codec_context*>(opaque);
   if (!c->zlib_may_allocate) return Z_NULL;
-  if (size != 0 && items > std::numeric_limits<size_t>::max() / size) return Z_NULL;
+  if (size != 0 && items > SIZE_MAX / size) return Z_NULL;
   return sized_allocate(c->alloc, static_cast<size_t>(items) * size);
 }
 
@@ -30,8 +30,8 @@ inline void zlib_free(voidpf opaque, voidpf address) {
 inline z_stream* zlib_stream_new(codec_context& c) noexcept {
   void* p = allocator_allocate(c.alloc, sizeof(z_stream), alignof(z_stream));
   if (p == nullptr) return nullptr;
-  auto* s = new (p) z_stream;
-  std::memset(s, 0, sizeof *s);
+  auto* s = new (tessera::cxx::place, p) z_stream;
+  memset(s, 0, sizeof *s);
   s->zalloc = zlib_alloc;
   s->zfree = zlib_free;
   s->opaque = &c;
@@ -42,7 +42,7 @@ inline void zlib_stream_delete(codec_context& c, z_stream* s) noexcept {
   allocator_deallocate(c.alloc, s, sizeof(z_stream), alignof(z_stream));
 }
 
-inline constexpr size_t kZlibUIntMax = std::numeric_limits<uInt>::max();
+inline constexpr size_t kZlibUIntMax = UINT_MAX;
 
 }  // namespace tessera::detail
 

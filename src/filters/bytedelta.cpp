@@ -1,5 +1,5 @@
 // Bytedelta (Blosc2 filter 35): byte-wise delta within each of `typesize` consecutive channels.
-#include <cstring>
+#include <string.h>
 
 #include "filters/filters.hpp"
 #include "tessera/codecs.hpp"
@@ -20,7 +20,7 @@ void bytedelta_channels(size_t typesize, const uint8_t* src, uint8_t* dst, size_
     uint8_t* d = dst + ch * len;
     for (size_t i = 0; i < len; ++i) d[i] = step(s[i], carry);
   }
-  std::memcpy(dst + len * typesize, src + len * typesize, size - len * typesize);
+  memcpy(dst + len * typesize, src + len * typesize, size - len * typesize);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The delta filter (Blosc2 filter 3). XOR is byte-wise, so element-wise coding reduces to bytes at a stride.
-#include <cstring>
+#include <string.h>
 
 #include "filters/filters.hpp"
 #include "tessera/codecs.hpp"
@@ -23,16 +23,16 @@ void delta_encode(const uint8_t* dref, bool block0, size_t typesize, const uint8
   const size_t coded = size / w * w;
   if (block0) {
     if (coded == 0) {
-      std::memcpy(dst, src, size);
+      memcpy(dst, src, size);
       return;
     }
-    std::memcpy(dst, dref, w);
+    memcpy(dst, dref, w);
     for (size_t i = w; i < coded; ++i) dst[i] = static_cast<uint8_t>(src[i] ^ dref[i - w]);
   } else {
     for (size_t i = 0; i < coded; ++i) dst[i] = static_cast<uint8_t>(src[i] ^ dref[i]);
   }
   // The reference leaves these bytes of its scratch unwritten; copying them keeps the block decodable.
-  std::memcpy(dst + coded, src + coded, size - coded);
+  memcpy(dst + coded, src + coded, size - coded);
 }
 
 void delta_decode(const uint8_t* dref, bool block0, size_t typesize, uint8_t* data, size_t size) noexcept {

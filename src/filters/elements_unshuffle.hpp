@@ -5,8 +5,8 @@
 // per-row calls inline; the vector paths are each target's baseline (SSE2 on x86-64, NEON on aarch64 and armv7
 // built with it), the scalar loop everything else.
 #pragma once
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #if defined(TESSERA_HAVE_SSE2) && defined(__SSE2__)
 #include <emmintrin.h>

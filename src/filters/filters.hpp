@@ -2,9 +2,9 @@
 // (compression) and backward (decompression) on one block. Elements are little-endian, as chunks store them.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "../base/byte_order.hpp"  // relative: tests include this header without src/ on the path
 #include "tessera/chunk.hpp"
@@ -31,7 +31,7 @@ inline void filter_zero_low_bits(int zeroed, size_t typesize, const uint8_t* src
   const uint64_t mask = ~((uint64_t{1} << zeroed) - 1);
   const size_t n = size / typesize;
   for (size_t i = 0; i < n; ++i) filter_store_le(dst + i * typesize, typesize, filter_load_le(src + i * typesize, typesize) & mask);
-  std::memcpy(dst + n * typesize, src + n * typesize, size - n * typesize);
+  memcpy(dst + n * typesize, src + n * typesize, size - n * typesize);
 }
 
 // Delta (filter 3) works on elements of `typesize` bytes as the reference does: typesize 1, 2, 4, 8 as is,

@@ -29,7 +29,7 @@ struct altivec_ops {
     return vec_xl(0, p);
 #else
     vec v;
-    std::memcpy(&v, p, sizeof v);
+    memcpy(&v, p, sizeof v);
     return v;
 #endif
   }
@@ -37,7 +37,7 @@ struct altivec_ops {
 #if defined(__VSX__)
     vec_xst(v, 0, p);
 #else
-    std::memcpy(p, &v, sizeof v);
+    memcpy(p, &v, sizeof v);
 #endif
   }
   // vec_perm controls: element indices into the 32 bytes of (a, b).

@@ -212,8 +212,8 @@ void row_to_bit_planes(const uint8_t* in, size_t groups, uint8_t* out) noexcept 
     vec x0 = load(in + 8 * g), x1 = load(in + 8 * g + 32), x2 = load(in + 8 * g + 64), x3 = load(in + 8 * g + 96);
     for (unsigned b = 8; b-- > 0;) {
       const uint64_t m0 = movemask64(x0, x1), m1 = movemask64(x2, x3);
-      std::memcpy(out + b * groups + g, &m0, 8);
-      std::memcpy(out + b * groups + g + 8, &m1, 8);
+      memcpy(out + b * groups + g, &m0, 8);
+      memcpy(out + b * groups + g + 8, &m1, 8);
       x0 = _mm256_add_epi8(x0, x0);
       x1 = _mm256_add_epi8(x1, x1);
       x2 = _mm256_add_epi8(x2, x2);
@@ -224,13 +224,13 @@ void row_to_bit_planes(const uint8_t* in, size_t groups, uint8_t* out) noexcept 
     vec x = load(in + 8 * g);
     for (unsigned b = 8; b-- > 0;) {
       const uint32_t m = static_cast<uint32_t>(_mm256_movemask_epi8(x));
-      std::memcpy(out + b * groups + g, &m, 4);
+      memcpy(out + b * groups + g, &m, 4);
       x = _mm256_add_epi8(x, x);
     }
   }
   for (; g < groups; ++g) {
     uint64_t x;
-    std::memcpy(&x, in + 8 * g, 8);
+    memcpy(&x, in + 8 * g, 8);
     x = bits_transpose_8x8(x);
     for (unsigned b = 0; b < 8; ++b) out[b * groups + g] = static_cast<uint8_t>(x >> (8 * b));
   }

@@ -3,9 +3,9 @@
 // the bit shuffle, and a tail copied as it is.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "filters/shuffle_kernels.hpp"
 
@@ -63,7 +63,7 @@ void byte_shuffle_run(size_t ts, size_t size, const uint8_t* src, uint8_t* dst) 
     }
     done = n * ts;
   }
-  if (size > done) std::memcpy(dst + done, src + done, size - done);
+  if (size > done) memcpy(dst + done, src + done, size - done);
 }
 
 // Bit (un)shuffle of the first n8 elements (n8 a non-zero multiple of 8).
@@ -75,7 +75,7 @@ void bit_shuffle_run(size_t ts, size_t size, const uint8_t* src, uint8_t* dst, u
   const size_t n8 = size / ts / 8 * 8;
   if (n8 != 0) Bits(ts, n8, src, dst, scratch);
   const size_t done = n8 * ts;
-  if (size > done) std::memcpy(dst + done, src + done, size - done);
+  if (size > done) memcpy(dst + done, src + done, size - done);
 }
 
 // Bit plane (j, b) holds n8 / 8 bytes; bit m of its byte g is bit b of byte j of element 8g + m. Each group of

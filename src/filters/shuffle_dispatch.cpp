@@ -1,7 +1,7 @@
 // Chooses the shuffle kernel table: on x86 from cpuid at the first call, elsewhere at compile time (NEON and
 // Altivec are part of the targets' baselines). The choice lives in an atomic pointer: no static-init guards,
 // and a race between first callers is harmless since they all compute the same table.
-#include <atomic>
+#include "tessera/cxx.hpp"
 
 #include "filters/shuffle_kernels.hpp"
 
@@ -16,7 +16,7 @@ namespace {
 #if defined(TESSERA_X86)
 enum : unsigned { kCpuSse2 = 1u, kCpuAvx2 = 2u, kCpuDetected = 0x80u };
 
-std::atomic<unsigned> g_cpu_features{0};
+tessera::cxx::atomic<unsigned> g_cpu_features{0};
 
 unsigned cpu_features_detect() noexcept {
   unsigned features = kCpuDetected;
@@ -37,10 +37,10 @@ unsigned cpu_features_detect() noexcept {
 }
 
 unsigned cpu_features() noexcept {
-  unsigned features = g_cpu_features.load(std::memory_order_relaxed);
+  unsigned features = g_cpu_features.load(tessera::cxx::memory_order_relaxed);
   if (features == 0) {
     features = cpu_features_detect();
-    g_cpu_features.store(features, std::memory_order_relaxed);
+    g_cpu_features.store(features, tessera::cxx::memory_order_relaxed);
   }
   return features;
 }
@@ -81,7 +81,7 @@ const shuffle_kernels* shuffle_kernels_best() noexcept {
   return best;
 }
 
-std::atomic<const shuffle_kernels*> g_active{nullptr};
+tessera::cxx::atomic<const shuffle_kernels*> g_active{nullptr};
 
 }  // namespace
 
@@ -104,10 +104,10 @@ const shuffle_kernels* shuffle_kernels_for(simd_level level) noexcept {
 }
 
 const shuffle_kernels& shuffle_kernels_active() noexcept {
-  const shuffle_kernels* active = g_active.load(std::memory_order_acquire);
+  const shuffle_kernels* active = g_active.load(tessera::cxx::memory_order_acquire);
   if (active == nullptr) {
     active = shuffle_kernels_best();
-    g_active.store(active, std::memory_order_release);
+    g_active.store(active, tessera::cxx::memory_order_release);
   }
   return *active;
 }
@@ -116,10 +116,10 @@ status simd_level_force(simd_level level) noexcept {
   // Every level below an available one in its family is available too, so the cap is the level itself.
   const shuffle_kernels* kernels = shuffle_kernels_for(level);
   if (kernels == nullptr) return make_error(errc::unsupported, TESSERA_MSG("simd_level_force: level not available here"));
-  g_active.store(kernels, std::memory_order_release);
+  g_active.store(kernels, tessera::cxx::memory_order_release);
   return ok_status();
 }
 
-void simd_level_unforce() noexcept { g_active.store(shuffle_kernels_best(), std::memory_order_release); }
+void simd_level_unforce() noexcept { g_active.store(shuffle_kernels_best(), tessera::cxx::memory_order_release); }
 
 }  // namespace tessera

@@ -102,10 +102,10 @@ struct generic_ops {
   static constexpr transpose_by kTranspose = transpose_by::zips;
   static vec load(const uint8_t* p) noexcept {
     vec v;
-    std::memcpy(&v, p, sizeof v);
+    memcpy(&v, p, sizeof v);
     return v;
   }
-  static void store(uint8_t* p, vec v) noexcept { std::memcpy(p, &v, sizeof v); }
+  static void store(uint8_t* p, vec v) noexcept { memcpy(p, &v, sizeof v); }
   static vec splat(uint8_t x) noexcept { return reinterpret_cast<vec>(typename lanes<W>::u8{} + x); }
   // Delta swap: the bits that cross into the neighbouring byte are the ones `low` drops.
   template <int S>

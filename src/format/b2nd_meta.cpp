@@ -1,7 +1,6 @@
 #include "tessera/b2nd_meta.hpp"
 
-#include <cstring>
-#include <initializer_list>
+#include <string.h>
 
 #include "base/byte_order.hpp"
 #include "tessera/msgpack.hpp"
@@ -69,7 +68,8 @@ void meta_write(const b2nd_meta& meta, uint8_t* p) noexcept {
     p[0] = 0xd3;
     detail::be_store64(p + 1, static_cast<uint64_t>(meta.shape[i]));
   }
-  for (const int32_t* dims : {meta.chunkshape, meta.blockshape}) {
+  const int32_t* const shapes[2] = {meta.chunkshape, meta.blockshape};
+  for (const int32_t* dims : shapes) {
     *p++ = dims_marker;
     for (int i = 0; i < ndim; ++i, p += 5) {
       p[0] = 0xd2;
@@ -80,7 +80,7 @@ void meta_write(const b2nd_meta& meta, uint8_t* p) noexcept {
   const span<const char> dtype = b2nd_meta_dtype_or_default(meta);
   *p++ = 0xdb;
   detail::be_store32(p, static_cast<uint32_t>(dtype.size()));
-  if (!dtype.empty()) std::memcpy(p + 4, dtype.data(), dtype.size());
+  if (!dtype.empty()) memcpy(p + 4, dtype.data(), dtype.size());
 }
 
 // The reader's error, restated with the field that failed; overflow (a value too wide for its field) is malformed.

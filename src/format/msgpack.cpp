@@ -1,6 +1,6 @@
 #include "tessera/msgpack.hpp"
 
-#include <cstring>
+#include <string.h>
 
 namespace tessera {
 
@@ -212,7 +212,7 @@ float msgpack_reader::read_float32() noexcept {
   }
   const uint32_t bits = static_cast<uint32_t>(v);
   float f;
-  std::memcpy(&f, &bits, sizeof f);
+  memcpy(&f, &bits, sizeof f);
   return f;
 }
 
@@ -225,7 +225,7 @@ double msgpack_reader::read_float64() noexcept {
     return 0.0;
   }
   double d;
-  std::memcpy(&d, &bits, sizeof d);
+  memcpy(&d, &bits, sizeof d);
   return d;
 }
 
@@ -467,7 +467,7 @@ void msgpack_writer::emit(uint8_t marker, uint64_t value, size_t width, const vo
   p[0] = marker;
   // Big-endian, from the last byte: a shift by a constant 8 (a variable 64-bit shift is long on 32-bit targets).
   for (size_t i = width; i > 0; --i, value >>= 8) p[i] = static_cast<uint8_t>(value);
-  if (body_len > 0) std::memcpy(p + head, body, body_len);
+  if (body_len > 0) memcpy(p + head, body, body_len);
   pos_ += n;
 }
 
@@ -503,13 +503,13 @@ void msgpack_writer::write_int(int64_t value) noexcept {
 
 void msgpack_writer::write_float32(float value) noexcept {
   uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
+  memcpy(&bits, &value, sizeof bits);
   emit(kFloat32, bits, 4, nullptr, 0);
 }
 
 void msgpack_writer::write_float64(double value) noexcept {
   uint64_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
+  memcpy(&bits, &value, sizeof bits);
   emit(kFloat64, bits, 8, nullptr, 0);
 }
 

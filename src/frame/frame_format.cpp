@@ -1,10 +1,11 @@
 // The bytes of a frame's header, trailer and index chunk, exactly as the reference lays them out. Header and
 // trailer are msgpack in the fixed encodings the format pins (so every field keeps its offset, and the writer can
 // patch sizes in place), read and written through the bounded msgpack reader and writer of src/format.
-#include <cstring>
+#include <string.h>
 
 #include "frame/frame_internal.hpp"
 #include "tessera/msgpack.hpp"
+#include "tessera/cxx.hpp"
 
 namespace tessera::detail {
 
@@ -50,7 +51,7 @@ status metas_parse(bytes_view all, msgpack_reader& r, uint32_t n, frame_meta_ent
     if (!r.ok()) return r.err();
     frame_meta_entry& e = out[i];
     e = frame_meta_entry{};
-    std::memcpy(e.name, name.data(), name.size());  // a fixstr: at most 31 bytes
+    memcpy(e.name, name.data(), name.size());  // a fixstr: at most 31 bytes
     e.name_len = static_cast<uint8_t>(name.size());
     if (off < 0 || static_cast<uint64_t>(off) + kBin32Head > all.size())
       return make_error(errc::malformed, TESSERA_MSG("frame: metalayer offset outside its section"));
@@ -67,7 +68,7 @@ status metas_parse(bytes_view all, msgpack_reader& r, uint32_t n, frame_meta_ent
         *count = i;
         return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a vlmetalayer"));
       }
-      std::memcpy(e.data, content.data(), content.size());
+      memcpy(e.data, content.data(), content.size());
     }
     *count = i + 1;
   }
@@ -125,7 +126,7 @@ result<uint64_t> metas_size(const meta_entries& e, uint32_t max_entries, uint64_
       return make_error(errc::invalid_argument, TESSERA_MSG("frame: metalayer content too large or missing"));
     for (uint32_t k = 0; k < i; ++k) {
       const span<const char> other = e.name(k);
-      if (other.size() == name.size() && std::memcmp(other.data(), name.data(), name.size()) == 0)
+      if (other.size() == name.size() && memcmp(other.data(), name.data(), name.size()) == 0)
         return make_error(errc::invalid_argument, TESSERA_MSG("frame: two metalayers with one name"));
     }
     idx += 1 + name.size() + 1 + 4;
@@ -155,7 +156,7 @@ uint8_t* metas_write(const meta_entries& e, uint64_t idx_size, uint16_t index_fi
   for (uint32_t i = 0; i < n; ++i) {
     const span<const char> name = e.name(i);  // 1..31 bytes (metas_size)
     *p++ = static_cast<uint8_t>(0xa0 | name.size());
-    std::memcpy(p, name.data(), name.size());
+    memcpy(p, name.data(), name.size());
     p += name.size();
     *p++ = 0xd2;
     be_store32(p, at);
@@ -171,7 +172,7 @@ uint8_t* metas_write(const meta_entries& e, uint64_t idx_size, uint16_t index_fi
     *p++ = 0xc6;
     be_store32(p, static_cast<uint32_t>(c.size()));
     p += 4;
-    if (!c.empty()) std::memcpy(p, c.data(), c.size());
+    if (!c.empty()) memcpy(p, c.data(), c.size());
     p += c.size();
   }
   return p;
@@ -198,7 +199,7 @@ void trailer_write_of(const meta_entries& e, uint8_t* out, uint32_t size) noexce
   be_store32(p, size);
   p[4] = 0xd8;
   p[5] = 0;  // type 0: no fingerprint, 16 zero bytes
-  std::memset(p + 6, 0, kFiltersLen);
+  memset(p + 6, 0, kFiltersLen);
 }
 
 // The header's fixed fields (kFrameHeaderMinLen bytes at p), the first 13 of its 14, in the encodings the
@@ -223,9 +224,9 @@ void header_fields_put(uint8_t* p, const Info& info, const header_sizes& s, int3
       {kFhFilterCount - 1, 0xd8}, {kFhFilterCount, kChunkMaxFilters}};  // the ext's type: the filter slots
   static_assert(kFiltersLen == 16 && kFhMetalayers == kFhFilters + kFiltersLen, "the filters field is a fixext16");
   static_assert(kFhHasVlmeta + 1 == kFhFilterCount - 1 && kFhFlags + kFlagsLen == kFhNbytes - 1, "pinned offsets");
-  std::memset(p, 0, kFhMetalayers);
+  memset(p, 0, kFhMetalayers);
   for (const auto& m : kMarkers) p[m[0]] = m[1];
-  std::memcpy(p + kFhMagic, kMagic, sizeof kMagic);
+  memcpy(p + kFhMagic, kMagic, sizeof kMagic);
   be_store32(p + kFhHeaderLen, s.header_len);
   be_store64(p + kFhFrameLen, s.frame_len);
   const bool variable = chunksize == 0;
@@ -246,8 +247,8 @@ void header_fields_put(uint8_t* p, const Info& info, const header_sizes& s, int3
   be_store16(p + kFhNthreadsC, static_cast<uint16_t>(info.nthreads_comp));
   be_store16(p + kFhNthreadsD, static_cast<uint16_t>(info.nthreads_decomp));
   p[kFhHasVlmeta] = has_vlmetalayers ? 0xc3 : 0xc2;
-  std::memcpy(p + kFhFilters, info.filters, kChunkMaxFilters);
-  std::memcpy(p + kFhFiltersMeta, info.filters_meta, kChunkMaxFilters);
+  memcpy(p + kFhFilters, info.filters, kChunkMaxFilters);
+  memcpy(p + kFhFiltersMeta, info.filters_meta, kChunkMaxFilters);
   p[kFhUdcodec] = info.compcode;
   p[kFhCodecMeta] = info.compcode_meta;
   p[kFhOtherFlags2] = info.use_dict ? 1 : 0;
@@ -273,12 +274,12 @@ void shared_fields_copy(const From& f, To& t) noexcept {
 }
 
 bool spans_equal(span<const char> a, span<const char> b) noexcept {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+  return a.size() == b.size() && (a.empty() || memcmp(a.data(), b.data(), a.size()) == 0);
 }
 }  // namespace
 
 bool names_equal(const frame_meta_entry& e, span<const char> name) noexcept {
-  return name.size() == e.name_len && (name.empty() || std::memcmp(name.data(), e.name, name.size()) == 0);
+  return name.size() == e.name_len && (name.empty() || memcmp(name.data(), e.name, name.size()) == 0);
 }
 
 status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
@@ -293,7 +294,7 @@ status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
   bool pinned = (hp[0] & 0xf0) == 0x90 && (hp[kFhHasVlmeta] == 0xc2 || hp[kFhHasVlmeta] == 0xc3);
   for (const auto& k : kPinned) pinned &= hp[k[0]] == k[1];
   if (!pinned) return make_error(errc::malformed, TESSERA_MSG("frame: a header field in another encoding than the format pins"));
-  if (std::memcmp(hp + kFhMagic, kMagic, sizeof kMagic) != 0) return make_error(errc::malformed, TESSERA_MSG("frame: no b2frame magic"));
+  if (memcmp(hp + kFhMagic, kMagic, sizeof kMagic) != 0) return make_error(errc::malformed, TESSERA_MSG("frame: no b2frame magic"));
   const int32_t hl = static_cast<int32_t>(be_at<uint32_t>(hp + kFhHeaderLen));
   const uint64_t frame_len = be_at<uint64_t>(hp + kFhFrameLen);
   const int64_t nbytes = static_cast<int64_t>(be_at<uint64_t>(hp + kFhNbytes));
@@ -472,13 +473,13 @@ status header_build(frame_state& s, const frame_create_params& prm) noexcept {
   for (uint32_t i = 0; i < prm.nmetalayers; ++i) {
     frame_meta_entry& e = s.metas[i];
     e = frame_meta_entry{};
-    std::memcpy(e.name, prm.metalayers[i].name.data(), prm.metalayers[i].name.size());
+    memcpy(e.name, prm.metalayers[i].name.data(), prm.metalayers[i].name.size());
     e.name_len = static_cast<uint8_t>(prm.metalayers[i].name.size());
     e.content_len = static_cast<uint32_t>(prm.metalayers[i].content.size());
   }
   s.nmetas = prm.nmetalayers;
   TESSERA_TRY(state_buffer_reserve(s, &s.header, &s.header_cap, *hl));
-  std::memset(s.header, 0, *hl);
+  memset(s.header, 0, *hl);
   frame_header_fields fields;
   fields.kind = s.sparse ? frame_kind::sparse : frame_kind::contiguous;
   fields.chunksize = prm.chunksize;
@@ -533,7 +534,7 @@ status trailer_parse(frame_state& s, bytes_view t) noexcept {
     if (s.vlmetas != nullptr) allocator_deallocate(s.alloc, s.vlmetas, sizeof(frame_meta_entry) * s.vlcap, alignof(frame_meta_entry));
     s.vlmetas = static_cast<frame_meta_entry*>(p);
     s.vlcap = n;
-    for (uint32_t i = 0; i < n; ++i) new (&s.vlmetas[i]) frame_meta_entry;
+    for (uint32_t i = 0; i < n; ++i) new (tessera::cxx::place, &s.vlmetas[i]) frame_meta_entry;
   }
   uint32_t got = 0;
   status e = metas_parse(t, r, n, s.vlmetas, &got, &s);
@@ -549,7 +550,7 @@ namespace {
 void index_stored_write(bytes_view entries, uint8_t* out) noexcept {
   const uint32_t nbytes = static_cast<uint32_t>(entries.size());
   const uint32_t bs = nbytes < static_cast<uint32_t>(kFrameIndexBlocksize) ? nbytes : kFrameIndexBlocksize;
-  std::memset(out, 0, kChunkStoredOverhead);
+  memset(out, 0, kChunkStoredOverhead);
   out[0] = kChunkVersionStable;
   out[1] = 1;
   // Extended header (shuffle and bitshuffle bits both set), memcpyed; the reference marks no split only
@@ -561,7 +562,7 @@ void index_stored_write(bytes_view entries, uint8_t* out) noexcept {
   le_store32(out + 8, bs);
   le_store32(out + 12, nbytes + kChunkStoredOverhead);
   out[16 + kChunkMaxFilters - 1] = static_cast<uint8_t>(filter_id::shuffle);
-  std::memcpy(out + kChunkStoredOverhead, entries.data(), nbytes);
+  memcpy(out + kChunkStoredOverhead, entries.data(), nbytes);
 }
 
 
@@ -598,7 +599,7 @@ result<size_t> index_encode(chunk_encoder* encoder, bytes_view entries, bytes_mu
 }
 
 void special_chunk_write(chunk_special kind, int32_t nbytes, int32_t typesize, int32_t blocksize, uint8_t* out) noexcept {
-  std::memset(out, 0, kChunkStoredOverhead);
+  memset(out, 0, kChunkStoredOverhead);
   out[0] = kChunkVersionStable;
   out[1] = 1;
   out[2] = kChunkFlagShuffle | kChunkFlagBitshuffle | kChunkFlagNoSplit;

@@ -1,7 +1,7 @@
 // The frame's index: a table in memory for frames that change, or the committed index chunk read a block at a
 // time. A file's index may claim 10^8 chunks in 221 bytes (a special-value index chunk): what a reader holds
 // must not follow that claim, so only one decoded index block (16 KiB as the reference writes them) is kept.
-#include <cstring>
+#include <string.h>
 
 #include "frame/frame_internal.hpp"
 
@@ -25,7 +25,7 @@ struct index_block_copy {
   static status consume(void* context, size_t, bytes_view decoded, uint32_t) noexcept {
     auto& c = *static_cast<index_block_copy*>(context);
     if (decoded.size() > c.cap) return make_error(errc::corrupt, TESSERA_MSG("frame: index block larger than its blocksize"));
-    std::memcpy(c.out, decoded.data(), decoded.size());
+    memcpy(c.out, decoded.data(), decoded.size());
     c.size = decoded.size();
     return ok_status();
   }

@@ -3,9 +3,9 @@
 // base/byte_order.hpp), and storage access.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "../base/byte_order.hpp"  // relative: tests include this header without src/ on the path
 #include "tessera/frame.hpp"

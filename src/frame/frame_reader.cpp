@@ -1,6 +1,6 @@
 // Opening frames and reading them lazily: header, index and trailer at open; chunks and blocks on demand.
-#include <atomic>
-#include <cstring>
+#include "tessera/cxx.hpp"
+#include <string.h>
 
 #include "base/first_error.hpp"
 #include "chunk/chunk_internal.hpp"
@@ -50,7 +50,7 @@ result<chunk_header> source_header(frame_state& s, const chunk_source& src, uint
   const size_t n = src.limit < kChunkHeaderExtendedSize ? static_cast<size_t>(src.limit) : kChunkHeaderExtendedSize;
   if (n < kChunkHeaderMinSize) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk position too close to the data's end"));
   const bytes_view v = storage_view(src.st);
-  if (!v.empty() && src.pos <= v.size() && n <= v.size() - src.pos) std::memcpy(buf, v.data() + src.pos, n);
+  if (!v.empty() && src.pos <= v.size() && n <= v.size() - src.pos) memcpy(buf, v.data() + src.pos, n);
   else TESSERA_TRY(storage_read(src.st, src.pos, bytes_mut(buf, n)));
   auto h = chunk_header_read(bytes_view(buf, n));
   if (!h.ok()) return h.err();
@@ -263,7 +263,7 @@ struct stored_starts {
   }
   // The sorted copy, written to out (4 * n bytes); extent_of needs it when the starts are not ascending.
   void sort_into(uint8_t* out) noexcept {
-    std::memcpy(out, p, 4 * n);
+    memcpy(out, p, 4 * n);
     starts_sort(out, n);
     sorted = out;
   }
@@ -511,8 +511,8 @@ __attribute__((noinline)) status lazy_chunk_get(frame_state& s, chunk_decoder& d
   const bool pre_in_scratch = *pre == s.scratch;
   TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, static_cast<size_t>(total) + starts_size));
   uint8_t* m = s.scratch;
-  if (!pre_in_scratch) std::memcpy(m, *pre, static_cast<size_t>(data_start));
-  std::memcpy(m + total, m + h.header_size, starts_size);
+  if (!pre_in_scratch) memcpy(m, *pre, static_cast<size_t>(data_start));
+  memcpy(m + total, m + h.header_size, starts_size);
   starts.p = m + total;
   // Pass 2: copy the streams (adjacent ones with one read) and point the starts at the copies. Starts of blocks
   // not requested point at the first copy: never decoded, but in bounds.
@@ -585,7 +585,7 @@ status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept {
   auto* bytes = reinterpret_cast<uint8_t*>(s.chunks);
   if (h->memcpyed) {
     if (chunk.size() < h->header_size + raw) return make_error(errc::truncated, TESSERA_MSG("frame: index chunk truncated"));
-    std::memmove(bytes, chunk.data() + h->header_size, raw);
+    memmove(bytes, chunk.data() + h->header_size, raw);
   } else {
     chunk_decoder d;
     chunk_decoder_options o;
@@ -735,7 +735,7 @@ result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first,
     return bytes_view(m, static_cast<size_t>(n));
   }
   const stored_starts st = reader_starts(r);
-  std::memcpy(m, r.prefix, static_cast<size_t>(r.data_start));
+  memcpy(m, r.prefix, static_cast<size_t>(r.data_start));
   uint64_t at = r.data_start;
   block_extent run{};
   uint64_t run_at = at;
@@ -927,11 +927,11 @@ status frame_open_again(frame& out, const frame& f, const allocator& alloc) noex
       const frame_state* n = frame_access::get(fresh);
       uint8_t again[kFrameHeaderMinLen];
       last = storage_read(n->st, n->base, bytes_mut(again, sizeof again));
-      if (last.ok() && std::memcmp(again, n->header, sizeof again) != 0)
+      if (last.ok() && memcmp(again, n->header, sizeof again) != 0)
         last = make_error(errc::corrupt, TESSERA_MSG("frame: the header kept changing while it was read (a writer committing)"));
     }
     if (last.ok()) {
-      out = std::move(fresh);
+      out = tessera::cxx::move(fresh);
       return ok_status();
     }
     if (last.code == errc::out_of_memory || last.code == errc::resource_limit || last.code == errc::invalid_argument)
@@ -946,7 +946,7 @@ status frame_refresh(frame& f) noexcept {
   if (s->options.writable) return make_error(errc::invalid_argument, TESSERA_MSG("frame_refresh: a writable frame is its own writer"));
   frame fresh;
   TESSERA_TRY(frame_open_again(fresh, f, s->alloc));
-  f = std::move(fresh);
+  f = tessera::cxx::move(fresh);
   return ok_status();
 }
 
@@ -1058,7 +1058,7 @@ struct block_copy {
   static status consume(void* context, size_t, bytes_view decoded, uint32_t) noexcept {
     auto& c = *static_cast<block_copy*>(context);
     if (c.out.size() < decoded.size()) return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: output shorter than the block"));
-    std::memcpy(c.out.data(), decoded.data(), decoded.size());
+    memcpy(c.out.data(), decoded.data(), decoded.size());
     c.size = decoded.size();
     return ok_status();
   }

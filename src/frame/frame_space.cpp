@@ -6,7 +6,7 @@
 // committed index and trailer. New bytes go into the smallest free extent that holds them, else past the end; the
 // index and trailer go at the lowest free place after the last chunk (the format puts the index right after the
 // chunks section). After a commit everything past the new frame is free, and the storage is cut there.
-#include <cstring>
+#include <string.h>
 
 #include "frame/frame_internal.hpp"
 
@@ -21,7 +21,7 @@ void set_release(const allocator& a, extent_set& set) noexcept {
 }
 
 void set_erase(extent_set& set, uint32_t i) noexcept {
-  std::memmove(set.v + i, set.v + i + 1, sizeof(extent) * (set.n - i - 1));
+  memmove(set.v + i, set.v + i + 1, sizeof(extent) * (set.n - i - 1));
   --set.n;
 }
 
@@ -43,7 +43,7 @@ bool set_grow(frame_state& s, extent_set& set) noexcept {
   auto* p = static_cast<extent*>(allocator_allocate(s.alloc, sizeof(extent) * want, alignof(extent)));
   if (p == nullptr) return false;
   if (set.v != nullptr) {
-    std::memcpy(p, set.v, sizeof(extent) * set.n);
+    memcpy(p, set.v, sizeof(extent) * set.n);
     allocator_deallocate(s.alloc, set.v, sizeof(extent) * set.cap, alignof(extent));
   }
   set.v = p;
@@ -75,7 +75,7 @@ void set_add(frame_state& s, extent_set& set, uint64_t pos, uint64_t len) noexce
       return;
     }
     if (set_grow(s, set)) {
-      std::memmove(set.v + i + 1, set.v + i, sizeof(extent) * (set.n - i));
+      memmove(set.v + i + 1, set.v + i, sizeof(extent) * (set.n - i));
       set.v[i].pos = pos;
       set.v[i].len = len;
       ++set.n;

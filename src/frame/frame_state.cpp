@@ -1,6 +1,6 @@
 // The frame's in-memory state: allocation from the caller's allocator, storage access, sparse entries.
-#include <cstring>
-#include <new>
+#include <string.h>
+#include "tessera/cxx.hpp"
 
 #include "frame/frame_internal.hpp"
 
@@ -30,7 +30,7 @@ status frame_sparse_chunk_name(int64_t id, char* out, size_t out_size) noexcept 
   static constexpr char kHex[] = "0123456789ABCDEF";
   const uint32_t v = static_cast<uint32_t>(id);
   for (int i = 0; i < 8; ++i) out[i] = kHex[(v >> (28 - 4 * i)) & 0xf];
-  std::memcpy(out + 8, ".chunk", 7);
+  memcpy(out + 8, ".chunk", 7);
   return ok_status();
 }
 
@@ -39,7 +39,7 @@ namespace detail {
 result<frame_state*> state_new(const allocator& alloc) noexcept {
   void* p = allocator_allocate(alloc, sizeof(frame_state), alignof(frame_state));
   if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the frame state"));
-  auto* s = new (p) frame_state;
+  auto* s = new (tessera::cxx::place, p) frame_state;
   s->alloc = alloc;
   return s;
 }
@@ -85,7 +85,7 @@ status state_buffer_reserve(frame_state& s, uint8_t** buf, size_t* cap, size_t n
   }
   if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a buffer"));
   if (*buf != nullptr) {
-    std::memcpy(p, *buf, *cap);
+    memcpy(p, *buf, *cap);
     allocator_deallocate(s.alloc, *buf, *cap, 16);
   }
   *buf = p;
@@ -109,7 +109,7 @@ status state_chunks_reserve(frame_state& s, int64_t count) noexcept {
   }
   if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the chunk index"));
   if (s.chunks != nullptr) {
-    std::memcpy(p, s.chunks, sizeof(frame_chunk_entry) * static_cast<size_t>(s.nchunks));
+    memcpy(p, s.chunks, sizeof(frame_chunk_entry) * static_cast<size_t>(s.nchunks));
     allocator_deallocate(s.alloc, s.chunks, sizeof(frame_chunk_entry) * static_cast<size_t>(s.chunk_cap),
                          alignof(frame_chunk_entry));
   }
@@ -125,7 +125,7 @@ status state_ids_push(frame_state& s, int64_t** ids, uint32_t* n, uint32_t* cap,
     void* p = allocator_allocate(s.alloc, sizeof(int64_t) * want, alignof(int64_t));
     if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the pending entry list"));
     if (*ids != nullptr) {
-      std::memcpy(p, *ids, sizeof(int64_t) * *n);
+      memcpy(p, *ids, sizeof(int64_t) * *n);
       allocator_deallocate(s.alloc, *ids, sizeof(int64_t) * *cap, alignof(int64_t));
     }
     *ids = static_cast<int64_t*>(p);

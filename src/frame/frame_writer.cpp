@@ -1,7 +1,7 @@
 // Creating frames and changing them: chunk and metalayer changes in memory (chunk bytes written where the
 // committed frame does not look), then frame_commit in the crash-safe order described in tessera/frame.hpp.
-#include <cstring>
-#include <new>
+#include <string.h>
+#include "tessera/cxx.hpp"
 
 #include "frame/frame_internal.hpp"
 
@@ -166,7 +166,7 @@ status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chun
       s.doomed[s.ndoomed++] = old.offset;
     }
   } else {
-    std::memmove(s.chunks + nchunk + 1, s.chunks + nchunk, sizeof(frame_chunk_entry) * static_cast<size_t>(n - nchunk));
+    memmove(s.chunks + nchunk + 1, s.chunks + nchunk, sizeof(frame_chunk_entry) * static_cast<size_t>(n - nchunk));
     s.chunks[nchunk] = e;
     s.nchunks = n + 1;
     s.info.nbytes += e.nbytes;
@@ -192,7 +192,7 @@ status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chun
 void header_compose(frame_state& s, const frame_info& info, uint8_t* out) noexcept {
   const frame_info saved = s.info;
   s.info = info;
-  std::memcpy(out, s.header, s.info.header_len);
+  memcpy(out, s.header, s.info.header_len);
   header_fixed_write(s, out);
   s.info = saved;
 }
@@ -265,7 +265,7 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
   // stack: it is 4 KiB, and commits run on a firmware's task stack.
   void* mem = allocator_allocate(s.alloc, sizeof(frame_state), alignof(frame_state));
   if (mem == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a temporary state"));
-  frame_state& tmp = *new (mem) frame_state;
+  frame_state& tmp = *new (tessera::cxx::place, mem) frame_state;
   tmp.alloc = s.alloc;
   struct table_guard {
     frame_state* t;
@@ -629,7 +629,7 @@ status vlmeta_put(frame_state& s, span<const char> name, uint8_t* data, uint32_t
       return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the vlmetalayer table"));
     }
     auto* t = static_cast<frame_meta_entry*>(p);
-    for (uint32_t i = 0; i < want; ++i) new (&t[i]) frame_meta_entry;
+    for (uint32_t i = 0; i < want; ++i) new (tessera::cxx::place, &t[i]) frame_meta_entry;
     for (uint32_t i = 0; i < s.nvlmetas; ++i) t[i] = s.vlmetas[i];
     if (s.vlmetas != nullptr) allocator_deallocate(s.alloc, s.vlmetas, sizeof(frame_meta_entry) * s.vlcap, alignof(frame_meta_entry));
     s.vlmetas = t;
@@ -637,7 +637,7 @@ status vlmeta_put(frame_state& s, span<const char> name, uint8_t* data, uint32_t
   }
   frame_meta_entry& e = s.vlmetas[s.nvlmetas];
   e = frame_meta_entry{};
-  std::memcpy(e.name, name.data(), name.size());
+  memcpy(e.name, name.data(), name.size());
   e.name[name.size()] = 0;
   e.name_len = static_cast<uint8_t>(name.size());
   e.data = data;
@@ -720,7 +720,7 @@ status frame_chunk_delete(frame& f, int64_t nchunk) noexcept {
   const detail::frame_chunk_entry old = s->chunks[nchunk];
   if (s->sparse && old.offset >= 0) TESSERA_TRY(detail::state_ids_push(*s, &s->doomed, &s->ndoomed, &s->doomed_cap, old.offset));
   if (s->space.active) detail::space_drop_chunk(*s, old);
-  std::memmove(s->chunks + nchunk, s->chunks + nchunk + 1,
+  memmove(s->chunks + nchunk, s->chunks + nchunk + 1,
                sizeof(detail::frame_chunk_entry) * static_cast<size_t>(s->nchunks - nchunk - 1));
   --s->nchunks;
   s->info.nchunks = s->nchunks;
@@ -740,7 +740,7 @@ status frame_meta_update(frame& f, span<const char> name, bytes_view content) no
     if (!detail::names_equal(e, name)) continue;
     if (content.size() != e.content_len)
       return make_error(errc::invalid_argument, TESSERA_MSG("frame: a fixed metalayer keeps its size (the header cannot move)"));
-    if (!content.empty()) std::memcpy(s->header + e.content_off, content.data(), content.size());
+    if (!content.empty()) memcpy(s->header + e.content_off, content.data(), content.size());
     s->dirty = true;
     return ok_status();
   }
@@ -762,7 +762,7 @@ status frame_vlmeta_set(frame& f, span<const char> name, bytes_view content) noe
   if (!size.ok()) return size.err();
   auto* data = static_cast<uint8_t*>(allocator_allocate(s->alloc, *size, 1));
   if (data == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a vlmetalayer"));
-  std::memcpy(data, s->scratch, *size);
+  memcpy(data, s->scratch, *size);
   return detail::vlmeta_put(*s, name, data, static_cast<uint32_t>(*size));
 }
 
@@ -776,7 +776,7 @@ status frame_vlmeta_set_chunk(frame& f, span<const char> name, bytes_view chunk)
   const uint32_t size = static_cast<uint32_t>(chunk.size());
   auto* data = static_cast<uint8_t*>(allocator_allocate(s->alloc, size, 1));
   if (data == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a vlmetalayer"));
-  std::memcpy(data, chunk.data(), size);
+  memcpy(data, chunk.data(), size);
   return detail::vlmeta_put(*s, name, data, size);
 }
 

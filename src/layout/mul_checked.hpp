@@ -3,7 +3,7 @@
 // costs a 32-bit target about 100 bytes.
 #pragma once
 
-#include <cstdint>
+#include <stdint.h>
 
 #ifdef __OPTIMIZE_SIZE__
 #define TESSERA_SIZE_NOINLINE [[gnu::noinline]]

@@ -4,7 +4,7 @@
 // both buffers. The innermost loop is then always one contiguous run: one memcpy per run, as long as possible.
 #include "tessera/nd_copy.hpp"
 
-#include <cstring>
+#include <string.h>
 
 #include "mul_checked.hpp"
 #include "tessera/config.hpp"
@@ -34,7 +34,7 @@ struct loop {
 // n runs of `run` bytes (N when it is not 0: a constant the compiler turns into one move), stepping by the strides.
 template <size_t N>
 void runs_copy(uint8_t* d, const uint8_t* s, size_t dof, size_t so, size_t n, size_t ds, size_t ss, size_t run) noexcept {
-  for (size_t k = 0; k < n; ++k, so += ss, dof += ds) std::memcpy(d + dof, s + so, N != 0 ? N : run);
+  for (size_t k = 0; k < n; ++k, so += ss, dof += ds) memcpy(d + dof, s + so, N != 0 ? N : run);
 }
 
 }  // namespace
@@ -96,7 +96,7 @@ status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t*
   uint8_t* const d = dst.data();
   const size_t run = loops[0].extent;
   if (nloops == 1) {
-    std::memcpy(d + dst_offset, s + src_offset, run);
+    memcpy(d + dst_offset, s + src_offset, run);
     return ok_status();
   }
   // The loop just outside the run is the hot one; the rest step like an odometer. Runs of one 4- or 8-byte item

@@ -7,9 +7,9 @@
 // run_writer_fence() must follow a task's streaming writes before another thread reads them.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -36,7 +36,7 @@ class run_writer {
 
   void put(const uint8_t* src, size_t n) noexcept {
     if (!streaming_) {
-      std::memcpy(out_, src, n);
+      memcpy(out_, src, n);
       out_ += n;
       return;
     }
@@ -46,7 +46,7 @@ class run_writer {
   // Writes what is pending (the rest of its unit, if a run continues there, is then written as a run's head).
   void end() noexcept {
     if (pending_ == 0) return;
-    std::memcpy(out_ - pending_, pending_src_ != nullptr ? pending_src_ : unit_, pending_);
+    memcpy(out_ - pending_, pending_src_ != nullptr ? pending_src_ : unit_, pending_);
     head_ = 16 - pending_;
     pending_ = 0;
   }
@@ -63,7 +63,7 @@ class run_writer {
   void stream(const uint8_t* src, size_t n) noexcept {
     if (head_ > 0) {  // the run's bytes up to its first unit boundary
       const size_t take = n < head_ ? n : head_;
-      std::memcpy(out_, src, take);
+      memcpy(out_, src, take);
       out_ += take;
       src += take;
       n -= take;
@@ -72,8 +72,8 @@ class run_writer {
     if (pending_ > 0 && n > 0) {  // complete the unit the last piece began
       const size_t need = 16 - pending_;
       if (n < need) {  // still not complete: gathered in unit_
-        if (pending_src_ != nullptr) std::memcpy(unit_, pending_src_, pending_);
-        std::memcpy(unit_ + pending_, src, n);
+        if (pending_src_ != nullptr) memcpy(unit_, pending_src_, pending_);
+        memcpy(unit_ + pending_, src, n);
         pending_src_ = nullptr;
         pending_ += n;
         out_ += n;
@@ -86,8 +86,8 @@ class run_writer {
         const __m128i keep = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kFirst + 16 - pending_));
         v = _mm_or_si128(_mm_and_si128(keep, a), _mm_andnot_si128(keep, b));
       } else {
-        if (pending_src_ != nullptr) std::memcpy(unit_, pending_src_, pending_);
-        std::memcpy(unit_ + pending_, src, need);
+        if (pending_src_ != nullptr) memcpy(unit_, pending_src_, pending_);
+        memcpy(unit_ + pending_, src, need);
         v = _mm_load_si128(reinterpret_cast<const __m128i*>(unit_));
       }
       _mm_stream_si128(reinterpret_cast<__m128i*>(out_ - pending_), v);

@@ -2,7 +2,7 @@
 // only visit what is touched (the ranges of chunk and block coordinates are computed, not scanned).
 #include "tessera/slice_plan.hpp"
 
-#include <cstring>
+#include <string.h>
 
 namespace tessera {
 
@@ -51,7 +51,7 @@ status slice_plan_init(slice_plan& plan, const array_layout& layout, const int64
 slice_chunk_iterator::slice_chunk_iterator(const slice_plan& plan) noexcept
     : plan_(&plan), remaining_(plan.nchunks) {
   // One clear of the whole chunk record, which the compiler otherwise does as one memset per array.
-  std::memset(static_cast<void*>(&current_), 0, sizeof current_);
+  memset(static_cast<void*>(&current_), 0, sizeof current_);
 }
 
 bool slice_chunk_iterator::next() noexcept {

@@ -2,13 +2,14 @@
 // find_package from an installed prefix, add_subdirectory / FetchContent of the source tree, pkg-config. It sees
 // only the public headers and the exported targets. It encodes a B2ND metalayer and a chunk, decodes both, compares,
 // and prints one line the tests check ("tessera consumer: OK ... with <codec>"). Runs on Linux and on bare metal
-// (printf reaches the host through semihosting there). Optional parts, by compile definition:
+// (printf reaches the host through semihosting there), with the C library's headers only (a bare-metal toolchain may
+// have no C++ library). Optional parts, by compile definition:
 //   TESSERA_CONSUMER_MEMORY  the memory port: the chunk is also read back through a const_buffer storage
 //   TESSERA_CONSUMER_FLASH   the flash port: a simulated NOR device is created
 //   TESSERA_CONSUMER_POSIX   the POSIX port: the coder's scratch comes from posix_allocator() (malloc)
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "tessera/allocator.hpp"
 #include "tessera/b2nd_meta.hpp"
@@ -41,12 +42,12 @@ uint8_t g_chunk[chunk_encode_bound(sizeof g_data)];
 uint8_t g_meta[256];
 
 int fail(const char* what, const error& e) {
-  std::printf("tessera consumer: FAILED at %s: %s (%s)\n", what, e.message, errc_name(e.code));
+  printf("tessera consumer: FAILED at %s: %s (%s)\n", what, e.message, errc_name(e.code));
   return 1;
 }
 
 int fail(const char* what) {
-  std::printf("tessera consumer: FAILED at %s\n", what);
+  printf("tessera consumer: FAILED at %s\n", what);
   return 1;
 }
 
@@ -72,7 +73,7 @@ int main() {
   auto decoded = b2nd_meta_decode(bytes_view(g_meta, *meta_size));
   if (!decoded.ok()) return fail("b2nd_meta_decode", decoded.err());
   const b2nd_meta& m = *decoded;
-  if (m.ndim != 3 || !m.has_dtype || m.dtype.size() != 3 || std::memcmp(m.dtype.data(), kDtype, 3) != 0) {
+  if (m.ndim != 3 || !m.has_dtype || m.dtype.size() != 3 || memcmp(m.dtype.data(), kDtype, 3) != 0) {
     return fail("metalayer round trip (ndim or dtype)");
   }
   for (int d = 0; d < 3; ++d) {
@@ -132,11 +133,11 @@ int main() {
   if (auto e = chunk_decoder_init(dec, alloc, dopt); !e.ok()) return fail("chunk_decoder_init", e);
   auto nbytes = chunk_decode(dec, chunk, bytes_mut(reinterpret_cast<uint8_t*>(g_back), sizeof g_back));
   if (!nbytes.ok()) return fail("chunk_decode", nbytes.err());
-  if (*nbytes != sizeof g_data || std::memcmp(g_back, g_data, sizeof g_data) != 0) {
+  if (*nbytes != sizeof g_data || memcmp(g_back, g_data, sizeof g_data) != 0) {
     return fail("chunk round trip (the decoded data differ)");
   }
 
-  std::printf("tessera consumer: OK: metalayer %zu bytes, chunk %zu -> %zu bytes with %s\n", *meta_size,
+  printf("tessera consumer: OK: metalayer %zu bytes, chunk %zu -> %zu bytes with %s\n", *meta_size,
               sizeof g_data, *cbytes, codec_name(params.compressor));
   return 0;
 }

@@ -1,7 +1,7 @@
 #include "tessera/port/flash_frame.hpp"
 
-#include <cstddef>
-#include <cstring>
+#include <stddef.h>
+#include <string.h>
 
 #include "tessera/chunk.hpp"
 
@@ -41,11 +41,11 @@ status templates_build(flash_frame& ff, const frame_create_params& params) noexc
   uint8_t* at = ff.meta_bytes.data();
   for (uint32_t i = 0; i < params.nmetalayers; ++i) {
     const frame_metalayer_init& m = params.metalayers[i];
-    std::memcpy(at, m.name.data(), m.name.size());
+    memcpy(at, m.name.data(), m.name.size());
     ff.metas[i].name = span<const char>(reinterpret_cast<const char*>(at), m.name.size());
     at += m.name.size();
     // Zeros first: the tag below must not depend on contents (flash_frame_meta_update changes them).
-    if (!m.content.empty()) std::memset(at, 0, m.content.size());
+    if (!m.content.empty()) memset(at, 0, m.content.size());
     ff.metas[i].content = bytes_view(at, m.content.size());
     at += m.content.size();
   }
@@ -63,7 +63,7 @@ status templates_build(flash_frame& ff, const frame_create_params& params) noexc
   for (uint32_t i = 0; i < params.nmetalayers; ++i) {
     const bytes_view c = params.metalayers[i].content;
     uint8_t* dst = ff.meta_bytes.data() + (ff.metas[i].content.data() - ff.meta_bytes.data());
-    if (!c.empty()) std::memcpy(dst, c.data(), c.size());
+    if (!c.empty()) memcpy(dst, c.data(), c.size());
   }
   return header_encode(ff, 0, uint64_t{ff.header_len} + ff.trailer_len, 0);
 }
@@ -108,7 +108,7 @@ status index_head(uint32_t n, uint8_t* out) noexcept {
   const uint32_t m = n < 4 ? n : 4;
   result<size_t> got = frame_index_encode_stored(bytes_view(buf + kChunkMaxOverhead, 8 * m), bytes_mut(buf, sizeof buf));
   if (!got.ok()) return got.err();
-  std::memcpy(out, buf, kChunkMaxOverhead);
+  memcpy(out, buf, kChunkMaxOverhead);
   const uint32_t nbytes = 8 * n;
   const uint32_t words[3] = {nbytes, nbytes < static_cast<uint32_t>(kFrameIndexBlocksize) ? nbytes : kFrameIndexBlocksize,
                              nbytes + static_cast<uint32_t>(kChunkMaxOverhead)};
@@ -161,7 +161,7 @@ status tail_read(void* context, uint32_t offset, bytes_mut dst) noexcept {
         // A little-endian int64 whose high half is zero (the region is below 4 GiB).
         const uint32_t rel = b.offset - ts.base;
         for (int k = 0; k < 4; ++k) ts.bytes[k] = static_cast<uint8_t>(rel >> (8 * k));
-        std::memset(ts.bytes + 4, 0, 4);
+        memset(ts.bytes + 4, 0, 4);
         ts.entry = e;
       }
       const uint32_t in = (pos - head) % 8;
@@ -174,7 +174,7 @@ status tail_read(void* context, uint32_t offset, bytes_mut dst) noexcept {
       avail = ts.ff->trailer_len - t;
     }
     const size_t n = avail < dst.size() - w ? avail : dst.size() - w;
-    std::memcpy(dst.data() + w, from, n);
+    memcpy(dst.data() + w, from, n);
     w += n;
   }
   return ok_status();
@@ -239,7 +239,7 @@ result<size_t> flash_frame_estimate(const flash_log_config& config, const frame_
   for (uint32_t i = 0; i < params.nmetalayers; ++i)
     total += params.metalayers[i].name.size() + params.metalayers[i].content.size();
   total += *hl;
-  return total + 3 * (alignof(std::max_align_t) - 1);  // three allocations, each aligned
+  return total + 3 * (alignof(max_align_t) - 1);  // three allocations, each aligned
 }
 
 status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const allocator& alloc,
@@ -421,13 +421,13 @@ status flash_frame_meta_update(flash_frame& ff, span<const char> name, bytes_vie
   if (ff.finalized) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: finalized, metalayers are written"));
   for (uint32_t i = 0; i < ff.params.nmetalayers; ++i) {
     frame_metalayer_init& m = ff.metas[i];
-    if (m.name.size() != name.size() || (!name.empty() && std::memcmp(m.name.data(), name.data(), name.size()) != 0))
+    if (m.name.size() != name.size() || (!name.empty() && memcmp(m.name.data(), name.data(), name.size()) != 0))
       continue;
     if (content.size() != m.content.size())
       return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: a metalayer update must keep the content's size"));
     // The content lives in meta_bytes (templates_build): write it there.
     uint8_t* dst = ff.meta_bytes.data() + (m.content.data() - ff.meta_bytes.data());
-    if (!content.empty()) std::memmove(dst, content.data(), content.size());
+    if (!content.empty()) memmove(dst, content.data(), content.size());
     return ok_status();
   }
   return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: no metalayer of that name"));

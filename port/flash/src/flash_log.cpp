@@ -1,6 +1,6 @@
 #include "tessera/port/flash_log.hpp"
 
-#include <cstring>
+#include <string.h>
 
 namespace tessera {
 
@@ -31,11 +31,11 @@ inline uint32_t le32(uint32_t v) noexcept {
 }
 inline void put32(uint8_t* p, uint32_t v) noexcept {
   v = le32(v);
-  std::memcpy(p, &v, 4);
+  memcpy(p, &v, 4);
 }
 inline uint32_t get32(const uint8_t* p) noexcept {
   uint32_t v;
-  std::memcpy(&v, p, 4);
+  memcpy(&v, p, 4);
   return le32(v);
 }
 
@@ -116,7 +116,7 @@ status region_read(flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
     if (span_bytes > log.region_size - base) span_bytes = log.region_size - base;
     TESSERA_TRY(region_read_aligned(log, base, bytes_mut(log.cache, span_bytes)));
     const size_t n = dst.size() < span_bytes - skip ? dst.size() : span_bytes - skip;
-    std::memcpy(dst.data(), log.cache + skip, n);
+    memcpy(dst.data(), log.cache + skip, n);
     offset += static_cast<uint32_t>(n);
     dst = dst.subspan(n);
   }
@@ -155,7 +155,7 @@ uint32_t pieces_crc(span<const bytes_view> pieces) noexcept {
 status put_record(flash_log& log, const record& r, uint32_t floor) noexcept {
   const uint32_t at = slot_offset(log, r.seq, floor);
   if (at == UINT32_MAX) return make_error(errc::no_space, TESSERA_MSG("flash log: no room for a record"));
-  std::memset(log.cache, log.device.erased_value, log.record_part);
+  memset(log.cache, log.device.erased_value, log.record_part);
   record_encode(r, log.cache);
   const status s = region_prog(log, at, bytes_view(log.cache, log.record_part));
   if (!s.ok()) {
@@ -242,7 +242,7 @@ status open_common(flash_log& log, const flash_log_config& config, const allocat
 status write_commit(flash_log& log, uint32_t seq) noexcept {
   const uint32_t at = slot_offset(log, seq, 0);
   if (at == UINT32_MAX) return make_error(errc::no_space, TESSERA_MSG("flash log: no room for a record"));
-  std::memset(log.cache, static_cast<uint8_t>(~log.device.erased_value), log.device.prog_size);
+  memset(log.cache, static_cast<uint8_t>(~log.device.erased_value), log.device.prog_size);
   return region_prog(log, at + log.record_part, bytes_view(log.cache, log.device.prog_size));
 }
 
@@ -318,7 +318,7 @@ status pieces_read(void* context, uint32_t offset, bytes_mut dst) noexcept {
     if (p.k >= p.pieces.size()) return make_error(errc::invalid_argument, TESSERA_MSG("flash log: blob shorter than announced"));
     const bytes_view piece = p.pieces[p.k];
     const size_t n = piece.size() - p.at < dst.size() - w ? piece.size() - p.at : dst.size() - w;
-    if (n != 0) std::memcpy(dst.data() + w, piece.data() + p.at, n);
+    if (n != 0) memcpy(dst.data() + w, piece.data() + p.at, n);
     w += n;
     p.at += n;
     if (p.at == piece.size()) {
@@ -349,7 +349,7 @@ status program_source(flash_log& log, uint32_t offset, const flash_log_source& s
     const uint32_t n = src.size - pos < log.cache_size ? src.size - pos : log.cache_size;
     TESSERA_TRY(src.read(src.context, pos, bytes_mut(log.cache, n)));
     const uint32_t len = round_up(n, log.device.prog_size);  // the cache is a prog_size multiple
-    std::memset(log.cache + n, log.device.erased_value, len - n);
+    memset(log.cache + n, log.device.erased_value, len - n);
     TESSERA_TRY(region_prog(log, offset + pos, bytes_view(log.cache, len)));
     pos += n;
   }

@@ -1,6 +1,6 @@
 #include "tessera/port/flash_sim.hpp"
 
-#include <cstring>
+#include <string.h>
 
 namespace tessera {
 
@@ -59,7 +59,7 @@ status sim_read(void* context, uint32_t sector, uint32_t offset, bytes_mut dst) 
     for (size_t i = 0; i < dst.size(); ++i) dst[i] = static_cast<uint8_t>(rng_next(sim.rng_state));
     return transient_error();
   }
-  std::memcpy(dst.data(), sim.bytes.data() + static_cast<size_t>(sector) * sim.config.sector_size + offset,
+  memcpy(dst.data(), sim.bytes.data() + static_cast<size_t>(sector) * sim.config.sector_size + offset,
               dst.size());
   return ok_status();
 }
@@ -145,8 +145,8 @@ status flash_sim_init(flash_sim& sim, const flash_sim_config& config, const allo
   TESSERA_TRY(sim.bytes.allocate(alloc, static_cast<size_t>(total)));
   TESSERA_TRY(sim.erase_counts.allocate(alloc, config.sector_count));
   TESSERA_TRY(sim.weak.allocate(alloc, config.sector_count));
-  std::memset(sim.weak.data(), 0, sim.weak.size());
-  std::memset(sim.bytes.data(), config.erased_value, sim.bytes.size());
+  memset(sim.weak.data(), 0, sim.weak.size());
+  memset(sim.bytes.data(), config.erased_value, sim.bytes.size());
   flash_sim_reset_erase_counts(sim);
   return ok_status();
 }

@@ -1,9 +1,8 @@
 // RAM storages: read-only views, allocator-grown buffers and a directory of them (fixed caller buffers: the core).
 #include "tessera/port/memory_storage.hpp"
 
-#include <cstring>
-#include <new>
-#include <utility>
+#include <string.h>
+#include "tessera/cxx.hpp"
 
 namespace tessera {
 
@@ -13,7 +12,7 @@ namespace {
 
 status range_read(const uint8_t* data, size_t size, uint64_t offset, bytes_mut dst) noexcept {
   if (offset > size || dst.size() > size - offset) return make_error(errc::truncated, TESSERA_MSG("memory: read past the end"));
-  std::memcpy(dst.data(), data + offset, dst.size());
+  memcpy(dst.data(), data + offset, dst.size());
   return ok_status();
 }
 
@@ -66,8 +65,8 @@ struct growable_buffer_access {
     if (offset > SIZE_MAX - src.size()) return make_error(errc::no_space, TESSERA_MSG("memory: write past the address space"));
     const size_t end = static_cast<size_t>(offset) + src.size();
     TESSERA_TRY(grow(*b, end));
-    if (offset > b->size_) std::memset(b->data_ + b->size_, 0, static_cast<size_t>(offset) - b->size_);
-    std::memmove(b->data_ + offset, src.data(), src.size());
+    if (offset > b->size_) memset(b->data_ + b->size_, 0, static_cast<size_t>(offset) - b->size_);
+    memmove(b->data_ + offset, src.data(), src.size());
     if (end > b->size_) b->size_ = end;
     return ok_status();
   }
@@ -79,7 +78,7 @@ struct growable_buffer_access {
     auto* b = static_cast<growable_buffer*>(c);
     if (size > SIZE_MAX) return make_error(errc::no_space, TESSERA_MSG("memory: size past the address space"));
     TESSERA_TRY(grow(*b, static_cast<size_t>(size)));
-    if (size > b->size_) std::memset(b->data_ + b->size_, 0, static_cast<size_t>(size) - b->size_);
+    if (size > b->size_) memset(b->data_ + b->size_, 0, static_cast<size_t>(size) - b->size_);
     b->size_ = static_cast<size_t>(size);
     return ok_status();
   }
@@ -100,9 +99,9 @@ growable_buffer& growable_buffer::operator=(growable_buffer&& o) noexcept {
   if (this != &o) {
     growable_buffer_release(*this);
     alloc_ = o.alloc_;
-    data_ = std::exchange(o.data_, nullptr);
-    size_ = std::exchange(o.size_, 0);
-    capacity_ = std::exchange(o.capacity_, 0);
+    data_ = tessera::cxx::exchange(o.data_, nullptr);
+    size_ = tessera::cxx::exchange(o.size_, 0);
+    capacity_ = tessera::cxx::exchange(o.capacity_, 0);
     max_size_ = o.max_size_;
   }
   return *this;
@@ -185,7 +184,7 @@ struct memory_directory_access {
         if (!d->entries_[i].used) e = &d->entries_[i];
       if (e == nullptr) return make_error(errc::no_space, TESSERA_MSG("memory directory: every entry slot is used"));
       e->used = true;
-      std::memcpy(e->name, name, n + 1);
+      memcpy(e->name, name, n + 1);
       growable_buffer_init(e->buffer, d->alloc_, d->max_entry_size_);
     } else if (mode == storage_open::replace) {
       growable_buffer_release(e->buffer);
@@ -223,7 +222,7 @@ struct memory_directory_access {
       dst->used = false;
       dst->name[0] = 0;
     }
-    std::memcpy(src->name, to, n + 1);
+    memcpy(src->name, to, n + 1);
     return ok_status();
   }
 };
@@ -241,7 +240,7 @@ status memory_directory_init(memory_directory& d, const allocator& alloc, uint32
   void* p = allocator_allocate(alloc, sizeof(memory_directory_entry) * max_entries, alignof(memory_directory_entry));
   if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("memory directory: allocator refused the entry table"));
   auto* e = static_cast<memory_directory_entry*>(p);
-  for (uint32_t i = 0; i < max_entries; ++i) new (&e[i]) memory_directory_entry;
+  for (uint32_t i = 0; i < max_entries; ++i) new (tessera::cxx::place, &e[i]) memory_directory_entry;
   d.alloc_ = alloc;
   d.entries_ = e;
   d.max_entries_ = max_entries;

@@ -3,8 +3,8 @@
 // allocator.
 #include "tessera/port/tessera_memory.h"
 
-#include <cstring>
-#include <new>
+#include <string.h>
+#include "tessera/cxx.hpp"
 
 #include "tessera/capi_bridge.hpp"
 #include "tessera/port/memory_storage.hpp"
@@ -43,7 +43,7 @@ tessera_status tessera_memory_buffer_create(tessera_memory_buffer** out, const t
   const tessera::allocator a = tessera::allocator_from_c(*alloc);
   void* p = tessera::allocator_allocate(a, sizeof(tessera_memory_buffer), alignof(tessera_memory_buffer));
   if (p == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("memory buffer: allocator refused the handle"));
-  tessera_memory_buffer* b = new (p) tessera_memory_buffer();
+  tessera_memory_buffer* b = new (tessera::cxx::place, p) tessera_memory_buffer();
   tessera::growable_buffer_init(b->buf, a, max_size);
   b->st = tessera::growable_buffer_storage(b->buf);
   b->c_alloc = *alloc;
@@ -103,7 +103,7 @@ tessera_status tessera_memory_directory_create(tessera_memory_directory** out, c
   const tessera::allocator a = tessera::allocator_from_c(*alloc);
   void* p = tessera::allocator_allocate(a, sizeof(tessera_memory_directory), alignof(tessera_memory_directory));
   if (p == nullptr) return c_error(errc::out_of_memory, TESSERA_MSG("memory directory: allocator refused the handle"));
-  tessera_memory_directory* m = new (p) tessera_memory_directory();
+  tessera_memory_directory* m = new (tessera::cxx::place, p) tessera_memory_directory();
   m->c.alloc = a;
   const status s = tessera::memory_directory_init(m->dir, a, max_entries, max_entry_size);
   if (!s.ok()) {
@@ -142,7 +142,7 @@ tessera_status tessera_memory_directory_entry_size(const tessera_memory_director
   const uint32_t slots = tessera::memory_directory_slots(d->dir);
   for (uint32_t i = 0; i < slots; ++i) {
     const char* n = tessera::memory_directory_name(d->dir, i);
-    if (n != nullptr && std::strcmp(n, name) == 0) {
+    if (n != nullptr && strcmp(n, name) == 0) {
       *size = tessera::memory_directory_find(d->dir, name).size();
       return c_ok();
     }

@@ -4,8 +4,8 @@
 /// checked wrappers below reject anything else), so a port's callbacks can stay a few lines over the vendor HAL.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/error.hpp"
 #include "tessera/span.hpp"

@@ -47,8 +47,8 @@
 /// one from an interrupt while another runs); see docs/firmware.md.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/allocator.hpp"
 #include "tessera/error.hpp"

@@ -43,8 +43,8 @@
 /// - A flipped bit in a blob's bytes: flash_log_verify (the blob against its record's CRC).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/allocator.hpp"
 #include "tessera/error.hpp"

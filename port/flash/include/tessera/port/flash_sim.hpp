@@ -20,8 +20,8 @@
 /// - with prog_once, a prog_size unit may be programmed only while fully erased (parts with ECC per unit).
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/allocator.hpp"
 #include "tessera/error.hpp"

@@ -4,8 +4,8 @@
 /// core: usable on bare metal.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "tessera/allocator.hpp"
 #include "tessera/error.hpp"
