@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 
 #include "tessera/array.hpp"
 #include "tessera/b2nd_meta.hpp"

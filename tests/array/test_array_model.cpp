@@ -4,6 +4,7 @@
 // elements and orthogonal selections must equal the model; reopening the storage must give the same array.
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "tessera/array.hpp"
 #include "tessera/port/memory_storage.hpp"

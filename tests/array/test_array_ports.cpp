@@ -3,6 +3,7 @@
 // automatic partition rule checked on cases worked by hand from python-blosc2's compute_chunks_blocks.
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 #include "tessera/array.hpp"
 #include "tessera/array_partition.hpp"

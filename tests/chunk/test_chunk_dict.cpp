@@ -6,6 +6,7 @@
 // byte: test_chunk_encode_golden.cpp.)
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 
 #include "tessera/chunk.hpp"
 #include "tessera/shuffle.hpp"

@@ -4,6 +4,7 @@
 // failures. Byte-for-byte identity with the reference is checked by an oracle against libblosc2 (outside the
 // repository) and, on Linux, by test_chunk_encode_golden.cpp.
 #include <cstring>
+#include <initializer_list>
 
 #include "../../src/filters/filters.hpp"
 #include "tessera/chunk.hpp"

@@ -1,6 +1,7 @@
 // BloscLZ: round trips, the reference's give-up rules, hostile streams, and known answers produced by
 // c-blosc2 3.3.2's blosclz_compress (generated once with an oracle program linked against the reference).
 #include <cstring>
+#include <initializer_list>
 
 #include "../../src/codecs/blosclz.hpp"  // internal header: the core keeps src/ private
 #include "tessera/allocator.hpp"

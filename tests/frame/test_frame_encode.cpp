@@ -3,6 +3,7 @@
 // chunks decode to their input, the index is compressed the reference's way or stored when that does not
 // gain, and a frame assembled from the parts is byte for byte the frame the writer makes, and opens.
 #include <cstring>
+#include <initializer_list>
 
 #include "tessera/frame.hpp"
 #include "tessera/port/memory_storage.hpp"

@@ -4,6 +4,7 @@
 // bytes, every shorter prefix is truncated; a version-0 meta re-encodes (b2nd_meta_encode, the size
 // b2nd_meta_encoded_size announced) into bytes that decode to the same meta and re-encode identically.
 #include <cstring>
+#include <initializer_list>
 
 #include "tessera/b2nd_meta.hpp"
 
