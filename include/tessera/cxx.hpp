@@ -10,7 +10,7 @@
 namespace tessera::cxx {
 
 /// The tag of Tessera's placement new: `new (tessera::cxx::place, p) T(...)` constructs a T at p (the standard
-/// placement new lives in <new>).
+/// placement new lives in the C++ library's \c new header).
 struct place_t {};
 /// The placement tag's value.
 inline constexpr place_t place{};
