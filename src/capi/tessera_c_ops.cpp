@@ -611,6 +611,7 @@ tessera_status tessera_array_copy(tessera_array** out, const tessera_array_targe
 tessera_status tessera_array_slice_copy(tessera_array** out, const tessera_array_target* target,
                                         const tessera_allocator* alloc, tessera_array* src, const int64_t* start,
                                         const int64_t* stop, const tessera_array_params* params) {
+  if (out != nullptr) *out = nullptr;  // on every error, as the other calls that make arrays
   if (src != nullptr && (start == nullptr || stop == nullptr) && !ndim_zero(src)) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: null start or stop"));
   }
@@ -621,6 +622,7 @@ tessera_status tessera_array_slice_copy(tessera_array** out, const tessera_array
 tessera_status tessera_array_concatenate(tessera_array** out, const tessera_array_target* target,
                                          const tessera_allocator* alloc, tessera_array* src1, tessera_array* src2,
                                          int32_t axis, const tessera_array_params* params) {
+  if (out != nullptr) *out = nullptr;  // on every error, as the other calls that make arrays
   if (src2 == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null source array"));
   TESSERA_CAPI_COPY_PROLOGUE(src1);
   return handle_finish(out, h, tessera::array_concatenate(h->arr, t, h->alloc, src1->arr, src2->arr, axis, use));
@@ -640,6 +642,7 @@ tessera_status tessera_array_squeeze(tessera_array** out, const tessera_array_ta
 tessera_status tessera_array_expand_dims(tessera_array** out, const tessera_array_target* target,
                                          const tessera_allocator* alloc, tessera_array* src, const uint8_t* axes,
                                          int32_t new_ndim) {
+  if (out != nullptr) *out = nullptr;  // on every error, as the other calls that make arrays
   if (axes == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null axes"));
   if (new_ndim < 0 || new_ndim > TESSERA_MAX_DIMS) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: new_ndim outside 0..TESSERA_MAX_DIMS"));

@@ -1,0 +1,843 @@
+/* The C API's argument checks, in C99 on every target: each call with each pointer argument NULL in turn (a
+ * table of calls, one row per function) and with invalid values (parameters, targets, storages, allocators,
+ * executors, chunks), asserting the exact status code, that the call leaves a frame it was given untouched, frees
+ * what it allocated and clears its out handle. Small in RAM (the Cortex-M4 image): two 256 KiB arenas,
+ * 8 KiB frames. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tessera/tessera.h"
+
+/* ---- A tiny harness (as test_capi.c) ---------------------------------------------------------------------- */
+
+static int g_case_failures;
+
+#define CHECK(cond)                                                       \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      printf("%s:%d: Failure\n  %s\n", __FILE__, __LINE__, #cond);        \
+      ++g_case_failures;                                                  \
+    }                                                                     \
+  } while (0)
+#define REQUIRE_OK(call)                                                                        \
+  do {                                                                                          \
+    tessera_status s_ = (call);                                                                 \
+    if (s_.code != TESSERA_OK) {                                                                \
+      printf("%s:%d: Failure\n  %s -> %s (%d): %s\n", __FILE__, __LINE__, #call,               \
+             tessera_errc_name(s_.code), (int)s_.code, s_.message);                             \
+      ++g_case_failures;                                                                        \
+      return;                                                                                   \
+    }                                                                                           \
+  } while (0)
+#define CHECK_ERR(call, want)                                                                   \
+  do {                                                                                          \
+    tessera_status s_ = (call);                                                                 \
+    if (s_.code != (want) || s_.message == NULL || s_.message[0] == '\0') {                     \
+      printf("%s:%d: Failure\n  %s -> %s (%d) \"%s\", expected %s\n", __FILE__, __LINE__, #call, \
+             tessera_errc_name(s_.code), (int)s_.code, s_.message ? s_.message : "(null)",      \
+             tessera_errc_name(want));                                                          \
+      ++g_case_failures;                                                                        \
+    }                                                                                           \
+  } while (0)
+
+/* ---- An arena allocator over a static buffer, counting live blocks; it refuses everything when `refuse`. ---- */
+
+typedef struct test_arena {
+  uint8_t* base;
+  size_t capacity;
+  size_t used;
+  long live;
+  int refuse;
+} test_arena;
+
+static void* arena_allocate(void* context, size_t size, size_t alignment) {
+  test_arena* a = (test_arena*)context;
+  uintptr_t at = (uintptr_t)(a->base + a->used);
+  size_t pad = (size_t)((alignment - (at % alignment)) % alignment);
+  if (a->refuse || pad > a->capacity - a->used || size > a->capacity - a->used - pad) return NULL;
+  a->used += pad + size;
+  ++a->live;
+  return (void*)(at + pad);
+}
+
+static void arena_deallocate(void* context, void* block, size_t size, size_t alignment) {
+  test_arena* a = (test_arena*)context;
+  (void)alignment;
+  --a->live;
+  if ((uint8_t*)block + size == a->base + a->used) a->used -= size;
+  if (a->live == 0) a->used = 0;
+}
+
+/* Two arenas: the fixture's (long-lived) and the calls' (empty again after each call, so that it never
+ * fragments). Each fits an array that writes (BloscLZ's table alone is 64 KiB). */
+#define ARENA_BYTES (256u * 1024u)
+static uint64_t g_arena_memory[ARENA_BYTES / 8];
+static uint64_t g_fixture_memory[ARENA_BYTES / 8];
+static test_arena g_arena;
+static test_arena g_fixture_arena;
+static tessera_allocator g_al;
+static tessera_allocator g_fixture_al;
+
+/* ---- The fixture: a writable 8 x 10 "<i4" array in a buffer (chunks 4 x 5, blocks 2 x 5), a view over the same
+ * frame, one of its chunks, and a second buffer for the calls that make arrays. ------------------------------- */
+
+#define FRAME_BYTES (8u * 1024u)
+#define ROWS 8
+#define COLS 10
+static uint8_t g_frame[FRAME_BYTES];
+static uint8_t g_frame_before[FRAME_BYTES];
+static uint8_t g_frame_b[FRAME_BYTES];
+static tessera_buffer g_buf;
+static tessera_buffer g_buf_b;
+static tessera_storage g_st;
+static tessera_storage g_st_b;
+static tessera_array* g_a;
+static tessera_array_view* g_v;
+static int32_t g_items[ROWS * COLS];
+static int32_t g_out[ROWS * COLS];
+static uint8_t g_chunk[512];
+static size_t g_chunk_len;
+static tessera_array* g_made; /* the out handle of the calls that make arrays */
+static tessera_array_view* g_made_view;
+static tessera_storage_directory g_dir; /* never reached: every row with it fails before the directory is used */
+
+static void params_grid(tessera_array_params* p) {
+  tessera_array_params_init(p);
+  p->ndim = 2;
+  p->shape[0] = ROWS;
+  p->shape[1] = COLS;
+  p->chunkshape[0] = 4;
+  p->chunkshape[1] = 5;
+  p->blockshape[0] = 2;
+  p->blockshape[1] = 5;
+  p->dtype = "<i4";
+  p->durable = 0;
+}
+
+static tessera_allocator arena_init(test_arena* a, uint64_t* memory) {
+  tessera_allocator al;
+  a->base = (uint8_t*)memory;
+  a->capacity = ARENA_BYTES;
+  a->used = 0;
+  a->live = 0;
+  a->refuse = 0;
+  al.allocate = arena_allocate;
+  al.deallocate = arena_deallocate;
+  al.context = a;
+  return al;
+}
+
+static void arena_reset(void) {
+  g_al = arena_init(&g_arena, g_arena_memory);
+  g_fixture_al = arena_init(&g_fixture_arena, g_fixture_memory);
+}
+
+/* Builds the fixture; returns 0 (and records a failure) when it cannot. */
+static int fixture_open(void) {
+  tessera_array_params p;
+  tessera_fill f;
+  int i;
+  tessera_status s;
+  arena_reset();
+  for (i = 0; i < ROWS * COLS; ++i) g_items[i] = i * 7 - 3;
+  tessera_buffer_init(&g_buf, g_frame, sizeof g_frame, 0);
+  g_st = tessera_buffer_storage(&g_buf);
+  tessera_buffer_init(&g_buf_b, g_frame_b, sizeof g_frame_b, 0);
+  g_st_b = tessera_buffer_storage(&g_buf_b);
+  params_grid(&p);
+  f.kind = TESSERA_FILL_BUFFER;
+  f.data = g_items;
+  f.size = sizeof g_items;
+  s = tessera_array_create(&g_a, &g_st, &g_fixture_al, &p, &f);
+  if (s.code == TESSERA_OK) s = tessera_array_chunk_read(g_a, 0, g_chunk, sizeof g_chunk, &g_chunk_len);
+  if (s.code == TESSERA_OK) s = tessera_array_view_open(&g_v, g_frame, g_buf.size, &g_fixture_al, 0);
+  if (s.code != TESSERA_OK) {
+    printf("fixture: %s (%d): %s\n", tessera_errc_name(s.code), (int)s.code, s.message);
+    ++g_case_failures;
+    return 0;
+  }
+  memset(&g_dir, 0, sizeof g_dir);
+  memcpy(g_frame_before, g_frame, sizeof g_frame);
+  return 1;
+}
+
+static void fixture_close(void) {
+  tessera_array_view_close(g_v);
+  g_v = NULL;
+  CHECK(tessera_array_close(g_a).code == TESSERA_OK);
+  g_a = NULL;
+  CHECK(g_arena.live == 0 && g_fixture_arena.live == 0);
+}
+
+/* The fixture's frame as it was built: same size, same bytes. */
+static int frame_unchanged(void) {
+  return g_buf.size != 0 && memcmp(g_frame, g_frame_before, sizeof g_frame) == 0;
+}
+
+/* ---- The table: one row per function taking pointers. A row's call passes NULL for its pointer argument number
+ * `nul` (0 the first pointer argument, 1 the next, ...; NONE: none) and valid arguments otherwise. ------------ */
+
+#define NONE 99u
+#define P(i, valid) (nul == (i) ? NULL : (valid))
+
+static const int64_t k_start[2] = {1, 2};
+static const int64_t k_stop[2] = {3, 7};
+static const int64_t k_coords[2] = {2, 3};
+static const int64_t k_shape[2] = {ROWS, COLS};
+static const int64_t k_rows[2] = {0, 5};
+static const int64_t k_cols[3] = {9, 0, 4};
+static const int64_t* const k_indices[2] = {k_rows, k_cols};
+static const int64_t k_counts[2] = {2, 3};
+static const uint8_t k_axes[3] = {1, 0, 0};
+static const uint8_t k_meta[3] = {0x93, 0x01, 0x02};
+
+static tessera_array_target target_b(void) {
+  tessera_buffer_init(&g_buf_b, g_frame_b, sizeof g_frame_b, 0);
+  return tessera_array_target_contiguous(&g_st_b);
+}
+
+static tessera_status call_create(unsigned nul) {
+  tessera_array_params p;
+  tessera_buffer_init(&g_buf_b, g_frame_b, sizeof g_frame_b, 0);
+  params_grid(&p);
+  return tessera_array_create(P(0, &g_made), P(1, &g_st_b), P(2, &g_al), P(3, &p), NULL);
+}
+static tessera_status call_open(unsigned nul) {
+  return tessera_array_open(P(0, &g_made), P(1, &g_st), P(2, &g_al), NULL);
+}
+static tessera_status call_create_sparse(unsigned nul) {
+  tessera_array_params p;
+  params_grid(&p);
+  return tessera_array_create_sparse(P(0, &g_made), P(1, &g_dir), P(2, &g_al), P(3, &p), NULL);
+}
+static tessera_status call_open_sparse(unsigned nul) {
+  return tessera_array_open_sparse(P(0, &g_made), P(1, &g_dir), P(2, &g_al), NULL);
+}
+static tessera_status call_open_again(unsigned nul) {
+  return tessera_array_open_again(P(0, &g_made), P(1, g_a), P(2, &g_al), NULL);
+}
+static tessera_status call_commit(unsigned nul) { return tessera_array_commit(P(0, g_a)); }
+static tessera_status call_compact(unsigned nul) { return tessera_array_compact(P(0, g_a)); }
+static tessera_status call_refresh(unsigned nul) { return tessera_array_refresh(P(0, g_a)); }
+static tessera_status call_info_get(unsigned nul) {
+  tessera_array_info info;
+  return tessera_array_info_get(P(0, g_a), P(1, &info));
+}
+static tessera_status call_read(unsigned nul) {
+  return tessera_array_read(P(0, g_a), P(1, (void*)g_out), sizeof g_out);
+}
+static tessera_status call_slice_get(unsigned nul) {
+  return tessera_array_slice_get(P(0, g_a), P(1, k_start), P(2, k_stop), P(3, (void*)g_out), 2 * 5 * 4);
+}
+static tessera_status call_slice_set(unsigned nul) {
+  return tessera_array_slice_set(P(0, g_a), P(1, k_start), P(2, k_stop), P(3, (const void*)g_items), 2 * 5 * 4);
+}
+static tessera_status call_append(unsigned nul) {
+  return tessera_array_append(P(0, g_a), 0, 1, P(1, (const void*)g_items), COLS * 4);
+}
+static tessera_status call_resize(unsigned nul) { return tessera_array_resize(P(0, g_a), P(1, k_shape)); }
+static tessera_status call_meta_get(unsigned nul) {
+  const void* content = NULL;
+  size_t size = 0;
+  return tessera_array_meta_get(P(0, g_a), P(1, "b2nd"), P(2, &content), P(3, &size));
+}
+static tessera_status call_meta_set(unsigned nul) {
+  return tessera_array_meta_set(P(0, g_a), P(1, "b2nd"), P(2, (const void*)k_meta), sizeof k_meta);
+}
+static tessera_status call_vlmeta_size(unsigned nul) {
+  size_t size = 0;
+  return tessera_array_vlmeta_size(P(0, g_a), P(1, "missing"), P(2, &size));
+}
+static tessera_status call_vlmeta_get(unsigned nul) {
+  return tessera_array_vlmeta_get(P(0, g_a), P(1, "missing"), P(2, (void*)g_out), sizeof g_out, NULL);
+}
+static tessera_status call_vlmeta_set(unsigned nul) {
+  return tessera_array_vlmeta_set(P(0, g_a), P(1, "note"), P(2, (const void*)k_meta), sizeof k_meta);
+}
+static tessera_status call_vlmeta_delete(unsigned nul) { return tessera_array_vlmeta_delete(P(0, g_a), P(1, "note")); }
+static tessera_status call_element_get(unsigned nul) {
+  return tessera_array_element_get(P(0, g_a), P(1, k_coords), P(2, (void*)g_out), 4);
+}
+static tessera_status call_element_set(unsigned nul) {
+  return tessera_array_element_set(P(0, g_a), P(1, k_coords), P(2, (const void*)g_items), 4);
+}
+static tessera_status call_orthogonal_get(unsigned nul) {
+  return tessera_array_orthogonal_get(P(0, g_a), P(1, k_indices), P(2, k_counts), P(3, (void*)g_out), 2 * 3 * 4);
+}
+static tessera_status call_insert(unsigned nul) {
+  return tessera_array_insert(P(0, g_a), 0, 4, 4, P(1, (const void*)g_items), 4 * COLS * 4);
+}
+static tessera_status call_delete(unsigned nul) { return tessera_array_delete(P(0, g_a), 0, 4, 4); }
+static tessera_status call_params_get(unsigned nul) {
+  tessera_array_params p;
+  return tessera_array_params_get(P(0, g_a), P(1, &p));
+}
+static tessera_status call_copy(unsigned nul) {
+  tessera_array_target t = target_b();
+  return tessera_array_copy(P(0, &g_made), P(1, &t), P(2, &g_al), P(3, g_a), NULL);
+}
+static tessera_status call_slice_copy(unsigned nul) {
+  tessera_array_target t = target_b();
+  return tessera_array_slice_copy(P(0, &g_made), P(1, &t), P(2, &g_al), P(3, g_a), P(4, k_start), P(5, k_stop), NULL);
+}
+static tessera_status call_concatenate(unsigned nul) {
+  tessera_array_target t = target_b();
+  return tessera_array_concatenate(P(0, &g_made), P(1, &t), P(2, &g_al), P(3, g_a), P(4, g_a), 0, NULL);
+}
+static tessera_status call_squeeze(unsigned nul) {
+  tessera_array_target t = target_b();
+  return tessera_array_squeeze(P(0, &g_made), P(1, &t), P(2, &g_al), P(3, g_a), NULL);
+}
+static tessera_status call_expand_dims(unsigned nul) {
+  tessera_array_target t = target_b();
+  return tessera_array_expand_dims(P(0, &g_made), P(1, &t), P(2, &g_al), P(3, g_a), P(4, k_axes), 3);
+}
+static tessera_status call_save(unsigned nul) {
+  tessera_array_target t = target_b();
+  return tessera_array_save(P(0, &g_made), P(1, &t), P(2, &g_al), P(3, g_a));
+}
+static tessera_status call_chunk_params_get(unsigned nul) {
+  tessera_chunk_params cp;
+  return tessera_array_chunk_params_get(P(0, g_a), P(1, &cp));
+}
+static tessera_status call_chunk_info_get(unsigned nul) {
+  tessera_chunk_info ci;
+  return tessera_chunk_info_get(P(0, (const void*)g_chunk), g_chunk_len, P(1, &ci));
+}
+static tessera_status call_chunk_encode(unsigned nul) {
+  tessera_chunk_params cp;
+  size_t written = 0;
+  tessera_chunk_params_init(&cp);
+  cp.typesize = 4;
+  return tessera_chunk_encode(P(0, &g_al), P(1, &cp), P(2, (const void*)g_items), 4 * 5 * 4, P(3, (void*)g_out),
+                              sizeof g_out, P(4, &written));
+}
+static tessera_status call_chunk_decode(unsigned nul) {
+  return tessera_chunk_decode(P(0, &g_al), P(1, (const void*)g_chunk), g_chunk_len, P(2, (void*)g_out), sizeof g_out,
+                              NULL);
+}
+static tessera_status call_array_chunk_read(unsigned nul) {
+  size_t written = 0;
+  return tessera_array_chunk_read(P(0, g_a), 1, P(1, (void*)g_out), sizeof g_out, P(2, &written));
+}
+static tessera_status call_array_chunk_decode(unsigned nul) {
+  return tessera_array_chunk_decode(P(0, g_a), 1, P(1, (void*)g_out), sizeof g_out, NULL);
+}
+static tessera_status call_chunk_update(unsigned nul) {
+  return tessera_array_chunk_update(P(0, g_a), 0, P(1, (const void*)g_chunk), g_chunk_len);
+}
+static tessera_status call_view_open(unsigned nul) {
+  return tessera_array_view_open(P(0, &g_made_view), P(1, (const void*)g_frame), g_buf.size, P(2, &g_al), 0);
+}
+static tessera_status call_view_info_get(unsigned nul) {
+  tessera_array_info info;
+  return tessera_array_view_info_get(P(0, g_v), P(1, &info));
+}
+static tessera_status call_view_slice_get(unsigned nul) {
+  return tessera_array_view_slice_get(P(0, g_v), P(1, k_start), P(2, k_stop), P(3, (void*)g_out), 2 * 5 * 4);
+}
+static tessera_status call_view_element_get(unsigned nul) {
+  return tessera_array_view_element_get(P(0, g_v), P(1, k_coords), P(2, (void*)g_out), 4);
+}
+
+/* What a row's first pointer argument is. */
+enum makes_kind { MAKES_NOTHING, MAKES_ARRAY, MAKES_VIEW };
+
+/* How a row's valid call (nul NONE) is checked after its NULL calls. */
+enum valid_check {
+  VALID_OK,       /* succeeds, reads only */
+  VALID_MAKES,    /* succeeds, makes an array (or a view), closed at once */
+  VALID_SKIPPED   /* changes the fixture's array, or needs a directory: covered by test_capi_ops.c */
+};
+
+typedef struct arg_row {
+  const char* name;
+  tessera_status (*call)(unsigned nul);
+  unsigned npointers; /* pointer arguments the call passes, each NULL in turn */
+  int makes;          /* MAKES_*: the first pointer argument is an out handle, cleared on error */
+  int valid;          /* an enum valid_check */
+} arg_row;
+
+static const arg_row g_rows[] = {
+    {"array_create", call_create, 4, MAKES_ARRAY, VALID_MAKES},
+    {"array_open", call_open, 3, MAKES_ARRAY, VALID_MAKES},
+    {"array_create_sparse", call_create_sparse, 4, MAKES_ARRAY, VALID_SKIPPED},
+    {"array_open_sparse", call_open_sparse, 3, MAKES_ARRAY, VALID_SKIPPED},
+    {"array_open_again", call_open_again, 3, MAKES_ARRAY, VALID_MAKES},
+    {"array_commit", call_commit, 1, MAKES_NOTHING, VALID_OK},
+    {"array_compact", call_compact, 1, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_refresh", call_refresh, 1, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_info_get", call_info_get, 2, MAKES_NOTHING, VALID_OK},
+    {"array_read", call_read, 2, MAKES_NOTHING, VALID_OK},
+    {"array_slice_get", call_slice_get, 4, MAKES_NOTHING, VALID_OK},
+    {"array_slice_set", call_slice_set, 4, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_append", call_append, 2, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_resize", call_resize, 2, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_meta_get", call_meta_get, 4, MAKES_NOTHING, VALID_OK},
+    {"array_meta_set", call_meta_set, 3, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_vlmeta_size", call_vlmeta_size, 3, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_vlmeta_get", call_vlmeta_get, 3, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_vlmeta_set", call_vlmeta_set, 3, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_vlmeta_delete", call_vlmeta_delete, 2, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_element_get", call_element_get, 3, MAKES_NOTHING, VALID_OK},
+    {"array_element_set", call_element_set, 3, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_orthogonal_get", call_orthogonal_get, 4, MAKES_NOTHING, VALID_OK},
+    {"array_insert", call_insert, 2, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_delete", call_delete, 1, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_params_get", call_params_get, 2, MAKES_NOTHING, VALID_OK},
+    {"array_copy", call_copy, 4, MAKES_ARRAY, VALID_MAKES},
+    {"array_slice_copy", call_slice_copy, 6, MAKES_ARRAY, VALID_MAKES},
+    {"array_concatenate", call_concatenate, 5, MAKES_ARRAY, VALID_MAKES},
+    {"array_squeeze", call_squeeze, 4, MAKES_ARRAY, VALID_MAKES},
+    {"array_expand_dims", call_expand_dims, 5, MAKES_ARRAY, VALID_MAKES},
+    {"array_save", call_save, 4, MAKES_ARRAY, VALID_MAKES},
+    {"array_chunk_params_get", call_chunk_params_get, 2, MAKES_NOTHING, VALID_OK},
+    {"chunk_info_get", call_chunk_info_get, 2, MAKES_NOTHING, VALID_OK},
+    {"chunk_encode", call_chunk_encode, 5, MAKES_NOTHING, VALID_OK},
+    {"chunk_decode", call_chunk_decode, 3, MAKES_NOTHING, VALID_OK},
+    {"array_chunk_read", call_array_chunk_read, 3, MAKES_NOTHING, VALID_OK},
+    {"array_chunk_decode", call_array_chunk_decode, 2, MAKES_NOTHING, VALID_OK},
+    {"array_chunk_update", call_chunk_update, 2, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_view_open", call_view_open, 3, MAKES_VIEW, VALID_MAKES},
+    {"array_view_info_get", call_view_info_get, 2, MAKES_NOTHING, VALID_OK},
+    {"array_view_slice_get", call_view_slice_get, 4, MAKES_NOTHING, VALID_OK},
+    {"array_view_element_get", call_view_element_get, 3, MAKES_NOTHING, VALID_OK},
+};
+
+/* Every row with each of its pointer arguments NULL: INVALID_ARGUMENT with a message, the fixture's frame and
+ * the arena as they were, the out handle cleared; then the valid call, which must succeed. */
+static void test_null_arguments(void) {
+  size_t r;
+  unsigned i;
+  if (!fixture_open()) return;
+  for (r = 0; r < sizeof(g_rows) / sizeof(g_rows[0]); ++r) {
+    const arg_row* row = &g_rows[r];
+    long live = g_arena.live;
+    long fixture_live = g_fixture_arena.live;
+    for (i = 0; i < row->npointers; ++i) {
+      tessera_status s;
+      g_made = (tessera_array*)g_out; /* not NULL: a call must clear it */
+      g_made_view = (tessera_array_view*)g_out;
+      s = row->call(i);
+      if (s.code != TESSERA_ERR_INVALID_ARGUMENT || s.message == NULL || s.message[0] == '\0') {
+        printf("  %s with pointer argument %u NULL -> %s (%d)\n", row->name, i, tessera_errc_name(s.code), (int)s.code);
+        ++g_case_failures;
+      }
+      CHECK(frame_unchanged());
+      CHECK(g_arena.live == live && g_fixture_arena.live == fixture_live);
+      if (row->makes == MAKES_ARRAY && i != 0) CHECK(g_made == NULL);
+      if (row->makes == MAKES_VIEW && i != 0) CHECK(g_made_view == NULL);
+    }
+    if (row->valid != VALID_SKIPPED) {
+      tessera_status s;
+      g_made = NULL;
+      g_made_view = NULL;
+      s = row->call(NONE);
+      if (s.code != TESSERA_OK) {
+        printf("  %s valid -> %s (%d): %s\n", row->name, tessera_errc_name(s.code), (int)s.code, s.message);
+        ++g_case_failures;
+      }
+      if (row->valid == VALID_MAKES) CHECK(g_made != NULL || g_made_view != NULL);
+      tessera_array_view_close(g_made_view);
+      CHECK(tessera_array_close(g_made).code == TESSERA_OK);
+      CHECK(frame_unchanged());
+      CHECK(g_arena.live == live);
+    }
+  }
+  fixture_close();
+}
+
+/* The calls that ignore NULL or report without failing. */
+static void test_null_no_ops(void) {
+  size_t written = 7;
+  arena_reset();
+  CHECK(tessera_array_close(NULL).code == TESSERA_OK);
+  tessera_array_view_close(NULL);
+  tessera_array_set_auto_commit(NULL, 1);
+  CHECK(tessera_array_dirty(NULL) == 0);
+  tessera_buffer_init(NULL, g_frame, sizeof g_frame, 0);
+  tessera_array_params_init(NULL);
+  tessera_open_options_init(NULL);
+  tessera_chunk_params_init(NULL);
+  CHECK(strcmp(tessera_errc_name(TESSERA_ERR_CORRUPT), "corrupt") == 0);
+  CHECK(strcmp(tessera_errc_name(9999), "unknown") == 0);
+  CHECK(strcmp(tessera_errc_name(-1), "unknown") == 0);
+  /* NULL with size 0 is an empty buffer, not an error: an empty chunk is truncated. */
+  CHECK_ERR(tessera_chunk_info_get(NULL, 0, (tessera_chunk_info*)g_out), TESSERA_ERR_TRUNCATED);
+  CHECK_ERR(tessera_chunk_decode(&g_al, NULL, 0, NULL, 0, &written), TESSERA_ERR_TRUNCATED);
+  CHECK(written == 0);
+}
+
+/* ---- Invalid values ----------------------------------------------------------------------------------------- */
+
+typedef struct params_row {
+  const char* name;
+  void (*spoil)(tessera_array_params* p);
+  int copies_check; /* the copies check it too (they ignore ndim and dtype) */
+} params_row;
+
+static char g_long_name[48];
+static tessera_metalayer g_metas[TESSERA_MAX_METALAYERS + 1];
+static tessera_executor g_idle_executor;
+
+static void run_never(void* context, size_t ntasks, tessera_executor_task task, void* task_context) {
+  (void)context;
+  (void)ntasks;
+  (void)task;
+  (void)task_context;
+}
+
+static void spoil_ndim_low(tessera_array_params* p) { p->ndim = -1; }
+static void spoil_ndim_high(tessera_array_params* p) { p->ndim = TESSERA_MAX_DIMS + 1; }
+static char g_long_dtype[300];
+static void spoil_dtype(tessera_array_params* p) { p->dtype = g_long_dtype; }
+static void spoil_codec(tessera_array_params* p) { p->codec = 3; }
+static void spoil_codec_high(tessera_array_params* p) { p->codec = 99; }
+static void spoil_split_low(tessera_array_params* p) { p->splitmode = 0; }
+static void spoil_split_high(tessera_array_params* p) { p->splitmode = 5; }
+static void spoil_nmeta(tessera_array_params* p) {
+  p->metalayers = g_metas;
+  p->nmetalayers = TESSERA_MAX_METALAYERS + 1;
+}
+static void spoil_meta_null(tessera_array_params* p) { p->nmetalayers = 1; }
+static void spoil_meta_name_null(tessera_array_params* p) {
+  g_metas[0].name = NULL;
+  p->metalayers = g_metas;
+  p->nmetalayers = 1;
+}
+static void spoil_meta_name_long(tessera_array_params* p) {
+  g_metas[0].name = g_long_name;
+  p->metalayers = g_metas;
+  p->nmetalayers = 1;
+}
+static void spoil_meta_content(tessera_array_params* p) {
+  g_metas[0].name = "extra";
+  g_metas[0].content = NULL;
+  g_metas[0].size = 3;
+  p->metalayers = g_metas;
+  p->nmetalayers = 1;
+}
+static void spoil_executor(tessera_array_params* p) { p->executor = &g_idle_executor; }
+
+static const params_row g_params_rows[] = {
+    {"ndim -1", spoil_ndim_low, 0},
+    {"ndim past TESSERA_MAX_DIMS", spoil_ndim_high, 0},
+    {"dtype of 299 bytes", spoil_dtype, 0},
+    {"codec 3", spoil_codec, 1},
+    {"codec 99", spoil_codec_high, 1},
+    {"splitmode 0", spoil_split_low, 1},
+    {"splitmode 5", spoil_split_high, 1},
+    {"16 metalayers", spoil_nmeta, 1},
+    {"metalayers NULL", spoil_meta_null, 1},
+    {"metalayer name NULL", spoil_meta_name_null, 1},
+    {"metalayer name of 40 bytes", spoil_meta_name_long, 1},
+    {"metalayer content NULL", spoil_meta_content, 1},
+    {"executor of 0 workers", spoil_executor, 1},
+};
+
+/* Each spoilt parameter: INVALID_ARGUMENT from create, create_sparse and (what they check) the copies. */
+static void test_params(void) {
+  size_t r;
+  memset(g_long_dtype, 'x', sizeof g_long_dtype - 1);
+  memset(g_long_name, 'n', sizeof g_long_name - 1);
+  g_idle_executor.run = run_never;
+  g_idle_executor.context = NULL;
+  g_idle_executor.workers = 0;
+  if (!fixture_open()) return;
+  for (r = 0; r < sizeof(g_params_rows) / sizeof(g_params_rows[0]); ++r) {
+    const params_row* row = &g_params_rows[r];
+    tessera_array_params p;
+    tessera_array_target t = target_b();
+    long live = g_arena.live;
+    tessera_status s[3];
+    int k;
+    memset(g_metas, 0, sizeof g_metas);
+    params_grid(&p);
+    row->spoil(&p);
+    g_made = (tessera_array*)g_out;
+    s[0] = tessera_array_create(&g_made, &g_st_b, &g_al, &p, NULL);
+    CHECK(g_made == NULL);
+    g_made = (tessera_array*)g_out;
+    s[1] = tessera_array_create_sparse(&g_made, &g_dir, &g_al, &p, NULL);
+    CHECK(g_made == NULL);
+    s[2].code = TESSERA_ERR_INVALID_ARGUMENT;
+    if (row->copies_check) s[2] = tessera_array_copy(&g_made, &t, &g_al, g_a, &p);
+    for (k = 0; k < 3; ++k) {
+      if (s[k].code != TESSERA_ERR_INVALID_ARGUMENT) {
+        printf("  params %s, call %d -> %s (%d)\n", row->name, k, tessera_errc_name(s[k].code), (int)s[k].code);
+        ++g_case_failures;
+      }
+    }
+    CHECK(g_made == NULL);
+    CHECK(g_buf_b.size == 0);
+    CHECK(g_arena.live == live);
+  }
+  CHECK(frame_unchanged());
+  fixture_close();
+}
+
+/* Storages, allocators, fills, options, targets and executors that are not usable. */
+static void test_handles(void) {
+  tessera_array_params p;
+  tessera_storage st;
+  tessera_allocator al;
+  tessera_open_options o;
+  tessera_fill f;
+  tessera_array_target t;
+  tessera_storage_directory dir;
+  tessera_executor ex;
+  tessera_array* h = NULL;
+  if (!fixture_open()) return;
+  params_grid(&p);
+  ex.run = run_never;
+  ex.context = NULL;
+  ex.workers = 0;
+
+  /* Storages without read or size; creating on one without write; opening one without write writable. */
+  st = g_st_b;
+  st.read = NULL;
+  CHECK_ERR(tessera_array_create(&h, &st, &g_al, &p, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_open(&h, &st, &g_al, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  st = g_st_b;
+  st.size = NULL;
+  CHECK_ERR(tessera_array_create(&h, &st, &g_al, &p, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  st = g_st;
+  st.write = NULL;
+  CHECK_ERR(tessera_array_create(&h, &st, &g_al, &p, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  tessera_open_options_init(&o);
+  o.writable = 1;
+  CHECK_ERR(tessera_array_open(&h, &st, &g_al, &o), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(h == NULL);
+
+  /* Allocators without a callback, and one that refuses: the handle is the first thing allocated. */
+  al = g_al;
+  al.allocate = NULL;
+  CHECK_ERR(tessera_array_open(&h, &g_st, &al, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_view_open(&g_made_view, g_frame, g_buf.size, &al, 0), TESSERA_ERR_INVALID_ARGUMENT);
+  al = g_al;
+  al.deallocate = NULL;
+  CHECK_ERR(tessera_array_open_again(&h, g_a, &al, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_view_open(&g_made_view, g_frame, g_buf.size, &al, 0), TESSERA_ERR_INVALID_ARGUMENT);
+  g_arena.refuse = 1;
+  CHECK_ERR(tessera_array_open(&h, &g_st, &g_al, NULL), TESSERA_ERR_OUT_OF_MEMORY);
+  CHECK_ERR(tessera_array_view_open(&g_made_view, g_frame, g_buf.size, &g_al, 0), TESSERA_ERR_OUT_OF_MEMORY);
+  CHECK_ERR(tessera_array_create_sparse(&h, &g_dir, &g_al, &p, NULL), TESSERA_ERR_OUT_OF_MEMORY);
+  CHECK_ERR(tessera_array_open_sparse(&h, &g_dir, &g_al, NULL), TESSERA_ERR_OUT_OF_MEMORY);
+  CHECK_ERR(tessera_array_open_again(&h, g_a, &g_al, NULL), TESSERA_ERR_OUT_OF_MEMORY);
+  t = target_b();
+  CHECK_ERR(tessera_array_copy(&h, &t, &g_al, g_a, NULL), TESSERA_ERR_OUT_OF_MEMORY);
+  g_arena.refuse = 0;
+  CHECK(h == NULL && g_made_view == NULL);
+
+  /* Fills: an unknown kind, data NULL with a size. */
+  f.kind = 99;
+  f.data = g_items;
+  f.size = 4;
+  CHECK_ERR(tessera_array_create(&h, &g_st_b, &g_al, &p, &f), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_create_sparse(&h, &g_dir, &g_al, &p, &f), TESSERA_ERR_INVALID_ARGUMENT);
+  f.kind = TESSERA_FILL_VALUE;
+  f.data = NULL;
+  CHECK_ERR(tessera_array_create(&h, &g_st_b, &g_al, &p, &f), TESSERA_ERR_INVALID_ARGUMENT);
+
+  /* Executors of 0 workers, wherever one is passed. */
+  tessera_open_options_init(&o);
+  o.executor = &ex;
+  CHECK_ERR(tessera_array_open(&h, &g_st, &g_al, &o), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_open_sparse(&h, &g_dir, &g_al, &o), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_open_again(&h, g_a, &g_al, &ex), TESSERA_ERR_INVALID_ARGUMENT);
+
+  /* Targets: both a storage and a directory, neither, a read-only storage, a storage without size. */
+  memset(&dir, 0, sizeof dir);
+  t = target_b();
+  t.directory = &dir;
+  CHECK_ERR(tessera_array_copy(&h, &t, &g_al, g_a, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  t.storage = NULL;
+  t.directory = NULL;
+  CHECK_ERR(tessera_array_save(&h, &t, &g_al, g_a), TESSERA_ERR_INVALID_ARGUMENT);
+  st = g_st_b;
+  st.write = NULL;
+  t = tessera_array_target_contiguous(&st);
+  CHECK_ERR(tessera_array_copy(&h, &t, &g_al, g_a, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  st = g_st_b;
+  st.size = NULL;
+  CHECK_ERR(tessera_array_copy(&h, &t, &g_al, g_a, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  t = tessera_array_target_sparse(&dir);
+  CHECK(t.storage == NULL && t.directory == &dir && t.durable == 1);
+
+  /* expand_dims: new_ndim outside 0..TESSERA_MAX_DIMS. */
+  t = target_b();
+  CHECK_ERR(tessera_array_expand_dims(&h, &t, &g_al, g_a, k_axes, -1), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_expand_dims(&h, &t, &g_al, g_a, k_axes, TESSERA_MAX_DIMS + 1), TESSERA_ERR_INVALID_ARGUMENT);
+
+  CHECK(h == NULL);
+  CHECK(g_buf_b.size == 0);
+  CHECK(frame_unchanged());
+  fixture_close();
+}
+
+/* Metalayer names too long, chunk parameters out of range, chunks that do not fit the array. */
+static void test_values(void) {
+  tessera_chunk_params cp;
+  size_t n = 0, written = 0;
+  const void* content = NULL;
+  uint8_t small[16];
+  uint8_t chunk[600];
+  if (!fixture_open()) return;
+  memset(g_long_name, 'n', sizeof g_long_name - 1);
+
+  CHECK_ERR(tessera_array_meta_get(g_a, g_long_name, &content, &n), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_meta_set(g_a, g_long_name, k_meta, sizeof k_meta), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_vlmeta_size(g_a, g_long_name, &n), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_vlmeta_get(g_a, g_long_name, g_out, sizeof g_out, &n), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_vlmeta_set(g_a, g_long_name, k_meta, sizeof k_meta), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_vlmeta_delete(g_a, g_long_name), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_vlmeta_delete(g_a, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+
+  /* Chunk encoding parameters: typesize, codec and split mode out of range; *written stays 0. */
+  tessera_chunk_params_init(&cp);
+  cp.typesize = 0;
+  written = 5;
+  CHECK_ERR(tessera_chunk_encode(&g_al, &cp, g_items, 80, chunk, sizeof chunk, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(written == 0);
+  cp.typesize = 256;
+  CHECK_ERR(tessera_chunk_encode(&g_al, &cp, g_items, 80, chunk, sizeof chunk, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  tessera_chunk_params_init(&cp);
+  cp.codec = 3;
+  CHECK_ERR(tessera_chunk_encode(&g_al, &cp, g_items, 80, chunk, sizeof chunk, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  tessera_chunk_params_init(&cp);
+  cp.splitmode = 0;
+  CHECK_ERR(tessera_chunk_encode(&g_al, &cp, g_items, 80, chunk, sizeof chunk, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  cp.splitmode = 5;
+  CHECK_ERR(tessera_chunk_encode(&g_al, &cp, g_items, 80, chunk, sizeof chunk, &written), TESSERA_ERR_INVALID_ARGUMENT);
+
+  /* A chunk out smaller than the chunk: BUFFER_TOO_SMALL and the length needed (also with out NULL, size 0). */
+  CHECK_ERR(tessera_array_chunk_read(g_a, 0, small, sizeof small, &written), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK(written == g_chunk_len);
+  written = 0;
+  CHECK_ERR(tessera_array_chunk_read(g_a, 0, NULL, 0, &written), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK(written == g_chunk_len);
+  CHECK_ERR(tessera_array_chunk_read(g_a, 4, g_out, sizeof g_out, &written), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_chunk_decode(g_a, -1, g_out, sizeof g_out, &written), TESSERA_ERR_OUT_OF_RANGE);
+
+  /* chunk_update: a chunk of another size, a size that is not its cbytes, a chunk number outside the array, a
+   * header that is cut. */
+  tessera_chunk_params_init(&cp);
+  cp.typesize = 4;
+  REQUIRE_OK(tessera_chunk_encode(&g_al, &cp, g_items, 40, chunk, sizeof chunk, &n));
+  CHECK_ERR(tessera_array_chunk_update(g_a, 0, chunk, n), TESSERA_ERR_INVALID_ARGUMENT);
+  memcpy(chunk, g_chunk, g_chunk_len);
+  CHECK_ERR(tessera_array_chunk_update(g_a, 0, chunk, g_chunk_len + 1), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_array_chunk_update(g_a, -1, chunk, g_chunk_len), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_chunk_update(g_a, 4, chunk, g_chunk_len), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_chunk_update(g_a, 0, chunk, 10), TESSERA_ERR_TRUNCATED);
+
+  CHECK(tessera_array_dirty(g_a) == 0);
+  CHECK(frame_unchanged());
+  fixture_close();
+}
+
+/* ---- A directory whose storages lack read, and one that fails to open ---------------------------------------- */
+
+typedef struct test_dir_state {
+  tessera_storage st;
+  int opens;
+  int closes;
+  int fail;
+} test_dir_state;
+
+static tessera_status dir_status(int32_t code, const char* message) {
+  tessera_status s;
+  s.code = code;
+  s.message = message;
+  return s;
+}
+static tessera_status test_dir_open(void* context, const char* name, int32_t mode, const tessera_storage** out) {
+  test_dir_state* d = (test_dir_state*)context;
+  (void)name;
+  (void)mode;
+  if (d->fail) return dir_status(TESSERA_ERR_IO, "test directory: open fails");
+  ++d->opens;
+  *out = &d->st;
+  return dir_status(TESSERA_OK, "");
+}
+static tessera_status test_dir_close(void* context, const tessera_storage* s) {
+  test_dir_state* d = (test_dir_state*)context;
+  CHECK(s == &d->st);
+  ++d->closes;
+  return dir_status(TESSERA_OK, "");
+}
+static tessera_status test_dir_remove(void* context, const char* name) {
+  (void)context;
+  (void)name;
+  return dir_status(TESSERA_ERR_IO, "test directory: no entries");
+}
+static tessera_status test_dir_rename(void* context, const char* from, const char* to) {
+  (void)context;
+  (void)from;
+  (void)to;
+  return dir_status(TESSERA_ERR_IO, "test directory: no entries");
+}
+
+/* The directory's storage must have read and size; a failing open's status comes back unchanged. */
+static void test_directory(void) {
+  test_dir_state ds;
+  tessera_storage_directory dir;
+  tessera_array_params p;
+  tessera_array* h = NULL;
+  arena_reset();
+  memset(&ds, 0, sizeof ds);
+  ds.st = tessera_buffer_storage(&g_buf_b);
+  ds.st.read = NULL;
+  dir.open = test_dir_open;
+  dir.close = test_dir_close;
+  dir.remove = test_dir_remove;
+  dir.rename = test_dir_rename;
+  dir.context = &ds;
+  params_grid(&p);
+  CHECK_ERR(tessera_array_create_sparse(&h, &dir, &g_al, &p, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(ds.opens >= 1 && ds.closes == ds.opens);
+  ds.st = tessera_buffer_storage(&g_buf_b);
+  ds.st.size = NULL;
+  CHECK_ERR(tessera_array_open_sparse(&h, &dir, &g_al, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(ds.closes == ds.opens);
+  ds.fail = 1;
+  CHECK_ERR(tessera_array_open_sparse(&h, &dir, &g_al, NULL), TESSERA_ERR_IO);
+  CHECK_ERR(tessera_array_create_sparse(&h, &dir, &g_al, &p, NULL), TESSERA_ERR_IO);
+  CHECK(h == NULL);
+  CHECK(g_arena.live == 0);
+}
+
+typedef struct test_case {
+  const char* name;
+  void (*fn)(void);
+} test_case;
+
+static const test_case g_cases[] = {
+    {"null_arguments", test_null_arguments},
+    {"null_no_ops", test_null_no_ops},
+    {"params", test_params},
+    {"handles", test_handles},
+    {"values", test_values},
+    {"directory", test_directory},
+};
+
+int main(void) {
+  int passed = 0, failed = 0;
+  size_t i;
+  for (i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); ++i) {
+    printf("[ RUN      ] capi_arguments.%s\n", g_cases[i].name);
+    g_case_failures = 0;
+    g_cases[i].fn();
+    if (g_case_failures == 0) {
+      ++passed;
+      printf("[       OK ] capi_arguments.%s\n", g_cases[i].name);
+    } else {
+      ++failed;
+      printf("[  FAILED  ] capi_arguments.%s\n", g_cases[i].name);
+    }
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  fflush(stdout);
+  return failed != 0;
+}
