@@ -180,6 +180,12 @@ struct frame_open_options {
 /// tidy's commit in place (not durable).
 status frame_close(frame& f) noexcept;
 
+namespace detail {
+/// Frees f's state without the tidy of frame_close (what the destructor and a move into f do, and what the
+/// library's own resets and failure paths use): changes not committed are dropped.
+status frame_release(frame& f) noexcept;
+}  // namespace detail
+
 // ---- Reading -----------------------------------------------------------------------------------------------
 
 /// The header's fields, as of the last change (committed or not). Null when f is not open.

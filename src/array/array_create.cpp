@@ -433,7 +433,7 @@ status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, 
   detail::b2nd_geometry g;
   TESSERA_TRY(detail::b2nd_geometry_read(*raw, *info, fresh, frame_max_alloc(f), exec, g));
 
-  (void)array_close(a);
+  (void)array_release(a);
   array_access::alloc(a) = alloc;
   array_access::exec(a) = exec;
   array_access::layout(a) = g.layout;
@@ -829,7 +829,7 @@ namespace {
 status open_common(array& a, frame& f, const allocator& alloc, const array_open_options& options) noexcept {
   array_access::plugins(a) = options.plugins;
   status s = detail::array_attach(a, tessera::cxx::move(f), options.frame.writable, alloc, options.exec);
-  if (!s.ok()) (void)frame_close(f);
+  if (!s.ok()) (void)detail::frame_release(f);
   return s;
 }
 
@@ -869,7 +869,7 @@ status array_open_again(array& reader, const array& a, const allocator& alloc, c
     last = detail::array_attach(fresh, tessera::cxx::move(f), false, alloc, exec);
     if (last.ok()) {
       fresh.auto_commit = a.auto_commit;
-      (void)array_close(reader);
+      (void)detail::array_release(reader);
       reader = tessera::cxx::move(fresh);
       return ok_status();
     }
@@ -883,7 +883,7 @@ status array_refresh(array& a) noexcept {
   if (array_access::writable(a)) return make_error(errc::invalid_argument, TESSERA_MSG("array_refresh: a writable array is its own writer"));
   array fresh;
   TESSERA_TRY(array_open_again(fresh, a, array_access::alloc(a), array_access::exec(a)));
-  (void)array_close(a);
+  (void)detail::array_release(a);
   a = tessera::cxx::move(fresh);
   return ok_status();
 }
@@ -903,10 +903,10 @@ status array_compact(array& a) noexcept {
   return frame_compact(array_access::frm(a));
 }
 
-status array_close(array& a) noexcept {
-  status s = ok_status();
-  const bool dropped = array_dirty(a);
-  if (array_access::open(a)) s = frame_close(array_access::frm(a));
+namespace detail {
+namespace {
+// What closing leaves, once the frame is closed or released: the error a close reports, and no state.
+status array_forget(array& a, status s, bool dropped) noexcept {
   if (s.ok() && dropped)
     s = make_error(errc::uncommitted, TESSERA_MSG("array_close: changes that were never committed were dropped"));
   array_access::open(a) = false;
@@ -917,6 +917,19 @@ status array_close(array& a) noexcept {
   array_access::dtype(a).reset();
   array_access::read_state(a).reset();
   return s;
+}
+}  // namespace
+
+// Without the frame's tidy (frame_release), so that the library's resets and failure paths never reach a commit.
+status array_release(array& a) noexcept {
+  const bool dropped = array_dirty(a);
+  return array_forget(a, array_access::open(a) ? frame_release(array_access::frm(a)) : ok_status(), dropped);
+}
+}  // namespace detail
+
+status array_close(array& a) noexcept {
+  const bool dropped = array_dirty(a);
+  return detail::array_forget(a, array_access::open(a) ? frame_close(array_access::frm(a)) : ok_status(), dropped);
 }
 
 // ---- What it is --------------------------------------------------------------------------------------------

@@ -107,6 +107,8 @@ void shapes_from_layout(To& to, const array_layout& l) noexcept {
 [[nodiscard]] status worker_buffers_reserve(array& a, owned_array<uint8_t>& buffers, size_t* have, size_t per_worker,
                                             size_t workers, const char* what) noexcept;
 [[nodiscard]] status array_check_writable(array& a) noexcept;
+// array_close without the frame's tidy (frame_release): resets before a new state, failure paths, readers.
+status array_release(array& a) noexcept;
 // Commits when auto_commit is on.
 [[nodiscard]] status array_finish(array& a) noexcept;
 

@@ -11,6 +11,10 @@
 #include "tessera/tessera.h"
 
 namespace tessera {
+namespace detail {
+// array_close without the frame's tidy (src/array/array_internal.hpp), for a failure right after a create.
+status array_release(array& a) noexcept;
+}  // namespace detail
 namespace capi {
 
 // The caller's user codecs and filters, copied from the handle's allocator: the C entries and the C++ entries

@@ -219,7 +219,7 @@ tessera_status layout_check(uint32_t layout) noexcept {
 
 void info_fill(const array_layout& l, int64_t itemsize, span<const char> dtype, int64_t cbytes, int64_t chunks_nbytes,
                tessera_array_info* out) noexcept {
-  memset(out, 0, sizeof(*out));
+  *out = tessera_array_info{};
   out->ndim = l.ndim;
   for (int d = 0; d < l.ndim; ++d) {
     out->shape[d] = l.shape[d];
@@ -280,7 +280,7 @@ tessera_status handle_finish(tessera_array** out, tessera_array* h, const status
   h->dtype_size = dtype.size() + 1;
   h->dtype = static_cast<char*>(allocator_allocate(h->alloc, h->dtype_size, 1));
   if (h->dtype == nullptr) {
-    (void)array_close(h->arr);  // committed by the call that made it: nothing is dropped
+    (void)detail::array_release(h->arr);  // committed by the call that made it: nothing is dropped
     handle_free(h);
     return c_error(errc::out_of_memory, TESSERA_MSG("capi: allocator refused the dtype's copy"));
   }

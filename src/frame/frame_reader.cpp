@@ -14,19 +14,27 @@ using detail::frame_meta_entry;
 
 frame& frame::operator=(frame&& o) noexcept {
   if (this != &o) {
-    (void)frame_close(*this);
+    (void)detail::frame_release(*this);
     s_ = o.s_;
     o.s_ = nullptr;
   }
   return *this;
 }
 
-frame::~frame() { (void)frame_close(*this); }
+frame::~frame() { (void)detail::frame_release(*this); }
 
 status frame_close(frame& f) noexcept {
   frame_state* s = frame_access::get(f);
   if (s == nullptr) return ok_status();
-  status result = detail::cframe_close_tidy(*s);
+  const status tidy = detail::cframe_close_tidy(*s);
+  const status released = detail::frame_release(f);
+  return tidy.ok() ? released : tidy;
+}
+
+status detail::frame_release(frame& f) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return ok_status();
+  status result = ok_status();
   // Sparse chunk entries written for changes that were never committed: nothing refers to them.
   if (s->sparse && s->options.writable) {
     char name[16];
@@ -856,7 +864,7 @@ namespace detail {
 
 status state_install(frame& f, const allocator& alloc, const frame_open_options& options, const storage* st,
                      const storage_directory* dir, state_setup setup, const void* context) noexcept {
-  TESSERA_TRY(frame_close(f));
+  TESSERA_TRY(frame_release(f));
   auto sr = state_new(alloc);
   if (!sr.ok()) return sr.err();
   frame_state* s = *sr;

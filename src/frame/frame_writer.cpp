@@ -489,7 +489,7 @@ constexpr tidy_shares kTidyAtClose{20, 32, 20, 0};
 // Before a commit: the highest chunks move down into holes (what the last commit freed, and versions this
 // transaction superseded), so that the commit itself makes it so. Optional work: on a failure the chunk stays
 // where it is (its copy's bytes freed) and the commit goes on.
-void cframe_relocate(frame_state& s) noexcept {
+__attribute__((noinline)) void cframe_relocate(frame_state& s) noexcept {
   for (int round = 0; round < 4 && space_loose(s, 20); ++round) {
     auto moved = space_relocate(s);
     if (!moved.ok() || *moved == 0) return;
@@ -513,10 +513,13 @@ uint64_t extents_bytes(const extent_set& set) noexcept {
 // `tolerated`: free bytes the tidy leaves alone, what the commit's changes freed (the versions they superseded,
 // the old index): the next transaction's new versions fill them, so reclaiming them costs a commit that brings
 // the frame tight only until that transaction supersedes as much again.
-status cframe_tidy(frame_state& s, uint64_t written_tx, uint64_t tolerated, const tidy_shares& share) noexcept {
-  if (!s.space.active) return ok_status();
-  const auto excess = [tolerated](uint64_t free_bytes) { return free_bytes > tolerated ? free_bytes - tolerated : 0; };
-  if (excess(extents_bytes(s.space.free)) * share.relocate > s.space.end) {
+uint64_t free_excess(uint64_t free_bytes, uint64_t tolerated) noexcept {
+  return free_bytes > tolerated ? free_bytes - tolerated : 0;
+}
+
+// The tidy's moves: chunks down into holes (a commit), then the index down (another).
+__attribute__((noinline)) status cframe_tidy_moves(frame_state& s, uint64_t tolerated, const tidy_shares& share) noexcept {
+  if (free_excess(extents_bytes(s.space.free), tolerated) * share.relocate > s.space.end) {
     auto moved = space_relocate(s);
     if (moved.ok() && *moved > 0) {
       s.dirty = true;
@@ -537,25 +540,38 @@ status cframe_tidy(frame_state& s, uint64_t written_tx, uint64_t tolerated, cons
     const extent& e = s.space.free.v[i];
     fits = e.pos <= ce && e.pos + e.len >= ce + m;
   }
-  if (s.nchunks > 0 && fits && excess(gap) * share.index >= s.committed_len) {
+  if (s.nchunks > 0 && fits && free_excess(gap, tolerated) * share.index >= s.committed_len) {
     s.dirty = true;
     if (!cframe_commit(s).ok()) s.dirty = false;
   }
-  // Still loose (holes no high chunk fits): compaction, when what it copies (twice: the chunks past the first
-  // hole) is at most twice what changes wrote since the last one, so that writing costs at most 3x its bytes
-  // over time.
+  return ok_status();
+}
+
+// Still loose (holes no high chunk fits): compaction, when what it copies (twice: the chunks past the first
+// hole) is within the budget of the shares.
+__attribute__((noinline)) status cframe_tidy_compact(frame_state& s, uint64_t written_tx, uint64_t tolerated,
+                                                     const tidy_shares& share) noexcept {
   if (!s.space.active || s.space.free.n == 0) return ok_status();
   const uint64_t holes = extents_bytes(s.space.free);
   const uint64_t first = s.space.free.v[0].pos;
   const uint64_t past = s.space.end - first > holes ? s.space.end - first - holes : 0;
-  const bool pays = (excess(holes) * share.compact > s.space.end && past <= 2 * s.space.written) ||
-                    (excess(holes) * share.compact_tx > s.space.end && 2 * past <= written_tx);
-  if (pays) {
-    s.space.written = 0;
-    const status c = cframe_compact(s);
-    if (!c.ok() && !s.options.durable) return c;
-  }
-  return ok_status();
+  const uint64_t excess = free_excess(holes, tolerated);
+  const bool pays = (excess * share.compact > s.space.end && past <= 2 * s.space.written) ||
+                    (excess * share.compact_tx > s.space.end && 2 * past <= written_tx);
+  if (!pays) return ok_status();
+  s.space.written = 0;
+  const status c = cframe_compact(s);
+  return c.ok() || s.options.durable ? ok_status() : c;
+}
+
+// The tidy after a commit or at close: the moves, then (durable) compaction. Inline, so that the two halves'
+// frames sit side by side under the caller's, not on top of a frame of their own.
+__attribute__((always_inline)) inline status cframe_tidy(frame_state& s, uint64_t written_tx, uint64_t tolerated,
+                                                         const tidy_shares& share) noexcept {
+  if (!s.space.active) return ok_status();
+  const status moves = cframe_tidy_moves(s, tolerated, share);
+  if (!moves.ok() || !s.options.durable) return moves;
+  return cframe_tidy_compact(s, written_tx, tolerated, share);
 }
 
 }  // namespace
@@ -673,7 +689,7 @@ status create_state(frame_state& s, const void* params) noexcept {
 
 status create_with(frame& f, const allocator& alloc, const frame_create_params& p, frame_open_options options,
                    const storage* st, const storage_directory* dir) noexcept {
-  TESSERA_TRY(frame_close(f));
+  TESSERA_TRY(detail::frame_release(f));
   if (st != nullptr && st->write == nullptr) return make_error(errc::read_only, TESSERA_MSG("frame: cannot create in a read-only storage"));
   options.writable = true;
   return detail::state_install(f, alloc, options, st, dir, create_state, &p);
