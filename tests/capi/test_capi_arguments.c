@@ -825,6 +825,10 @@ static const test_case g_cases[] = {
 int main(void) {
   int passed = 0, failed = 0;
   size_t i;
+  tessera_codec_link_all(); /* bare metal links on request what the valid calls use */
+  tessera_filter_link_all();
+  tessera_partition_link_auto();
+  tessera_encoder_link_parallel();
   for (i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); ++i) {
     printf("[ RUN      ] capi_arguments.%s\n", g_cases[i].name);
     g_case_failures = 0;
