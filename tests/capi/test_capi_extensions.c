@@ -8,46 +8,9 @@
 
 #include "tessera/tessera.h"
 #include "tessera/port/tessera_memory.h"
+#include "capi_check.h"
 
-/* ---- A tiny harness (as test_capi.c) ---------------------------------------------------------------------- */
-
-static int g_case_failures;
-
-#define CHECK(cond)                                                       \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      printf("%s:%d: Failure\n  %s\n", __FILE__, __LINE__, #cond);        \
-      ++g_case_failures;                                                  \
-    }                                                                     \
-  } while (0)
-#define REQUIRE(cond)                                                     \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      printf("%s:%d: Failure (required)\n  %s\n", __FILE__, __LINE__, #cond); \
-      ++g_case_failures;                                                  \
-      return;                                                             \
-    }                                                                     \
-  } while (0)
-#define REQUIRE_OK(call)                                                                        \
-  do {                                                                                          \
-    tessera_status s_ = (call);                                                                 \
-    if (s_.code != TESSERA_OK) {                                                                \
-      printf("%s:%d: Failure\n  %s -> %s (%d): %s\n", __FILE__, __LINE__, #call,               \
-             tessera_errc_name(s_.code), (int)s_.code, s_.message);                             \
-      ++g_case_failures;                                                                        \
-      return;                                                                                   \
-    }                                                                                           \
-  } while (0)
-#define CHECK_ERR(call, want)                                                                   \
-  do {                                                                                          \
-    tessera_status s_ = (call);                                                                 \
-    if (s_.code != (want) || s_.message == NULL || s_.message[0] == '\0') {                     \
-      printf("%s:%d: Failure\n  %s -> %s (%d) \"%s\", expected %s\n", __FILE__, __LINE__, #call, \
-             tessera_errc_name(s_.code), (int)s_.code, s_.message ? s_.message : "(null)",      \
-             tessera_errc_name(want));                                                          \
-      ++g_case_failures;                                                                        \
-    }                                                                                           \
-  } while (0)
+/* ---- The harness: capi_check.h ------------------------------------------------------------------------------ */
 
 typedef struct test_case {
   const char* name;
