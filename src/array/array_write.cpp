@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "array_internal.hpp"
+#include "chunk/chunk_internal.hpp"
 #include "tessera/nd_copy.hpp"
 #include "tessera/slice_plan.hpp"
 
@@ -38,17 +39,65 @@ status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
   owned_array<uint8_t> chunk, out;
   TESSERA_TRY(chunk.allocate(array_access::alloc(a), static_cast<size_t>(chunk_nbytes)));
   TESSERA_TRY(out.allocate(array_access::alloc(a), chunk_encode_bound(static_cast<size_t>(chunk_nbytes))));
+#if TESSERA_SPEED_PATHS
+  // A chunk the slice touches in a few blocks: only those blocks are decoded and encoded again, the others'
+  // streams are copied (chunk_encode_spliced); the same bytes as decoding and encoding the whole chunk.
+  const size_t nblocks = static_cast<size_t>(chunk_nbytes / block_nbytes);
+  owned_array<uint8_t> changed, stored;
+  TESSERA_TRY(changed.allocate(array_access::alloc(a), (nblocks + 7) / 8));
+#endif
   slice_chunk_iterator chunks(plan);
   while (chunks.next()) {
     const slice_chunk& c = chunks.chunk();
+#if TESSERA_SPEED_PATHS
+    bytes_view old;
+    bool splice = false;
+#endif
     if (c.covers_chunk) {
       // The whole chunk is replaced: start from zeros so its padding is zero (as the reference does).
       memset(chunk.data(), 0, chunk.size());
     } else {
+#if TESSERA_SPEED_PATHS
+      auto raw = frame_chunk_read(f, c.nchunk, stored);
+      if (!raw.ok()) return raw.err();
+      old = *raw;
+      auto h = chunk_header_read(old);
+      if (!h.ok()) return h.err();
+      splice = h->special == chunk_special::none && !h->memcpyed && !h->dict && !h->lazy && !h->vlblocks &&
+               h->nbytes == chunk_nbytes && h->blocksize == block_nbytes && h->nblocks == nblocks;
+      if (splice) {
+        // With several workers the whole chunk's blocks are decoded and encoded in parallel: splicing (one
+        // block at a time) pays when it touches at most a worker's share of them.
+        size_t touched_count = 0;
+        slice_block_iterator count(plan, c);
+        while (count.next()) ++touched_count;
+        const uint32_t workers = array_access::exec(a).workers > 1 ? array_access::exec(a).workers : 1;
+        splice = touched_count * workers <= nblocks;
+      }
+      if (splice) {
+        memset(changed.data(), 0, changed.size());
+        slice_block_iterator touched(plan, c);
+        while (touched.next()) {
+          const slice_block& b = touched.block();
+          const size_t j = static_cast<size_t>(b.nblock);
+          changed[j / 8] = static_cast<uint8_t>(changed[j / 8] | 1u << (j % 8));
+          if (b.covers_block) continue;
+          auto r = chunk_decode_block(array_access::decoder(a), old, j,
+                                      bytes_mut(chunk.data() + b.offset * itemsize, static_cast<size_t>(block_nbytes)));
+          if (!r.ok()) return r.err();
+        }
+      } else {
+        auto r = chunk_decode(array_access::decoder(a), old, bytes_mut(chunk.data(), chunk.size()));
+        if (!r.ok()) return r.err();
+        if (static_cast<int64_t>(*r) != chunk_nbytes)
+          return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
+      }
+#else
       auto r = frame_chunk_decode(f, array_access::decoder(a), c.nchunk, bytes_mut(chunk.data(), chunk.size()));
       if (!r.ok()) return r.err();
       if (static_cast<int64_t>(*r) != chunk_nbytes)
         return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
+#endif
     }
     slice_block_iterator blocks(plan, c);
     while (blocks.next()) {
@@ -58,6 +107,25 @@ status slice_write_nocommit(array& a, const int64_t* start, const int64_t* stop,
       TESSERA_TRY(nd_copy_region(l.ndim, itemsize, src, from_shape, from, dst, l.blockshape, b.region_start,
                                  b.region_shape));
     }
+#if TESSERA_SPEED_PATHS
+    if (splice) {
+      auto n = detail::chunk_encode_spliced(array_access::encoder(a), array_access::encode(a), old, changed.data(),
+                                            bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
+      if (!n.ok()) return n.err();
+      if (*n > 0) {
+        TESSERA_TRY(frame_chunk_update(f, c.nchunk, bytes_view(out.data(), *n)));
+        continue;
+      }
+      // Not spliceable: the blocks not decoded yet, then the whole chunk encoded.
+      for (size_t j = 0; j < nblocks; ++j) {
+        if ((changed[j / 8] >> (j % 8) & 1) != 0) continue;
+        auto r = chunk_decode_block(array_access::decoder(a), old, j,
+                                    bytes_mut(chunk.data() + j * static_cast<size_t>(block_nbytes),
+                                              static_cast<size_t>(block_nbytes)));
+        if (!r.ok()) return r.err();
+      }
+    }
+#endif
     auto enc = detail::array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
     if (!enc.ok()) return enc.err();
     TESSERA_TRY(frame_chunk_update(f, c.nchunk, *enc));

@@ -107,6 +107,15 @@ struct chunk_block_source {
 // source's block 0 while encoding later blocks) or when the encoder's blocksize is not src.blocksize.
 [[nodiscard]] result<size_t> chunk_encode_gathered(chunk_encoder& e, const chunk_encode_params& params,
                                                    const chunk_block_source& src, bytes_mut out) noexcept;
+// chunk_encode of src (a whole chunk's bytes) when only the blocks marked in `changed` (bit j % 8 of byte j / 8)
+// differ from `old`, a stored chunk: the other blocks' streams are copied from old instead of being encoded
+// again (a slice write that touches a few blocks of a chunk). The same bytes as chunk_encode whenever old is
+// chunk_encode's output for its content with these parameters; src's unchanged blocks are not read. Returns 0
+// when old cannot be spliced (another codec or pipeline, a dictionary, the delta filter, a user codec or
+// filter, a special or verbatim chunk, blocks out of order or streams that do not add up, a block near the end
+// of out): the caller then encodes the whole chunk.
+[[nodiscard]] result<size_t> chunk_encode_spliced(chunk_encoder& e, const chunk_encode_params& params, bytes_view old,
+                                                  const uint8_t* changed, bytes_view src, bytes_mut out) noexcept;
 #endif
 [[nodiscard]] status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                            size_t begin, size_t end, bytes_view* decoded) noexcept;

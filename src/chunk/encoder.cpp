@@ -790,6 +790,117 @@ struct chunk_encoder_access {
     chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
     return cbytes;
   }
+#if TESSERA_SPEED_PATHS
+  // Whether the streams of block `nblock` in [at, end) of an old chunk are what block_encode writes: each
+  // stream's csize and bytes (a run: its token when the value is not 0), ending exactly at `end`.
+  static bool block_walk(const encode_plan& p, size_t nblock, const uint8_t* at, const uint8_t* end) noexcept {
+    const size_t bsize = plan_block_size(p, nblock);
+    const size_t nstreams = (p.split && bsize == p.blocksize) ? p.typesize : 1;
+    const size_t neblock = bsize / nstreams;
+    for (size_t j = 0; j < nstreams; ++j) {
+      if (end - at < 4) return false;
+      const int32_t csize = detail::chunk_load_i32(at);
+      at += 4;
+      if (csize < 0) {
+        if (csize < -255 || end - at < 1) return false;
+        at += 1;
+      } else if (csize > 0) {
+        if (static_cast<size_t>(csize) > neblock || static_cast<size_t>(end - at) < static_cast<size_t>(csize))
+          return false;
+        at += csize;
+      }
+    }
+    return at == end;
+  }
+
+  // chunk_encode of a chunk whose blocks marked in `changed` (a bit per block) are new in src and whose other
+  // blocks are old's: those blocks' streams are copied. Every block of a chunk is compressed on its own (no
+  // dictionary, no delta against block 0), so the result is chunk_encode's of the new content whenever old is
+  // chunk_encode's of its own. Returns 0, and the caller encodes the whole chunk, when old is not such a chunk
+  // for these parameters (another header, a dictionary, special or verbatim, blocks out of order, streams that
+  // do not add up) or when a block would meet the end of out (the reference's limited output applies).
+  static result<size_t> encode_spliced(chunk_encoder& e, const chunk_encode_params& params, bytes_view old,
+                                       const uint8_t* changed, bytes_view src, bytes_mut out) noexcept {
+    if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
+    TESSERA_TRY(params_check(params));
+    if (params.clevel == 0 || params.use_dict || src.size() < 32 || src.size() > static_cast<size_t>(INT32_MAX))
+      return size_t{0};
+    if (static_cast<uint8_t>(params.compressor) >= kChunkUserIdFirst) return size_t{0};
+    for (uint8_t f : params.filters)
+      if (f == static_cast<uint8_t>(filter_id::delta) || (f != 0 && !chunk_filter_available(static_cast<filter_id>(f))))
+        return size_t{0};
+    auto bsr = detail::chunk_blocksize_of(params, src.size());
+    if (!bsr.ok()) return bsr.err();
+    const size_t destsize = out.size() > static_cast<size_t>(INT32_MAX) ? static_cast<size_t>(INT32_MAX) : out.size();
+    encode_plan p;
+    p.src = src.data();
+    p.nbytes = src.size();
+    p.typesize = params.typesize;
+    p.clevel = params.clevel;
+    p.compressor = params.compressor;
+    p.codec_level = codec_level_of(params.compressor, params.clevel);
+    p.params = &params;
+    for (uint8_t f : params.filters)
+      if (f != 0) p.any_filter = true;
+    p.blocksize = static_cast<size_t>(*bsr);
+    p.nblocks = p.nbytes / p.blocksize;
+    p.leftover = p.nbytes % p.blocksize;
+    if (p.leftover > 0) ++p.nblocks;
+    size_t ntbytes = kChunkHeaderExtendedSize + 4 * p.nblocks;
+    if (p.nblocks > destsize / 4 || ntbytes > destsize || ntbytes > old.size()) return size_t{0};
+    p.split = chunk_split_decide(params, *bsr) && p.blocksize % p.typesize == 0;
+    uint8_t flags = kChunkFlagShuffle | kChunkFlagBitshuffle;
+    if (!p.split) flags |= kChunkFlagNoSplit;
+    flags = static_cast<uint8_t>(flags | codec_format_of(params.compressor) << 5);
+    uint8_t* const o = out.data();
+    header_write(o, params, flags, static_cast<int32_t>(p.nbytes), *bsr);
+    // The old header must be the one just written (cbytes aside): same pipeline, blocks, split, no flags2.
+    const uint8_t* const b = old.data();
+    if (memcmp(b, o, 12) != 0 || memcmp(b + 16, o + 16, kChunkHeaderExtendedSize - 16) != 0) return size_t{0};
+    const int32_t old_cbytes = detail::chunk_load_i32(b + 12);
+    if (old_cbytes < 0 || static_cast<size_t>(old_cbytes) != old.size()) return size_t{0};
+    TESSERA_TRY(scratch_ensure(e, p.blocksize));
+    TESSERA_TRY(codecs_prepare(e, p));
+    uint8_t* const bstarts = o + kChunkHeaderExtendedSize;
+    const uint8_t* const old_bstarts = b + kChunkHeaderExtendedSize;
+    for (size_t j = 0; j < p.nblocks; ++j) {
+      chunk_store_i32(bstarts + 4 * j, static_cast<int32_t>(ntbytes));
+      if ((changed[j / 8] >> (j % 8) & 1) != 0) {
+        auto n = block_encode(p, e.workers_[0], j, o + ntbytes, ntbytes, destsize);
+        if (!n.ok()) return n.err();
+        if (*n == 0) return size_t{0};
+        ntbytes += *n;
+        continue;
+      }
+      const int32_t first = detail::chunk_load_i32(old_bstarts + 4 * j);
+      const int32_t last = j + 1 < p.nblocks ? detail::chunk_load_i32(old_bstarts + 4 * (j + 1)) : old_cbytes;
+      if (first < static_cast<int32_t>(kChunkHeaderExtendedSize + 4 * p.nblocks) || last <= first || last > old_cbytes)
+        return size_t{0};
+      const size_t len = static_cast<size_t>(last - first);
+      if (!block_walk(p, j, b + first, b + last) || len > destsize - ntbytes ||
+          block_meets_end(p, j, b + first, static_cast<int64_t>(ntbytes), static_cast<int64_t>(destsize)))
+        return size_t{0};
+      memcpy(o + ntbytes, b + first, len);
+      ntbytes += len;
+    }
+    const size_t nstreams = p.split ? (p.leftover > 0 ? (p.nblocks - 1) * p.typesize + 1 : p.nblocks * p.typesize)
+                                    : p.nblocks;
+    if (ntbytes == kChunkHeaderExtendedSize + 4 * p.nblocks + 4 * nstreams) {
+      // Every stream is a run of zeros: the special zeros chunk, as chunk_encode writes it.
+      o[31] = static_cast<uint8_t>(static_cast<uint8_t>(chunk_special::zeros) << 4);
+      int32_t stored_blocksize = *bsr;
+      if (params.blocksize > 0) {
+        stored_blocksize = params.blocksize;
+        if (stored_blocksize > static_cast<int32_t>(p.nbytes)) stored_blocksize = static_cast<int32_t>(p.nbytes);
+        if (stored_blocksize > kChunkMaxBlocksize) stored_blocksize = kChunkMaxBlocksize;
+      }
+      chunk_store_i32(o + 8, stored_blocksize);
+      ntbytes = kChunkHeaderExtendedSize;
+    }
+    chunk_store_i32(o + 12, static_cast<int32_t>(ntbytes));
+    return ntbytes;
+  }
+#endif
 };
 
 size_t chunk_encoder_estimate(const chunk_encoder_options& options) noexcept {
@@ -865,6 +976,11 @@ namespace detail {
 result<size_t> chunk_encode_gathered(chunk_encoder& e, const chunk_encode_params& params,
                                      const chunk_block_source& src, bytes_mut out) noexcept {
   return chunk_encoder_access::encode(e, params, bytes_view(), out, &src);
+}
+
+result<size_t> chunk_encode_spliced(chunk_encoder& e, const chunk_encode_params& params, bytes_view old,
+                                    const uint8_t* changed, bytes_view src, bytes_mut out) noexcept {
+  return chunk_encoder_access::encode_spliced(e, params, old, changed, src, out);
 }
 #endif
 
