@@ -6,8 +6,9 @@
 // file's size once the array is closed and its largest size after any commit, as multiples of the tight size,
 // the bytes of the file after array_compact, the time of the loop (the close included), and the same loop
 // keeping every old frame (keep_old_frames: append-only) as the contrast. Sizes are deterministic; times are this machine's.
-//   tessera_bench_rewrite [DIR [WORKLOAD]]   (files go to DIR, default the current directory; WORKLOAD: only the
-//   workloads whose name starts with it, e.g. planes)
+//   tessera_bench_rewrite [DIR [WORKLOAD [keep]]]   (files go to DIR, default the current directory; WORKLOAD: only
+//   the workloads whose name starts with it, e.g. planes; keep: each workload's closed file, before compaction,
+//   stays as DIR/rewritten-N.b2nd for other readers, e.g. c-blosc2, to check)
 #include <sys/stat.h>
 
 #include <chrono>
@@ -76,8 +77,23 @@ struct lcg {
   }
 };
 
+void copy_file(const std::string& from, const std::string& to) {
+  std::FILE* in = std::fopen(from.c_str(), "rb");
+  std::FILE* out = std::fopen(to.c_str(), "wb");
+  if (in == nullptr || out == nullptr) {
+    std::fprintf(stderr, "tessera_bench_rewrite: cannot copy %s to %s\n", from.c_str(), to.c_str());
+    std::exit(1);
+  }
+  char b[65536];
+  size_t n;
+  while ((n = std::fread(b, 1, sizeof b, in)) > 0) std::fwrite(b, 1, n, out);
+  std::fclose(in);
+  if (std::fclose(out) != 0) std::exit(1);
+}
+
 // Runs the workload on a new file; `model` receives the array's final items.
-outcome run(const workload& w, const std::string& path, bool keep_old, std::vector<float>& model) {
+outcome run(const workload& w, const std::string& path, bool keep_old, std::vector<float>& model,
+            const std::string& keep_as) {
   outcome o;
   auto file = posix_file_open(path.c_str(), posix_open::replace);
   if (!file.ok()) die("open", file.err());
@@ -140,6 +156,7 @@ outcome run(const workload& w, const std::string& path, bool keep_old, std::vect
   if (auto e = array_close(a); !e.ok()) die("close", e);
   o.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
   o.final_size = file_size(path);
+  if (!keep_as.empty()) copy_file(path, keep_as);
   if (auto e = array_open(a, st, posix_allocator(), oo); !e.ok()) die("reopen", e);
   if (auto e = array_compact(a); !e.ok()) die("compact", e);
   if (auto e = array_close(a); !e.ok()) die("close", e);
@@ -177,12 +194,16 @@ int main(int argc, char** argv) {
   std::printf("%-22s %10s %8s %8s %9s %9s %10s %12s\n", "workload", "tight B", "final x", "peak x",
               "compact x", "time s", "append x", "append time s");
   const char* only = argc > 2 ? argv[2] : "";
+  const bool keep = argc > 3 && std::strcmp(argv[3], "keep") == 0;
+  int index = 0;
   for (const workload& w : loads) {
+    ++index;
     if (std::strncmp(w.name, only, std::strlen(only)) != 0) continue;
     std::vector<float> model, model_append;
     const std::string path = dir + "/tessera_bench_rewrite.b2nd";
-    const outcome reuse = run(w, path, false, model);
-    const outcome append = run(w, path, true, model_append);
+    const std::string kept = keep ? dir + "/rewritten-" + std::to_string(index) + ".b2nd" : std::string();
+    const outcome reuse = run(w, path, false, model, kept);
+    const outcome append = run(w, path, true, model_append, std::string());
     const uint64_t tight = tight_size(w, path, model);
     std::remove(path.c_str());
     const double t = static_cast<double>(tight);
