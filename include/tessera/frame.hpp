@@ -285,8 +285,9 @@ struct frame_create_params {
 /// Writes an empty frame (header and trailer) at options.base_offset of `st` and opens it for writing.
 [[nodiscard]] status frame_create(frame& f, const storage& st, const allocator& alloc, const frame_create_params& p,
                                   const frame_open_options& options = frame_open_options{}) noexcept;
-/// The same in a directory: writes `chunks.b2frame`, then sweeps the directory as a writable frame_open_sparse
-/// does (chunk entries of a frame the directory held before are removed).
+/// The same in a directory: writes `chunks.b2frame`. Chunk entries of a frame the directory held before are
+/// not referenced by the new one: new chunks replace those of the same numbers, and the next writable
+/// frame_open_sparse sweeps the rest (the sweep is not linked into programs that only create).
 [[nodiscard]] status frame_create_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
                                          const frame_create_params& p,
                                          const frame_open_options& options = frame_open_options{}) noexcept;

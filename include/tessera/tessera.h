@@ -580,7 +580,7 @@ typedef struct tessera_storage_directory {
   /**
    * Optional (NULL: none): calls visit(arg, name) once for each entry, in any order, in memory that does not grow
    * with the number of entries; visit may remove the entry it is given. A writable open of a sparse array
-   * removes, through it, the chunk entries no committed index references (left by a crash) and a stale
+   * (::tessera_array_open_sparse) removes, through it, the chunk entries no committed index references (left by a crash) and a stale
    * `chunks.b2frame.tmp`; without it they stay. Last, so that initializers of the first five members stay valid.
    */
   tessera_status (*list)(void* context, tessera_storage_visit visit, void* arg);

@@ -719,10 +719,7 @@ status frame_create(frame& f, const storage& st, const allocator& alloc, const f
 
 status frame_create_sparse(frame& f, const storage_directory& dir, const allocator& alloc, const frame_create_params& p,
                            const frame_open_options& options) noexcept {
-  TESSERA_TRY(create_with(f, alloc, p, options, nullptr, &dir));
-  // The new index references no chunk: chunk entries of a frame the directory held before go (best effort).
-  (void)detail::sframe_sweep(*frame_access::get(f));
-  return ok_status();
+  return create_with(f, alloc, p, options, nullptr, &dir);
 }
 
 status frame_chunk_append(frame& f, bytes_view chunk) noexcept {

@@ -1,5 +1,5 @@
 // The sweep of a sparse frame's directory: entries named like chunk entries that the committed index does not
-// reference, and a stale index temporary, go at a writable open and at creation; other names stay, read-only
+// reference, and a stale index temporary, go at a writable open; other names stay, read-only
 // opens change nothing, a directory without a list callback is not swept, and the sweep's memory does not
 // grow with the number of entries the directory holds.
 #include <cstring>
@@ -129,7 +129,7 @@ TESSERA_TEST(frame_sweep, no_list_callback_no_sweep) {
   CHECK_EQ(memory_directory_count(md), planted);
 }
 
-TESSERA_TEST(frame_sweep, create_removes_an_old_frames_chunks) {
+TESSERA_TEST(frame_sweep, an_old_frames_chunks_go_at_the_next_writable_open) {
   memory_directory md;
   REQUIRE_OK(memory_directory_init(md, tessera::test::system_allocator(), 32));
   const storage_directory dir = memory_directory_interface(md);
@@ -140,8 +140,17 @@ TESSERA_TEST(frame_sweep, create_removes_an_old_frames_chunks) {
   p.typesize = 4;
   frame f;
   REQUIRE_OK(frame_create_sparse(f, dir, tessera::test::system_allocator(), p));
+  const size_t len = chunk_make(70, kChunk, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+  REQUIRE_OK(frame_chunk_append(f, bytes_view(g.chunk, len)));  // replaces the old frame's entry 0
+  REQUIRE_OK(frame_commit(f));
+  REQUIRE_OK(frame_close(f));
+  CHECK_EQ(memory_directory_count(md), 7u);
+  frame_open_options o;
+  o.writable = true;
+  REQUIRE_OK(frame_open_sparse(f, dir, tessera::test::system_allocator(), o));
   CHECK(directory_holds_exactly(md, f, 1));
   CHECK(present(md, "keep.me"));
+  CHECK_EQ(memory_directory_count(md), 3u);
   REQUIRE_OK(frame_close(f));
 }
 
