@@ -42,7 +42,9 @@
 /// A commit that leaves no chunks must put the trailer right after the header (the format says so): chunks
 /// and the index in that range are first moved past the frame's end and committed (one extra commit).
 /// Sparse frames: new chunk entries get fresh names, `chunks.b2frame.tmp` is written and synced and renamed
-/// over `chunks.b2frame`, and only then are the entries of deleted or replaced chunks removed.
+/// over `chunks.b2frame`, and only then are the entries of deleted or replaced chunks removed. Entries a crash
+/// leaves behind (before the rename: the transaction's new ones; after it: the replaced ones) are removed by
+/// the next writable frame_open_sparse; closing with changes not committed removes their new entries at once.
 /// With `durable` off (in-memory frames), a commit writes the index and trailer right after the data, the
 /// layout the reference writes, with no syncs: a frame built by appends (and metalayers and vlmetalayers set
 /// with frame_vlmeta_set) is byte for byte the one the reference's contiguous super-chunk holds after the same
@@ -159,7 +161,13 @@ struct frame_open_options {
 /// io (from the storage), out_of_memory.
 [[nodiscard]] status frame_open(frame& f, const storage& st, const allocator& alloc,
                                 const frame_open_options& options = frame_open_options{}) noexcept;
-/// Opens the sparse frame in `dir` (which must outlive the frame).
+/// Opens the sparse frame in `dir` (which must outlive the frame). Opened writable, the open also sweeps the
+/// directory when it has a `list` callback: entries named like chunk entries (frame_sparse_chunk_name) that the
+/// committed index does not reference (what a crash or a failed removal left) and a stale `chunks.b2frame.tmp`
+/// are removed; other names are left alone. The sweep's memory is 4 bytes per stored chunk of the index (within
+/// max_alloc), whatever the directory holds; its failures are not reported (the next writable open sweeps
+/// again). One writer at a time: a writable open removes another writer's uncommitted entries. Read-only opens
+/// change nothing.
 [[nodiscard]] status frame_open_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
                                        const frame_open_options& options = frame_open_options{}) noexcept;
 /// The options.max_alloc the frame was opened or created with (kDefaultMaxAlloc when it is not open).
@@ -277,7 +285,9 @@ struct frame_create_params {
 /// Writes an empty frame (header and trailer) at options.base_offset of `st` and opens it for writing.
 [[nodiscard]] status frame_create(frame& f, const storage& st, const allocator& alloc, const frame_create_params& p,
                                   const frame_open_options& options = frame_open_options{}) noexcept;
-/// The same in a directory: writes `chunks.b2frame`.
+/// The same in a directory: writes `chunks.b2frame`. Chunk entries of a frame the directory held before are
+/// not referenced by the new one: new chunks replace those of the same numbers, and the next writable
+/// frame_open_sparse sweeps the rest (the sweep is not linked into programs that only create).
 [[nodiscard]] status frame_create_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
                                          const frame_create_params& p,
                                          const frame_open_options& options = frame_open_options{}) noexcept;

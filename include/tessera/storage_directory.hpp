@@ -22,6 +22,10 @@ enum class storage_open : uint8_t {
 /// "chunks.b2frame.tmp"): at most kStorageNameMax bytes, NUL-terminated.
 inline constexpr uint32_t kStorageNameMax = 31;
 
+/// What storage_directory::list calls for each entry: `name` is NUL-terminated, at most kStorageNameMax bytes,
+/// valid only during the call. A status other than ok stops the listing, and list returns it.
+using storage_directory_visit = status (*)(void* arg, const char* name) noexcept;
+
 /// A directory of named storages: callbacks and their context.
 struct storage_directory {
   /// Opens entry `name` into *out. A missing entry with mode read or read_write is errc::io. An entry created by
@@ -35,6 +39,14 @@ struct storage_directory {
   /// directory holds either the old `to` or the new one, never neither.
   status (*rename)(void* context, const char* from, const char* to) noexcept = nullptr;
   void* context = nullptr;  ///< passed to every callback
+  /// Optional: calls visit(arg, name) once for each entry, in any order, with memory that does not grow with
+  /// the number of entries. Only entries a directory could open are listed (names of 1..kStorageNameMax bytes;
+  /// a filesystem lists regular files only). visit may remove the entry it is given (with `remove`); whether
+  /// entries added or removed otherwise during a listing are visited is unspecified. Returns the first error of
+  /// visit or of the listing. Without it, sparse frames leave chunk entries that no commit references where a
+  /// crash left them (see frame_open_sparse). Declared after `context` so that positional initializers of the
+  /// first five members stay valid.
+  status (*list)(void* context, storage_directory_visit visit, void* arg) noexcept = nullptr;
 };
 
 /// \name Checked calls
@@ -50,6 +62,8 @@ struct storage_directory {
 [[nodiscard]] status storage_directory_remove(const storage_directory& d, const char* name) noexcept;
 /// d.rename.
 [[nodiscard]] status storage_directory_rename(const storage_directory& d, const char* from, const char* to) noexcept;
+/// d.list (a null visit is errc::invalid_argument).
+[[nodiscard]] status storage_directory_list(const storage_directory& d, storage_directory_visit visit, void* arg) noexcept;
 ///@}
 
 }  // namespace tessera

@@ -555,6 +555,12 @@ typedef enum tessera_storage_open_mode {
 #define TESSERA_STORAGE_NAME_MAX 31
 
 /**
+ * What a directory's list callback calls for each entry name (NUL-terminated, at most ::TESSERA_STORAGE_NAME_MAX
+ * bytes, valid during the call only). A status other than ::TESSERA_OK stops the listing; list returns it.
+ */
+typedef tessera_status (*tessera_storage_visit)(void* arg, const char* name);
+
+/**
  * A directory of named storages, the home of a sparse frame (the C mirror of tessera::storage_directory).
  * Callbacks return a ::tessera_status with a static message.
  */
@@ -571,6 +577,13 @@ typedef struct tessera_storage_directory {
   /** Atomically replaces entry to with entry from (POSIX rename). */
   tessera_status (*rename)(void* context, const char* from, const char* to);
   void* context;  /**< passed to every callback */
+  /**
+   * Optional (NULL: none): calls visit(arg, name) once for each entry, in any order, in memory that does not grow
+   * with the number of entries; visit may remove the entry it is given. A writable open of a sparse array
+   * (::tessera_array_open_sparse) removes, through it, the chunk entries no committed index references (left by a crash) and a stale
+   * `chunks.b2frame.tmp`; without it they stay. Last, so that initializers of the first five members stay valid.
+   */
+  tessera_status (*list)(void* context, tessera_storage_visit visit, void* arg);
 } tessera_storage_directory;
 
 /**

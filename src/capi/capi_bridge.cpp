@@ -77,6 +77,22 @@ tessera_status dir_rename(void* context, const char* from, const char* to) {
   return status_to_c(storage_directory_rename(state_of(context).dir, from, to));
 }
 
+// The C visit behind a C++ listing of the C++ directory (on the listing caller's stack).
+struct cxx_visit_pair {
+  tessera_storage_visit visit;
+  void* arg;
+};
+status cxx_visit(void* arg, const char* name) noexcept {
+  const cxx_visit_pair& p = *static_cast<const cxx_visit_pair*>(arg);
+  const tessera_status c = p.visit(p.arg, name);
+  return error(static_cast<errc>(c.code), c.message != nullptr ? c.message : "");
+}
+tessera_status dir_list(void* context, tessera_storage_visit visit, void* arg) {
+  if (visit == nullptr) return status_to_c(make_error(errc::invalid_argument, TESSERA_MSG("directory: null visit")));
+  cxx_visit_pair p{visit, arg};
+  return status_to_c(storage_directory_list(state_of(context).dir, cxx_visit, &p));
+}
+
 }  // namespace
 
 tessera_storage storage_to_c(const storage* s) noexcept {
@@ -92,7 +108,8 @@ tessera_storage storage_to_c(const storage* s) noexcept {
 }
 
 tessera_storage_directory directory_to_c(directory_to_c_state* s) noexcept {
-  return tessera_storage_directory{dir_open, dir_close, dir_remove, dir_rename, s};
+  return tessera_storage_directory{dir_open, dir_close, dir_remove, dir_rename, s,
+                                   s->dir.list != nullptr ? dir_list : nullptr};
 }
 
 }  // namespace tessera

@@ -95,6 +95,21 @@ status dir_rename(void* context, const char* from, const char* to) noexcept {
   return from_c(d.rename(d.context, from, to));
 }
 
+// A C listing forwards each name to the C++ visit through this pair (on the caller's stack for the listing).
+struct c_visit_pair {
+  storage_directory_visit visit;
+  void* arg;
+};
+tessera_status c_visit(void* arg, const char* name) {
+  const c_visit_pair& p = *static_cast<const c_visit_pair*>(arg);
+  return status_to_c(p.visit(p.arg, name));
+}
+status dir_list(void* context, storage_directory_visit visit, void* arg) noexcept {
+  const tessera_storage_directory& d = c_dir_of(context);
+  c_visit_pair p{visit, arg};
+  return from_c(d.list(d.context, c_visit, &p));
+}
+
 // ---- The executor trampoline: the C++ executor's context is the C tessera_executor.
 
 void executor_trampoline(void* context, size_t ntasks, executor_task task, void* task_context) noexcept {
@@ -156,7 +171,7 @@ storage storage_over(const tessera_storage* c) noexcept {
 storage_directory directory_over(const tessera_storage_directory* c) noexcept {
   return storage_directory{if_present(c->open, dir_open), if_present(c->close, dir_close),
                            if_present(c->remove, dir_remove), if_present(c->rename, dir_rename),
-                           const_cast<tessera_storage_directory*>(c)};
+                           const_cast<tessera_storage_directory*>(c), if_present(c->list, dir_list)};
 }
 
 status executor_over(const tessera_executor* c, tessera_executor* keep, executor& out) noexcept {

@@ -279,6 +279,12 @@ struct sparse_entry {
   [[nodiscard]] status close() noexcept;
 };
 
+// A writable sparse frame with nothing pending: removes the directory's chunk entries (frame_sparse_chunk_name's
+// names) the committed index does not reference, and a stale kSparseIndexTempName. No-op without a list
+// callback. Errors: the listing's, out_of_memory or resource_limit (the index's chunk numbers, 4 bytes each);
+// failed removals are left for the next sweep.
+[[nodiscard]] status sframe_sweep(frame_state& s) noexcept;
+
 // ---- Header, trailer, index ----------------------------------------------------------------------------------
 
 // Parses the fixed fields of a header (at least kFrameHeaderMinLen bytes) into info (not nchunks).

@@ -909,7 +909,10 @@ status frame_open(frame& f, const storage& st, const allocator& alloc, const fra
 
 status frame_open_sparse(frame& f, const storage_directory& dir, const allocator& alloc,
                          const frame_open_options& options) noexcept {
-  return open_with(f, alloc, options, nullptr, &dir);
+  TESSERA_TRY(open_with(f, alloc, options, nullptr, &dir));
+  // Tidying only: the frame is open and right whatever the sweep meets (the next writable open tries again).
+  (void)detail::sframe_sweep(*frame_access::get(f));
+  return ok_status();
 }
 
 uint64_t frame_max_alloc(const frame& f) noexcept {

@@ -22,6 +22,11 @@ status storage_directory_rename(const storage_directory& d, const char* from, co
   if (d.rename == nullptr) return make_error(errc::unsupported, TESSERA_MSG("storage_directory: no rename callback"));
   return d.rename(d.context, from, to);
 }
+status storage_directory_list(const storage_directory& d, storage_directory_visit visit, void* arg) noexcept {
+  if (d.list == nullptr) return make_error(errc::unsupported, TESSERA_MSG("storage_directory: no list callback"));
+  if (visit == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("storage_directory: no visit function"));
+  return d.list(d.context, visit, arg);
+}
 
 status frame_sparse_chunk_name(int64_t id, char* out, size_t out_size) noexcept {
   if (id < 0 || id > static_cast<int64_t>(UINT32_MAX))

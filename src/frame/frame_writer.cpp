@@ -600,11 +600,26 @@ __attribute__((noinline)) status sframe_commit_materialized(frame_state& s) noex
   {
     sparse_entry e;
     TESSERA_TRY(e.open_name(s, target, storage_open::replace));
-    TESSERA_TRY(storage_write(e.st, 0, bytes_view(buf.p, static_cast<size_t>(ni.frame_len))));
-    if (s.options.durable) TESSERA_TRY(storage_sync(e.st));
-    TESSERA_TRY(e.close());
+    status w = storage_write(e.st, 0, bytes_view(buf.p, static_cast<size_t>(ni.frame_len)));
+    if (w.ok() && s.options.durable) w = storage_sync(e.st);
+    const status closed = e.close();
+    if (w.ok()) w = closed;
+    if (!w.ok()) {
+      // The committed index is untouched: the temporary goes (best effort; else the next open's sweep).
+      if (s.options.durable) (void)storage_directory_remove(s.dir, kSparseIndexTempName);
+      return w;
+    }
   }
-  if (s.options.durable) TESSERA_TRY(storage_directory_rename(s.dir, kSparseIndexTempName, kSparseIndexName));
+  if (s.options.durable) {
+    const status renamed = storage_directory_rename(s.dir, kSparseIndexTempName, kSparseIndexName);
+    if (!renamed.ok()) {
+      // Whether the rename took effect is unknown (a failed directory sync after it, say): the new index may be
+      // the committed one, so this transaction's entries are no longer removed when it is dropped. The changes
+      // stay pending; whatever the committed index does not reference, the next writable open sweeps.
+      s.nfresh = 0;
+      return renamed;
+    }
+  }
   // Committed: entries of replaced and deleted chunks are garbage now.
   s.info.trailer_len = tl;
   s.info.frame_len = ni.frame_len;

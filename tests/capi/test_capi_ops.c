@@ -201,6 +201,71 @@ static void test_sparse_executor(void) {
   CHECK(g_arena.live == 0);
 }
 
+/* Plants entry name (one byte) in dir. */
+static void plant(const tessera_storage_directory* dir, const char* name) {
+  const tessera_storage* st = NULL;
+  const uint8_t b = 1;
+  REQUIRE_OK(dir->open(dir->context, name, TESSERA_STORAGE_OPEN_REPLACE, &st));
+  REQUIRE_OK(st->write(st->context, 0, &b, 1));
+  REQUIRE_OK(dir->close(dir->context, st));
+}
+
+static tessera_status count_visit(void* arg, const char* name) {
+  tessera_status s = {TESSERA_OK, ""};
+  (void)name;
+  ++*(uint32_t*)arg;
+  return s;
+}
+
+/* A writable open sweeps chunk entries no commit references through the directory's list; other names stay,
+ * read-only opens and directories without list change nothing. */
+static void test_sparse_sweep(void) {
+  tessera_allocator al = arena_reset();
+  tessera_memory_directory* md = NULL;
+  tessera_storage_directory dir, unlisted;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  tessera_open_options o;
+  uint32_t count = 0, visited = 0;
+  size_t size = 0;
+
+  REQUIRE_OK(tessera_memory_directory_create(&md, &al, 32, (size_t)-1));
+  dir = tessera_memory_directory_interface(md);
+  CHECK(dir.list != NULL);
+  model_fill(g_model, 10 * 12, 3);
+  params_grid(&p, 10, 12);
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create_sparse(&a, &dir, &al, &p, &f));
+  REQUIRE_OK(tessera_array_close(a));
+  plant(&dir, "0000ABCD.chunk"); /* a crash's leftover */
+  plant(&dir, "notes.txt");
+  REQUIRE_OK(dir.list(dir.context, count_visit, &visited));
+  CHECK(visited == 9 + 1 + 2);
+
+  tessera_open_options_init(&o);
+  REQUIRE_OK(tessera_array_open_sparse(&a, &dir, &al, &o));
+  REQUIRE_OK(tessera_array_close(a));
+  unlisted = dir;
+  unlisted.list = NULL;
+  o.writable = 1;
+  REQUIRE_OK(tessera_array_open_sparse(&a, &unlisted, &al, &o));
+  REQUIRE_OK(tessera_array_close(a));
+  REQUIRE_OK(tessera_memory_directory_count(md, &count));
+  CHECK(count == 9 + 1 + 2);
+
+  REQUIRE_OK(tessera_array_open_sparse(&a, &dir, &al, &o));
+  CHECK(array_equals(a, g_model, 10 * 12));
+  REQUIRE_OK(tessera_array_close(a));
+  REQUIRE_OK(tessera_memory_directory_count(md, &count));
+  CHECK(count == 9 + 1 + 1);
+  CHECK_ERR(tessera_memory_directory_entry_size(md, "0000ABCD.chunk", &size), TESSERA_ERR_IO);
+  REQUIRE_OK(tessera_memory_directory_entry_size(md, "notes.txt", &size));
+  CHECK(size == 1);
+  REQUIRE_OK(tessera_memory_directory_destroy(md));
+  CHECK(g_arena.live == 0);
+}
+
 /* Element get/set and orthogonal selections against the model. */
 static void test_items(void) {
   tessera_allocator al = arena_reset();
@@ -1109,6 +1174,7 @@ static void test_resize_at(void) {
 
 static const test_case g_cases[] = {
     {"sparse_executor", test_sparse_executor},
+    {"sparse_sweep", test_sparse_sweep},
     {"items", test_items},
     {"insert_delete", test_insert_delete},
     {"orthogonal_set", test_orthogonal_set},

@@ -136,6 +136,11 @@ struct wrapped_directory {
     if (!d->plan.tick()) return make_error(errc::io, "test: injected rename failure");
     return d->inner.rename(d->inner.context, from, to);
   }
+  static status list(void* c, storage_directory_visit visit, void* arg) noexcept {
+    auto* d = static_cast<wrapped_directory*>(c);
+    if (!d->plan.tick()) return make_error(errc::io, "test: injected list failure");
+    return storage_directory_list(d->inner, visit, arg);
+  }
   [[nodiscard]] int open_count() const noexcept {
     int n = 0;
     for (bool u : used) n += u ? 1 : 0;
@@ -148,9 +153,27 @@ struct wrapped_directory {
     s.remove = remove;
     s.rename = rename;
     s.context = this;
+    s.list = inner.list != nullptr ? list : nullptr;
     return s;
   }
 };
+
+// Whether a sparse frame's directory holds exactly `chunks.b2frame`, one entry per stored chunk the frame's index
+// references, and `foreign` entries more (names a sweep leaves alone): no orphaned chunk entry, none missing.
+inline bool directory_holds_exactly(const memory_directory& md, frame& f, uint32_t foreign = 0) {
+  const frame_info* info = frame_info_get(f);
+  if (info == nullptr || memory_directory_find(md, kSparseIndexName).empty()) return false;
+  uint32_t expected = 1 + foreign;
+  char name[16];
+  for (int64_t i = 0; i < info->nchunks; ++i) {
+    auto r = frame_chunk_locate(f, i);
+    if (!r.ok()) return false;
+    if (r->special != chunk_special::none) continue;
+    if (!frame_sparse_chunk_name(r->offset, name, sizeof name).ok() || memory_directory_find(md, name).empty()) return false;
+    ++expected;
+  }
+  return memory_directory_count(md) == expected;
+}
 
 // Deterministic chunk content: nbytes bytes drawn from `seed` (runs and noise, so streams vary).
 inline void content_fill(uint64_t seed, uint8_t* out, size_t n) {

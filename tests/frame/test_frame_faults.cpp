@@ -1,6 +1,7 @@
 // Every storage call and every allocation of open, read, change and commit fails in turn (once, or from then
 // on like a crash): an error comes back, nothing leaks, and the storage still opens as the frame committed
-// before or the one committed after, never anything else.
+// before or the one committed after, never anything else. A sparse frame's directory, opened writable again,
+// holds exactly the entries that committed frame references.
 #include <cstring>
 
 #include "tessera/frame.hpp"
@@ -263,9 +264,13 @@ void run_sparse(tessera::test::context& t, fault kind, bool clear) {
     CHECK_EQ(w.open_count(), 0);
     ca.fail_at = SIZE_MAX;
     CHECK(!ca.leaked());
+    // Opened writable, the directory is swept: exactly what the committed index references stays.
     frame g2;
     const storage_directory plain = memory_directory_interface(md);
-    REQUIRE_OK(frame_open_sparse(g2, plain, a));
+    frame_open_options wo;
+    wo.writable = true;
+    REQUIRE_OK(frame_open_sparse(g2, plain, a, wo));
+    CHECK(directory_holds_exactly(md, g2));
     CHECK(frame_matches(g2, before, d) || frame_matches(g2, after, d));
     if (s.ok()) CHECK(frame_matches(g2, after, d));
     (void)frame_close(g2);

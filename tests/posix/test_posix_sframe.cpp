@@ -1,8 +1,13 @@
 // Sparse frames over posix_directory: the reference's sparse-dir golden read in place (decoded over the thread
-// pool), and a frame written, committed, reopened and read back through the filesystem.
+// pool), a frame written, committed, reopened and read back through the filesystem, and the directory's
+// listing: a writable open removes stray chunk files and leaves every other name and kind of file alone.
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <set>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -32,7 +37,96 @@ bool read_whole(const std::string& path, std::vector<uint8_t>& out) {
   return true;
 }
 
+// The names in a directory (readdir), "." and ".." left out.
+std::set<std::string> names_in(const std::string& path) {
+  std::set<std::string> out;
+  DIR* d = opendir(path.c_str());
+  if (d == nullptr) return out;
+  while (const struct dirent* e = readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) out.insert(e->d_name);
+  closedir(d);
+  return out;
+}
+
+bool touch(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  std::fputs("x", f);
+  return std::fclose(f) == 0;
+}
+
+// storage_directory_list's names, collected.
+status collect(void* arg, const char* name) noexcept {
+  static_cast<std::set<std::string>*>(arg)->insert(name);
+  return ok_status();
+}
+
 }  // namespace
+
+TESSERA_TEST(posix_sframe, writable_open_sweeps_stray_chunk_files) {
+  temp_dir tmp;
+  REQUIRE(tmp.ok());
+  const std::string path = tmp.file("a.b2nd");
+  auto dr = posix_directory_open(path.c_str(), true);
+  REQUIRE_OK(dr);
+  posix_directory pd = *dr;
+  const storage_directory sd = posix_directory_interface(pd);
+  std::vector<uint8_t> raw(4096), chunk(4096 + kChunkMaxOverhead);
+  for (size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<uint8_t>(i / 7);
+  chunk_encoder enc;
+  REQUIRE_OK(chunk_encoder_init(enc, posix_allocator()));
+  chunk_encode_params ep;
+  ep.typesize = 4;
+  ep.compressor = codec::blosclz;
+  auto n = chunk_encode(enc, ep, bytes_view(raw.data(), raw.size()), bytes_mut(chunk.data(), chunk.size()));
+  REQUIRE_OK(n);
+  {
+    frame f;
+    frame_create_params fp;
+    fp.typesize = 4;
+    REQUIRE_OK(frame_create_sparse(f, sd, posix_allocator(), fp));
+    for (int i = 0; i < 3; ++i) REQUIRE_OK(frame_chunk_append(f, bytes_view(chunk.data(), *n)));
+    REQUIRE_OK(frame_commit(f));
+    CHECK_OK(frame_close(f));
+  }
+  const std::set<std::string> committed = {"chunks.b2frame", "00000000.chunk", "00000001.chunk", "00000002.chunk"};
+  CHECK(names_in(path) == committed);
+  // Strays (a crash's leftovers) and foreign files, a directory and a link named like chunks, a name too long.
+  const char* strays[] = {"00000005.chunk", "000000FF.chunk", "chunks.b2frame.tmp"};
+  const char* foreign[] = {"0000000a.chunk", "notes.txt", "00000003.chunk.old", "a-name-longer-than-thirty-one-bytes.chunk"};
+  for (const char* s : strays) REQUIRE(touch(path + "/" + s));
+  for (const char* s : foreign) REQUIRE(touch(path + "/" + s));
+  REQUIRE(mkdir((path + "/00000007.chunk").c_str(), 0777) == 0);
+  REQUIRE(symlink("notes.txt", (path + "/00000008.chunk").c_str()) == 0);
+  // The listing: regular files of acceptable names only.
+  std::set<std::string> listed;
+  REQUIRE_OK(storage_directory_list(sd, collect, &listed));
+  std::set<std::string> want = committed;
+  for (const char* s : strays) want.insert(s);
+  for (const char* s : foreign)
+    if (std::strlen(s) <= kStorageNameMax) want.insert(s);
+  CHECK(listed == want);
+  // Read-only: nothing goes.
+  std::set<std::string> before = names_in(path);
+  {
+    frame f;
+    REQUIRE_OK(frame_open_sparse(f, sd, posix_allocator()));
+    CHECK_OK(frame_close(f));
+  }
+  CHECK(names_in(path) == before);
+  // Writable: the strays go, the rest stays.
+  {
+    frame_open_options o;
+    o.writable = true;
+    frame f;
+    REQUIRE_OK(frame_open_sparse(f, sd, posix_allocator(), o));
+    CHECK_OK(frame_close(f));
+  }
+  std::set<std::string> after = before;
+  for (const char* s : strays) after.erase(s);
+  CHECK(names_in(path) == after);
+  CHECK_OK(posix_directory_close(pd));
+}
 
 TESSERA_TEST(posix_sframe, reference_sparse_dir_decodes) {
   // sparse-dir (MANIFEST): shape 60x60 <f4, chunks 30x30, blocks 10x10, 4 chunks, LZ4 + shuffle.

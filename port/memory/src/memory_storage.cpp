@@ -225,6 +225,17 @@ struct memory_directory_access {
     memcpy(src->name, to, n + 1);
     return ok_status();
   }
+  // Slot order; each name is copied out first, so visit may remove its entry (the slot just empties).
+  static status list(void* c, storage_directory_visit visit, void* arg) noexcept {
+    auto* d = static_cast<memory_directory*>(c);
+    char name[kStorageNameMax + 1];
+    for (uint32_t i = 0; i < d->max_entries_; ++i) {
+      if (!d->entries_[i].used) continue;
+      memcpy(name, d->entries_[i].name, sizeof name);
+      TESSERA_TRY(visit(arg, name));
+    }
+    return ok_status();
+  }
 };
 
 memory_directory::~memory_directory() { memory_directory_release(*this); }
@@ -258,7 +269,7 @@ void memory_directory_release(memory_directory& d) noexcept {
 
 storage_directory memory_directory_interface(memory_directory& d) noexcept {
   using a = memory_directory_access;
-  return storage_directory{a::open, a::close, a::remove, a::rename, &d};
+  return storage_directory{a::open, a::close, a::remove, a::rename, &d, a::list};
 }
 
 bytes_view memory_directory_find(const memory_directory& d, const char* name) noexcept {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -88,6 +89,45 @@ status dir_rename(void* context, const char* from, const char* to) noexcept {
   return detail::posix_fsync_directory_fd(dirfd);
 }
 
+// Whether entry `name` is a regular file (d_type when the filesystem gives it, else fstatat without following
+// links): directories, links, devices are not entries of ours.
+bool regular_file(int dirfd, const struct dirent* e) noexcept {
+#if defined(DT_REG) && defined(DT_UNKNOWN)
+  if (e->d_type != DT_UNKNOWN) return e->d_type == DT_REG;
+#endif
+  struct stat st;
+  return ::fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+// readdir over a descriptor of its own (the directory's stays untouched for the *at calls): libc's DIR buffer
+// is the only memory, whatever the number of entries.
+status dir_list(void* context, storage_directory_visit visit, void* arg) noexcept {
+  const int dirfd = fd_of(context);
+  if (dirfd < 0) return make_error(errc::invalid_argument, TESSERA_MSG("posix_directory: the directory is closed"));
+  const int fd = detail::posix_open_retry(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  if (fd < 0) return detail::posix_open_error(errno);
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    (void)::close(fd);
+    return make_error(errc::io, TESSERA_MSG("posix_directory: fdopendir failed"));
+  }
+  status result = ok_status();
+  for (;;) {
+    errno = 0;
+    const struct dirent* e = ::readdir(d);
+    if (e == nullptr) {
+      if (errno != 0) result = make_error(errc::io, TESSERA_MSG("posix_directory: readdir failed"));
+      break;
+    }
+    const size_t n = ::strnlen(e->d_name, kStorageNameMax + 1);
+    if (n == 0 || n > kStorageNameMax || !name_check(e->d_name).ok() || !regular_file(dirfd, e)) continue;
+    result = visit(arg, e->d_name);
+    if (!result.ok()) break;
+  }
+  (void)::closedir(d);  // closes fd
+  return result;
+}
+
 // mkdir of one path prefix; a new directory is made durable in its parent.
 status mkdir_one(char* path, size_t len) noexcept {
   const char saved = path[len];
@@ -140,7 +180,7 @@ status posix_directory_close(posix_directory& d) noexcept {
 storage_directory posix_directory_interface(const posix_directory& d) noexcept {
   // The descriptor travels in the callbacks' void* context: never dereferenced, only cast back.
   void* const fd = reinterpret_cast<void*>(static_cast<intptr_t>(d.fd));  // NOLINT(performance-no-int-to-ptr)
-  return storage_directory{dir_open, dir_close, dir_remove, dir_rename, fd};
+  return storage_directory{dir_open, dir_close, dir_remove, dir_rename, fd, dir_list};
 }
 
 }  // namespace tessera

@@ -93,7 +93,7 @@ class memory_directory {
                                            size_t max_entry_size = SIZE_MAX) noexcept;
 /// Frees every entry and the directory's table; d is empty again.
 void memory_directory_release(memory_directory& d) noexcept;
-/// The directory interface over d (context &d).
+/// The directory interface over d (context &d); it lists entries in slot order.
 [[nodiscard]] storage_directory memory_directory_interface(memory_directory& d) noexcept;
 /// Entry `name`'s bytes (empty view when missing), and the number of entries.
 [[nodiscard]] bytes_view memory_directory_find(const memory_directory& d, const char* name) noexcept;

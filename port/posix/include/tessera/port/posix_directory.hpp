@@ -25,7 +25,8 @@ struct posix_directory {
 
 /// The storage_directory over d. Its context is the descriptor itself (valid until posix_directory_close,
 /// wherever d lives). Entry names: 1..kStorageNameMax bytes, no '/', not "." or ".." (else invalid_argument).
-/// Storages it opens are posix_file storages; its close callback closes their descriptors.
+/// Storages it opens are posix_file storages; its close callback closes their descriptors. Its list callback
+/// reads the directory (readdir on a descriptor of its own) and lists the regular files whose names it accepts.
 [[nodiscard]] storage_directory posix_directory_interface(const posix_directory& d) noexcept;
 
 }  // namespace tessera
