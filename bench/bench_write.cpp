@@ -218,7 +218,6 @@ int main(int argc, char** argv) {
       print_row(names[axis], threads, ms, memcpy_ms * static_cast<double>(kN * kN) / static_cast<double>(kItems),
                 decode_ms / 16.0);
     }
-    (void)array_close(r);
 
     // The same array from a file: written once (unless --file names one), then read through pread and in place.
     if (file_arg == nullptr && threads == 1) {
@@ -266,6 +265,7 @@ int main(int argc, char** argv) {
     }
     (void)posix_mapping_close(*mapping);
     (void)posix_file_close(*file);
+    (void)array_close(r);
   }
   return 0;
 }
