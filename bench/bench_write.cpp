@@ -6,18 +6,28 @@
 //                 the same executor: filters and LZ4 with nothing around them (the pipeline's limit).
 // Each figure is the best of --rounds runs (default 3), in milliseconds, with its ratio to both limits, for 1 and
 // 2 threads of the POSIX pool. No c-blosc2 here: compare with it on your own machine if you wish.
-//   tessera_bench_write [--rounds N] [--threads-max N]
+// The same reads are then made from a file, through posix_file (pread, as c-blosc2's default backend reads) and
+// through posix_mapping (in place), against the same codec-only time: the file is --file PATH (an array of this
+// data and geometry, e.g. written by c-blosc2), else the array above written to $TMPDIR (default /tmp) as
+// tessera_bench_write.b2nd. `--clock cpu` times the process's CPU time (user and system, the kernel's copies out
+// of the page cache included) instead of the wall clock: on a shared machine, at 1 thread, it is steadier.
+//   tessera_bench_write [--rounds N] [--threads-max N] [--file PATH] [--clock wall|cpu]
 // With TESSERA_BENCH_PROFILE_CREATE set, create runs 10 times (for `perf record`).
+#include <time.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "tessera/array.hpp"
 #include "tessera/port/memory_storage.hpp"
 #include "tessera/port/posix_allocator.hpp"
+#include "tessera/port/posix_file.hpp"
+#include "tessera/port/posix_mapping.hpp"
 #include "tessera/port/thread_pool.hpp"
 
 namespace {
@@ -36,13 +46,25 @@ void die(const char* what, const status& s) {
   std::exit(1);
 }
 
+bool g_cpu_clock = false;  // --clock cpu
+
+// Milliseconds on the chosen clock: the wall clock, or the process's CPU time (every thread, user and system).
+double now_ms() {
+  if (g_cpu_clock) {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+  }
+  return std::chrono::duration<double, std::milli>(clock_type::now().time_since_epoch()).count();
+}
+
 template <class F>
 double best_ms(int rounds, F&& f) {
   double best = 1e300;
   for (int r = 0; r < rounds; ++r) {
-    const auto t0 = clock_type::now();
+    const double t0 = now_ms();
     f();
-    const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+    const double ms = now_ms() - t0;
     if (ms < best) best = ms;
   }
   return best;
@@ -73,10 +95,21 @@ void print_row(const char* what, uint32_t threads, double ms, double memcpy_ms, 
 int main(int argc, char** argv) {
   int rounds = 3;
   uint32_t threads_max = 2;
+  const char* file_arg = nullptr;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--threads-max") == 0) threads_max = static_cast<uint32_t>(std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--file") == 0) file_arg = argv[i + 1];
+    if (std::strcmp(argv[i], "--clock") == 0) g_cpu_clock = std::strcmp(argv[i + 1], "cpu") == 0;
   }
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string file_path = file_arg != nullptr ? std::string(file_arg)
+                                                    : std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                                                          "/tessera_bench_write.b2nd";
+  const size_t slash = file_path.rfind('/');
+  std::printf("clock: %s; file: %s (%s)\n", g_cpu_clock ? "process CPU time" : "wall",
+              file_path.c_str() + (slash == std::string::npos ? 0 : slash + 1),
+              file_arg != nullptr ? "given" : "written by this program");
   if (rounds < 1) rounds = 1;
   std::vector<float> items(static_cast<size_t>(kItems));
   for (int64_t i = 0; i < kItems; ++i)
@@ -119,12 +152,13 @@ int main(int argc, char** argv) {
     dopt.max_blocksize = static_cast<size_t>(kBlock) * kBlock * kBlock * 4;
     dopt.exec = ex;
     if (auto s = chunk_decoder_init(dec, alloc, dopt); !s.ok()) die("chunk_decoder_init", s);
-    const double decode_ms = best_ms(rounds, [&] {
+    const auto decode_all = [&] {
       for (int64_t c = 0; c < nchunks; ++c) {
         auto n = frame_chunk_decode(f, dec, c, bytes_mut(gathered.data() + chunk_bytes * static_cast<size_t>(c), chunk_bytes));
         if (!n.ok()) die("frame_chunk_decode", n.err());
       }
-    });
+    };
+    const double decode_ms = best_ms(rounds, decode_all);
     chunk_encoder enc;
     chunk_encoder_options eopt;
     eopt.max_blocksize = dopt.max_blocksize;
@@ -184,6 +218,53 @@ int main(int argc, char** argv) {
       print_row(names[axis], threads, ms, memcpy_ms * static_cast<double>(kN * kN) / static_cast<double>(kItems),
                 decode_ms / 16.0);
     }
+
+    // The same array from a file: written once (unless --file names one), then read through pread and in place.
+    if (file_arg == nullptr && threads == 1) {
+      auto out = posix_file_open(file_path.c_str(), posix_open::replace);
+      if (!out.ok()) die("open the file for writing", out.err());
+      if (auto s = storage_write(posix_file_storage(*out), 0, kept.bytes()); !s.ok()) die("write the file", s);
+      if (auto s = posix_file_close(*out); !s.ok()) die("close the file", s);
+    }
+    auto file = posix_file_open(file_path.c_str(), posix_open::read);
+    if (!file.ok()) die("open the file", file.err());
+    auto mapping = posix_mapping_open(file_path.c_str());
+    if (!mapping.ok()) die("map the file", mapping.err());
+    const storage sources[2] = {posix_file_storage(*file), posix_mapping_storage(*mapping)};
+    const char* whole_names[2] = {"file (pread): the whole array", "file (mapped): the whole array"};
+    const char* plane_names[2][2] = {{"file (pread): plane along y", "file (pread): plane along z"},
+                                     {"file (mapped): plane along y", "file (mapped): plane along z"}};
+    for (int how = 0; how < 2; ++how) {
+      array fa;
+      if (auto s = array_open(fa, sources[how], alloc, ro); !s.ok()) die("array_open (file)", s);
+      std::memset(whole.data(), 0, whole.size());
+      // The whole read and the codec alone in turns, round by round: both meet the same load on a shared machine,
+      // and the ratio printed is of their best rounds.
+      double file_ms = 1e300, codec_ms = 1e300;
+      for (int round = 0; round < rounds; ++round) {
+        const double codec_round = best_ms(1, decode_all);
+        const double file_round = best_ms(1, [&] {
+          if (auto s = array_read(fa, bytes_mut(whole.data(), whole.size())); !s.ok()) die("array_read (file)", s);
+        });
+        codec_ms = codec_round < codec_ms ? codec_round : codec_ms;
+        file_ms = file_round < file_ms ? file_round : file_ms;
+      }
+      if (std::memcmp(whole.data(), src.data(), kBytes) != 0) die("array_read (file)", make_error(errc::corrupt, "data differ"));
+      print_row(whole_names[how], threads, file_ms, memcpy_ms, codec_ms);
+      for (int axis = 1; axis < 3; ++axis) {
+        int64_t start[3] = {0, 0, 0}, stop[3] = {kN, kN, kN};
+        start[axis] = 200;
+        stop[axis] = 201;
+        const double ms = best_ms(rounds, [&] {
+          if (auto s = array_slice_read(fa, start, stop, bytes_mut(plane.data(), plane.size())); !s.ok()) die("plane (file)", s);
+        });
+        print_row(plane_names[how][axis - 1], threads, ms,
+                  memcpy_ms * static_cast<double>(kN * kN) / static_cast<double>(kItems), decode_ms / 16.0);
+      }
+      (void)array_close(fa);
+    }
+    (void)posix_mapping_close(*mapping);
+    (void)posix_file_close(*file);
     (void)array_close(r);
   }
   return 0;
