@@ -4,8 +4,9 @@
 # toolchains/linux-cross.cmake searches there, src/codecs/libraries.cmake finds the libraries.
 #   aarch64, armhf, ppc64le  Debian's own -dev packages of the target architecture (liblz4-dev, libzstd-dev,
 #                            zlib1g-dev), fetched with `apt-get download` and unpacked with `dpkg-deb -x`
-#   ppc64 (big-endian)       Debian has no packages for it: the same versions are built from Debian's source
-#                            packages (`apt-get source`, Debian's patches applied) with powerpc64-linux-gnu-gcc
+#   ppc64 (big-endian),      Debian 12 has no packages for them: the same versions are built from Debian's
+#   riscv64                  source packages (`apt-get source`, Debian's patches applied) with the target's
+#                            cross compiler (powerpc64-linux-gnu-gcc, riscv64-linux-gnu-gcc)
 #   cortex-m4 (arm-none-eabi) bare metal: LZ4/LZ4HC and Zstd only, from the same Debian sources, compiled
 #                            file by file with the Cortex-M4F flags of toolchains/cortex-m4.cmake (picolibc, -Os,
 #                            function sections) into liblz4.a and libzstd.a under usr/{include,lib}. Built
@@ -20,7 +21,7 @@
 # nothing half made. Needs the packages of ci/install-deps.sh (cross compilers, make, dpkg-dev, patch).
 #
 # Usage: ci/cross-sysroots.sh [--check] [target...]   (targets: aarch64 armhf ppc64le riscv64 ppc64 cortex-m4;
-#   default all but riscv64)
+#   default all)
 #   --check: only report which sysroots are missing, exit 1 if any is.
 # Environment: TESSERA_SYSROOT_ROOT, TESSERA_DEBIAN_MIRROR (default http://deb.debian.org/debian; the
 #   suites <codename> and <codename>-updates, whose point releases carry the fixes), TESSERA_JOBS (default 2).
@@ -44,7 +45,7 @@ if [[ ${1:-} == --check ]]; then
 fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(aarch64 armhf ppc64le ppc64 cortex-m4)  # riscv64 only when named (an opt-in target)
+  targets=(aarch64 armhf ppc64le riscv64 ppc64 cortex-m4)
 fi
 
 # target -> "<Debian architecture or 'source'> <GNU triple>"

@@ -3,7 +3,7 @@
 # so a second run does nothing (no apt-get update either). Needs root (or sudo) only when something is missing.
 # Then the codec libraries of the Linux cross targets (ci/cross-sysroots.sh): Debian's liblz4-dev, libzstd-dev
 # and zlib1g-dev of arm64, armhf and ppc64el unpacked into sysroots under ${TESSERA_SYSROOT_ROOT:-/opt/tessera-
-# sysroots}, and for big-endian ppc64 (no Debian packages) the same Debian source packages built; for the
+# sysroots}, and for big-endian ppc64 and riscv64 (no Debian 12 packages) the same Debian source packages built; for the
 # Cortex-M4 the lz4 and libzstd sources built for bare metal without a heap. They are not installed into the
 # host's dpkg. Only the sysroots of the cross targets in TESSERA_TARGETS (ci/test.sh's
 # variable; default all) are made, and only those missing.
@@ -35,12 +35,11 @@ packages=(
 )
 
 # RISC-V: bare-metal RV32 (GCC with its rv32 multilibs and picolibc, no C++ library; qemu-system-riscv32 is in
-# qemu-system-misc), in the default matrix; 64-bit Linux (cross compiler; qemu-riscv64 is in qemu-user), opt-in
-# (TESSERA_TARGETS="riscv64").
+# qemu-system-misc) and 64-bit Linux (cross compiler; qemu-riscv64 is in qemu-user), both in the default matrix.
 if [[ -z ${TESSERA_TARGETS:-} || " ${TESSERA_TARGETS} " == *" rv32-baremetal "* ]]; then
   packages+=(gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc)
 fi
-if [[ " ${TESSERA_TARGETS:-} " == *" riscv64 "* ]]; then
+if [[ -z ${TESSERA_TARGETS:-} || " ${TESSERA_TARGETS} " == *" riscv64 "* ]]; then
   packages+=(g++-riscv64-linux-gnu)
 fi
 
@@ -67,7 +66,7 @@ done
 sysroot_targets=()
 for target in aarch64 armhf ppc64le riscv64 ppc64 cortex-m4; do
   $host_only && break
-  if [[ ( -z ${TESSERA_TARGETS:-} && $target != riscv64 ) || " ${TESSERA_TARGETS:-} " == *" $target "* ]]; then
+  if [[ -z ${TESSERA_TARGETS:-} || " ${TESSERA_TARGETS:-} " == *" $target "* ]]; then
     sysroot_targets+=("$target")
   fi
 done

@@ -4,7 +4,8 @@
 // shuffle, smooth values with noisy low mantissa bits (so the file keeps most of its size), written chunk by
 // chunk to /tmp. What an open keeps is the frame's header, metalayers and chunk index (8 bytes per chunk) and the
 // codec state; an element read adds one block (62.5 KiB here) and that block's compressed streams. It scales
-// with the number of chunks and the block size, not with the file's size.
+// with the number of chunks and the block size, not with the file's size. Reduced (long_tests.hpp): a
+// 300x300x200 array (18 chunks, a file of about 40 MB) in the same limit.
 //
 // Also: reads through a two-worker thread pool (whole chunks decoded and copied out in parallel) return the
 // same bytes as serial reads.
@@ -22,6 +23,7 @@
 #include "tessera/port/thread_pool.hpp"
 
 #include "../support/check.hpp"
+#include "../support/long_tests.hpp"
 #include "../support/random.hpp"
 #include "../support/test_allocators.hpp"
 
@@ -30,6 +32,7 @@ using namespace tessera;
 namespace {
 
 constexpr int64_t kShape[3] = {400, 400, 300};
+constexpr int64_t kReducedShape[3] = {300, 300, 200};
 constexpr int32_t kChunk = 100;
 constexpr int32_t kBlock = 25;
 constexpr size_t kLimit = 800 * 1024;  // 0.8 MiB
@@ -43,11 +46,11 @@ float value_at(int64_t i, uint32_t noise) {
   return v;
 }
 
-array_params params_make() {
+array_params params_make(const int64_t* shape) {
   array_params p;
   p.ndim = 3;
   for (int i = 0; i < 3; ++i) {
-    p.shape[i] = kShape[i];
+    p.shape[i] = shape[i];
     p.chunkshape[i] = kChunk;
     p.blockshape[i] = kBlock;
   }
@@ -61,6 +64,9 @@ array_params params_make() {
 }  // namespace
 
 TESSERA_TEST(array_open_memory, open_and_one_element_stay_under_0_8_mib) {
+  const bool reduced = test::long_tests_reduced();
+  const int64_t* const shape = reduced ? kReducedShape : kShape;
+  const long long min_file_size = reduced ? 35 * 1000 * 1000 : 100 * 1000 * 1000;
   const std::string path = "/tmp/tessera_test_open_memory_" + std::to_string(::getpid()) + ".b2nd";
   struct remover {  // the file goes however the test ends
     const std::string& path;
@@ -72,19 +78,19 @@ TESSERA_TEST(array_open_memory, open_and_one_element_stay_under_0_8_mib) {
     REQUIRE_OK(file);
     const storage st = posix_file_storage(*file);
     array a;
-    array_params p = params_make();
+    array_params p = params_make(shape);
     REQUIRE_OK(array_create(a, array_target_contiguous(st, false), test::system_allocator(), p, array_fill_uninit()));
     a.auto_commit = false;
     std::vector<float> chunk(static_cast<size_t>(kChunk) * kChunk * kChunk);
     test::rng r(20240611);
-    for (int64_t c0 = 0; c0 < kShape[0]; c0 += kChunk)
-      for (int64_t c1 = 0; c1 < kShape[1]; c1 += kChunk)
-        for (int64_t c2 = 0; c2 < kShape[2]; c2 += kChunk) {
+    for (int64_t c0 = 0; c0 < shape[0]; c0 += kChunk)
+      for (int64_t c1 = 0; c1 < shape[1]; c1 += kChunk)
+        for (int64_t c2 = 0; c2 < shape[2]; c2 += kChunk) {
           size_t k = 0;
           for (int64_t x = c0; x < c0 + kChunk; ++x)
             for (int64_t y = c1; y < c1 + kChunk; ++y)
               for (int64_t z = c2; z < c2 + kChunk; ++z)
-                chunk[k++] = value_at((x * kShape[1] + y) * kShape[2] + z, static_cast<uint32_t>(r.next()));
+                chunk[k++] = value_at((x * shape[1] + y) * shape[2] + z, static_cast<uint32_t>(r.next()));
           const int64_t start[3] = {c0, c1, c2};
           const int64_t stop[3] = {c0 + kChunk, c1 + kChunk, c2 + kChunk};
           REQUIRE_OK(array_slice_write(a, start, stop,
@@ -100,7 +106,7 @@ TESSERA_TEST(array_open_memory, open_and_one_element_stay_under_0_8_mib) {
     file_size = std::ftell(f);
     std::fclose(f);
   }
-  CHECK(file_size > 100 * 1000 * 1000);  // a file of over 100 MB
+  CHECK(file_size > min_file_size);  // a file of over 100 MB (reduced: 35 MB)
 
   auto file = posix_file_open(path.c_str(), posix_open::read);
   REQUIRE_OK(file);
@@ -120,11 +126,11 @@ TESSERA_TEST(array_open_memory, open_and_one_element_stay_under_0_8_mib) {
     test::rng r(20240611);
     uint32_t noise = 0;
     const int64_t cx = coords[0] / kChunk, cy = coords[1] / kChunk, cz = coords[2] / kChunk;
-    const int64_t grid[3] = {kShape[0] / kChunk, kShape[1] / kChunk, kShape[2] / kChunk};
+    const int64_t grid[3] = {shape[0] / kChunk, shape[1] / kChunk, shape[2] / kChunk};
     const int64_t before = ((cx * grid[1] + cy) * grid[2] + cz) * int64_t{kChunk} * kChunk * kChunk +
                            (((coords[0] % kChunk) * kChunk + coords[1] % kChunk) * kChunk + coords[2] % kChunk);
     for (int64_t i = 0; i <= before; ++i) noise = static_cast<uint32_t>(r.next());
-    const float expected = value_at((coords[0] * kShape[1] + coords[1]) * kShape[2] + coords[2], noise);
+    const float expected = value_at((coords[0] * shape[1] + coords[1]) * shape[2] + coords[2], noise);
     CHECK(std::memcmp(&v, &expected, 4) == 0);
     CHECK_OK(array_close(a));
   }

@@ -6,7 +6,8 @@
 // two-worker pool, in place and as a file (and without concurrent reads), with odd item sizes, edges, padding,
 // groups cut at 16 chunks, layers cut into segments, memcpyed chunks, chunks that cannot take the path (zeros
 // from the index, delta) in a row, and an output larger than the slice (array_read_into); a corrupt block is an
-// error, a refused allocation too, and nothing leaks.
+// error, a refused allocation too, and nothing leaks. Reduced (long_tests.hpp): of the six reads of each geometry,
+// the whole array and a box into a larger output.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "array/array_internal.hpp"  // array_read_into (internal: src/ is on this test's include path)
 #include "frame/frame_internal.hpp"  // chunk_blocks_read
 #include "../support/check.hpp"
+#include "../support/long_tests.hpp"
 #include "../support/random.hpp"
 #include "../support/test_allocators.hpp"
 #include "array_testing.hpp"
@@ -73,6 +75,7 @@ TESSERA_TEST(array_rows_read, large_slices_equal_the_items_serial_and_parallel) 
       REQUIRE_OK(array_open(file_no_concurrent, st, test::system_allocator(), opt));
     }
     for (int q = 0; q < 6; ++q) {
+      if (test::long_tests_reduced() && q != 0 && q != 4) continue;
       int64_t start[kMaxDims] = {}, stop[kMaxDims] = {}, out_shape[kMaxDims] = {}, out_start[kMaxDims] = {};
       for (int i = 0; i < p.ndim; ++i) {
         // The whole array first, then boxes over most of it (still past 1 MiB), cut anywhere.

@@ -25,6 +25,7 @@
 #include "tessera/port/memory_storage.hpp"
 
 #include "../support/check.hpp"
+#include "../support/long_tests.hpp"
 #include "../support/test_allocators.hpp"
 
 using namespace tessera;
@@ -1008,13 +1009,15 @@ TESSERA_TEST(hostile, sparse_frames) {
 // The reference's 221-byte arrays of 10^7 and 10^8 chunks: open, one element, a slice and the verify walk over
 // every chunk, in the same budget under both max_alloc settings (the walk of all 10^8 chunks once: it takes tens
 // of seconds under the sanitizers). Damaged variants (the index's repeated entry, its count, the b2nd shape)
-// fail cleanly in the same budget.
+// fail cleanly in the same budget. Reduced (long_tests.hpp): every walk stops after 10^6 chunks.
 void huge_run(test::context& t, base_id id, bool walk_all_once) {
   const bases& b = the_bases();
   REQUIRE(b.ok[id]);
+  const bool reduced = test::long_tests_reduced();
   bool walked = false;
   for (const config& c : kConfigs) {
-    const int64_t walk = !walk_all_once || (c.small_budget && !c.view && !walked) ? INT64_MAX : 1000000;
+    const bool walk_all = !reduced && (!walk_all_once || (c.small_budget && !c.view && !walked));
+    const int64_t walk = walk_all ? INT64_MAX : 1000000;
     walked |= walk == INT64_MAX;
     const run_result rr = file_run(b.f[id], kBaseInfo[id], c, false, true, walk);
     std::printf("%s (%s): open, element, slice and a walk of %s chunks: peak %zu bytes, %.2f s\n", kBaseInfo[id].name,
