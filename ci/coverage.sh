@@ -43,8 +43,7 @@ build_seconds=$((SECONDS - start_all))
 
 # gcovr's JSON summary of the counters now in $dir, restricted to the project's own sources.
 summary() { # OUTPUT
-  gcovr -r "$repo" -j "$jobs" --exclude-unreachable-branches --exclude-throw-branches \
-    -f 'src/' -f 'port/' -f 'tools/' -f 'include/' --json-summary "$1" "$dir" >/dev/null
+  TESSERA_JOBS=$jobs python3 "$repo/ci/coverage.py" measure "$repo" "$dir" "$1"
 }
 zero_counters() { find "$dir" -name '*.gcda' -delete; }
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test matrix: installs what is missing (ci/install-deps.sh), then configures, builds and runs ctest
 # for every target, going on after a failure so one run reports everything:
-#   host       the machine's compilers, AddressSanitizer + UndefinedBehaviorSanitizer
+#   host       the machine's compilers, AddressSanitizer + UndefinedBehaviorSanitizer; with TESSERA_HOST_COVERAGE=1
+#              also gcov's counters: after its ctest, lines and branches per directory (ci/coverage.py), held
+#              against ci/coverage-baseline-host.txt (a figure that falls fails the target). Off by default: the
+#              atomic counters make the sanitized tests about 3.5 times slower (docs/quality.md)
 #   host-tsan  the machine's compilers, ThreadSanitizer: only the tests labelled `threads` (and their programs)
 #   nehalem    x86-64 baseline code under qemu-x86_64 -cpu Nehalem (no AVX: run-time dispatch must fall back)
 #   aarch64    NEON, qemu-aarch64
@@ -24,7 +27,9 @@
 #
 # Environment: TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (golden files and
 # specs; default ../shared), TESSERA_TARGETS (a subset, e.g. "host cortex-m4"), TESSERA_JOBS (default 2),
-# TESSERA_SKIP_DEPS=1 (do not run install-deps.sh), TESSERA_SKIP_FUZZ=1 (no libFuzzer run), FUZZ_SECONDS.
+# TESSERA_SKIP_DEPS=1 (do not run install-deps.sh), TESSERA_SKIP_FUZZ=1 (no libFuzzer run), FUZZ_SECONDS,
+# TESSERA_HOST_COVERAGE=1 (the host target with coverage), COVERAGE_WRITE_BASELINE=1 (with it: the host's
+# measured coverage written as ci/coverage-baseline-host.txt instead of checked).
 # Output: ctest's own summary per target, one line per target, and last a line "N passed, M failed"
 # (a configure or build failure, or a target without tests, counts as one failure). Exit status 0 only when
 # everything passed.
@@ -56,9 +61,11 @@ fi
 # The long sweeps: in full on the host and big-endian ppc64, reduced on the other emulated Linux targets.
 full="-DTESSERA_LONG_TESTS=full"
 reduced="-DTESSERA_LONG_TESTS=reduced"
+host_coverage=OFF
+[[ ${TESSERA_HOST_COVERAGE:-0} == 1 ]] && host_coverage=ON
 target_args() {
   case $1 in
-    host) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON $full" ;;
+    host) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON -DTESSERA_COVERAGE=$host_coverage $full" ;;
     host-tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE_THREAD=ON $full" ;;
     nehalem) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/x86_64-nehalem.cmake $reduced" ;;
     aarch64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/aarch64-linux-gnu.cmake $reduced" ;;
@@ -157,8 +164,32 @@ for target in "${targets[@]}"; do
     ctest_env=(env "TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}")
     label_args=(-L threads)
   fi
+  # The host's coverage counts this ctest only: counters left by an earlier run are zeroed.
+  [[ $target == host && $host_coverage == ON ]] && find "$dir" -name '*.gcda' -delete
   "${ctest_env[@]}" ctest --test-dir "$dir" --output-on-failure -j "$jobs" --no-tests=error "${label_args[@]}" 2>&1 |
     tee "$log"
+  if [[ $target == host && $host_coverage == ON ]]; then
+    echo "---- host: coverage per directory (gcovr; lines and branches), against ci/coverage-baseline-host.txt"
+    if TESSERA_JOBS=$jobs python3 "$repo/ci/coverage.py" measure "$repo" "$dir" "$dir/coverage.json" &&
+       python3 "$repo/ci/coverage.py" table "$dir/coverage.json" | tee "$dir/coverage-table.txt"; then
+      if [[ ${COVERAGE_WRITE_BASELINE:-0} == 1 ]]; then
+        {
+          echo "# Coverage baseline of ci/test.sh's host target (RelWithDebInfo, ASan + UBSan, gcovr): lines and"
+          echo "# branches per directory. The target fails when a figure falls more than 0.1 point below its row."
+          echo "# Written by TESSERA_HOST_COVERAGE=1 COVERAGE_WRITE_BASELINE=1 TESSERA_TARGETS=host ci/test.sh; raise it"
+          echo "# when coverage rises."
+          sed -E 's/^ +//' "$dir/coverage-table.txt"
+        } >"$repo/ci/coverage-baseline-host.txt"
+        echo "ci/test.sh: wrote ci/coverage-baseline-host.txt"
+      else
+        python3 "$repo/ci/coverage.py" check "$repo/ci/coverage-baseline-host.txt" "$dir/coverage-table.txt" ||
+          { notes+=" coverage fell;"; extra_failed=1; }
+      fi
+    else
+      notes+=" coverage FAILED;"
+      extra_failed=1
+    fi
+  fi
   # The slowest tests against their timeout (TESSERA_TEST_TIMEOUT, 300 s by default; bare metal adds 30 s): a
   # test near it would fail on a slower machine, so it shows here before it does.
   slowest=$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* sec$' "$log" |

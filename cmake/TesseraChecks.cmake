@@ -13,6 +13,20 @@ set(TESSERA_FREESTANDING_ALLOW "" CACHE STRING
 
 set(_tessera_checks_dir ${CMAKE_CURRENT_LIST_DIR})
 
+# The run-time prefixes (__<prefix>_*) an instrumented build's objects call, joined by | (empty when none): one
+# group in the allow list (CMake's regular expressions take few parentheses).
+function(tessera_instrumentation_prefixes out)
+  set(prefixes "")
+  if(TESSERA_SANITIZE OR TESSERA_SANITIZE_THREAD)
+    list(APPEND prefixes asan ubsan lsan tsan sanitizer)
+  endif()
+  if(TESSERA_COVERAGE)
+    list(APPEND prefixes gcov)
+  endif()
+  string(JOIN "|" joined ${prefixes})
+  set(${out} "${joined}" PARENT_SCOPE)
+endfunction()
+
 function(_tessera_freestanding_allow out)
   set(patterns ${TESSERA_FREESTANDING_ALLOW})
   # The API of the codec libraries the build links on purpose (src/codecs/libraries.cmake): the core calls
@@ -27,9 +41,10 @@ function(_tessera_freestanding_allow out)
     list(APPEND patterns "^(deflate|inflate)(Init2?_|End|Reset|Bound|SetDictionary|Params)?$"
                          "^(zlibVersion|compressBound|crc32|adler32)$")
   endif()
-  if(TESSERA_SANITIZE OR TESSERA_SANITIZE_THREAD)
-    # Instrumented code calls the sanitizers' run time; it is not linked into freestanding builds.
-    list(APPEND patterns "^__(asan|ubsan|lsan|tsan|sanitizer)_")
+  # Instrumented code calls the sanitizers' and gcov's run times; they are not linked into freestanding builds.
+  tessera_instrumentation_prefixes(prefixes)
+  if(prefixes)
+    list(APPEND patterns "^__(${prefixes})_")
   endif()
   # One regular expression (the script takes one): alternatives joined with |.
   set(allow "")

@@ -33,6 +33,10 @@ if(TESSERA_SANITIZE)
 elseif(TESSERA_SANITIZE_THREAD)
   target_link_options(tessera_core INTERFACE -fsanitize=thread)
 endif()
+# A coverage build's libraries call gcov's run time.
+if(TESSERA_COVERAGE)
+  target_link_options(tessera_core INTERFACE --coverage)
+endif()
 
 # Bare metal: the libraries are compiled with function sections (TesseraFirmware.cmake); a program linking them
 # with --gc-sections keeps only what it calls.
@@ -139,6 +143,9 @@ if(NOT TESSERA_BAREMETAL)
     string(APPEND _tessera_pc_core_libs " -fsanitize=address,undefined")
   elseif(TESSERA_SANITIZE_THREAD)
     string(APPEND _tessera_pc_core_libs " -fsanitize=thread")
+  endif()
+  if(TESSERA_COVERAGE)
+    string(APPEND _tessera_pc_core_libs " --coverage")
   endif()
 
   # _tessera_pc_write(<file name> <Name> <Description> <Requires> <Libs> <Cflags>)

@@ -191,6 +191,8 @@ static const int64_t* const k_indices[2] = {k_rows, k_cols};
 static const int64_t k_counts[2] = {2, 3};
 static const uint8_t k_axes[3] = {1, 0, 0};
 static const uint8_t k_meta[3] = {0x93, 0x01, 0x02};
+static const int64_t k_buffer_shape[2] = {4, 6};
+static const int64_t k_buffer_start[2] = {1, 1};
 
 static tessera_array_target target_b(void) {
   tessera_buffer_init(&g_buf_b, g_frame_b, sizeof g_frame_b, 0);
@@ -256,6 +258,30 @@ static tessera_status call_vlmeta_set(unsigned nul) {
   return tessera_array_vlmeta_set(P(0, g_a), P(1, "note"), P(2, (const void*)k_meta), sizeof k_meta);
 }
 static tessera_status call_vlmeta_delete(unsigned nul) { return tessera_array_vlmeta_delete(P(0, g_a), P(1, "note")); }
+static tessera_status call_meta_count(unsigned nul) {
+  uint32_t count = 0;
+  return tessera_array_meta_count(P(0, g_a), P(1, &count));
+}
+static tessera_status call_meta_name(unsigned nul) {
+  char name[32];
+  return tessera_array_meta_name(P(0, g_a), 0, P(1, name), sizeof name, NULL);
+}
+static tessera_status call_meta_exists(unsigned nul) {
+  int32_t exists = 0;
+  return tessera_array_meta_exists(P(0, g_a), P(1, "b2nd"), P(2, &exists));
+}
+static tessera_status call_vlmeta_count(unsigned nul) {
+  uint32_t count = 0;
+  return tessera_array_vlmeta_count(P(0, g_a), P(1, &count));
+}
+static tessera_status call_vlmeta_name(unsigned nul) {
+  char name[32];
+  return tessera_array_vlmeta_name(P(0, g_a), 0, P(1, name), sizeof name, NULL);
+}
+static tessera_status call_vlmeta_exists(unsigned nul) {
+  int32_t exists = 0;
+  return tessera_array_vlmeta_exists(P(0, g_a), P(1, "note"), P(2, &exists));
+}
 static tessera_status call_element_get(unsigned nul) {
   return tessera_array_element_get(P(0, g_a), P(1, k_coords), P(2, (void*)g_out), 4);
 }
@@ -264,6 +290,21 @@ static tessera_status call_element_set(unsigned nul) {
 }
 static tessera_status call_orthogonal_get(unsigned nul) {
   return tessera_array_orthogonal_get(P(0, g_a), P(1, k_indices), P(2, k_counts), P(3, (void*)g_out), 2 * 3 * 4);
+}
+static tessera_status call_orthogonal_set(unsigned nul) {
+  return tessera_array_orthogonal_set(P(0, g_a), P(1, k_indices), P(2, k_counts), P(3, (const void*)g_items), 2 * 3 * 4);
+}
+/* The box [1, 3) x [2, 7) at (1, 1) of a 4 x 6 buffer; buffer_start may be NULL (the leading corner). */
+static tessera_status call_slice_get_into(unsigned nul) {
+  return tessera_array_slice_get_into(P(0, g_a), P(1, k_start), P(2, k_stop), P(3, (void*)g_out), 4 * 6 * 4,
+                                      P(4, k_buffer_shape), k_buffer_start);
+}
+static tessera_status call_slice_set_from(unsigned nul) {
+  return tessera_array_slice_set_from(P(0, g_a), P(1, k_start), P(2, k_stop), P(3, (const void*)g_items), 4 * 6 * 4,
+                                      P(4, k_buffer_shape), k_buffer_start);
+}
+static tessera_status call_resize_at(unsigned nul) {
+  return tessera_array_resize_at(P(0, g_a), P(1, k_shape), NULL); /* start NULL: at the ends */
 }
 static tessera_status call_insert(unsigned nul) {
   return tessera_array_insert(P(0, g_a), 0, 4, 4, P(1, (const void*)g_items), 4 * COLS * 4);
@@ -380,9 +421,19 @@ static const arg_row g_rows[] = {
     {"array_vlmeta_get", call_vlmeta_get, 3, MAKES_NOTHING, VALID_SKIPPED},
     {"array_vlmeta_set", call_vlmeta_set, 3, MAKES_NOTHING, VALID_SKIPPED},
     {"array_vlmeta_delete", call_vlmeta_delete, 2, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_meta_count", call_meta_count, 2, MAKES_NOTHING, VALID_OK},
+    {"array_meta_name", call_meta_name, 2, MAKES_NOTHING, VALID_OK},
+    {"array_meta_exists", call_meta_exists, 3, MAKES_NOTHING, VALID_OK},
+    {"array_vlmeta_count", call_vlmeta_count, 2, MAKES_NOTHING, VALID_OK},
+    {"array_vlmeta_name", call_vlmeta_name, 2, MAKES_NOTHING, VALID_SKIPPED}, /* the fixture has none: values */
+    {"array_vlmeta_exists", call_vlmeta_exists, 3, MAKES_NOTHING, VALID_OK},
     {"array_element_get", call_element_get, 3, MAKES_NOTHING, VALID_OK},
     {"array_element_set", call_element_set, 3, MAKES_NOTHING, VALID_SKIPPED},
     {"array_orthogonal_get", call_orthogonal_get, 4, MAKES_NOTHING, VALID_OK},
+    {"array_orthogonal_set", call_orthogonal_set, 4, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_slice_get_into", call_slice_get_into, 5, MAKES_NOTHING, VALID_OK},
+    {"array_slice_set_from", call_slice_set_from, 5, MAKES_NOTHING, VALID_SKIPPED},
+    {"array_resize_at", call_resize_at, 2, MAKES_NOTHING, VALID_SKIPPED},
     {"array_insert", call_insert, 2, MAKES_NOTHING, VALID_SKIPPED},
     {"array_delete", call_delete, 1, MAKES_NOTHING, VALID_SKIPPED},
     {"array_params_get", call_params_get, 2, MAKES_NOTHING, VALID_OK},
@@ -694,6 +745,57 @@ static void test_values(void) {
   CHECK_ERR(tessera_array_vlmeta_delete(g_a, g_long_name), TESSERA_ERR_INVALID_ARGUMENT);
   CHECK_ERR(tessera_array_vlmeta_delete(g_a, NULL), TESSERA_ERR_INVALID_ARGUMENT);
 
+  /* Listings: an index past the last metalayer, a name buffer without room for the NUL (*len says what is
+   * needed), a bad name (*exists cleared). */
+  {
+    uint32_t count = 0;
+    int32_t exists = 7;
+    char name[4];
+    REQUIRE_OK(tessera_array_meta_count(g_a, &count));
+    CHECK(count == 1);
+    REQUIRE_OK(tessera_array_vlmeta_count(g_a, &count));
+    CHECK(count == 0);
+    CHECK_ERR(tessera_array_meta_name(g_a, 1, name, sizeof name, &n), TESSERA_ERR_OUT_OF_RANGE);
+    CHECK_ERR(tessera_array_vlmeta_name(g_a, 0, name, sizeof name, &n), TESSERA_ERR_OUT_OF_RANGE);
+    CHECK_ERR(tessera_array_meta_name(g_a, 0, name, sizeof name, &n), TESSERA_ERR_BUFFER_TOO_SMALL);
+    CHECK(n == 4);
+    CHECK_ERR(tessera_array_meta_name(g_a, 0, NULL, 0, &n), TESSERA_ERR_BUFFER_TOO_SMALL);
+    CHECK(n == 4);
+    CHECK_ERR(tessera_array_meta_exists(g_a, g_long_name, &exists), TESSERA_ERR_INVALID_ARGUMENT);
+    CHECK(exists == 0);
+    exists = 7;
+    CHECK_ERR(tessera_array_vlmeta_exists(g_a, NULL, &exists), TESSERA_ERR_INVALID_ARGUMENT);
+    CHECK(exists == 0);
+    REQUIRE_OK(tessera_array_meta_exists(g_a, "b2nd", &exists));
+    CHECK(exists == 1);
+    REQUIRE_OK(tessera_array_meta_exists(g_a, "b2ne", &exists));
+    CHECK(exists == 0);
+  }
+
+  /* Slices through a larger buffer: the box outside buffer_shape, a negative extent, a buffer smaller than
+   * buffer_shape; orthogonal writes with an index outside the array and a negative count; resize_at with start
+   * past the shape. Each is refused before anything changes. */
+  {
+    const int64_t small_shape[2] = {2, 5}, negative_shape[2] = {-4, 6}, outside_start[2] = {3, 0};
+    const int64_t far_rows[1] = {ROWS}, one_col[1] = {0};
+    const int64_t* const far_indices[2] = {far_rows, one_col};
+    const int64_t one_each[2] = {1, 1}, negative_count[2] = {-1, 1};
+    const int64_t grown[2] = {ROWS + 4, COLS}, past_start[2] = {ROWS + 1, 0};
+    CHECK_ERR(tessera_array_slice_get_into(g_a, k_start, k_stop, g_out, sizeof g_out, k_buffer_shape, outside_start),
+              TESSERA_ERR_OUT_OF_RANGE);
+    CHECK_ERR(tessera_array_slice_get_into(g_a, k_start, k_stop, g_out, sizeof g_out, negative_shape, NULL),
+              TESSERA_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(tessera_array_slice_get_into(g_a, k_start, k_stop, g_out, 4 * 6 * 4 - 1, k_buffer_shape, NULL),
+              TESSERA_ERR_BUFFER_TOO_SMALL);
+    CHECK_ERR(tessera_array_slice_set_from(g_a, k_start, k_stop, g_items, sizeof g_items, small_shape, k_buffer_start),
+              TESSERA_ERR_OUT_OF_RANGE);
+    CHECK_ERR(tessera_array_orthogonal_set(g_a, far_indices, one_each, g_items, 4), TESSERA_ERR_OUT_OF_RANGE);
+    CHECK_ERR(tessera_array_orthogonal_set(g_a, k_indices, negative_count, g_items, 4), TESSERA_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(tessera_array_orthogonal_set(g_a, k_indices, k_counts, g_items, 2 * 3 * 4 - 1),
+              TESSERA_ERR_BUFFER_TOO_SMALL);
+    CHECK_ERR(tessera_array_resize_at(g_a, grown, past_start), TESSERA_ERR_OUT_OF_RANGE);
+  }
+
   /* Chunk encoding parameters: typesize, codec and split mode out of range; *written stays 0. */
   tessera_chunk_params_init(&cp);
   cp.typesize = 0;
@@ -735,6 +837,55 @@ static void test_values(void) {
   CHECK(tessera_array_dirty(g_a) == 0);
   CHECK(frame_unchanged());
   fixture_close();
+}
+
+/* ---- A scalar (ndim 0): its calls take NULL coordinates, indices, shapes and starts ------------------------ */
+
+static void test_scalar(void) {
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  float item = 0.0f, got = 1.0f;
+  uint32_t bits;
+  arena_reset();
+  tessera_buffer_init(&g_buf_b, g_frame_b, sizeof g_frame_b, 0);
+  tessera_array_params_init(&p);
+  p.ndim = 0;
+  p.dtype = "<f4";
+  p.durable = 0;
+  f.kind = TESSERA_FILL_NANS;
+  f.data = NULL;
+  f.size = 0;
+  REQUIRE_OK(tessera_array_create(&a, &g_st_b, &g_al, &p, &f));
+  REQUIRE_OK(tessera_array_element_get(a, NULL, &got, sizeof got));
+  memcpy(&bits, &got, sizeof bits);
+  CHECK((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0); /* a NaN */
+  item = 2.5f;
+  REQUIRE_OK(tessera_array_element_set(a, NULL, &item, sizeof item));
+  got = 0.0f;
+  REQUIRE_OK(tessera_array_orthogonal_get(a, NULL, NULL, &got, sizeof got));
+  CHECK(got == 2.5f);
+  item = -1.0f;
+  REQUIRE_OK(tessera_array_orthogonal_set(a, NULL, NULL, &item, sizeof item));
+  REQUIRE_OK(tessera_array_slice_get_into(a, NULL, NULL, &got, sizeof got, NULL, NULL));
+  CHECK(got == -1.0f);
+  item = 4.0f;
+  REQUIRE_OK(tessera_array_slice_set_from(a, NULL, NULL, &item, sizeof item, NULL, NULL));
+  REQUIRE_OK(tessera_array_resize_at(a, NULL, NULL));
+  REQUIRE_OK(tessera_array_read(a, &got, sizeof got));
+  CHECK(got == 4.0f);
+  /* An out pointer NULL with size 0 is an empty buffer: too small, not a null argument. */
+  CHECK_ERR(tessera_array_element_get(a, NULL, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_orthogonal_get(a, NULL, NULL, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_slice_get_into(a, NULL, NULL, NULL, 0, NULL, NULL), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK(tessera_array_close(a).code == TESSERA_OK);
+  /* Created uninitialized, it reads whatever it holds, without error. */
+  f.kind = TESSERA_FILL_UNINIT;
+  tessera_buffer_init(&g_buf_b, g_frame_b, sizeof g_frame_b, 0);
+  REQUIRE_OK(tessera_array_create(&a, &g_st_b, &g_al, &p, &f));
+  REQUIRE_OK(tessera_array_element_get(a, NULL, &got, sizeof got));
+  CHECK(tessera_array_close(a).code == TESSERA_OK);
+  CHECK(g_arena.live == 0);
 }
 
 /* ---- A directory whose storages lack read, and one that fails to open ---------------------------------------- */
@@ -820,6 +971,7 @@ static const test_case g_cases[] = {
     {"handles", test_handles},
     {"values", test_values},
     {"directory", test_directory},
+    {"scalar", test_scalar},
 };
 
 int main(void) {

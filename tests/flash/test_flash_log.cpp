@@ -386,3 +386,98 @@ TESSERA_TEST(flash_log, second_cut_during_recovery) {
   flash_sim_release(sim);
   CHECK(!counting.leaked());
 }
+
+// What the log refuses, with its code, before it touches the device: regions outside the device, geometries it
+// cannot hold a record in, caches of the wrong size, a front area that fills the region, calls on a log that is
+// not mounted (or still formatting), reads outside the region, sources without a read, misaligned front writes.
+TESSERA_TEST(flash_log, configurations_and_calls_it_refuses) {
+  test::counting_allocator counting;
+  const allocator al = counting.get();
+  const geometry g = geometries(1);  // read 4, program 16, sectors of 1024
+  flash_sim sim;
+  REQUIRE_OK(flash_sim_init(sim, g.sim, al));
+  flash_log log;
+  flash_log_config c = log_config(sim, g);
+  c.first_sector = g.sim.sector_count;
+  CHECK_ERR(flash_log_format(log, c, al, kFront, 1), errc::invalid_argument);
+  c = log_config(sim, g);
+  c.sector_count = g.sim.sector_count;  // from sector 1: one past the end
+  CHECK_ERR(flash_log_format(log, c, al, kFront, 1), errc::invalid_argument);
+  c = log_config(sim, g);
+  c.cache_size = 24;  // not a program unit multiple
+  CHECK_ERR(flash_log_mount(log, c, al), errc::invalid_argument);
+  c.cache_size = 16;  // smaller than a record
+  CHECK_ERR(flash_log_format(log, c, al, kFront, 1), errc::invalid_argument);
+  c = log_config(sim, g);
+  CHECK_ERR(flash_log_format(log, c, al, g.sector_count * g.sim.sector_size, 1), errc::no_space);
+  CHECK(sim.erases == 0 && sim.progs == 0);
+  flash_log_release(log);
+
+  // Calls on a log that is not mounted.
+  uint8_t bytes[64] = {};
+  const bytes_view piece(bytes, 10);
+  flash_blob blob;
+  CHECK_ERR(flash_log_read(log, 0, bytes_mut(bytes, 4)), errc::invalid_argument);
+  CHECK_ERR(flash_log_verify(log, blob), errc::invalid_argument);
+  CHECK_ERR(flash_log_is_erased(log, 0, 4), errc::invalid_argument);
+  CHECK_ERR(flash_log_format_step(log), errc::invalid_argument);
+  CHECK_ERR(flash_log_append(log, 1, 0, span<const bytes_view>(&piece, 1)), errc::invalid_argument);
+  CHECK(flash_log_free_bytes(log) == 0);
+  // A format in progress refuses appends until it is done.
+  REQUIRE_OK(flash_log_format_start(log, log_config(sim, g), al, kFront, 1));
+  CHECK_ERR(flash_log_append(log, 1, 0, span<const bytes_view>(&piece, 1)), errc::invalid_argument);
+  for (;;) {
+    result<bool> done = flash_log_format_step(log);
+    REQUIRE_OK(done);
+    if (*done) break;
+  }
+  CHECK_ERR(flash_log_format_step(log), errc::invalid_argument);
+
+  // A mounted log: ranges outside the region or misaligned, a source without read, misaligned front writes.
+  const uint32_t region = log.region_size;
+  CHECK_ERR(flash_log_is_erased(log, 2, 4), errc::out_of_range);
+  CHECK_ERR(flash_log_is_erased(log, region - 4, 8), errc::out_of_range);
+  CHECK_ERR(flash_log_is_erased(log, region + 4, 0), errc::out_of_range);
+  CHECK_ERR(flash_log_read(log, region - 2, bytes_mut(bytes, 4)), errc::out_of_range);
+  result<bool> erased = flash_log_is_erased(log, 0, kFront);
+  CHECK(erased.ok() && *erased);
+  flash_log_source no_read;
+  no_read.size = 8;
+  CHECK_ERR(flash_log_append_source(log, 1, 0, no_read), errc::invalid_argument);
+  CHECK_ERR(flash_log_write_front(log, 1, 0, 8, span<const bytes_view>(&piece, 1)), errc::invalid_argument);
+  CHECK_ERR(flash_log_write_front(log, 1, 0, kFront - 8, span<const bytes_view>(&piece, 1)), errc::invalid_argument);
+  result<flash_blob> front = flash_log_write_front(log, 1, 0, 0, span<const bytes_view>(&piece, 1));
+  CHECK_OK(front);
+  CHECK_ERR(flash_log_write_front(log, 1, 0, 0, span<const bytes_view>(&piece, 1)), errc::invalid_argument);  // rewritten
+  if (front.ok()) {
+    CHECK_OK(flash_log_verify(log, *front));
+    flash_blob wrong = *front;
+    wrong.crc ^= 1;
+    CHECK_ERR(flash_log_verify(log, wrong), errc::corrupt);
+  }
+  flash_log_release(log);
+  flash_sim_release(sim);
+
+  // Geometries the log cannot use: reads wider than its record buffer, a record slot larger than a sector.
+  flash_sim_config wide = g.sim;
+  wide.read_size = 128;
+  wide.prog_size = 128;
+  wide.page_size = 128;
+  REQUIRE_OK(flash_sim_init(sim, wide, al));
+  c = flash_log_config{};
+  c.device = flash_sim_device(sim);
+  CHECK_ERR(flash_log_format(log, c, al, 0, 1), errc::invalid_argument);
+  flash_sim_release(sim);
+  flash_sim_config tiny = g.sim;
+  tiny.read_size = 4;
+  tiny.prog_size = 32;
+  tiny.page_size = 32;
+  tiny.sector_size = 32;
+  tiny.sector_count = 8;
+  REQUIRE_OK(flash_sim_init(sim, tiny, al));
+  c.device = flash_sim_device(sim);
+  CHECK_ERR(flash_log_format(log, c, al, 0, 1), errc::invalid_argument);
+  flash_log_release(log);
+  flash_sim_release(sim);
+  CHECK(!counting.leaked());
+}

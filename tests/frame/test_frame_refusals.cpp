@@ -1,0 +1,138 @@
+// What the frame API refuses, and with which code: every call on a frame that is not open (invalid_argument),
+// refreshing a writable frame, opening a frame again into itself; and frame_refresh, which picks up what a
+// writer committed (and on error leaves the reader as it was).
+#include <cstring>
+
+#include "tessera/chunk.hpp"
+#include "tessera/frame.hpp"
+#include "tessera/port/memory_storage.hpp"
+
+#include "../support/check.hpp"
+#include "../support/test_allocators.hpp"
+#include "frame_testing.hpp"
+
+using namespace tessera;
+using namespace frame_test;
+
+namespace {
+
+constexpr int32_t kChunk = 256;
+constexpr int32_t kBlock = 64;
+
+span<const char> nm(const char* s) { return span<const char>(s, std::strlen(s)); }
+
+struct chunk_scratch {
+  uint8_t src[kChunk];
+  uint8_t chunk[2 * kChunk + 64];
+  uint8_t work[3 * kBlock];
+  uint8_t out[kChunk];
+};
+chunk_scratch g_scratch;
+
+bytes_view chunk_of(uint64_t seed) {
+  const size_t n = chunk_make(seed, kChunk, kBlock, g_scratch.src, g_scratch.chunk, sizeof g_scratch.chunk,
+                              g_scratch.work);
+  return bytes_view(g_scratch.chunk, n);
+}
+
+frame_create_params create_params() {
+  frame_create_params p;
+  p.typesize = 4;
+  p.blocksize = kBlock;
+  return p;
+}
+
+// Nothing but a consumer that counts.
+struct blocks_counter {
+  static size_t block(void*, size_t i) noexcept { return i; }
+  static status consume(void*, size_t, bytes_view, uint32_t) noexcept { return ok_status(); }
+};
+
+}  // namespace
+
+TESSERA_TEST(frame_refusals, every_call_on_a_frame_not_open_is_invalid_argument) {
+  frame f;
+  chunk_decoder d;
+  owned_array<uint8_t> buffer;
+  const bytes_view c = chunk_of(1);
+  CHECK(frame_info_get(f) == nullptr);
+  CHECK(frame_max_alloc(f) == kDefaultMaxAlloc);
+  CHECK(!frame_dirty(f));
+  CHECK_ERR(frame_meta_name(f, 0), errc::invalid_argument);
+  CHECK_ERR(frame_meta_find(f, nm("m")), errc::invalid_argument);
+  CHECK_ERR(frame_vlmeta_name(f, 0), errc::invalid_argument);
+  CHECK_ERR(frame_vlmeta_raw(f, nm("a")), errc::invalid_argument);
+  CHECK_ERR(frame_vlmeta_nbytes(f, nm("a")), errc::invalid_argument);
+  CHECK_ERR(frame_vlmeta_decode(f, d, nm("a"), bytes_mut(g_scratch.out, kChunk)), errc::invalid_argument);
+  CHECK_ERR(frame_chunk_locate(f, 0), errc::invalid_argument);
+  CHECK_ERR(frame_chunk_special_run(f, 0), errc::invalid_argument);
+  CHECK_ERR(frame_chunk_read(f, 0, buffer), errc::invalid_argument);
+  CHECK_ERR(frame_chunk_decode(f, d, 0, bytes_mut(g_scratch.out, kChunk)), errc::invalid_argument);
+  CHECK_ERR(frame_block_decode(f, d, 0, 0, bytes_mut(g_scratch.out, kChunk)), errc::invalid_argument);
+  chunk_block_request request;
+  CHECK_ERR(frame_blocks_decode(f, d, 0, request), errc::invalid_argument);
+  CHECK_ERR(frame_chunk_append(f, c), errc::invalid_argument);
+  CHECK_ERR(frame_chunk_insert(f, 0, c), errc::invalid_argument);
+  CHECK_ERR(frame_chunk_update(f, 0, c), errc::invalid_argument);
+  CHECK_ERR(frame_chunk_delete(f, 0), errc::invalid_argument);
+  CHECK_ERR(frame_meta_update(f, nm("m"), c), errc::invalid_argument);
+  CHECK_ERR(frame_vlmeta_set(f, nm("a"), c), errc::invalid_argument);
+  CHECK_ERR(frame_vlmeta_delete(f, nm("a")), errc::invalid_argument);
+  CHECK_ERR(frame_commit(f), errc::invalid_argument);
+  CHECK_ERR(frame_compact(f), errc::invalid_argument);
+  CHECK_ERR(frame_space_get(f), errc::invalid_argument);
+  CHECK_ERR(frame_refresh(f), errc::invalid_argument);
+  frame other;
+  CHECK_ERR(frame_open_again(other, f, test::system_allocator()), errc::invalid_argument);
+  CHECK(frame_info_get(other) == nullptr);
+}
+
+TESSERA_TEST(frame_refusals, refresh_picks_up_what_a_writer_committed) {
+  growable_buffer g;
+  growable_buffer_init(g, test::system_allocator());
+  const storage st = growable_buffer_storage(g);
+  test::counting_allocator counting;
+  frame w;
+  frame_open_options wo;
+  REQUIRE_OK(frame_create(w, st, test::system_allocator(), create_params(), wo));
+  REQUIRE_OK(frame_chunk_append(w, chunk_of(1)));
+  REQUIRE_OK(frame_commit(w));
+  // A writable frame is its own writer: it has nothing to refresh; nor can a frame be opened again into itself.
+  CHECK_ERR(frame_refresh(w), errc::invalid_argument);
+  CHECK_ERR(frame_open_again(w, w, test::system_allocator()), errc::invalid_argument);
+  {
+    frame r;
+    REQUIRE_OK(frame_open(r, st, counting.get()));
+    REQUIRE(frame_info_get(r) != nullptr);
+    CHECK(frame_info_get(r)->nchunks == 1);
+    // Uncommitted changes are not seen; committed ones are, after a refresh.
+    REQUIRE_OK(frame_chunk_append(w, chunk_of(2)));
+    REQUIRE_OK(frame_vlmeta_set(w, nm("a"), chunk_of(3)));
+    CHECK_OK(frame_refresh(r));
+    CHECK(frame_info_get(r)->nchunks == 1);
+    REQUIRE_OK(frame_commit(w));
+    CHECK_OK(frame_refresh(r));
+    CHECK(frame_info_get(r)->nchunks == 2);
+    CHECK(frame_vlmeta_nbytes(r, nm("a")).ok());
+    chunk_decoder d;
+    REQUIRE_OK(chunk_decoder_init(d, test::system_allocator(), chunk_decoder_options{}));
+    auto n = frame_chunk_decode(r, d, 1, bytes_mut(g_scratch.out, kChunk));
+    CHECK(n.ok() && *n == static_cast<size_t>(kChunk));
+    content_fill(2, g_scratch.src, kChunk);
+    CHECK(std::memcmp(g_scratch.out, g_scratch.src, kChunk) == 0);
+    // A refresh that cannot allocate fails, and the reader stays as it was.
+    REQUIRE_OK(frame_chunk_delete(w, 0));
+    REQUIRE_OK(frame_commit(w));
+    counting.fail_at = counting.requests + 1;
+    counting.fail_after = true;
+    CHECK_ERR(frame_refresh(r), errc::out_of_memory);
+    counting.fail_at = SIZE_MAX;
+    counting.fail_after = false;
+    CHECK(frame_info_get(r)->nchunks == 2);
+    CHECK_OK(frame_refresh(r));
+    CHECK(frame_info_get(r)->nchunks == 1);
+    CHECK_OK(frame_close(r));
+  }
+  CHECK_OK(frame_close(w));
+  CHECK(!counting.leaked());
+}
