@@ -3,12 +3,18 @@
 // stale `chunks.b2frame.tmp` are removed. Memory is the committed index's stored chunk numbers (4 bytes each,
 // bounded by the frame's validated geometry and max_alloc), never anything per directory entry: the directory
 // is walked through its list callback and each name is looked up in the sorted numbers.
-#include <string.h>
-
 #include "frame/frame_internal.hpp"
 
 namespace tessera::detail {
 namespace {
+
+// Whether NUL-terminated `name` is `want` (no strcmp: the core calls only the four mem* functions).
+bool name_is(const char* name, const char* want) noexcept {
+  size_t i = 0;
+  for (; want[i] != '\0'; ++i)
+    if (name[i] != want[i]) return false;
+  return name[i] == '\0';
+}
 
 // The chunk number of a name of frame_sparse_chunk_name's scheme ("%08X.chunk", upper-case hex); -1 for any
 // other name.
@@ -22,7 +28,7 @@ int64_t chunk_name_id(const char* name) noexcept {
     else return -1;
     v = v << 4 | d;
   }
-  return strcmp(name + 8, ".chunk") == 0 ? int64_t{v} : -1;
+  return name_is(name + 8, ".chunk") ? int64_t{v} : -1;
 }
 
 // The stored chunk numbers of the committed index, sorted, from the frame's allocator.
@@ -112,7 +118,7 @@ struct sweep_visit {
 status sweep_entry(void* arg, const char* name) noexcept {
   const sweep_visit& w = *static_cast<const sweep_visit*>(arg);
   const int64_t id = chunk_name_id(name);
-  const bool stray = id >= 0 ? !w.ids->has(static_cast<uint32_t>(id)) : strcmp(name, kSparseIndexTempName) == 0;
+  const bool stray = id >= 0 ? !w.ids->has(static_cast<uint32_t>(id)) : name_is(name, kSparseIndexTempName);
   if (stray) (void)storage_directory_remove(w.s->dir, name);
   return ok_status();
 }

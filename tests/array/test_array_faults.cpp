@@ -205,7 +205,7 @@ void states_make(test::context& t, const growable_buffer& base, const write_op& 
 
 // Names the operation and the step (the number of the refused allocation or failed storage call) of a failure.
 void step_failure(test::context& t, const write_op& op, uint64_t n, const char* what, const status& s) {
-  char text[200];
+  char text[512];
   std::snprintf(text, sizeof text, "%s, fault at %llu: %s (%s: %s)", op.name, static_cast<unsigned long long>(n), what,
                 errc_name(s.code), s.message);
   test::report_failure(t, __FILE__, __LINE__, text);
