@@ -858,7 +858,12 @@ static void test_scalar(void) {
   f.size = 0;
   REQUIRE_OK(tessera_array_create(&a, &g_st_b, &g_al, &p, &f));
   REQUIRE_OK(tessera_array_element_get(a, NULL, &got, sizeof got));
-  memcpy(&bits, &got, sizeof bits);
+  {
+    /* "<f4": the item's bytes are little-endian whatever the host's order */
+    unsigned char le[4];
+    memcpy(le, &got, sizeof le);
+    bits = (uint32_t)le[0] | (uint32_t)le[1] << 8 | (uint32_t)le[2] << 16 | (uint32_t)le[3] << 24;
+  }
   CHECK((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0); /* a NaN */
   item = 2.5f;
   REQUIRE_OK(tessera_array_element_set(a, NULL, &item, sizeof item));
