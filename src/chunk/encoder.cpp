@@ -314,6 +314,30 @@ void header_write(uint8_t* out, const chunk_encode_params& params, uint8_t flags
   memcpy(out + 24, params.filters_meta, kChunkMaxFilters);
 }
 
+// The blocksize a chunk without blocks (memcpyed, all zeros) stores: the one asked for, clamped to nbytes, as
+// the reference does, even when that is not the whole elements the blocks would have used.
+int32_t stored_blocksize_of(const chunk_encode_params& params, int32_t blocksize, int32_t nbytes) noexcept {
+  if (params.blocksize <= 0) return blocksize;
+  int32_t b = params.blocksize;
+  if (nbytes > 0 && b > nbytes) b = nbytes;
+  return b > kChunkMaxBlocksize ? kChunkMaxBlocksize : b;
+}
+
+// Finishes a chunk whose blocks end at cbytes, the first block starting at `blocks_at`: when every stream is a
+// run of zeros (its csize alone), the chunk becomes the special zeros chunk, header only. Stores and returns
+// the chunk's size.
+size_t chunk_finish(uint8_t* o, const encode_plan& p, size_t blocks_at, size_t cbytes, int32_t stored_blocksize) noexcept {
+  const size_t nstreams = p.split ? (p.leftover > 0 ? (p.nblocks - 1) * p.typesize + 1 : p.nblocks * p.typesize)
+                                  : p.nblocks;
+  if (cbytes == blocks_at + 4 * nstreams) {
+    o[31] = static_cast<uint8_t>((o[31] & ~kChunkBlosc2Dict) | static_cast<uint8_t>(chunk_special::zeros) << 4);
+    chunk_store_i32(o + 8, stored_blocksize);
+    cbytes = kChunkHeaderExtendedSize;
+  }
+  chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
+  return cbytes;
+}
+
 // Whether the user codec and filter calls are linked (on bare metal only by encoder_link_plugins).
 status plugins_linked() noexcept {
 #if TESSERA_CODECS_ON_DEMAND
@@ -737,14 +761,7 @@ struct chunk_encoder_access {
       if (!p.split) flags |= kChunkFlagNoSplit;
       flags = static_cast<uint8_t>(flags | codec_format_of(params.compressor) << 5);
     }
-    // Chunks without blocks (memcpyed, all zeros) keep the blocksize the reference stores for them: the one
-    // asked for, clamped to nbytes, even when that is not the whole elements the blocks would have used.
-    int32_t stored_blocksize = *bsr;
-    if (params.blocksize > 0) {
-      stored_blocksize = params.blocksize;
-      if (nbytes > 0 && stored_blocksize > nbytes) stored_blocksize = nbytes;
-      if (stored_blocksize > kChunkMaxBlocksize) stored_blocksize = kChunkMaxBlocksize;
-    }
+    const int32_t stored_blocksize = stored_blocksize_of(params, *bsr, nbytes);
     header_write(o, params, flags, nbytes, memcpyed ? stored_blocksize : *bsr);
 
     if (!memcpyed) {
@@ -758,19 +775,7 @@ struct chunk_encoder_access {
       if (!p.dict.empty()) o[31] = static_cast<uint8_t>(o[31] | kChunkBlosc2Dict);
       auto r = blocks_encode(e, p, o, ntbytes, destsize);
       if (!r.ok()) return r.err();
-      if (*r > 0) {
-        const size_t nstreams = p.split ? (p.leftover > 0 ? (p.nblocks - 1) * p.typesize + 1 : p.nblocks * p.typesize)
-                                        : p.nblocks;
-        size_t cbytes = *r;
-        if (cbytes == ntbytes + 4 * nstreams) {
-          // Every stream is a run of zeros: the chunk becomes the special zeros chunk, header only.
-          o[31] = static_cast<uint8_t>((o[31] & ~kChunkBlosc2Dict) | static_cast<uint8_t>(chunk_special::zeros) << 4);
-          chunk_store_i32(o + 8, stored_blocksize);
-          cbytes = kChunkHeaderExtendedSize;
-        }
-        chunk_store_i32(o + 12, static_cast<int32_t>(cbytes));
-        return cbytes;
-      }
+      if (*r > 0) return chunk_finish(o, p, ntbytes, *r, stored_blocksize);
       // The blocks did not fit: the data is stored verbatim instead, keeping the header written so far.
       o[2] = static_cast<uint8_t>(o[2] | kChunkFlagMemcpyed);
       o[31] = static_cast<uint8_t>(o[31] & ~kChunkBlosc2Dict);  // verbatim data has no dictionary section
@@ -883,22 +888,8 @@ struct chunk_encoder_access {
       memcpy(o + ntbytes, b + first, len);
       ntbytes += len;
     }
-    const size_t nstreams = p.split ? (p.leftover > 0 ? (p.nblocks - 1) * p.typesize + 1 : p.nblocks * p.typesize)
-                                    : p.nblocks;
-    if (ntbytes == kChunkHeaderExtendedSize + 4 * p.nblocks + 4 * nstreams) {
-      // Every stream is a run of zeros: the special zeros chunk, as chunk_encode writes it.
-      o[31] = static_cast<uint8_t>(static_cast<uint8_t>(chunk_special::zeros) << 4);
-      int32_t stored_blocksize = *bsr;
-      if (params.blocksize > 0) {
-        stored_blocksize = params.blocksize;
-        if (stored_blocksize > static_cast<int32_t>(p.nbytes)) stored_blocksize = static_cast<int32_t>(p.nbytes);
-        if (stored_blocksize > kChunkMaxBlocksize) stored_blocksize = kChunkMaxBlocksize;
-      }
-      chunk_store_i32(o + 8, stored_blocksize);
-      ntbytes = kChunkHeaderExtendedSize;
-    }
-    chunk_store_i32(o + 12, static_cast<int32_t>(ntbytes));
-    return ntbytes;
+    return chunk_finish(o, p, kChunkHeaderExtendedSize + 4 * p.nblocks, ntbytes,
+                        stored_blocksize_of(params, *bsr, static_cast<int32_t>(p.nbytes)));
   }
 #endif
 };
