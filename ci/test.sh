@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole test matrix: installs what is missing (ci/install-deps.sh), then configures, builds and runs ctest
 # for every target, going on after a failure so one run reports everything:
-#   host       the machine's compilers, AddressSanitizer + UndefinedBehaviorSanitizer; with TESSERA_HOST_COVERAGE=1
-#              also gcov's counters: after its ctest, lines and branches per directory (ci/coverage.py), held
-#              against ci/coverage-baseline-host.txt (a figure that falls fails the target). Off by default: the
-#              atomic counters make the sanitized tests about 3.5 times slower (docs/quality.md)
+#   host       the machine's compilers, Debug, AddressSanitizer and gcov's counters: ci/coverage.sh runs its tests
+#              (each fuzzer's corpus alone, then ctest) and holds lines and branches per directory against
+#              ci/coverage-baseline.txt (a figure that falls fails the target; docs/quality.md)
 #   host-tsan  the machine's compilers, ThreadSanitizer: only the tests labelled `threads` (and their programs)
-#   nehalem    x86-64 baseline code under qemu-x86_64 -cpu Nehalem (no AVX: run-time dispatch must fall back)
+#   nehalem    x86-64 baseline code under qemu-x86_64 -cpu Nehalem (no AVX: run-time dispatch must fall back),
+#              UndefinedBehaviorSanitizer (at -O3; the host's coverage leaves it out: its checks are branches gcov
+#              would count)
 #   aarch64    NEON, qemu-aarch64
 #   armhf      ARMv7-A + NEON, hard float, qemu-arm
 #   ppc64le    POWER8 VSX, qemu-ppc64le
@@ -21,15 +22,19 @@
 #              headers from tests/support/cxx_shim), its own size and stack budgets
 # Every target but host-tsan also runs the freestanding check of the core (cmake/check_freestanding.cmake).
 # Long sweeps (the ctest label `long`: huge indexes walked whole, a 100 MB file, many random reads; see
-# tests/support/long_tests.hpp) test logic that does not depend on the platform: host (ASan) and ppc64
-# (big-endian) run them in full, nehalem, aarch64, armhf, ppc64le and riscv64 a reduced variant asserting the
-# same properties (-DTESSERA_LONG_TESTS=reduced). Every other test runs in full on every target.
+# tests/support/long_tests.hpp) test logic that does not depend on the platform: ppc64 (big-endian) runs them
+# in full, and host-tsan those of them that use threads; host (at -O0 with gcov's counters), nehalem, aarch64,
+# armhf, ppc64le and riscv64 run a reduced variant asserting the same properties (-DTESSERA_LONG_TESTS=reduced). The tool's tests (label `tools`) run on the host, ppc64
+# (big-endian) and armhf (32-bit): the other 64-bit little-endian Linux targets would repeat them. The second
+# Cortex-M4 configuration runs every test but the three largest test images (array, chunk, frame), which the
+# first runs: it is there for the messages' build, size and the tests that print them. Every other test runs
+# in full on every target.
 #
 # Environment: TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (golden files and
 # specs; default ../shared), TESSERA_TARGETS (a subset, e.g. "host cortex-m4"), TESSERA_JOBS (default 2),
 # TESSERA_SKIP_DEPS=1 (do not run install-deps.sh), TESSERA_SKIP_FUZZ=1 (no libFuzzer run), FUZZ_SECONDS,
-# TESSERA_HOST_COVERAGE=1 (the host target with coverage), COVERAGE_WRITE_BASELINE=1 (with it: the host's
-# measured coverage written as ci/coverage-baseline-host.txt instead of checked).
+# TESSERA_HOST_COVERAGE=0 (the host target without gcov's counters: a plain ctest), COVERAGE_WRITE_BASELINE=1
+# (the host's measured coverage written as ci/coverage-baseline.txt instead of checked).
 # Output: ctest's own summary per target, one line per target, and last a line "N passed, M failed"
 # (a configure or build failure, or a target without tests, counts as one failure). Exit status 0 only when
 # everything passed.
@@ -58,16 +63,17 @@ if [[ -n ${SHARED_DIR:-} ]]; then
   common+=("-DTESSERA_SHARED_DIR=$SHARED_DIR")
 fi
 
-# The long sweeps: in full on the host and big-endian ppc64, reduced on the other emulated Linux targets.
+# The long sweeps: in full on big-endian ppc64 and for ThreadSanitizer, reduced on the other Linux targets.
 full="-DTESSERA_LONG_TESTS=full"
 reduced="-DTESSERA_LONG_TESTS=reduced"
-host_coverage=OFF
-[[ ${TESSERA_HOST_COVERAGE:-0} == 1 ]] && host_coverage=ON
+host_coverage=ON
+[[ ${TESSERA_HOST_COVERAGE:-1} == 0 ]] && host_coverage=OFF
 target_args() {
   case $1 in
-    host) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON -DTESSERA_COVERAGE=$host_coverage $full" ;;
+    host) echo "-DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZERS=address -DTESSERA_COVERAGE=$host_coverage $reduced" ;;
     host-tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE_THREAD=ON $full" ;;
-    nehalem) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/x86_64-nehalem.cmake $reduced" ;;
+    nehalem) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/x86_64-nehalem.cmake" \
+      "-DTESSERA_SANITIZERS=undefined $reduced" ;;
     aarch64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/aarch64-linux-gnu.cmake $reduced" ;;
     armhf) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/arm-linux-gnueabihf.cmake $reduced" ;;
     ppc64le) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64le-linux-gnu.cmake $reduced" ;;
@@ -164,31 +170,21 @@ for target in "${targets[@]}"; do
     ctest_env=(env "TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}")
     label_args=(-L threads)
   fi
-  # The host's coverage counts this ctest only: counters left by an earlier run are zeroed.
-  [[ $target == host && $host_coverage == ON ]] && find "$dir" -name '*.gcda' -delete
-  "${ctest_env[@]}" ctest --test-dir "$dir" --output-on-failure -j "$jobs" --no-tests=error "${label_args[@]}" 2>&1 |
-    tee "$log"
+  # Which tests: the tool's on the host, ppc64 and armhf only; the M4's second configuration without the three
+  # largest test images (the header says why).
+  case $target in
+    nehalem | aarch64 | ppc64le | riscv64) label_args+=(-LE tools) ;;
+    cortex-m4-messages) label_args+=(-E '^tessera_test_(array|chunk|frame)$') ;;
+  esac
   if [[ $target == host && $host_coverage == ON ]]; then
-    echo "---- host: coverage per directory (gcovr; lines and branches), against ci/coverage-baseline-host.txt"
-    if TESSERA_JOBS=$jobs python3 "$repo/ci/coverage.py" measure "$repo" "$dir" "$dir/coverage.json" &&
-       python3 "$repo/ci/coverage.py" table "$dir/coverage.json" | tee "$dir/coverage-table.txt"; then
-      if [[ ${COVERAGE_WRITE_BASELINE:-0} == 1 ]]; then
-        {
-          echo "# Coverage baseline of ci/test.sh's host target (RelWithDebInfo, ASan + UBSan, gcovr): lines and"
-          echo "# branches per directory. The target fails when a figure falls more than 0.1 point below its row."
-          echo "# Written by TESSERA_HOST_COVERAGE=1 COVERAGE_WRITE_BASELINE=1 TESSERA_TARGETS=host ci/test.sh; raise it"
-          echo "# when coverage rises."
-          sed -E 's/^ +//' "$dir/coverage-table.txt"
-        } >"$repo/ci/coverage-baseline-host.txt"
-        echo "ci/test.sh: wrote ci/coverage-baseline-host.txt"
-      else
-        python3 "$repo/ci/coverage.py" check "$repo/ci/coverage-baseline-host.txt" "$dir/coverage-table.txt" ||
-          { notes+=" coverage fell;"; extra_failed=1; }
-      fi
-    else
-      notes+=" coverage FAILED;"
-      extra_failed=1
-    fi
+    # ci/coverage.sh runs the fuzzers' corpora and then ctest (its output in $log), and holds the coverage.
+    TESSERA_JOBS=$jobs bash "$repo/ci/coverage.sh" "$dir"
+    case $? in
+      1) notes+=" coverage fell;"; extra_failed=1 ;;
+    esac
+  else
+    "${ctest_env[@]}" ctest --test-dir "$dir" --output-on-failure -j "$jobs" --no-tests=error "${label_args[@]}" 2>&1 |
+      tee "$log"
   fi
   # The slowest tests against their timeout (TESSERA_TEST_TIMEOUT, 300 s by default; bare metal adds 30 s): a
   # test near it would fail on a slower machine, so it shows here before it does.

@@ -17,7 +17,7 @@ set(_tessera_checks_dir ${CMAKE_CURRENT_LIST_DIR})
 # group in the allow list (CMake's regular expressions take few parentheses).
 function(tessera_instrumentation_prefixes out)
   set(prefixes "")
-  if(TESSERA_SANITIZE OR TESSERA_SANITIZE_THREAD)
+  if(TESSERA_SANITIZER_LIST)
     list(APPEND prefixes asan ubsan lsan tsan sanitizer)
   endif()
   if(TESSERA_COVERAGE)
