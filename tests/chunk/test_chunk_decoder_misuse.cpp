@@ -7,6 +7,8 @@
 
 #include "tessera/chunk.hpp"
 
+#include "../../src/chunk/chunk_internal.hpp"  // the array reads' per-worker entry points (internal)
+
 #include "../support/check.hpp"
 #include "../support/test_allocators.hpp"
 #include "chunk_builder.hpp"
@@ -189,4 +191,34 @@ TESSERA_TEST(chunk_decoder_misuse, a_moved_decoder_decodes_and_its_source_is_rel
     CHECK_ERR(chunk_decode(a, c, bytes_mut(g_out, sizeof g_out)), errc::invalid_argument);  // NOLINT(bugprone-use-after-move)
   }
   CHECK(!counter.leaked());
+}
+
+TESSERA_TEST(chunk_decoder_misuse, per_worker_block_reads_refuse_what_they_cannot_decode_alone) {
+  // What array reads call on each worker after chunk_decoder_prepare: a decoder never initialized, a worker
+  // index past the executor's, and chunks whose blocks do not decode alone (special values, memcpyed, a later
+  // block under delta) are refused.
+  const bytes_view c = regular_chunk(0, 512, false);
+  const bytes_view delta = regular_chunk(1, 512, true);
+  REQUIRE(!c.empty() && !delta.empty());
+  auto h = chunk_header_read(c);
+  REQUIRE_OK(h);
+  bytes_view decoded;
+  chunk_decoder none;
+  CHECK_ERR(detail::chunk_decoder_prepare(none, *h), errc::invalid_argument);
+  CHECK_ERR(detail::chunk_block_decode_on(none, 0, c, 0, 0, 512, &decoded), errc::invalid_argument);
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  REQUIRE_OK(detail::chunk_decoder_prepare(d, *h));
+  CHECK_ERR(detail::chunk_block_decode_on(d, 1, c, 0, 0, 512, &decoded), errc::invalid_argument);  // one worker
+  CHECK_ERR(detail::chunk_block_decode_on(d, 0, delta, 1, 0, 512, &decoded), errc::invalid_argument);
+  chunk_encode_params p;
+  p.typesize = 4;
+  static uint8_t zeros[64 + kChunkMaxOverhead];
+  auto z = chunk_encode_special(p, chunk_special::zeros, 64, bytes_view(), bytes_mut(zeros, sizeof zeros));
+  REQUIRE_OK(z);
+  CHECK_ERR(detail::chunk_block_decode_on(d, 0, bytes_view(zeros, *z), 0, 0, 64, &decoded), errc::invalid_argument);
+  // A block that decodes alone does.
+  REQUIRE_OK(detail::chunk_block_decode_on(d, 0, c, 2, 0, 512, &decoded));
+  REQUIRE_EQ(decoded.size(), 512u);
+  CHECK(std::memcmp(decoded.data(), g_src + 1024, 512) == 0);
 }

@@ -414,6 +414,22 @@ TESSERA_TEST(frame_index, an_index_chunk_of_special_values) {
       REQUIRE_OK(n);
       CHECK(std::memcmp(g.out, g.expect, kNbytes) == 0);
     }
+    REQUIRE_OK(frame_close(f));
+    // Written to, chunks that share their bytes are never reused nor moved: a new version goes past them,
+    // and compaction is refused.
+    frame_open_options o;
+    o.writable = true;
+    REQUIRE_OK(frame_open(f, st, tessera::test::system_allocator(), o));
+    const size_t n = chunk_make(60, kNbytes, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+    REQUIRE_OK(frame_chunk_update(f, 0, bytes_view(g.chunk, n)));
+    REQUIRE_OK(frame_commit(f));
+    CHECK_ERR(frame_compact(f), errc::unsupported);
+    for (int64_t i = 0; i < 3; ++i) {
+      auto m = frame_chunk_decode(f, d, i, bytes_mut(g.out, sizeof g.out));
+      REQUIRE_OK(m);
+      content_fill(i == 0 ? 60 : 51, g.expect, kNbytes);
+      CHECK(std::memcmp(g.out, g.expect, kNbytes) == 0);
+    }
   }
   // Zeros: every entry is offset 0 (here not where a chunk starts: durable frames begin their section with
   // what the first commit wrote). The index is accepted as it is; the entries are what the chunks' reads meet.

@@ -224,3 +224,33 @@ TESSERA_TEST(frame_refusals, compaction_with_older_frames_kept_and_a_sparse_fram
   CHECK_EQ(st->free_bytes, 0u);
   CHECK(st->chunk_bytes > 0);
 }
+
+TESSERA_TEST(frame_refusals, a_read_only_storage_opened_writable_and_block_requests_without_callbacks) {
+  growable_buffer buf;
+  growable_buffer_init(buf, test::system_allocator());
+  {
+    frame f;
+    REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), test::system_allocator(), create_params()));
+    REQUIRE_OK(frame_chunk_append(f, chunk_of(3)));
+    REQUIRE_OK(frame_commit(f));
+  }
+  storage ro = growable_buffer_storage(buf);
+  ro.write = nullptr;
+  ro.truncate = nullptr;
+  frame_open_options o;
+  o.writable = true;
+  frame f;
+  CHECK_ERR(frame_open(f, ro, test::system_allocator(), o), errc::read_only);
+  REQUIRE_OK(frame_open(f, ro, test::system_allocator()));
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  chunk_block_request r;
+  r.count = 1;
+  r.block = blocks_counter::block;  // no consume
+  CHECK_ERR(frame_blocks_decode(f, d, 0, r), errc::invalid_argument);
+  r.block = nullptr;
+  r.consume = blocks_counter::consume;
+  CHECK_ERR(frame_blocks_decode(f, d, 0, r), errc::invalid_argument);
+  r.block = blocks_counter::block;
+  CHECK_OK(frame_blocks_decode(f, d, 0, r));
+}
