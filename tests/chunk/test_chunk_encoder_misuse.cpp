@@ -62,6 +62,7 @@ TESSERA_TEST(chunk_encoder_misuse, an_executor_past_its_workers_is_refused) {
   o.exec.run = fixed_worker_run;
   o.exec.context = &worker;
   o.exec.workers = 2;
+  o.max_blocksize = 1024;  // scratch for this file's blocks only (the default is a lot on the Cortex-M4)
   chunk_encoder e;
   REQUIRE_OK(chunk_encoder_init(e, test::system_allocator(), o));
   CHECK_ERR(chunk_encode(e, params(512), bytes_view(g_src, kNbytes), bytes_mut(g_chunk, sizeof g_chunk)),
@@ -79,6 +80,7 @@ TESSERA_TEST(chunk_encoder_misuse, a_user_codec_failing_on_a_worker_is_returned)
   o.exec.run = fixed_worker_run;
   o.exec.context = &worker;
   o.exec.workers = 2;
+  o.max_blocksize = 1024;  // scratch for this file's blocks only (the default is a lot on the Cortex-M4)
   chunk_encoder e;
   REQUIRE_OK(chunk_encoder_init(e, test::system_allocator(), o));
   chunk_user_codec codec;
@@ -96,8 +98,10 @@ TESSERA_TEST(chunk_encoder_misuse, a_user_codec_failing_on_a_worker_is_returned)
 
 TESSERA_TEST(chunk_encoder_misuse, a_split_mode_that_does_not_exist_is_refused) {
   fill();
+  chunk_encoder_options o;
+  o.max_blocksize = 1024;
   chunk_encoder e;
-  REQUIRE_OK(chunk_encoder_init(e, test::system_allocator()));
+  REQUIRE_OK(chunk_encoder_init(e, test::system_allocator(), o));
   chunk_encode_params p = params(512);
   p.split = static_cast<split_mode>(9);
   CHECK_ERR(chunk_encode(e, p, bytes_view(g_src, kNbytes), bytes_mut(g_chunk, sizeof g_chunk)),

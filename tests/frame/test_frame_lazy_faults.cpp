@@ -61,8 +61,10 @@ bool kind_available(const chunk_kind& k) { return codec_available(k.compressor);
 
 // A frame of the four kinds of chunk (those whose codec this build has) in buf.
 void frame_build(tessera::test::context& t, growable_buffer& buf) {
+  chunk_encoder_options eo;
+  eo.max_blocksize = kBlock;  // scratch for these blocks only (the default is a lot on the Cortex-M4)
   chunk_encoder e;
-  REQUIRE_OK(chunk_encoder_init(e, tessera::test::system_allocator()));
+  REQUIRE_OK(chunk_encoder_init(e, tessera::test::system_allocator(), eo));
   frame_create_params p;
   p.typesize = 4;
   p.blocksize = kBlock;
