@@ -208,6 +208,8 @@ TESSERA_TEST(chunk_decoder_misuse, per_worker_block_reads_refuse_what_they_canno
   CHECK_ERR(detail::chunk_block_decode_on(none, 0, c, 0, 0, 512, &decoded), errc::invalid_argument);
   chunk_decoder d;
   REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  // Without chunk_decoder_prepare the workers have no scratch, and a worker's task never allocates.
+  CHECK_ERR(detail::chunk_block_decode_on(d, 0, c, 0, 0, 512, &decoded), errc::buffer_too_small);
   REQUIRE_OK(detail::chunk_decoder_prepare(d, *h));
   CHECK_ERR(detail::chunk_block_decode_on(d, 1, c, 0, 0, 512, &decoded), errc::invalid_argument);  // one worker
   CHECK_ERR(detail::chunk_block_decode_on(d, 0, delta, 1, 0, 512, &decoded), errc::invalid_argument);
