@@ -256,3 +256,18 @@ TESSERA_TEST(frame_refusals, a_read_only_storage_opened_writable_and_block_reque
   r.block = blocks_counter::block;
   CHECK_OK(frame_blocks_decode(f, d, 0, r));
 }
+
+TESSERA_TEST(frame_refusals, chunk_positions_out_of_range) {
+  growable_buffer buf;
+  growable_buffer_init(buf, test::system_allocator());
+  frame f;
+  REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), test::system_allocator(), create_params()));
+  REQUIRE_OK(frame_chunk_append(f, chunk_of(1)));
+  REQUIRE_OK(frame_chunk_append(f, chunk_of(2)));
+  CHECK_ERR(frame_chunk_insert(f, -1, chunk_of(3)), errc::out_of_range);
+  CHECK_ERR(frame_chunk_insert(f, 3, chunk_of(3)), errc::out_of_range);
+  CHECK_ERR(frame_chunk_update(f, -1, chunk_of(3)), errc::out_of_range);
+  CHECK_ERR(frame_chunk_update(f, 2, chunk_of(3)), errc::out_of_range);
+  REQUIRE_OK(frame_chunk_insert(f, 2, chunk_of(3)));  // at the end: an append
+  CHECK_EQ(frame_info_get(f)->nchunks, 3);
+}
