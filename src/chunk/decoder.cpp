@@ -41,6 +41,8 @@ constexpr size_t kScratchBlocks = 4;  // the most a block needs: two filter temp
 
 // Why a chunk's library codec cannot be decoded: this build has no such library, or (bare metal) the program did
 // not link it (tessera/codecs.hpp).
+// GCOVR_EXCL_START: the host build links every codec library; builds without one (TESSERA_WITH_*=OFF) and bare
+// metal's codecs on demand are what reach this.
 error codec_missing(codec_format f, bool not_linked) noexcept {
   if (not_linked) {
     switch (f) {
@@ -61,6 +63,7 @@ error codec_missing(codec_format f, bool not_linked) noexcept {
       return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the Zstd codec, which this build does not include"));
   }
 }
+// GCOVR_EXCL_STOP
 
 #if TESSERA_SPEED_PATHS
 // The chunk's blocks are byte- or bit-shuffled: its streams are planes of numbers.
@@ -101,7 +104,8 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
     case codec_format::zlib:
     case codec_format::zstd: {
       const detail::codec_decoder_impl* impl = detail::codec_decoder_find(h.format);
-      if (impl == nullptr || !impl->available) return codec_missing(h.format, impl == nullptr);
+      // The host build links every codec library (codec_missing).
+      if (impl == nullptr || !impl->available) return codec_missing(h.format, impl == nullptr);  // GCOVR_EXCL_BR_LINE
       if (lz4_in_house(h, dict)) return detail::lz4_block_decode(in, out, want);
       return impl->decompress(w.codecs, in, out, dict, want);
     }
@@ -135,9 +139,11 @@ struct backward_plan {
   bool delta = false;
 };
 
+// GCOVR_EXCL_START: the host build compiles every filter in; builds with TESSERA_WITH_<filter>=OFF reach this.
 error filter_compiled_out() noexcept {
   return make_error(errc::unsupported, TESSERA_MSG("chunk: the chunk uses a filter this build compiled out (TESSERA_WITH_*)"));
 }
+// GCOVR_EXCL_STOP
 
 status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugins* plugins, backward_plan& p) noexcept {
   p.count = 0;
@@ -154,6 +160,7 @@ status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugi
         continue;
       case filter_id::bitshuffle:
         if (h.version == kChunkVersionBlosc1 && (bsize / h.typesize) % 8 != 0) continue;
+        // GCOVR_EXCL_BR_START: every filter is compiled in and linked on the host (bare metal links them on demand).
         if (!chunk_filter_available(filter_id::bitshuffle)) return filter_compiled_out();
         if (!detail::filter_linked(filter_id::bitshuffle)) return detail::filter_unlinked_error(filter_id::bitshuffle);
         ++p.copying;
@@ -168,6 +175,7 @@ status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugi
       case filter_id::delta:
         if (!chunk_filter_available(filter_id::delta)) return filter_compiled_out();
         if (!detail::filter_linked(filter_id::delta)) return detail::filter_unlinked_error(filter_id::delta);
+        // GCOVR_EXCL_BR_STOP
         p.delta = true;
         break;
       default: {

@@ -100,8 +100,10 @@ status state_buffer_reserve(frame_state& s, uint8_t** buf, size_t* cap, size_t n
 
 status state_chunks_reserve(frame_state& s, int64_t count) noexcept {
   if (count <= s.chunk_cap) return ok_status();
+  // GCOVR_EXCL_START: an index chunk's int32 nbytes holds at most 2^28 entries: only a 32-bit size_t gets here.
   if (count > static_cast<int64_t>(SIZE_MAX / sizeof(frame_chunk_entry)) / 2)
     return make_error(errc::overflow, TESSERA_MSG("frame: too many chunks"));
+  // GCOVR_EXCL_STOP
   TESSERA_TRY(state_budget_check(s, sizeof(frame_chunk_entry) * static_cast<uint64_t>(count),
                                  TESSERA_MSG("frame: the chunk table (24 bytes a chunk) exceeds max_alloc")));
   int64_t want = s.chunk_cap * 2 > count ? s.chunk_cap * 2 : count;

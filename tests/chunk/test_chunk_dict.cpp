@@ -183,3 +183,55 @@ TESSERA_TEST(chunk_dict, small_chunks_and_magic_bytes_go_without) {
     }
   }
 }
+
+TESSERA_TEST(chunk_dict, a_dictionary_size_that_lies_is_refused) {
+  const codec c = codec_available(codec::lz4) ? codec::lz4 : codec::blosclz;
+  if (c == codec::blosclz) return;  // no dictionary codec in this build
+  chunk_encoder e;
+  REQUIRE_OK(chunk_encoder_init(e, test::system_allocator(), small_encoder()));
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  data_make(g_src, kN);
+  auto n = chunk_encode(e, dict_params(c), bytes_view(g_src, kN), bytes_mut(g_chunk, sizeof g_chunk));
+  REQUIRE_OK(n);
+  auto h = chunk_header_read(bytes_view(g_chunk, *n));
+  REQUIRE_OK(h);
+  REQUIRE(h->dict);
+  const size_t at = 32 + 4 * static_cast<size_t>(h->nblocks);  // the dictionary's size, after the block starts
+  const int32_t dsize = load_i32(g_chunk + at);
+  REQUIRE(dsize > 0);
+  auto put = [](uint8_t* p, int32_t v) {
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(static_cast<uint32_t>(v) >> (8 * i));
+  };
+  for (int32_t lie : {0, -5, kChunkMaxDictSize + 1}) {
+    std::memcpy(g_again, g_chunk, *n);
+    put(g_again + at, lie);
+    CHECK_ERR(chunk_decode(d, bytes_view(g_again, *n), bytes_mut(g_dec, kN)), errc::malformed);
+  }
+  // A dictionary past the chunk's end, and a chunk that ends inside the size itself (cbytes cut to match).
+  std::memcpy(g_again, g_chunk, *n);
+  put(g_again + at, static_cast<int32_t>(*n));
+  CHECK_ERR(chunk_decode(d, bytes_view(g_again, *n), bytes_mut(g_dec, kN)), errc::truncated);
+  std::memcpy(g_again, g_chunk, *n);
+  put(g_again + 12, static_cast<int32_t>(at + 2));
+  CHECK_ERR(chunk_decode(d, bytes_view(g_again, at + 2), bytes_mut(g_dec, kN)), errc::truncated);
+  // The chunk as written decodes.
+  auto m = chunk_decode(d, bytes_view(g_chunk, *n), bytes_mut(g_dec, kN));
+  REQUIRE_OK(m);
+  CHECK(std::memcmp(g_dec, g_src, kN) == 0);
+}
+
+TESSERA_TEST(chunk_dict, names_and_trailers_of_what_is_not_there) {
+  CHECK(std::strcmp(codec_name(static_cast<codec>(99)), "unknown") == 0);
+  CHECK(!codec_available(static_cast<codec>(99)));
+  data_make(g_src, 256);
+  chunk_encoder e;
+  REQUIRE_OK(chunk_encoder_init(e, test::system_allocator(), small_encoder()));
+  chunk_encode_params p;
+  p.typesize = 8;
+  auto n = chunk_encode(e, p, bytes_view(g_src, 256), bytes_mut(g_chunk, sizeof g_chunk));
+  REQUIRE_OK(n);
+  auto h = chunk_header_read(bytes_view(g_chunk, *n));
+  REQUIRE_OK(h);
+  CHECK_ERR(chunk_lazy_trailer_read(*h, bytes_view(g_chunk, *n)), errc::invalid_argument);  // not a lazy chunk
+}

@@ -3,6 +3,7 @@
 
 #include "../../src/filters/filters.hpp"
 #include "tessera/chunk.hpp"
+#include "tessera/tessera.h"
 
 #include "../support/check.hpp"
 #include "../support/random.hpp"
@@ -99,6 +100,11 @@ TESSERA_TEST(chunk_filters, truncations_match_reference_masks) {
 // Small firmware compiles filters out (TESSERA_WITH_BITSHUFFLE, _DELTA, _BYTEDELTA, _TRUNC = 0): the codec
 // then refuses them with unsupported both ways, except the truncations, which have nothing to undo.
 TESSERA_TEST(chunk_filters, a_compiled_out_filter_is_unsupported_both_ways) {
+  // Linked by their C anchors, as a C firmware links them (bare metal links only the filters it names).
+  tessera_filter_link_bitshuffle();
+  tessera_filter_link_delta();
+  tessera_filter_link_bytedelta();
+  tessera_filter_link_trunc();
   chunk_encoder e;
   chunk_decoder d;
   REQUIRE_OK(chunk_encoder_init(e, test::system_allocator()));

@@ -786,3 +786,13 @@ TESSERA_TEST(blosclz, smaller_tables_write_valid_streams) {
     }
   }
 }
+
+TESSERA_TEST(blosclz, an_input_past_int32_is_refused_before_it_is_read) {
+  // The size alone decides: the bytes past the first are never touched (the reference's int lengths).
+  static uint8_t workspace[detail::blosclz_workspace_size_for_log(detail::kBlosclzHashLogMin)];
+  static uint8_t in[1];
+  static uint8_t out[64];
+  const bytes_view huge(in, static_cast<size_t>(INT32_MAX) + 1);
+  CHECK_ERR(blosclz_compress(5, huge, bytes_mut(out, sizeof out), bytes_mut(workspace, sizeof workspace)),
+            errc::invalid_argument);
+}

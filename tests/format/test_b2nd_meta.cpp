@@ -535,3 +535,17 @@ TESSERA_TEST(b2nd_meta, random_mutations_never_crash) {
   }
   CHECK_LT(0, accepted);
 }
+
+TESSERA_TEST(b2nd_meta, a_dtype_with_a_size_but_no_bytes_is_refused) {
+  b2nd_meta m;
+  m.ndim = 1;
+  m.shape[0] = 10;
+  m.chunkshape[0] = 5;
+  m.blockshape[0] = 5;
+  m.has_dtype = true;
+  m.dtype = span<const char>(nullptr, 3);
+  static uint8_t out[256];
+  CHECK_ERR(b2nd_meta_encode(m, bytes_mut(out, sizeof out)), errc::invalid_argument);
+  m.dtype = span<const char>("<f4", 3);
+  CHECK_OK(b2nd_meta_encode(m, bytes_mut(out, sizeof out)));
+}

@@ -1055,3 +1055,20 @@ TESSERA_TEST(msgpack, exact_form_readers_refuse_other_encodings) {
   CHECK_EQ(rb.read_bin32().size(), 0u);
   CHECK_ERR(rb.err(), errc::truncated);
 }
+
+TESSERA_TEST(msgpack, lengths_past_what_the_format_or_size_t_holds_are_refused_unread) {
+  // Counting mode reads nothing: the lengths alone decide (one valid byte stands for the claimed span).
+  static const uint8_t one[1] = {0};
+  msgpack_writer w;
+  if constexpr (sizeof(size_t) > 4) {
+    // An ext payload's length is a u32.
+    w.write_ext(1, bytes_view(one, static_cast<size_t>(UINT32_MAX) + 1));
+    CHECK_ERR(w.err(), errc::invalid_argument);
+    CHECK_EQ(w.position(), 0u);
+  } else {
+    // Where size_t is 32 bits, a bin32 of 2^32-1 bytes and its head do not fit it.
+    w.write_bin32(bytes_view(one, UINT32_MAX));
+    CHECK_ERR(w.err(), errc::overflow);
+    CHECK_EQ(w.position(), 0u);
+  }
+}

@@ -410,3 +410,36 @@ TESSERA_TEST(frame_golden, compat_frames) {
     GOLDEN_CHECK(total == frame_info_get(o.f)->nbytes && !chunks.empty(), name);
   }
 }
+
+TESSERA_TEST(frame_golden, regular_and_variable_length_block_chunks_do_not_mix) {
+  // A VL-block chunk the reference wrote, offered to a frame of regular chunks (and the other way round).
+  const std::string name = "vlblocks-lz4-fixed-3.0.0";
+  opened o;
+  if (!open_cframe(t, kShared + "/golden/compat/" + name + ".b2frame", o, name)) return;
+  owned_array<uint8_t> vl_buf;
+  auto vl = frame_chunk_read(o.f, 0, vl_buf);
+  REQUIRE_OK(vl);
+  auto vh = chunk_header_read(*vl);
+  REQUIRE_OK(vh);
+  REQUIRE(vh->vlblocks);
+  std::vector<uint8_t> vl_chunk(vl->begin(), vl->end());
+  static uint8_t src[256], regular[600], work[192];
+  const size_t n = chunk_make(7, 256, 64, src, regular, sizeof regular, work);
+  const bytes_view reg(regular, n);
+  const bytes_view vlv(vl_chunk.data(), vl_chunk.size());
+  for (int first_vl = 0; first_vl < 2; ++first_vl) {
+    growable_buffer buf;
+    growable_buffer_init(buf, tessera::test::system_allocator());
+    frame f;
+    frame_create_params p;
+    p.typesize = vh->typesize;
+    REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), tessera::test::system_allocator(), p));
+    REQUIRE_OK(frame_chunk_append(f, first_vl ? vlv : reg));
+    CHECK_ERR(frame_chunk_append(f, first_vl ? reg : vlv), errc::invalid_argument);
+    CHECK_ERR(frame_chunk_insert(f, 0, first_vl ? reg : vlv), errc::invalid_argument);
+    // The sole chunk may be replaced by either kind.
+    REQUIRE_OK(frame_chunk_update(f, 0, first_vl ? reg : vlv));
+    CHECK_EQ(frame_info_get(f)->nchunks, 1);
+    CHECK_EQ(frame_info_get(f)->vl_blocks, first_vl == 0);
+  }
+}

@@ -3,6 +3,7 @@
 // change and keeps every chunk.
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 
 #include "tessera/frame.hpp"
 #include "tessera/port/memory_storage.hpp"
@@ -353,5 +354,140 @@ TESSERA_TEST(frame_index, special_runs_are_counted_in_the_lazy_index_and_in_the_
       REQUIRE_OK(r);
       CHECK_EQ(*r, int64_t{0});
     }
+  }
+}
+
+namespace {
+
+// Three chunks of seeds 50, 51, 52; the index chunk's position (the frame's header length plus its chunks
+// section) in *index_pos, chunk 1's offset in *offset1.
+void three_chunks(tessera::test::context& t, growable_buffer& buf, uint64_t* index_pos, int64_t* offset1) {
+  growable_buffer_init(buf, tessera::test::system_allocator());
+  frame f;
+  frame_create_params p;
+  p.typesize = 4;
+  REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), tessera::test::system_allocator(), p));
+  for (uint64_t i = 0; i < 3; ++i) {
+    const size_t n = chunk_make(50 + i, kNbytes, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+    REQUIRE_OK(frame_chunk_append(f, bytes_view(g.chunk, n)));
+  }
+  REQUIRE_OK(frame_commit(f));
+  const frame_info* info = frame_info_get(f);
+  *index_pos = info->header_len + static_cast<uint64_t>(info->cbytes);
+  auto ref = frame_chunk_locate(f, 1);
+  REQUIRE_OK(ref);
+  *offset1 = ref->offset;
+  REQUIRE_OK(frame_close(f));
+}
+
+// The index chunk replaced by a special-value chunk of 3 entries (value: `value`).
+void index_special(tessera::test::context& t, const storage& st, uint64_t pos, chunk_special kind, int64_t value) {
+  chunk_encode_params p;
+  p.typesize = 8;
+  uint8_t v[8];
+  for (int i = 0; i < 8; ++i) v[i] = static_cast<uint8_t>(static_cast<uint64_t>(value) >> (8 * i));
+  uint8_t c[64];
+  auto n = chunk_encode_special(p, kind, 24, kind == chunk_special::value ? bytes_view(v, 8) : bytes_view(),
+                                bytes_mut(c, sizeof c));
+  REQUIRE_OK(n);
+  REQUIRE_OK(storage_write(st, pos, bytes_view(c, *n)));
+}
+
+}  // namespace
+
+TESSERA_TEST(frame_index, an_index_chunk_of_special_values) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, tessera::test::system_allocator()));
+  // One repeated offset (chunk 1's): every chunk is chunk 1.
+  {
+    growable_buffer buf;
+    uint64_t pos = 0;
+    int64_t offset1 = 0;
+    three_chunks(t, buf, &pos, &offset1);
+    const storage st = growable_buffer_storage(buf);
+    index_special(t, st, pos, chunk_special::value, offset1);
+    frame f;
+    REQUIRE_OK(frame_open(f, st, tessera::test::system_allocator()));
+    content_fill(51, g.expect, kNbytes);
+    for (int64_t i = 0; i < 3; ++i) {
+      auto n = frame_chunk_decode(f, d, i, bytes_mut(g.out, sizeof g.out));
+      REQUIRE_OK(n);
+      CHECK(std::memcmp(g.out, g.expect, kNbytes) == 0);
+    }
+    REQUIRE_OK(frame_close(f));
+    // Written to, chunks that share their bytes are never reused nor moved: a new version goes past them,
+    // and compaction is refused.
+    frame_open_options o;
+    o.writable = true;
+    REQUIRE_OK(frame_open(f, st, tessera::test::system_allocator(), o));
+    const size_t n = chunk_make(60, kNbytes, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+    REQUIRE_OK(frame_chunk_update(f, 0, bytes_view(g.chunk, n)));
+    REQUIRE_OK(frame_commit(f));
+    CHECK_ERR(frame_compact(f), errc::unsupported);
+    for (int64_t i = 0; i < 3; ++i) {
+      auto m = frame_chunk_decode(f, d, i, bytes_mut(g.out, sizeof g.out));
+      REQUIRE_OK(m);
+      content_fill(i == 0 ? 60 : 51, g.expect, kNbytes);
+      CHECK(std::memcmp(g.out, g.expect, kNbytes) == 0);
+    }
+  }
+  // Zeros: every entry is offset 0 (here not where a chunk starts: durable frames begin their section with
+  // what the first commit wrote). The index is accepted as it is; the entries are what the chunks' reads meet.
+  {
+    growable_buffer buf;
+    uint64_t pos = 0;
+    int64_t offset1 = 0;
+    three_chunks(t, buf, &pos, &offset1);
+    const storage st = growable_buffer_storage(buf);
+    index_special(t, st, pos, chunk_special::zeros, 0);
+    frame f;
+    REQUIRE_OK(frame_open(f, st, tessera::test::system_allocator()));
+    CHECK_EQ(frame_info_get(f)->nchunks, 3);
+  }
+  // NaNs or uninitialized entries are no offsets.
+  for (chunk_special kind : {chunk_special::nan, chunk_special::uninit}) {
+    growable_buffer buf;
+    uint64_t pos = 0;
+    int64_t offset1 = 0;
+    three_chunks(t, buf, &pos, &offset1);
+    const storage st = growable_buffer_storage(buf);
+    index_special(t, st, pos, kind, 0);
+    frame f;
+    CHECK_ERR(frame_open(f, st, tessera::test::system_allocator()), errc::corrupt);
+  }
+}
+
+TESSERA_TEST(frame_index, a_sparse_index_of_one_repeated_value) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, tessera::test::system_allocator()));
+  memory_directory md;
+  REQUIRE_OK(memory_directory_init(md, tessera::test::system_allocator(), 8));
+  const storage_directory dir = memory_directory_interface(md);
+  uint32_t header_len = 0;
+  {
+    frame f;
+    frame_create_params p;
+    p.typesize = 4;
+    REQUIRE_OK(frame_create_sparse(f, dir, tessera::test::system_allocator(), p));
+    for (uint64_t i = 0; i < 3; ++i) {
+      const size_t n = chunk_make(50 + i, kNbytes, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+      REQUIRE_OK(frame_chunk_append(f, bytes_view(g.chunk, n)));
+    }
+    REQUIRE_OK(frame_commit(f));
+    header_len = frame_info_get(f)->header_len;
+    REQUIRE_OK(frame_close(f));
+  }
+  // Every entry names chunk file 2 (a sparse frame's index holds entry numbers, right after the header).
+  storage st;
+  REQUIRE_OK(storage_directory_open(dir, "chunks.b2frame", storage_open::read_write, &st));
+  index_special(t, st, header_len, chunk_special::value, 2);
+  REQUIRE_OK(storage_directory_close(dir, &st));
+  frame f;
+  REQUIRE_OK(frame_open_sparse(f, dir, tessera::test::system_allocator()));
+  content_fill(52, g.expect, kNbytes);
+  for (int64_t i = 0; i < 3; ++i) {
+    auto n = frame_chunk_decode(f, d, i, bytes_mut(g.out, sizeof g.out));
+    REQUIRE_OK(n);
+    CHECK(std::memcmp(g.out, g.expect, kNbytes) == 0);
   }
 }

@@ -136,3 +136,138 @@ TESSERA_TEST(frame_refusals, refresh_picks_up_what_a_writer_committed) {
   CHECK_OK(frame_close(w));
   CHECK(!counting.leaked());
 }
+
+TESSERA_TEST(frame_refusals, names_and_contents_out_of_range) {
+  growable_buffer buf;
+  growable_buffer_init(buf, test::system_allocator());
+  const uint8_t meta[4] = {1, 2, 3, 4};
+  frame_metalayer_init ml{nm("m"), bytes_view(meta, 4)};
+  frame_create_params p = create_params();
+  p.metalayers = &ml;
+  p.nmetalayers = 1;
+  // A fixed metalayer whose content has a size but no bytes is refused before anything is written.
+  frame_metalayer_init missing{nm("m"), bytes_view(nullptr, 4)};
+  p.metalayers = &missing;
+  {
+    frame f;
+    CHECK_ERR(frame_create(f, growable_buffer_storage(buf), test::system_allocator(), p), errc::invalid_argument);
+  }
+  p.metalayers = &ml;
+  frame f;
+  frame_open_options o;
+  REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), test::system_allocator(), p, o));
+  REQUIRE_OK(frame_chunk_append(f, chunk_of(1)));
+  // vlmetalayer names have 1 to 31 bytes.
+  const uint8_t v[2] = {5, 6};
+  CHECK_ERR(frame_vlmeta_set(f, span<const char>(), bytes_view(v, 2)), errc::invalid_argument);
+  CHECK_ERR(frame_vlmeta_set(f, nm("a_name_of_thirty_two_bytes_long_"), bytes_view(v, 2)), errc::invalid_argument);
+  // A fixed metalayer that the header does not hold cannot be updated.
+  CHECK_ERR(frame_meta_update(f, nm("absent"), bytes_view(meta, 4)), errc::out_of_range);
+  // Content past what a chunk holds is refused from its size alone (the bytes are never read).
+  const bytes_view huge(v, static_cast<size_t>(INT32_MAX));
+  CHECK_ERR(frame_vlmeta_set(f, nm("big"), huge), errc::invalid_argument);
+  chunk_encoder_options eo;
+  eo.max_blocksize = 1024;  // the default scratch is a lot on the Cortex-M4
+  chunk_encoder e;
+  REQUIRE_OK(chunk_encoder_init(e, test::system_allocator(), eo));
+  static uint8_t out[64];
+  CHECK_ERR(frame_vlmeta_encode(e, huge, bytes_mut(out, sizeof out)), errc::invalid_argument);
+  // None of it changed the frame.
+  REQUIRE_OK(frame_commit(f));
+  CHECK(!frame_vlmeta_raw(f, nm("big")).ok());
+  auto m = frame_meta_find(f, nm("m"));
+  REQUIRE_OK(m);
+  REQUIRE_EQ(m->size(), 4u);
+  CHECK(std::memcmp(m->data(), meta, 4) == 0);
+  CHECK_EQ(frame_info_get(f)->nchunks, 1);
+}
+
+TESSERA_TEST(frame_refusals, compaction_with_older_frames_kept_and_a_sparse_frames_space) {
+  growable_buffer buf;
+  growable_buffer_init(buf, test::system_allocator());
+  frame_open_options o;
+  o.keep_old_frames = true;
+  frame f;
+  REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), test::system_allocator(), create_params(), o));
+  for (uint64_t i = 0; i < 4; ++i) REQUIRE_OK(frame_chunk_append(f, chunk_of(10 + i)));
+  REQUIRE_OK(frame_commit(f));
+  REQUIRE_OK(frame_chunk_update(f, 1, chunk_of(20)));
+  REQUIRE_OK(frame_chunk_delete(f, 0));
+  REQUIRE_OK(frame_commit(f));
+  auto before = frame_space_get(f);
+  REQUIRE_OK(before);
+  CHECK(before->free_bytes > 0);  // the dropped versions, kept for readers of the older frames
+  // Compaction moves chunks over those bytes: it runs as if no older frame were kept, then keeps them again.
+  REQUIRE_OK(frame_compact(f));
+  REQUIRE_OK(frame_commit(f));
+  auto after = frame_space_get(f);
+  REQUIRE_OK(after);
+  CHECK_EQ(after->free_bytes, 0u);
+  CHECK(after->frame_len < before->frame_len);
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  const uint64_t seeds[] = {20, 12, 13};
+  for (int i = 0; i < 3; ++i) {
+    auto n = frame_chunk_decode(f, d, i, bytes_mut(g_scratch.out, sizeof g_scratch.out));
+    REQUIRE_OK(n);
+    chunk_of(seeds[i]);  // its source, in g_scratch.src
+    CHECK(std::memcmp(g_scratch.out, g_scratch.src, kChunk) == 0);
+  }
+  // A sparse frame's chunks are entries of their own: everything its file holds is metadata.
+  memory_directory md;
+  REQUIRE_OK(memory_directory_init(md, test::system_allocator(), 8));
+  frame sf;
+  REQUIRE_OK(frame_create_sparse(sf, memory_directory_interface(md), test::system_allocator(), create_params()));
+  REQUIRE_OK(frame_chunk_append(sf, chunk_of(1)));
+  REQUIRE_OK(frame_commit(sf));
+  auto st = frame_space_get(sf);
+  REQUIRE_OK(st);
+  CHECK_EQ(st->meta_bytes, st->frame_len);
+  CHECK_EQ(st->free_bytes, 0u);
+  CHECK(st->chunk_bytes > 0);
+}
+
+TESSERA_TEST(frame_refusals, a_read_only_storage_opened_writable_and_block_requests_without_callbacks) {
+  growable_buffer buf;
+  growable_buffer_init(buf, test::system_allocator());
+  {
+    frame f;
+    REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), test::system_allocator(), create_params()));
+    REQUIRE_OK(frame_chunk_append(f, chunk_of(3)));
+    REQUIRE_OK(frame_commit(f));
+  }
+  storage ro = growable_buffer_storage(buf);
+  ro.write = nullptr;
+  ro.truncate = nullptr;
+  frame_open_options o;
+  o.writable = true;
+  frame f;
+  CHECK_ERR(frame_open(f, ro, test::system_allocator(), o), errc::read_only);
+  REQUIRE_OK(frame_open(f, ro, test::system_allocator()));
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  chunk_block_request r;
+  r.count = 1;
+  r.block = blocks_counter::block;  // no consume
+  CHECK_ERR(frame_blocks_decode(f, d, 0, r), errc::invalid_argument);
+  r.block = nullptr;
+  r.consume = blocks_counter::consume;
+  CHECK_ERR(frame_blocks_decode(f, d, 0, r), errc::invalid_argument);
+  r.block = blocks_counter::block;
+  CHECK_OK(frame_blocks_decode(f, d, 0, r));
+}
+
+TESSERA_TEST(frame_refusals, chunk_positions_out_of_range) {
+  growable_buffer buf;
+  growable_buffer_init(buf, test::system_allocator());
+  frame f;
+  REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), test::system_allocator(), create_params()));
+  REQUIRE_OK(frame_chunk_append(f, chunk_of(1)));
+  REQUIRE_OK(frame_chunk_append(f, chunk_of(2)));
+  CHECK_ERR(frame_chunk_insert(f, -1, chunk_of(3)), errc::out_of_range);
+  CHECK_ERR(frame_chunk_insert(f, 3, chunk_of(3)), errc::out_of_range);
+  CHECK_ERR(frame_chunk_update(f, -1, chunk_of(3)), errc::out_of_range);
+  CHECK_ERR(frame_chunk_update(f, 2, chunk_of(3)), errc::out_of_range);
+  REQUIRE_OK(frame_chunk_insert(f, 2, chunk_of(3)));  // at the end: an append
+  CHECK_EQ(frame_info_get(f)->nchunks, 3);
+}
