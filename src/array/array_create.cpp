@@ -718,6 +718,60 @@ status chunks_write_parallel(array& a, const detail::array_source& source, const
   return frame_commit(array_access::frm(a));
 }
 
+// The chunks of a new array (open on its frame, nothing appended yet) from source, then the commit.
+status chunks_write(array& a, const detail::array_source& source, const allocator& alloc) noexcept {
+  TESSERA_TRY(detail::array_check_writable(a));
+  const array_layout& l = array_access::layout(a);
+  const int64_t itemsize = array_access::itemsize(a);
+  const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
+  const executor& exec = array_access::exec(a);
+  if (exec.run != nullptr && exec.workers > 1 && l.nchunks > 1) return chunks_write_parallel(a, source, exec, alloc);
+  owned_array<uint8_t> items, chunk, out;
+  bool gathered = false;
+#if TESSERA_SPEED_PATHS
+  gathered = source.items.data() != nullptr && detail::chunk_gather_possible(l, itemsize, array_access::encode(a));
+#endif
+  if (l.nchunks > 0) {
+    if (source.items.data() == nullptr) TESSERA_TRY(items.allocate(alloc, static_cast<size_t>(l.chunk_nitems * itemsize)));
+    if (!gathered) TESSERA_TRY(chunk.allocate(alloc, static_cast<size_t>(chunk_nbytes)));
+    TESSERA_TRY(out.allocate(alloc, chunk_encode_bound(static_cast<size_t>(chunk_nbytes))));
+  }
+  for (int64_t n = 0; n < l.nchunks; ++n) {
+#if TESSERA_SPEED_PATHS
+    if (gathered) {
+      auto enc = detail::chunk_encode_from_items(array_access::encoder(a), array_access::encode(a), l, itemsize, n,
+                                                 source.items, source.items_shape, bytes_mut(out.data(), out.size()));
+      if (!enc.ok()) return enc.err();
+      TESSERA_TRY(frame_chunk_append(array_access::frm(a), bytes_view(out.data(), *enc)));
+      continue;
+    }
+#endif
+    TESSERA_TRY(chunk_from_source(l, itemsize, n, source, items.data(), bytes_mut(chunk.data(), chunk.size()), exec));
+    auto enc = detail::array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
+    if (!enc.ok()) return enc.err();
+    TESSERA_TRY(frame_chunk_append(array_access::frm(a), *enc));
+  }
+  return frame_commit(array_access::frm(a));
+}
+
+// Every chunk of a new array (open on its frame, nothing appended yet) one special chunk, as the reference's
+// b2nd_zeros / b2nd_nans / b2nd_uninit / b2nd_full write them, then the commit.
+status special_chunks_write(array& a, const chunk_encode_params& encode, chunk_special special, bytes_view item,
+                            const allocator& alloc) noexcept {
+  const array_layout& l = array_access::layout(a);
+  owned_array<uint8_t> chunk;
+  const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
+  if (l.nchunks > 0) {
+    TESSERA_TRY(chunk.allocate(alloc, kChunkHeaderExtendedSize + static_cast<size_t>(array_access::itemsize(a))));
+    auto n = chunk_encode_special(encode, special, static_cast<size_t>(chunk_nbytes), item,
+                                  bytes_mut(chunk.data(), chunk.size()));
+    if (!n.ok()) return n.err();
+    for (int64_t i = 0; i < l.nchunks; ++i)
+      TESSERA_TRY(frame_chunk_append(array_access::frm(a), bytes_view(chunk.data(), *n)));
+  }
+  return frame_commit(array_access::frm(a));
+}
+
 }  // namespace
 
 namespace detail {
@@ -732,38 +786,10 @@ status array_create_from_source(array& a, const array_target& target, const allo
     TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup->frame));
     TESSERA_TRY(array_attach(a, tessera::cxx::move(f), true, alloc, params.exec, true));
   }
-  TESSERA_TRY(array_check_writable(a));
-  const array_layout& l = array_access::layout(a);
-  const int64_t itemsize = array_access::itemsize(a);
-  const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
-  const executor& exec = array_access::exec(a);
-  if (exec.run != nullptr && exec.workers > 1 && l.nchunks > 1) return chunks_write_parallel(a, source, exec, alloc);
-  owned_array<uint8_t> items, chunk, out;
-  bool gathered = false;
-#if TESSERA_SPEED_PATHS
-  gathered = source.items.data() != nullptr && chunk_gather_possible(l, itemsize, array_access::encode(a));
-#endif
-  if (l.nchunks > 0) {
-    if (source.items.data() == nullptr) TESSERA_TRY(items.allocate(alloc, static_cast<size_t>(l.chunk_nitems * itemsize)));
-    if (!gathered) TESSERA_TRY(chunk.allocate(alloc, static_cast<size_t>(chunk_nbytes)));
-    TESSERA_TRY(out.allocate(alloc, chunk_encode_bound(static_cast<size_t>(chunk_nbytes))));
-  }
-  for (int64_t n = 0; n < l.nchunks; ++n) {
-#if TESSERA_SPEED_PATHS
-    if (gathered) {
-      auto enc = chunk_encode_from_items(array_access::encoder(a), array_access::encode(a), l, itemsize, n, source.items,
-                                         source.items_shape, bytes_mut(out.data(), out.size()));
-      if (!enc.ok()) return enc.err();
-      TESSERA_TRY(frame_chunk_append(array_access::frm(a), bytes_view(out.data(), *enc)));
-      continue;
-    }
-#endif
-    TESSERA_TRY(chunk_from_source(l, itemsize, n, source, items.data(), bytes_mut(chunk.data(), chunk.size()), exec));
-    auto enc = array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
-    if (!enc.ok()) return enc.err();
-    TESSERA_TRY(frame_chunk_append(array_access::frm(a), *enc));
-  }
-  return frame_commit(array_access::frm(a));
+  // A create that fails leaves the handle closed, as it found it (not open on a frame that was never committed).
+  const status s = chunks_write(a, source, alloc);
+  if (!s.ok()) (void)array_release(a);
+  return s;
 }
 
 }  // namespace detail
@@ -810,18 +836,10 @@ status array_create(array& a, const array_target& target, const allocator& alloc
   frame f;
   TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup->frame));
   TESSERA_TRY(detail::array_attach(a, tessera::cxx::move(f), true, alloc, params.exec, true));
-  // Special chunks, as the reference's b2nd_zeros / b2nd_nans / b2nd_uninit / b2nd_full write them.
-  owned_array<uint8_t> chunk;
-  const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
-  if (l.nchunks > 0) {
-    TESSERA_TRY(chunk.allocate(alloc, kChunkHeaderExtendedSize + static_cast<size_t>(itemsize)));
-    auto n = chunk_encode_special(setup->encode, special, static_cast<size_t>(chunk_nbytes), fill.bytes,
-                                  bytes_mut(chunk.data(), chunk.size()));
-    if (!n.ok()) return n.err();
-    for (int64_t i = 0; i < l.nchunks; ++i)
-      TESSERA_TRY(frame_chunk_append(array_access::frm(a), bytes_view(chunk.data(), *n)));
-  }
-  return frame_commit(array_access::frm(a));
+  // A create that fails leaves the handle closed, as it found it (not open on a frame that was never committed).
+  const status s = special_chunks_write(a, setup->encode, special, fill.bytes, alloc);
+  if (!s.ok()) (void)detail::array_release(a);
+  return s;
 }
 
 namespace {
