@@ -446,7 +446,34 @@ status mk_create_full(array& dst, const array_target& target, const allocator& a
   return array_create(dst, target, alloc, grid_params(extra), array_fill_full(src_bytes(1)));
 }
 
+// A serial executor that claims two workers and runs the tasks backwards on both: the parallel create's paths
+// (whole chunks per worker) with faults in a deterministic order.
+void backwards_run(void*, size_t ntasks, executor_task task, void* ctx) noexcept {
+  for (size_t i = ntasks; i-- > 0;) task(ctx, i, static_cast<uint32_t>(i % 2));
+}
+executor two_workers() {
+  executor e;
+  e.run = backwards_run;
+  e.workers = 2;
+  return e;
+}
+status mk_create_parallel(array& dst, const array_target& target, const allocator& alloc, array& src) {
+  (void)src;
+  frame_metalayer_init extra;
+  array_params p = grid_params(extra);
+  p.exec = two_workers();
+  return array_create(dst, target, alloc, p,
+                      array_fill_buffer(bytes_view(reinterpret_cast<const uint8_t*>(g_src), kRows * kCols * 4)));
+}
+status mk_copy_parallel(array& dst, const array_target& target, const allocator& alloc, array& src) {
+  frame_metalayer_init extra;
+  array_params p = grid_params(extra);
+  p.exec = two_workers();  // chunks read from src on the caller's thread, encoded on the workers
+  return array_copy(dst, target, alloc, src, &p);
+}
+
 const make_op kMakeOps[] = {
+    {"create_parallel", mk_create_parallel}, {"copy_parallel", mk_copy_parallel},
     {"copy", mk_copy}, {"slice_copy", mk_slice_copy}, {"concatenate", mk_concatenate}, {"expand_dims", mk_expand},
     {"save", mk_save}, {"create", mk_create},           {"create_full", mk_create_full},
 };
