@@ -976,6 +976,59 @@ typedef struct test_case {
   void (*fn)(void);
 } test_case;
 
+/* A NULL buffer with size 0 is an empty buffer, not a null argument: the call goes on and refuses the size (or
+ * does nothing when nothing is asked); arrays of 0 dimensions need no coordinates, start, stop or shape. */
+static void test_empty_buffers_and_no_dims(void) {
+  size_t n = 7;
+  tessera_array* z = NULL;
+  tessera_array_view* zv = NULL;
+  tessera_array_params p;
+  tessera_fill f;
+  int32_t v = 41;
+  int32_t got = 0;
+  if (!fixture_open()) return;
+  CHECK_ERR(tessera_array_read(g_a, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_slice_get(g_a, k_start, k_stop, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_slice_set(g_a, k_start, k_stop, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_append(g_a, 0, 1, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_element_get(g_a, k_coords, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_element_set(g_a, k_coords, NULL, 0), TESSERA_ERR_INVALID_ARGUMENT); /* not an item */
+  CHECK_ERR(tessera_array_orthogonal_get(g_a, k_indices, k_counts, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_orthogonal_set(g_a, k_indices, k_counts, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_slice_get_into(g_a, k_start, k_stop, NULL, 0, k_buffer_shape, NULL), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_slice_set_from(g_a, k_start, k_stop, NULL, 0, k_buffer_shape, NULL), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_insert(g_a, 0, 0, 4, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_vlmeta_name(g_a, 0, NULL, 0, &n), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_vlmeta_get(g_a, "none", NULL, 0, &n), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_view_slice_get(g_v, k_start, k_stop, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_view_element_get(g_v, k_coords, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK(frame_unchanged());
+
+  /* One item, no dimensions: written and read with NULL coordinates, in an array and through a view. */
+  tessera_array_params_init(&p);
+  p.ndim = 0;
+  p.dtype = "<i4";
+  f.kind = TESSERA_FILL_VALUE;
+  f.data = &v;
+  f.size = sizeof v;
+  REQUIRE_OK(tessera_array_create(&z, &g_st_b, &g_al, &p, &f));
+  REQUIRE_OK(tessera_array_slice_get(z, NULL, NULL, &got, sizeof got));
+  CHECK(got == 41);
+  v = 42;
+  REQUIRE_OK(tessera_array_slice_set(z, NULL, NULL, &v, sizeof v));
+  REQUIRE_OK(tessera_array_resize(z, NULL));
+  REQUIRE_OK(tessera_array_close(z));
+  REQUIRE_OK(tessera_array_view_open(&zv, g_frame_b, g_buf_b.size, &g_al, 0));
+  got = 0;
+  REQUIRE_OK(tessera_array_view_slice_get(zv, NULL, NULL, &got, sizeof got));
+  CHECK(got == 42);
+  got = 0;
+  REQUIRE_OK(tessera_array_view_element_get(zv, NULL, &got, sizeof got));
+  CHECK(got == 42);
+  tessera_array_view_close(zv);
+  fixture_close();
+}
+
 /* Each allocation of the calls that make handles refused in turn (open, open_again, a copy, create, a view): each
  * returns OUT_OF_MEMORY with *out NULL and every block freed, until the call succeeds without meeting the refusal;
  * the array it then makes reads as the fixture. */
@@ -1051,6 +1104,7 @@ static const test_case g_cases[] = {
     {"directory", test_directory},
     {"scalar", test_scalar},
     {"refused_allocations", test_refused_allocations},
+    {"empty_buffers_and_no_dims", test_empty_buffers_and_no_dims},
 };
 
 int main(void) {
