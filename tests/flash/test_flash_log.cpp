@@ -593,14 +593,15 @@ void check_workload(test::context& t, flash_sim& sim, const geometry& g, const a
 
 }  // namespace
 
-// A transient device error at each program and erase (in each effect a failed operation can leave), then at each
-// read, of a format, a front write, appends (one from a source) and a reader's mount, listing, reads and
+// A transient device error at each program and erase (leaving nothing, a physical tear or random bytes), then at
+// each read, of a format, a front write, appends (one from a source) and a reader's mount, listing, reads and
 // verifies; the caller retries a failed call once. Every retry succeeds and the region holds exactly what was
 // written: a failed call left nothing that counts.
 TESSERA_TEST(flash_log, transient_error_at_every_operation_then_retry) {
   test::counting_allocator counting;
-  const flash_tear effects[] = {flash_tear::nothing, flash_tear::none, flash_tear::prefix, flash_tear::partial,
-                               flash_tear::garbage};
+  // nothing done, the physical tear, random bytes (the power-cut sweeps cover the other tears): the Cortex-M4 image
+  // runs this sweep under QEMU with the others.
+  const flash_tear effects[] = {flash_tear::nothing, flash_tear::partial, flash_tear::garbage};
   for (int gi = 0; gi < kGeometries; ++gi) {
     const geometry g = geometries(gi);
     flash_sim sim;
