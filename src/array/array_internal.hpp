@@ -180,7 +180,7 @@ struct array_source {
   using read_fn = status (*)(void* context, const int64_t* start, const int64_t* stop, bytes_mut out,
                              const int64_t* out_shape, const int64_t* out_start) noexcept;
   array_source(read_fn r, void* c) noexcept : read(r), context(c) {}
-  read_fn read = nullptr;
+  read_fn read = nullptr;               // called only when items is not set
   void* context = nullptr;
   bytes_view items;                     ///< when set: the whole array in C order, packed from directly
   const int64_t* items_shape = nullptr; ///< its shape

@@ -1,7 +1,8 @@
 // Every array operation under faults: each allocation refused in turn, each storage call failed in turn (once,
 // and from there on: a crash). A failed call returns exactly out_of_memory or io, frees all it allocated, and
-// the storage holds the array as it was committed before the call or after it, never a mix; the sweep ends
-// when the call succeeds, and what it then wrote is checked against the call run without faults.
+// the storage holds the array as it was committed before the call or after it, never a mix; a call that
+// succeeds is checked against the call run without faults, and the sweep ends when the call succeeds without
+// meeting the fault (a call may survive a refused allocation it can do without: the sweep goes on past it).
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -227,13 +228,13 @@ void sweep_allocations(test::context& t, const growable_buffer& base, const writ
       REQUIRE_OK(array_open(a, st, counting.get(), o));
       counting.fail_at = counting.requests + n;
       const status s = op.run(a);
-      counting.fail_at = SIZE_MAX;
       if (s.ok()) {
-        done = true;
-        if (n == 1 && op.allocates) step_failure(t, op, n, "allocated nothing: the sweep tested no fault", s);
+        done = counting.requests < counting.fail_at;  // the refused request never came
+        if (n == 1 && done && op.allocates) step_failure(t, op, n, "allocated nothing: the sweep tested no fault", s);
       } else if (s.code != errc::out_of_memory) {
         step_failure(t, op, n, "returned another error than out_of_memory", s);
       }
+      counting.fail_at = SIZE_MAX;
       (void)array_close(a);
     }
     CHECK(!counting.leaked());
@@ -390,8 +391,8 @@ void sweep_read(test::context& t, const growable_buffer& base, const read_op& op
     }
     const write_op named{op.name, nullptr, true};
     if (s.ok()) {
-      done = true;
-      if (n == 1) step_failure(t, named, n, "met no fault: the sweep tested none", s);
+      done = kind == 0 ? counting.requests < counting.fail_at : !w.plan->failed;  // the fault never came
+      if (n == 1 && done) step_failure(t, named, n, "met no fault: the sweep tested none", s);
       CHECK(got_n == expected_n && std::memcmp(g_got, g_expected, expected_n) == 0);
     } else if (s.code != (kind == 0 ? errc::out_of_memory : errc::io)) {
       step_failure(t, named, n, "returned another error than the fault's", s);
@@ -402,12 +403,13 @@ void sweep_read(test::context& t, const growable_buffer& base, const read_op& op
   CHECK(done);
 }
 
-// An array made from the base (its source opened without faults) into a new storage: each allocation (kind 0)
-// or call of the new storage (kind 1) failed in turn. A failure frees all, leaves dst closed; the array made
+// An array made from the base into a new storage: each allocation (kind 0), call of the new storage (kind 1) or
+// call of the source's storage (kind 2) failed in turn. A failure frees all, leaves dst closed; the array made
 // when nothing fails reads as the one made without faults.
 struct make_op {
   const char* name;
   status (*run)(array& dst, const array_target& target, const allocator& alloc, array& src);
+  bool reads_source = true;  // false: made from a buffer or a value (no source to fail)
 };
 
 status mk_copy(array& dst, const array_target& target, const allocator& alloc, array& src) {
@@ -445,9 +447,36 @@ status mk_create_full(array& dst, const array_target& target, const allocator& a
   return array_create(dst, target, alloc, grid_params(extra), array_fill_full(src_bytes(1)));
 }
 
+// A serial executor that claims two workers and runs the tasks backwards on both: the parallel create's paths
+// (whole chunks per worker) with faults in a deterministic order.
+void backwards_run(void*, size_t ntasks, executor_task task, void* ctx) noexcept {
+  for (size_t i = ntasks; i-- > 0;) task(ctx, i, static_cast<uint32_t>(i % 2));
+}
+executor two_workers() {
+  executor e;
+  e.run = backwards_run;
+  e.workers = 2;
+  return e;
+}
+status mk_create_parallel(array& dst, const array_target& target, const allocator& alloc, array& src) {
+  (void)src;
+  frame_metalayer_init extra;
+  array_params p = grid_params(extra);
+  p.exec = two_workers();
+  return array_create(dst, target, alloc, p,
+                      array_fill_buffer(bytes_view(reinterpret_cast<const uint8_t*>(g_src), kRows * kCols * 4)));
+}
+status mk_copy_parallel(array& dst, const array_target& target, const allocator& alloc, array& src) {
+  frame_metalayer_init extra;
+  array_params p = grid_params(extra);
+  p.exec = two_workers();  // chunks read from src on the caller's thread, encoded on the workers
+  return array_copy(dst, target, alloc, src, &p);
+}
+
 const make_op kMakeOps[] = {
+    {"create_parallel", mk_create_parallel, false}, {"copy_parallel", mk_copy_parallel},
     {"copy", mk_copy}, {"slice_copy", mk_slice_copy}, {"concatenate", mk_concatenate}, {"expand_dims", mk_expand},
-    {"save", mk_save}, {"create", mk_create},           {"create_full", mk_create_full},
+    {"save", mk_save}, {"create", mk_create, false}, {"create_full", mk_create_full, false},
 };
 
 // The made array's items into out; *n their bytes.
@@ -460,6 +489,8 @@ bool made_read(array& a, int32_t* out, size_t* n) {
   return array_read(a, bytes_mut(reinterpret_cast<uint8_t*>(out), *n)).ok();
 }
 
+// kind 0: the allocations; 1: the new storage's calls; 2: the source's storage calls (its reads: the source is
+// opened again for each step, through the storage, no view).
 void sweep_make(test::context& t, const growable_buffer& base, const make_op& op, int kind) {
   growable_buffer src_buffer;
   storage_copy(t, src_buffer, base);
@@ -485,25 +516,35 @@ void sweep_make(test::context& t, const growable_buffer& base, const make_op& op
     w.hide_view = false;
     const storage st = w.get();
     test::counting_allocator counting;
+    frame_test::wrapped_storage w_src;
+    w_src.inner = growable_buffer_storage(src_buffer);
+    array faulty_src;
+    if (kind == 2) REQUIRE_OK(array_open(faulty_src, w_src.get(), test::system_allocator()));
     if (kind == 0) counting.fail_at = n;
     if (kind == 1) w.plan->fail_at = n;
+    if (kind == 2) w_src.plan->fail_at = w_src.plan->calls + n;
     {
       array dst;
-      const status s = op.run(dst, array_target_contiguous(st), counting.get(), src);
+      const status s = op.run(dst, array_target_contiguous(st), counting.get(), kind == 2 ? faulty_src : src);
+      const bool fault_came = kind == 0 ? counting.requests >= counting.fail_at : kind == 1 ? w.plan->failed : w_src.plan->failed;
       if (s.ok()) {
-        done = true;
-        if (n == 1) step_failure(t, named, n, "met no fault: the sweep tested none", s);
+        done = !fault_came;
+        if (n == 1 && done) step_failure(t, named, n, "met no fault: the sweep tested none", s);
+        counting.fail_at = SIZE_MAX;  // the check's own reads
+        w.plan->fail_at = UINT64_MAX;
+        w_src.plan->fail_at = UINT64_MAX;
         size_t got_n = 0;
         CHECK(made_read(dst, g_got, &got_n));
         CHECK(got_n == expected_n && std::memcmp(g_got, g_expected, expected_n) == 0);
         CHECK_OK(array_close(dst));
       } else {
-        if (s.code != (kind == 0 ? errc::out_of_memory : errc::io)) {
+        if (s.code != (kind == 0 ? errc::out_of_memory : errc::io) || !fault_came) {
           step_failure(t, named, n, "returned another error than the fault's", s);
         }
-        CHECK(!array_is_open(dst));
+        if (array_is_open(dst)) step_failure(t, named, n, "failed and left the array open", s);
       }
     }
+    (void)array_close(faulty_src);
     CHECK(!counting.leaked());
     if (t.failures > 0) break;
   }
@@ -517,10 +558,12 @@ void run_other_sweeps(test::context& t, int kind) {
   if (t.failures > 0) return;
   items_fill(g_src, kMaxItems, 3);
   for (const read_op& op : kReadOps) {
+    if (kind == 2) break;  // the reads' storage faults are kind 1's
     sweep_read(t, base, op, kind);
     if (t.failures > 0) return;
   }
   for (const make_op& op : kMakeOps) {
+    if (kind == 2 && !op.reads_source) continue;
     sweep_make(t, base, op, kind);
     if (t.failures > 0) return;
   }
@@ -537,3 +580,5 @@ TESSERA_TEST(array_faults, a_crash_at_every_storage_call_of_every_write) { run_w
 TESSERA_TEST(array_faults, every_refused_allocation_of_reads_and_copies) { run_other_sweeps(t, 0); }
 
 TESSERA_TEST(array_faults, every_failed_storage_call_of_reads_and_copies) { run_other_sweeps(t, 1); }
+
+TESSERA_TEST(array_faults, every_failed_source_read_of_copies) { run_other_sweeps(t, 2); }

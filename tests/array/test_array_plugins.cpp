@@ -173,3 +173,69 @@ TESSERA_TEST(array_plugins, written_with_a_user_codec_and_filter_and_read_back) 
     CHECK(!counting.leaked());
   }
 }
+
+namespace {
+
+// A user filter that fails every forward call (a codec library that breaks mid-write).
+status failing_forward(void*, bytes_view, bytes_mut, uint8_t, uint8_t) noexcept {
+  return make_error(errc::io, "test: the user filter failed");
+}
+
+// An executor that claims 2 workers but hands task 1 worker index 2 (a broken executor).
+void bad_worker_run(void*, size_t ntasks, executor_task task, void* ctx) noexcept {
+  for (size_t i = 0; i < ntasks; ++i) task(ctx, i, static_cast<uint32_t>(i == 1 ? 2 : 0));
+}
+
+}  // namespace
+
+// A user filter that fails while a create encodes (serially, on workers from a buffer, on workers from a copy's
+// source), and an executor that breaks its contract: the error comes back, the new array is left closed and
+// nothing leaks.
+TESSERA_TEST(array_plugins, a_failing_filter_or_executor_fails_the_create_and_leaves_it_closed) {
+  chunk_user_filter bad{kAddId, failing_forward, add_backward, nullptr};
+  chunk_plugins plugins{nullptr, 0, &bad, 1};
+  buf data;
+  REQUIRE(data.make(kBytes));
+  data_make(data);
+  executor scrambled;
+  scrambled.run = scramble_run;
+  scrambled.workers = 3;
+  executor broken;
+  broken.run = bad_worker_run;
+  broken.workers = 2;
+  test::counting_allocator counting;
+  growable_buffer source;
+  growable_buffer_init(source, test::system_allocator());
+  array src;
+  {
+    array_params sp = params_with(nullptr);
+    sp.compressor = codec::blosclz;
+    sp.filters[4] = 0;
+    REQUIRE_OK(array_create(src, array_target_contiguous(growable_buffer_storage(source)), test::system_allocator(), sp,
+                            array_fill_buffer(data.view())));
+  }
+  for (int k = 0; k < 5; ++k) {
+    growable_buffer g;
+    growable_buffer_init(g, test::system_allocator());
+    array_params p = params_with(&plugins);
+    p.compressor = codec::blosclz;
+    if (k == 1 || k == 2) p.exec = scrambled;
+    if (k >= 3) {
+      p.plugins = nullptr;  // the executor alone fails
+      p.filters[4] = 0;
+      p.exec = broken;
+    }
+    array a;
+    status s;
+    if (k == 2 || k == 4) {
+      s = array_copy(a, array_target_contiguous(growable_buffer_storage(g)), counting.get(), src, &p);
+    } else {
+      s = array_create(a, array_target_contiguous(growable_buffer_storage(g)), counting.get(), p,
+                       array_fill_buffer(data.view()));
+    }
+    CHECK_ERR(s, k >= 3 ? errc::invalid_argument : errc::io);
+    CHECK(!array_is_open(a));
+    CHECK(!counting.leaked());
+  }
+  CHECK_OK(array_close(src));
+}

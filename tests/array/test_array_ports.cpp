@@ -373,3 +373,68 @@ TESSERA_TEST(array_ports, automatic_partition) {
     CHECK_LE(bn, 32 * 1024);
   }
 }
+
+// The automatic partition's refusals, each with its code, and the hints of the rule (tessera/array_partition.hpp):
+// a larger minimum block, a known L3 (a quarter of it per chunk) or L2 (a quarter of it at least), blocks given
+// without chunks (kept, and cut to a shape smaller than them).
+TESSERA_TEST(array_ports, automatic_partition_refusals_and_hints) {
+  int32_t chunks[2] = {};
+  int32_t blocks[2] = {};
+  const int64_t shape[2] = {100, 200};
+  CHECK_ERR(array_partition_compute(-1, shape, 4, chunks, false, blocks, false), errc::invalid_argument);
+  CHECK_ERR(array_partition_compute(kMaxDims + 1, shape, 4, chunks, false, blocks, false), errc::invalid_argument);
+  CHECK_ERR(array_partition_compute(2, shape, 0, chunks, false, blocks, false), errc::invalid_argument);
+  const int64_t negative[2] = {10, -1};
+  CHECK_ERR(array_partition_compute(2, negative, 4, chunks, false, blocks, false), errc::invalid_argument);
+  chunks[0] = 10;
+  chunks[1] = 0;
+  CHECK_ERR(array_partition_compute(2, shape, 4, chunks, true, blocks, false), errc::invalid_argument);
+  blocks[0] = -1;
+  blocks[1] = 5;
+  CHECK_ERR(array_partition_compute(2, shape, 4, chunks, false, blocks, true), errc::invalid_argument);
+  chunks[1] = 10;
+  blocks[0] = 11;
+  CHECK_ERR(array_partition_compute(2, shape, 4, chunks, true, blocks, true), errc::invalid_argument);
+  blocks[0] = 10;
+  REQUIRE_OK(array_partition_compute(2, shape, 4, chunks, true, blocks, true));  // both given: kept
+  CHECK(chunks[0] == 10 && chunks[1] == 10 && blocks[0] == 10 && blocks[1] == 5);
+  const int64_t huge_zero[2] = {0, int64_t{3} << 30};
+  CHECK_ERR(array_partition_compute(2, huge_zero, 1, chunks, false, blocks, false), errc::overflow);
+  blocks[0] = 1 << 16;
+  blocks[1] = 1 << 16;  // 32 GiB of int64 per block
+  const int64_t big[2] = {int64_t{1} << 20, int64_t{1} << 20};
+  CHECK_ERR(array_partition_compute(2, big, 8, chunks, false, blocks, true), errc::overflow);
+  array_partition_hints too_big;
+  too_big.block_bytes = int64_t{kChunkMaxBlocksize} + 1;
+  CHECK_ERR(array_partition_compute(2, shape, 4, chunks, false, blocks, false, too_big), errc::overflow);
+
+  // Blocks given, chunks chosen: the blocks stay, each chunk extent a multiple of its block's (or the shape).
+  blocks[0] = 8;
+  blocks[1] = 16;
+  REQUIRE_OK(array_partition_compute(2, shape, 4, chunks, false, blocks, true));
+  CHECK(blocks[0] == 8 && blocks[1] == 16);
+  CHECK(chunks[0] == 100 && chunks[1] == 200);  // 4 MiB at least: the whole array
+  const int64_t small[1] = {5};
+  int32_t c1[1] = {};
+  int32_t b1[1] = {8};
+  REQUIRE_OK(array_partition_compute(1, small, 4, c1, false, b1, true));
+  CHECK(c1[0] == 5 && b1[0] == 5);
+
+  // The hints, over 2^30 bytes (their divisors are the powers of 2: nothing to snap).
+  const int64_t line[1] = {int64_t{1} << 30};
+  array_partition_hints h;
+  h.min_block_bytes = 64 * 1024;
+  REQUIRE_OK(array_partition_compute(1, line, 1, c1, false, b1, false, h));
+  CHECK_EQ(b1[0], 64 * 1024);
+  CHECK_EQ(c1[0], 4 * 1024 * 1024);  // 32 blocks are 2 MiB: the 4 MiB minimum
+  h = array_partition_hints{};
+  h.l2_bytes = 1 << 20;
+  h.l3_bytes = 32 << 20;
+  REQUIRE_OK(array_partition_compute(1, line, 1, c1, false, b1, false, h));
+  CHECK_EQ(b1[0], 32 * 1024);
+  CHECK_EQ(c1[0], 8 << 20);  // a quarter of L3
+  h.l3_bytes = 0;
+  h.l2_bytes = 64 << 20;
+  REQUIRE_OK(array_partition_compute(1, line, 1, c1, false, b1, false, h));
+  CHECK_EQ(c1[0], 16 << 20);  // a quarter of L2 as the floor
+}

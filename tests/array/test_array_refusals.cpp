@@ -313,3 +313,43 @@ TESSERA_TEST(array_refusals, arrays_made_from_arrays_refuse_what_does_not_fit) {
   CHECK_OK(array_close(a));
   CHECK_OK(array_close(b));
 }
+
+// Coordinates and positions outside the array, each with its code, and nothing written: element reads and writes
+// below 0 and at the extent, inserts at a position past the extent or before 0, deletes reaching past the end,
+// resizes to a negative extent, concatenations along an axis the arrays do not have.
+TESSERA_TEST(array_refusals, coordinates_and_positions_outside_the_array) {
+  growable_buffer g;
+  growable_buffer_init(g, test::system_allocator());
+  array a;
+  REQUIRE_OK(array_create(a, array_target_contiguous(growable_buffer_storage(g)), test::system_allocator(),
+                          small_params(), array_fill_zeros()));
+  const size_t size_before = g.size();
+  uint8_t item[2] = {1, 2};
+  const int64_t below[2] = {-1, 0}, at_extent[2] = {2, 8};
+  CHECK_ERR(array_element_write(a, below, bytes_view(item, 2)), errc::out_of_range);
+  CHECK_ERR(array_element_write(a, at_extent, bytes_view(item, 2)), errc::out_of_range);
+  CHECK_ERR(array_element_read(a, below, bytes_mut(item, 2)), errc::out_of_range);
+  CHECK_ERR(array_element_read(a, at_extent, bytes_mut(item, 2)), errc::out_of_range);
+  uint8_t rows[2 * 8 * 2] = {};
+  CHECK_ERR(array_insert(a, 0, 7, 1, bytes_view(rows, 16)), errc::out_of_range);
+  CHECK_ERR(array_insert(a, 0, -1, 1, bytes_view(rows, 16)), errc::out_of_range);
+  CHECK_ERR(array_insert(a, 0, 0, -1, bytes_view(rows, 16)), errc::invalid_argument);
+  CHECK_ERR(array_insert(a, 2, 0, 1, bytes_view(rows, 16)), errc::invalid_argument);  // no axis 2
+  CHECK_ERR(array_delete(a, 0, 5, 2), errc::out_of_range);
+  const int64_t negative[2] = {6, -8};
+  CHECK_ERR(array_resize(a, negative), errc::invalid_argument);
+  growable_buffer g2;
+  growable_buffer_init(g2, test::system_allocator());
+  array c;
+  CHECK_ERR(array_concatenate(c, array_target_contiguous(growable_buffer_storage(g2)), test::system_allocator(), a, a, 2),
+            errc::invalid_argument);
+  CHECK(!array_is_open(c));
+  // Nothing changed: the shape and a zero item where the refused writes aimed.
+  CHECK_EQ(array_layout_get(a).shape[0], 6);
+  CHECK_EQ(array_layout_get(a).shape[1], 8);
+  const int64_t origin[2] = {0, 0};
+  REQUIRE_OK(array_element_read(a, origin, bytes_mut(item, 2)));
+  CHECK(item[0] == 0 && item[1] == 0);
+  CHECK_OK(array_close(a));
+  CHECK_EQ(g.size(), size_before);
+}

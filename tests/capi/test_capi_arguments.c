@@ -41,7 +41,8 @@ static int g_case_failures;
     }                                                                                           \
   } while (0)
 
-/* ---- An arena allocator over a static buffer, counting live blocks; it refuses everything when `refuse`. ---- */
+/* ---- An arena allocator over a static buffer, counting live blocks; it refuses everything when `refuse`, and
+ * the request numbered refuse_at (1-based, counted in `requests`; 0: none). ------------------------------------ */
 
 typedef struct test_arena {
   uint8_t* base;
@@ -49,13 +50,17 @@ typedef struct test_arena {
   size_t used;
   long live;
   int refuse;
+  long requests;
+  long refuse_at;
 } test_arena;
 
 static void* arena_allocate(void* context, size_t size, size_t alignment) {
   test_arena* a = (test_arena*)context;
   uintptr_t at = (uintptr_t)(a->base + a->used);
   size_t pad = (size_t)((alignment - (at % alignment)) % alignment);
-  if (a->refuse || pad > a->capacity - a->used || size > a->capacity - a->used - pad) return NULL;
+  ++a->requests;
+  if (a->refuse || a->requests == a->refuse_at) return NULL;
+  if (pad > a->capacity - a->used || size > a->capacity - a->used - pad) return NULL;
   a->used += pad + size;
   ++a->live;
   return (void*)(at + pad);
@@ -122,6 +127,8 @@ static tessera_allocator arena_init(test_arena* a, uint64_t* memory) {
   a->used = 0;
   a->live = 0;
   a->refuse = 0;
+  a->requests = 0;
+  a->refuse_at = 0;
   al.allocate = arena_allocate;
   al.deallocate = arena_deallocate;
   al.context = a;
@@ -969,6 +976,125 @@ typedef struct test_case {
   void (*fn)(void);
 } test_case;
 
+/* A NULL buffer with size 0 is an empty buffer, not a null argument: the call goes on and refuses the size (or
+ * does nothing when nothing is asked); arrays of 0 dimensions need no coordinates, start, stop or shape. */
+static void test_empty_buffers_and_no_dims(void) {
+  size_t n = 7;
+  tessera_array* z = NULL;
+  tessera_array_view* zv = NULL;
+  tessera_array_params p;
+  tessera_fill f;
+  int32_t v = 41;
+  int32_t got = 0;
+  if (!fixture_open()) return;
+  CHECK_ERR(tessera_array_read(g_a, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_slice_get(g_a, k_start, k_stop, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_slice_set(g_a, k_start, k_stop, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_append(g_a, 0, 1, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_element_get(g_a, k_coords, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_element_set(g_a, k_coords, NULL, 0), TESSERA_ERR_INVALID_ARGUMENT); /* not an item */
+  CHECK_ERR(tessera_array_orthogonal_get(g_a, k_indices, k_counts, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_orthogonal_set(g_a, k_indices, k_counts, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_slice_get_into(g_a, k_start, k_stop, NULL, 0, k_buffer_shape, NULL), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_slice_set_from(g_a, k_start, k_stop, NULL, 0, k_buffer_shape, NULL), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_insert(g_a, 0, 0, 4, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_vlmeta_name(g_a, 0, NULL, 0, &n), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_vlmeta_get(g_a, "none", NULL, 0, &n), TESSERA_ERR_OUT_OF_RANGE);
+  CHECK_ERR(tessera_array_view_slice_get(g_v, k_start, k_stop, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK_ERR(tessera_array_view_element_get(g_v, k_coords, NULL, 0), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK(frame_unchanged());
+
+  /* One item, no dimensions: written and read with NULL coordinates, in an array and through a view. */
+  tessera_array_params_init(&p);
+  p.ndim = 0;
+  p.dtype = "<i4";
+  f.kind = TESSERA_FILL_VALUE;
+  f.data = &v;
+  f.size = sizeof v;
+  REQUIRE_OK(tessera_array_create(&z, &g_st_b, &g_al, &p, &f));
+  REQUIRE_OK(tessera_array_slice_get(z, NULL, NULL, &got, sizeof got));
+  CHECK(got == 41);
+  v = 42;
+  REQUIRE_OK(tessera_array_slice_set(z, NULL, NULL, &v, sizeof v));
+  REQUIRE_OK(tessera_array_resize(z, NULL));
+  REQUIRE_OK(tessera_array_close(z));
+  REQUIRE_OK(tessera_array_view_open(&zv, g_frame_b, g_buf_b.size, &g_al, 0));
+  got = 0;
+  REQUIRE_OK(tessera_array_view_slice_get(zv, NULL, NULL, &got, sizeof got));
+  CHECK(got == 42);
+  got = 0;
+  REQUIRE_OK(tessera_array_view_element_get(zv, NULL, &got, sizeof got));
+  CHECK(got == 42);
+  tessera_array_view_close(zv);
+  fixture_close();
+}
+
+/* Each allocation of the calls that make handles refused in turn (open, open_again, a copy, create, a view): each
+ * returns OUT_OF_MEMORY with *out NULL and every block freed, until the call succeeds without meeting the refusal;
+ * the array it then makes reads as the fixture. */
+static tessera_status make_one(int which, void** out) {
+  tessera_array_target t = target_b();
+  tessera_array_params p;
+  tessera_fill f;
+  switch (which) {
+    case 0: return tessera_array_open((tessera_array**)out, &g_st, &g_al, NULL);
+    case 1: return tessera_array_open_again((tessera_array**)out, g_a, &g_al, NULL);
+    case 2: return tessera_array_copy((tessera_array**)out, &t, &g_al, g_a, NULL);
+    case 3:
+      params_grid(&p);
+      f.kind = TESSERA_FILL_BUFFER;
+      f.data = g_items;
+      f.size = sizeof g_items;
+      return tessera_array_create((tessera_array**)out, &g_st_b, &g_al, &p, &f);
+    default: return tessera_array_view_open((tessera_array_view**)out, g_frame, g_buf.size, &g_al, 0);
+  }
+}
+
+static void test_refused_allocations(void) {
+  int which;
+  if (!fixture_open()) return;
+  for (which = 0; which < 5; ++which) {
+    long n;
+    int done = 0, refused = 0;
+    for (n = 1; n < 200 && !done; ++n) {
+      void* made = g_out;
+      tessera_status s;
+      tessera_buffer_init(&g_buf_b, g_frame_b, sizeof g_frame_b, 0);
+      g_arena.requests = 0;
+      g_arena.refuse_at = n;
+      s = make_one(which, &made);
+      g_arena.refuse_at = 0;
+      if (s.code == TESSERA_OK) {
+        done = g_arena.requests < n; /* the refused request never came */
+        memset(g_out, 0, sizeof g_out);
+        if (which == 4) {
+          const int64_t zero[2] = {0, 0};
+          CHECK(tessera_array_view_slice_get((tessera_array_view*)made, zero, k_shape, g_out, sizeof g_out).code ==
+                TESSERA_OK);
+          CHECK(memcmp(g_out, g_items, sizeof g_items) == 0);
+          tessera_array_view_close((tessera_array_view*)made);
+        } else {
+          CHECK(tessera_array_read((tessera_array*)made, g_out, sizeof g_out).code == TESSERA_OK);
+          CHECK(memcmp(g_out, g_items, sizeof g_items) == 0);
+          CHECK(tessera_array_close((tessera_array*)made).code == TESSERA_OK);
+        }
+      } else {
+        ++refused;
+        if (s.code != TESSERA_ERR_OUT_OF_MEMORY || made != NULL) {
+          printf("  call %d, refusal %ld -> %s (%d), out %s\n", which, n, tessera_errc_name(s.code), (int)s.code,
+                 made == NULL ? "NULL" : "set");
+          ++g_case_failures;
+        }
+      }
+      CHECK(g_arena.live == 0);
+      if (g_case_failures > 0) break;
+    }
+    CHECK(done && refused > 0);
+  }
+  CHECK(frame_unchanged());
+  fixture_close();
+}
+
 static const test_case g_cases[] = {
     {"null_arguments", test_null_arguments},
     {"null_no_ops", test_null_no_ops},
@@ -977,6 +1103,8 @@ static const test_case g_cases[] = {
     {"values", test_values},
     {"directory", test_directory},
     {"scalar", test_scalar},
+    {"refused_allocations", test_refused_allocations},
+    {"empty_buffers_and_no_dims", test_empty_buffers_and_no_dims},
 };
 
 int main(void) {

@@ -894,6 +894,59 @@ static void test_posix(void) {
   }
   REQUIRE_OK(tessera_thread_pool_destroy(pool));
 }
+
+/* The POSIX face's refusals, each with its code, leaving nothing open: null or empty arguments, unknown modes,
+ * paths the system refuses, and files that are no array (the store opened for them is closed again). */
+static void test_posix_refusals(void) {
+  tessera_allocator al = tessera_posix_allocator();
+  tessera_posix_store* s = NULL;
+  tessera_array* a = NULL;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array_target t;
+  tessera_executor ex;
+  const char* file = TESSERA_TEST_TMPDIR "/c_api_not_an_array.b2nd";
+  const char* nodir = TESSERA_TEST_TMPDIR "/missing_dir/x.b2nd";
+
+  CHECK_ERR(tessera_posix_store_open(NULL, file, TESSERA_POSIX_READ), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_store_open(&s, NULL, TESSERA_POSIX_READ), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_store_open(&s, "", TESSERA_POSIX_READ), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_store_open(&s, file, -1), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_store_open(&s, file, TESSERA_POSIX_CREATE_DIRECTORY + 1), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_store_open(&s, nodir, TESSERA_POSIX_REPLACE_FILE), TESSERA_ERR_IO);
+  CHECK(s == NULL);
+  /* An empty file: no directory can be made over it, and it holds no array. */
+  REQUIRE_OK(tessera_posix_store_open(&s, file, TESSERA_POSIX_REPLACE_FILE));
+  CHECK(tessera_posix_store_is_directory(s) == 0);
+  REQUIRE_OK(tessera_posix_store_close(s));
+  s = NULL;
+  CHECK(tessera_posix_store_open(&s, file, TESSERA_POSIX_CREATE_DIRECTORY).code != TESSERA_OK);
+  CHECK(s == NULL);
+  CHECK(tessera_posix_array_open(&a, &s, file, &al, NULL).code != TESSERA_OK);
+  CHECK(a == NULL && s == NULL);
+  /* Parameters the array refuses, after the store was made. */
+  tessera_array_params_init(&p);
+  p.ndim = -1;
+  f.kind = TESSERA_FILL_ZEROS;
+  f.data = NULL;
+  f.size = 0;
+  CHECK_ERR(tessera_posix_array_create(&a, &s, file, 0, &al, &p, &f), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(a == NULL && s == NULL);
+  CHECK_ERR(tessera_posix_array_create(NULL, &s, file, 0, &al, &p, &f), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_array_create(&a, NULL, file, 0, &al, &p, &f), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_array_create(&a, &s, nodir, 0, &al, &p, &f), TESSERA_ERR_IO);
+  CHECK_ERR(tessera_posix_array_open(NULL, &s, file, &al, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_array_open(&a, NULL, file, &al, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  /* No store, no pool. */
+  REQUIRE_OK(tessera_posix_store_close(NULL));
+  CHECK(tessera_posix_store_is_directory(NULL) == 0);
+  t = tessera_posix_store_target(NULL);
+  CHECK(t.storage == NULL && t.directory == NULL);
+  CHECK_ERR(tessera_thread_pool_create(NULL, 2), TESSERA_ERR_INVALID_ARGUMENT);
+  ex = tessera_thread_pool_executor(NULL);
+  CHECK(ex.run == NULL && ex.workers == 1);
+  REQUIRE_OK(tessera_thread_pool_destroy(NULL));
+}
 #endif
 
 /* ---- The runner --------------------------------------------------------------------------------------------- */
@@ -1188,6 +1241,7 @@ static const test_case g_cases[] = {
     {"dict_chunks", test_dict_chunks},
 #ifdef TESSERA_TEST_POSIX
     {"posix", test_posix},
+    {"posix_refusals", test_posix_refusals},
 #endif
 };
 

@@ -270,6 +270,61 @@ TESSERA_TEST(flash_frame, empty_array_and_wrong_params) {
   CHECK(!counting.leaked());
 }
 
+// What a flash frame refuses, with its code: every call on a frame that is not open, chunks of another size,
+// chunk numbers outside the frame, a buffer smaller than the chunk; and the estimate covers what a create
+// allocates (and refuses a device without a program size).
+TESSERA_TEST(flash_frame, calls_and_chunks_it_refuses) {
+  fixture_build(t);
+  test::counting_allocator counting;
+  flash_frame closed;
+  static const char name[] = "b2nd";
+  static uint8_t buf[kChunkBytes + kChunkMaxOverhead];
+  CHECK_ERR(flash_frame_append(closed, bytes_view(g_fx.chunks[0], g_fx.chunk_size[0])), errc::invalid_argument);
+  CHECK_ERR(flash_frame_finalize(closed), errc::invalid_argument);
+  CHECK_ERR(flash_frame_meta_update(closed, span<const char>(name, 4), bytes_view(g_fx.meta, g_fx.meta_size)),
+            errc::invalid_argument);
+  CHECK_ERR(flash_frame_chunk_read(closed, 0, bytes_mut(buf, sizeof buf)), errc::invalid_argument);
+  CHECK_ERR(flash_frame_scrub(closed), errc::invalid_argument);
+  CHECK(flash_frame_storage(closed).read == nullptr);
+  CHECK(flash_frame_view(closed).empty());
+
+  flash_sim sim;
+  REQUIRE_OK(flash_sim_init(sim, geometry(1), counting.get()));
+  result<size_t> estimate = flash_frame_estimate(region(sim), g_fx.params);
+  REQUIRE_OK(estimate);
+  flash_log_config no_prog = region(sim);
+  no_prog.device.prog_size = 0;
+  CHECK_ERR(flash_frame_estimate(no_prog, g_fx.params), errc::invalid_argument);
+  const size_t live_before = counting.live_bytes;
+  flash_frame ff;
+  REQUIRE_OK(flash_frame_create(ff, region(sim), counting.get(), g_fx.params));
+  CHECK_LE(counting.live_bytes - live_before, *estimate);
+  // A chunk of half the array's chunksize.
+  chunk_encoder enc;
+  REQUIRE_OK(chunk_encoder_init(enc, counting.get()));
+  chunk_encode_params ep;
+  ep.typesize = 4;
+  ep.compressor = codec::blosclz;
+  uint8_t half[kChunkBytes / 2 + kChunkMaxOverhead];
+  result<size_t> n = chunk_encode(enc, ep, bytes_view(g_fx.data[0], kChunkBytes / 2), bytes_mut(half, sizeof half));
+  chunk_encoder_release(enc);
+  REQUIRE_OK(n);
+  CHECK_ERR(flash_frame_append(ff, bytes_view(half, *n)), errc::invalid_argument);
+  REQUIRE_OK(flash_frame_append(ff, bytes_view(g_fx.chunks[0], g_fx.chunk_size[0])));
+  CHECK_ERR(flash_frame_chunk_read(ff, -1, bytes_mut(buf, sizeof buf)), errc::out_of_range);
+  CHECK_ERR(flash_frame_chunk_read(ff, 1, bytes_mut(buf, sizeof buf)), errc::out_of_range);
+  CHECK_ERR(flash_frame_chunk_read(ff, 0, bytes_mut(buf, g_fx.chunk_size[0] - 1)), errc::buffer_too_small);
+  result<size_t> got = flash_frame_chunk_read(ff, 0, bytes_mut(buf, sizeof buf));
+  CHECK(got.ok() && *got == g_fx.chunk_size[0] && std::memcmp(buf, g_fx.chunks[0], *got) == 0);
+  CHECK(flash_frame_storage(ff).read == nullptr);  // not finalized: no cframe yet
+  REQUIRE_OK(flash_frame_finalize(ff));
+  CHECK_ERR(flash_frame_append(ff, bytes_view(g_fx.chunks[1], g_fx.chunk_size[1])), errc::invalid_argument);
+  check_frame(t, ff, 1, counting.get());
+  flash_frame_close(ff);
+  flash_sim_release(sim);
+  CHECK(!counting.leaked());
+}
+
 namespace {
 
 // The frame's b2nd metalayer, read through the frame reader from the finalized region.

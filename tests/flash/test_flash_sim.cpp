@@ -290,3 +290,58 @@ TESSERA_TEST(flash_sim, transient_faults_weak_erases_and_flips) {
   flash_sim_release(sim);
   CHECK(!counting.leaked());
 }
+
+namespace {
+int g_syncs = 0;
+status count_sync(void*) noexcept {
+  ++g_syncs;
+  return ok_status();
+}
+}  // namespace
+
+// The device layer's own checks, before any callback runs: a missing read, prog or erase callback (unsupported
+// from the call that needs it, invalid_argument from validate), each zero size, a prog_size that is no multiple
+// of read_size; empty reads and programs call nothing; sync calls the device's callback when it has one.
+TESSERA_TEST(flash_sim, device_callbacks_and_sizes_are_checked) {
+  test::counting_allocator counting;
+  flash_sim sim;
+  REQUIRE_OK(flash_sim_init(sim, small_config(), counting.get()));
+  const flash_device good = flash_sim_device(sim);
+  uint8_t buf[16] = {};
+  flash_device d = good;
+  d.read = nullptr;
+  CHECK_ERR(flash_read(d, 0, 0, bytes_mut(buf, 4)), errc::unsupported);
+  CHECK_ERR(flash_device_validate(d), errc::invalid_argument);
+  d = good;
+  d.prog = nullptr;
+  CHECK_ERR(flash_prog(d, 0, 0, bytes_view(buf, 8)), errc::unsupported);
+  CHECK_ERR(flash_device_validate(d), errc::invalid_argument);
+  d = good;
+  d.erase = nullptr;
+  CHECK_ERR(flash_erase(d, 0), errc::unsupported);
+  for (int k = 0; k < 4; ++k) {
+    d = good;
+    if (k == 0) d.read_size = 0;
+    if (k == 1) d.prog_size = 0;
+    if (k == 2) d.sector_size = 0;
+    if (k == 3) d.sector_count = 0;
+    CHECK_ERR(flash_device_validate(d), errc::invalid_argument);
+  }
+  d = good;
+  d.read_size = 0;
+  CHECK_ERR(flash_read(d, 0, 0, bytes_mut(buf, 4)), errc::invalid_argument);  // a unit of 0 divides nothing
+  CHECK_ERR(flash_prog(d, 4, 0, bytes_view(buf, 8)), errc::out_of_range);     // no sector 4
+  CHECK_ERR(flash_prog(d, 0, 252, bytes_view(buf, 8)), errc::out_of_range);   // crosses the sector end
+  const uint64_t reads = sim.reads, progs = sim.progs;
+  CHECK_OK(flash_read(good, 0, 0, bytes_mut(buf, 0)));
+  CHECK_OK(flash_prog(good, 0, 0, bytes_view(buf, 0)));
+  CHECK_EQ(sim.reads, reads);
+  CHECK_EQ(sim.progs, progs);
+  d = good;
+  d.sync = count_sync;
+  g_syncs = 0;
+  CHECK_OK(flash_sync(d));
+  CHECK_EQ(g_syncs, 1);
+  flash_sim_release(sim);
+  CHECK(!counting.leaked());
+}

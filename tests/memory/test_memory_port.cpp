@@ -242,3 +242,50 @@ TESSERA_TEST(memory_port, c_directory_checks_its_arguments_and_refusals) {
   CHECK_EQ(tessera_memory_directory_destroy(nullptr).code, TESSERA_OK);
   CHECK(!state.counter.leaked());
 }
+
+// The C buffer's argument checks and refusals, each with its code: a null out, allocator or callback, the handle
+// refused; null buffers, data, sizes and outs; what it holds handed over and freed; the storage of no buffer and
+// the directory interface of no directory have no callbacks.
+TESSERA_TEST(memory_port, c_buffer_checks_its_arguments_and_refusals) {
+  c_alloc_state state;
+  const tessera_allocator alloc{c_allocate, c_deallocate, &state};
+  const tessera_allocator no_allocate{nullptr, c_deallocate, &state};
+  const tessera_allocator no_free{c_allocate, nullptr, &state};
+  tessera_memory_buffer* b = nullptr;
+  CHECK_EQ(tessera_memory_buffer_create(nullptr, &alloc, 0).code, TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_EQ(tessera_memory_buffer_create(&b, nullptr, 0).code, TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_EQ(tessera_memory_buffer_create(&b, &no_allocate, 0).code, TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_EQ(tessera_memory_buffer_create(&b, &no_free, 0).code, TESSERA_ERR_INVALID_ARGUMENT);
+  state.counter.fail_at = state.counter.requests + 1;  // the handle
+  CHECK_EQ(tessera_memory_buffer_create(&b, &alloc, 0).code, TESSERA_ERR_OUT_OF_MEMORY);
+  state.counter.fail_at = SIZE_MAX;
+  CHECK(b == nullptr);
+  const tessera_storage none = tessera_memory_buffer_storage(nullptr);
+  CHECK(none.read == nullptr && none.write == nullptr);
+  tessera_memory_buffer_destroy(nullptr);
+  tessera_memory_bytes_free(nullptr);
+  const tessera_storage_directory no_dir = tessera_memory_directory_interface(nullptr);  // crashed: null deref
+  CHECK(no_dir.open == nullptr && no_dir.close == nullptr && no_dir.list == nullptr && no_dir.context == nullptr);
+
+  REQUIRE_EQ(tessera_memory_buffer_create(&b, &alloc, 5).code, TESSERA_OK);
+  const tessera_storage st = tessera_memory_buffer_storage(b);
+  const uint8_t bytes[5] = {1, 2, 3, 4, 5};
+  CHECK_EQ(st.write(st.context, 0, bytes, sizeof bytes).code, TESSERA_OK);
+  CHECK_EQ(st.write(st.context, 5, bytes, 1).code, TESSERA_ERR_NO_SPACE);  // past max_size
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  CHECK_EQ(tessera_memory_buffer_bytes(nullptr, &data, &size).code, TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_EQ(tessera_memory_buffer_bytes(b, nullptr, &size).code, TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_EQ(tessera_memory_buffer_bytes(b, &data, nullptr).code, TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_EQ(tessera_memory_buffer_bytes(b, &data, &size).code, TESSERA_OK);
+  CHECK(size == sizeof bytes && std::memcmp(data, bytes, size) == 0);
+  tessera_memory_bytes taken;
+  CHECK_EQ(tessera_memory_buffer_take(nullptr, &taken).code, TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_EQ(tessera_memory_buffer_take(b, nullptr).code, TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_EQ(tessera_memory_buffer_take(b, &taken).code, TESSERA_OK);
+  CHECK(taken.size == sizeof bytes && std::memcmp(taken.data, bytes, taken.size) == 0);
+  tessera_memory_bytes_free(&taken);
+  CHECK(taken.data == nullptr && taken.size == 0);
+  tessera_memory_buffer_destroy(b);
+  CHECK(!state.counter.leaked());
+}

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdarg>
 #include <fcntl.h>
+#include <pthread.h>
+#include <cstdlib>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -87,6 +89,11 @@ int __real_unlinkat(int dirfd, const char* path, int flags);
 int __real_mkdir(const char* path, mode_t mode);
 void* __real_mmap64(void* addr, size_t n, int prot, int flags, int fd, off64_t off);
 int __real_munmap(void* addr, size_t n);
+int __real_pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (*fn)(void*), void* arg);
+int __real_pthread_mutex_init(pthread_mutex_t* m, const pthread_mutexattr_t* attr);
+int __real_pthread_cond_init(pthread_cond_t* c, const pthread_condattr_t* attr);
+int __real_posix_memalign(void** out, size_t align, size_t n);
+void* __real_calloc(size_t count, size_t size);
 
 ssize_t __wrap_pread64(int fd, void* buf, size_t n, off64_t off) {
   if (failing(call::pread)) return -1;
@@ -151,5 +158,19 @@ int __wrap_munmap(void* addr, size_t n) {
   errno = e;
   return -1;
 }
+// The pthread calls and posix_memalign report an error by returning it.
+int __wrap_pthread_create(pthread_t* t, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
+  return failing(call::pthread_create) ? errno : __real_pthread_create(t, attr, fn, arg);
+}
+int __wrap_pthread_mutex_init(pthread_mutex_t* m, const pthread_mutexattr_t* attr) {
+  return failing(call::pthread_mutex_init) ? errno : __real_pthread_mutex_init(m, attr);
+}
+int __wrap_pthread_cond_init(pthread_cond_t* c, const pthread_condattr_t* attr) {
+  return failing(call::pthread_cond_init) ? errno : __real_pthread_cond_init(c, attr);
+}
+int __wrap_posix_memalign(void** out, size_t align, size_t n) {
+  return failing(call::posix_memalign) ? errno : __real_posix_memalign(out, align, n);
+}
+void* __wrap_calloc(size_t count, size_t size) { return failing(call::calloc) ? nullptr : __real_calloc(count, size); }
 }
 // NOLINTEND(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)

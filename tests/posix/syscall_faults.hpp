@@ -24,6 +24,11 @@ enum class call : int {
   mkdir,
   mmap,
   munmap,
+  pthread_create,       // these four fail by returning the error (errno is left alone)
+  pthread_mutex_init,
+  pthread_cond_init,
+  posix_memalign,
+  calloc,  // fails with a null pointer
   count_
 };
 

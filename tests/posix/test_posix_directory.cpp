@@ -185,3 +185,39 @@ TESSERA_TEST(posix_directory, entry_names_are_checked) {
   CHECK(access(tmp.file("../escape").c_str(), F_OK) != 0);
   CHECK_OK(posix_directory_close(pd));
 }
+
+namespace {
+status count_entry(void* arg, const char*) noexcept {
+  ++*static_cast<int*>(arg);
+  return ok_status();
+}
+}  // namespace
+
+// What the directory refuses, with its code: every call on a closed directory, an unknown open mode, no storage
+// to open into, empty paths; closing a storage that is not open does nothing.
+TESSERA_TEST(posix_directory, calls_it_refuses) {
+  temp_dir tmp;
+  REQUIRE(tmp.ok());
+  CHECK_ERR(posix_directory_open(nullptr, true), errc::invalid_argument);
+  CHECK_ERR(posix_directory_open("", true), errc::invalid_argument);
+  auto dr = posix_directory_open(tmp.file("d").c_str(), true);
+  REQUIRE_OK(dr);
+  posix_directory d = *dr;
+  const storage_directory open_dir = posix_directory_interface(d);
+  storage s;
+  CHECK_ERR(storage_directory_open(open_dir, "x", static_cast<storage_open>(99), &s), errc::invalid_argument);
+  CHECK_ERR(open_dir.open(open_dir.context, "x", storage_open::replace, nullptr), errc::invalid_argument);
+  storage none;
+  CHECK_OK(storage_directory_close(open_dir, &none));
+  CHECK_OK(open_dir.close(open_dir.context, nullptr));
+  REQUIRE_OK(put(open_dir, "x", "kept"));
+  CHECK_OK(posix_directory_close(d));
+  const storage_directory closed = posix_directory_interface(d);  // the descriptor is gone
+  CHECK_ERR(storage_directory_open(closed, "x", storage_open::read, &s), errc::invalid_argument);
+  CHECK_ERR(storage_directory_remove(closed, "x"), errc::invalid_argument);
+  CHECK_ERR(storage_directory_rename(closed, "x", "y"), errc::invalid_argument);
+  int n = 0;
+  CHECK_ERR(storage_directory_list(closed, count_entry, &n), errc::invalid_argument);
+  CHECK_EQ(n, 0);
+  CHECK(os_read(tmp.file("d/x")) == "kept");
+}

@@ -1,7 +1,8 @@
 // The POSIX port when its system calls fail: each call the port makes is failed on demand (syscall_faults.hpp,
 // link-time wrapping) with each errno the port tells apart, and the tests assert the errc it returns, that EINTR
 // is retried, that short transfers are completed, that descriptors are closed on the error paths, and that a
-// failed write leaves the file (and an array in it) as last committed.
+// failed write leaves the file (and an array in it) as last committed; a thread pool the system refuses memory,
+// locks or threads to frees what it made.
 #include <cerrno>
 #include <cstdio>
 #include <string>
@@ -12,6 +13,7 @@
 #include "tessera/port/posix_directory.hpp"
 #include "tessera/port/posix_file.hpp"
 #include "tessera/port/posix_mapping.hpp"
+#include "tessera/port/thread_pool.hpp"
 #include "tessera/storage.hpp"
 
 #include "../support/check.hpp"
@@ -456,4 +458,35 @@ TESSERA_TEST(posix_faults, a_full_disk_leaves_the_array_as_committed) {
     REQUIRE_OK(posix_file_close(rr));
   }
   CHECK_LE(1, failed);
+}
+
+// A thread pool whose memory, lock, condition variables or threads the system refuses: init returns
+// out_of_memory (ENOMEM, EAGAIN, or no memory) or io (any other error), leaves the pool empty (a serial
+// executor), joins the threads it had started and frees everything (LeakSanitizer); the next init works.
+TESSERA_TEST(posix_faults, thread_pool_init_errors) {
+  fault_scope scope;
+  struct fault_case {
+    call c;
+    int nth;
+    int err;
+    errc want;
+  };
+  const fault_case cases[] = {
+      {call::posix_memalign, 1, ENOMEM, errc::out_of_memory}, {call::pthread_mutex_init, 1, EAGAIN, errc::out_of_memory},
+      {call::pthread_mutex_init, 1, EINVAL, errc::io},        {call::pthread_cond_init, 1, ENOMEM, errc::out_of_memory},
+      {call::pthread_cond_init, 2, EPERM, errc::io},           {call::calloc, 1, ENOMEM, errc::out_of_memory},
+      {call::pthread_create, 1, EAGAIN, errc::out_of_memory},  {call::pthread_create, 3, EPERM, errc::io},
+  };
+  for (const fault_case& fc : cases) {
+    syscall_faults::reset();
+    syscall_faults::fail(fc.c, fc.nth, fc.err);
+    thread_pool pool;
+    const status s = thread_pool_init(pool, 4);
+    CHECK_ERR(s, fc.want);
+    CHECK_EQ(syscall_faults::calls(fc.c), fc.nth);
+    CHECK_EQ(thread_pool_workers(pool), 0u);
+    syscall_faults::reset();
+    REQUIRE_OK(thread_pool_init(pool, 4));
+    CHECK_EQ(thread_pool_workers(pool), 4u);
+  }
 }

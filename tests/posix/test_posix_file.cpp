@@ -374,3 +374,32 @@ TESSERA_TEST(posix_file, rename_and_remove) {
   CHECK_OK(posix_directory_sync_parent(c.c_str()));
   CHECK_ERR(posix_directory_sync_parent(dir.file("nope/x").c_str()), errc::io);
 }
+
+// What the file port refuses, with its code: writes and truncations past the largest file offset (no_space),
+// an unknown open mode, empty or null paths; a parent to sync for a bare name, a name under the root, and a
+// parent longer than any path the kernel takes.
+TESSERA_TEST(posix_file, calls_it_refuses) {
+  temp_dir tmp;
+  REQUIRE(tmp.ok());
+  const std::string path = tmp.file("f.bin");
+  CHECK_ERR(posix_file_open(path.c_str(), static_cast<posix_open>(99)), errc::invalid_argument);
+  auto f = posix_file_open(path.c_str(), posix_open::replace);
+  REQUIRE_OK(f);
+  const storage st = posix_file_storage(*f);
+  const uint8_t byte = 1;
+  const uint64_t top = static_cast<uint64_t>(INT64_MAX);
+  CHECK_ERR(storage_write(st, top, bytes_view(&byte, 1)), errc::no_space);
+  CHECK_ERR(storage_truncate(st, top + 1), errc::no_space);
+  result<uint64_t> size = storage_size(st);
+  CHECK(size.ok() && *size == 0u);
+  CHECK_OK(posix_file_close(*f));
+  CHECK_ERR(posix_file_rename(nullptr, path.c_str()), errc::invalid_argument);
+  CHECK_ERR(posix_file_rename(path.c_str(), ""), errc::invalid_argument);
+  CHECK_ERR(posix_file_remove(nullptr), errc::invalid_argument);
+  CHECK_ERR(posix_file_remove(""), errc::invalid_argument);
+  CHECK_ERR(posix_directory_sync_parent(""), errc::invalid_argument);
+  CHECK_OK(posix_directory_sync_parent("no_slash.b2nd"));  // the working directory
+  CHECK_OK(posix_directory_sync_parent("/tmp"));            // the root
+  const std::string long_parent = "/" + std::string(5000, 'a') + "/x";
+  CHECK_ERR(posix_directory_sync_parent(long_parent.c_str()), errc::io);
+}

@@ -126,7 +126,8 @@ tessera_status tessera_memory_directory_destroy(tessera_memory_directory* d) {
 }
 
 tessera_storage_directory tessera_memory_directory_interface(tessera_memory_directory* d) {
-  return tessera::directory_to_c(d != nullptr ? &d->c : nullptr);
+  if (d == nullptr) return tessera_storage_directory{};  // every callback NULL: an array refuses it
+  return tessera::directory_to_c(&d->c);
 }
 
 tessera_status tessera_memory_directory_count(const tessera_memory_directory* d, uint32_t* count) {

@@ -63,7 +63,8 @@ tessera_status tessera_memory_directory_create(tessera_memory_directory** out, c
 /** Frees the directory and its entries (NULL is a no-op). Close the arrays on it first. */
 tessera_status tessera_memory_directory_destroy(tessera_memory_directory* d);
 
-/** The directory interface over d (its context is d: keep the returned struct while arrays use it). */
+/** The directory interface over d (its context is d: keep the returned struct while arrays use it); for NULL,
+ * one with every callback NULL, which arrays refuse. */
 tessera_storage_directory tessera_memory_directory_interface(tessera_memory_directory* d);
 
 /** The number of entries in *count. */
