@@ -400,6 +400,18 @@ def calls_at(loc):
 _blank_cache = {}
 
 
+def _remembered(f):
+    """f with its results kept per arguments (the graph's walk asks the same questions many times)."""
+    seen = {}
+
+    def g(*args):
+        if args not in seen:
+            seen[args] = f(*args)
+        return seen[args]
+    g.__doc__ = f.__doc__
+    return g
+
+
 def code_only(path):
     """The file's text with comments and string and character literals blanked (same offsets), and its line
     starts."""
@@ -475,20 +487,32 @@ def definition(source):
                             names.append(nm.group(1) if nm and p != "void" else None)
                         if names == [None] and not text[open_at + 1:close].strip("void \n"):
                             names = []
-                        result = (names, start, end, path)
+                        result = (tuple(names), start, end, path)
     _definition_cache[source] = result
     return result
 
 
+def _declares(text, name):
+    """Whether text declares a variable or parameter `name` (a type or declarator before it, then = ; , ) { [ :)."""
+    for m in re.finditer(r"([\w>*&\]]+)\s*[*&]*\s*\b%s\s*(=|;|,|\)|\{|\[|:(?!:))" % re.escape(name), text):
+        if m.group(1) not in ("return", "case", "goto", "throw", "delete"):
+            return True
+    return False
+
+
+@_remembered
 def untouched(defn, name):
     """Whether the function's body leaves its parameter `name` as the caller passed it: never assigned, declared
-    again, incremented or having its address taken (then a bound value is the value at every call in it)."""
+    again (a shadowing variable, a loop's or a lambda's), incremented or having its address taken (then a bound
+    value is the value at every call in it)."""
     text, _ = code_only(defn[3])
     body = text[defn[1]:defn[2] + 1]
     n = re.escape(name)
-    return not re.search(r"(?<![\w.>:])%s\s*(=(?!=)|\+\+|--)|(?<![&\w])&\s*%s\b|(\+\+|--)\s*%s\b" % (n, n, n), body)
+    return not (re.search(r"(?<![\w.>:])%s\s*(=(?!=)|\+\+|--)|(?<![&\w])&\s*%s\b|(\+\+|--)\s*%s\b" % (n, n, n), body)
+                or _declares(body, name))
 
 
+@_remembered
 def call_arguments(loc, callee):
     """The argument texts of the call of `callee` (an identifier: a function's or a pointer's name) at GCC's
     location 'file:line:col' of a call, or None when its statement has no such call or several that differ."""
@@ -513,6 +537,7 @@ def call_arguments(loc, callee):
     return list(found.pop()) if len(found) == 1 else None
 
 
+@_remembered
 def in_body(defn, loc):
     """Whether the call at loc is in the definition's own body (not in code inlined into it from elsewhere)."""
     m = re.match(r"^(.*):(\d+):(\d+)$", loc or "")
@@ -523,13 +548,10 @@ def in_body(defn, loc):
     return line < len(starts) and defn[1] <= starts[line - 1] + int(m.group(3)) - 1 <= defn[2]
 
 
+@_remembered
 def declares_variable(path, name):
     """Whether the file declares a variable or parameter `name` anywhere (then the name at a call may be it)."""
-    text, _ = code_only(path)
-    for m in re.finditer(r"([\w>*&\]]+)\s*[*&]*\s*\b%s\s*(=|;|,|\)|\{|\[)" % re.escape(name), text):
-        if m.group(1) not in ("return", "case", "goto", "throw", "delete"):
-            return True
-    return False
+    return _declares(code_only(path)[0], name)
 
 
 # ---------------------------------------------------------------- disassembly of the code without .ci data
@@ -751,8 +773,16 @@ def analyse_image(image, funcs_by_title, types, objdump, cxxfilt):
         fn = funcs_by_title.get(key) or defs.get(mangled(key))
         return definition(fn.source) if fn is not None else None
 
+    bound_calls = {}
+
     def bind(caller_key, caller_binding, loc, callee, callee_key):
         """The binding of callee_key's pointer parameters at the call of `callee` (its name at loc)."""
+        key = (caller_key, caller_binding, loc, callee, callee_key)
+        if key not in bound_calls:
+            bound_calls[key] = bind_once(caller_key, caller_binding, loc, callee, callee_key)
+        return bound_calls[key]
+
+    def bind_once(caller_key, caller_binding, loc, callee, callee_key):
         target = definition_of(callee_key)
         if target is None or not target[0] or not loc:
             return ()

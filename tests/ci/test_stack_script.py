@@ -30,6 +30,9 @@ void changes(executor_task task, void* ctx) noexcept {
   task(ctx, 0, 0);
 }
 void takes_address(executor_task task) noexcept { store(&task); }
+void shadows(executor_task task) noexcept {
+  for (executor_task task : others) task(nullptr, 0, 0);
+}
 status pack(const job& j) noexcept {
   executor_run(j.exec, j.n, pack_task, &j);
   executor_task chosen = j.delta ? pack_task : other_task;
@@ -58,13 +61,15 @@ with tempfile.TemporaryDirectory() as d:
         return f"{path}:{n}:{lines[n - 1].index(col_text) + 1}"
 
     run = stack.definition(loc("void executor_run(", "executor_run"))
-    check("executor_run's parameters", run and run[0], ["e", "n", "task", "ctx"])
+    check("executor_run's parameters", run and list(run[0]), ["e", "n", "task", "ctx"])
     check("executor_run leaves task as passed", stack.untouched(run, "task"), True)
     changes = stack.definition(loc("void changes(", "changes"))
-    check("changes' parameters (a brace in a string literal)", changes and changes[0], ["task", "ctx"])
+    check("changes' parameters (a brace in a string literal)", changes and list(changes[0]), ["task", "ctx"])
     check("changes assigns task", stack.untouched(changes, "task"), False)
     taker = stack.definition(loc("void takes_address(", "takes_address"))
     check("takes_address takes task's address", stack.untouched(taker, "task"), False)
+    shadow = stack.definition(loc("void shadows(", "shadows"))
+    check("shadows declares another task", stack.untouched(shadow, "task"), False)
     check("the arguments of the call naming pack_task",
           stack.call_arguments(loc("executor_run(j.exec, j.n, pack_task, &j);", "executor_run"), "executor_run"),
           ["j.exec", "j.n", "pack_task", "&j"])
