@@ -172,7 +172,7 @@ class Function:
     def __init__(self, key, name, label, frame, dynamic, source):
         self.key, self.name, self.label, self.frame, self.dynamic = key, name, label, frame, dynamic
         self.source = source
-        self.calls = []      # keys (resolved later)
+        self.calls = []      # (key, source location of the call), keys resolved later
         self.indirect = []   # source locations of indirect calls
 
 
@@ -196,7 +196,7 @@ def load_ci(files):
                     title, label = m.groups()
                     parts = label.split("\\n")
                     fm = FRAME.match(parts[-1]) if len(parts) >= 3 else None
-                    if fm and re.match(r"^(constprop|isra|part|cold)\(", parts[0]):
+                    if fm and re.match(r"^(constprop|isra|part|cold|\d+)\(", parts[0]):
                         # GCC labels a clone by its suffix: name it after the function it clones.
                         base = mangled(title).split(".")[0]
                         named = subprocess.run(["c++filt", base], capture_output=True, text=True).stdout.strip()
@@ -217,7 +217,7 @@ def load_ci(files):
             if dst == "__indirect_call":
                 fn.indirect.append(loc or "")
             else:
-                fn.calls.append(dst)
+                fn.calls.append((dst, loc or ""))
     return funcs
 
 
@@ -396,6 +396,164 @@ def calls_at(loc):
     return out
 
 
+# ---------------------------------------------------------------- function pointers passed as arguments
+_blank_cache = {}
+
+
+def _remembered(f):
+    """f with its results kept per arguments (the graph's walk asks the same questions many times)."""
+    seen = {}
+
+    def g(*args):
+        if args not in seen:
+            seen[args] = f(*args)
+        return seen[args]
+    g.__doc__ = f.__doc__
+    return g
+
+
+def code_only(path):
+    """The file's text with comments and string and character literals blanked (same offsets), and its line
+    starts."""
+    if path not in _blank_cache:
+        text = "\n".join(source_lines(path))
+        out = re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
+                     lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+        starts = [0]
+        for line in text.split("\n"):
+            starts.append(starts[-1] + len(line) + 1)
+        _blank_cache[path] = (out, starts)
+    return _blank_cache[path]
+
+
+def _closing(text, i, pair="()"):
+    """The index of the bracket closing the one at text[i] (None if it does not close)."""
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] == pair[0]:
+            depth += 1
+        elif text[j] == pair[1]:
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+def split_args(text):
+    """'a, f(b, c), d' -> ['a', 'f(b, c)', 'd'] (top-level commas)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+_definition_cache = {}
+
+
+def definition(source):
+    """(parameter names, body start, body end, path) of the function defined at 'file:line:col' (a name is None
+    when the parameter has none), or None when the text there is not a definition this parser follows."""
+    if source in _definition_cache:
+        return _definition_cache[source]
+    result = None
+    m = re.match(r"^(.*):(\d+):(\d+)$", source or "")
+    if m:
+        path, line, col = m.group(1), int(m.group(2)), int(m.group(3))
+        text, starts = code_only(path)
+        if line < len(starts):
+            pos = starts[line - 1] + col - 1
+            open_at = text.find("(", pos)
+            close = _closing(text, open_at) if open_at >= 0 else None
+            if close is not None:
+                body = re.match(r"[^;{]*\{", text[close + 1:])  # noexcept, const, a trailing return type
+                if body:
+                    start = close + body.end() - 1
+                    end = _closing(text, start, "{}")
+                    if end is not None:
+                        names = []
+                        for p in split_args(text[open_at + 1:close]):
+                            p = p.split("=")[0].strip()
+                            nm = re.search(r"[\s*&]([A-Za-z_]\w*)$", p)
+                            names.append(nm.group(1) if nm and p != "void" else None)
+                        if names == [None] and not text[open_at + 1:close].strip("void \n"):
+                            names = []
+                        result = (tuple(names), start, end, path)
+    _definition_cache[source] = result
+    return result
+
+
+def _declares(text, name):
+    """Whether text declares a variable or parameter `name` (a type or declarator before it, then = ; , ) { [ :)."""
+    for m in re.finditer(r"([\w>*&\]]+)\s*[*&]*\s*\b%s\s*(=|;|,|\)|\{|\[|:(?!:))" % re.escape(name), text):
+        if m.group(1) not in ("return", "case", "goto", "throw", "delete"):
+            return True
+    return False
+
+
+@_remembered
+def untouched(defn, name):
+    """Whether the function's body leaves its parameter `name` as the caller passed it: never assigned, declared
+    again (a shadowing variable, a loop's or a lambda's), incremented or having its address taken (then a bound
+    value is the value at every call in it)."""
+    text, _ = code_only(defn[3])
+    body = text[defn[1]:defn[2] + 1]
+    n = re.escape(name)
+    return not (re.search(r"(?<![\w.>:])%s\s*(=(?!=)|\+\+|--)|(?<![&\w])&\s*%s\b|(\+\+|--)\s*%s\b" % (n, n, n), body)
+                or _declares(body, name))
+
+
+@_remembered
+def call_arguments(loc, callee):
+    """The argument texts of the call of `callee` (an identifier: a function's or a pointer's name) at GCC's
+    location 'file:line:col' of a call, or None when its statement has no such call or several that differ."""
+    m = re.match(r"^(.*):(\d+):(\d+)$", loc or "")
+    if not m:
+        return None
+    path, line, col = m.group(1), int(m.group(2)), int(m.group(3))
+    text, starts = code_only(path)
+    if line >= len(starts):
+        return None
+    pos = starts[line - 1] + col - 1
+    begin = max(text.rfind(c, 0, pos) for c in ";{}") + 1
+    end = text.find(";", pos)
+    end = len(text) if end < 0 else end
+    found = set()
+    for cm in re.finditer(r"(?<![\w])%s\s*\(" % re.escape(callee), text[begin:end]):
+        open_at = begin + cm.end() - 1
+        close = _closing(text, open_at)
+        if close is None:
+            return None
+        found.add(tuple(split_args(text[open_at + 1:close])))
+    return list(found.pop()) if len(found) == 1 else None
+
+
+@_remembered
+def in_body(defn, loc):
+    """Whether the call at loc is in the definition's own body (not in code inlined into it from elsewhere)."""
+    m = re.match(r"^(.*):(\d+):(\d+)$", loc or "")
+    if not m or defn is None or os.path.realpath(m.group(1)) != os.path.realpath(defn[3]):
+        return False
+    _, starts = code_only(defn[3])
+    line = int(m.group(2))
+    return line < len(starts) and defn[1] <= starts[line - 1] + int(m.group(3)) - 1 <= defn[2]
+
+
+@_remembered
+def declares_variable(path, name):
+    """Whether the file declares a variable or parameter `name` anywhere (then the name at a call may be it)."""
+    return _declares(code_only(path)[0], name)
+
+
 # ---------------------------------------------------------------- disassembly of the code without .ci data
 class Disassembly:
     def __init__(self, objdump, image, arm):
@@ -533,6 +691,8 @@ def analyse_image(image, funcs_by_title, types, objdump, cxxfilt):
     def nparams(sig):
         return len(sig[1].split(",")) if sig[1] else 0
 
+    pointer_at = {}  # source location of an indirect call -> the pointer's name there
+
     def candidates(loc):
         where = re.sub(r"^.*/(src|port|include|examples)/", r"\1/", loc)
         for n, nargs in calls_at(loc):
@@ -541,6 +701,7 @@ def analyse_image(image, funcs_by_title, types, objdump, cxxfilt):
                 cands = [t for t in taken if t[2] in sigs] + unclassified
                 targets = ", ".join(sorted({short(t[1].label) if t[1] else t[0] for t in cands})) or "none"
                 notes[f"{n} ({where}) -> {targets}"] = 1
+                pointer_at[loc] = n
                 return [t[0] for t in cands]
         notes[f"unnamed pointer at {where}: every address-taken function (conservative)"] = 1
         return [t[0] for t in taken]
@@ -554,8 +715,8 @@ def analyse_image(image, funcs_by_title, types, objdump, cxxfilt):
         fn = funcs_by_title.get(key) or defs.get(mangled(key))
         if fn is not None:
             callees = []
-            for c in fn.calls:
-                callees.append(c if c in funcs_by_title else mangled(c))
+            for c, loc in fn.calls:
+                callees.append((c if c in funcs_by_title else mangled(c), loc))
             for loc in fn.indirect:
                 callees += [("*" + loc, c) for c in candidates(loc)]
             frame = None if fn.dynamic else fn.frame
@@ -571,7 +732,7 @@ def analyse_image(image, funcs_by_title, types, objdump, cxxfilt):
             graph[key] = (0, [], name + " (not in the image: inlined or a builtin)")
             return graph[key]
         frame, calls, indirect = info
-        callees = [c for c in calls if c != dn]
+        callees = [(c, "") for c in calls if c != dn]
         if indirect:  # a library calls what the program hands it (a custom allocator) or its own tables
             notes["indirect call in code without call-graph data (%s): every address-taken function of "
                   "this build (conservative)" % pretty(name)] = 1
@@ -579,51 +740,152 @@ def analyse_image(image, funcs_by_title, types, objdump, cxxfilt):
         graph[key] = (frame, callees, pretty(name) + " (from the disassembly)")
         return graph[key]
 
-    memo = {}
+    # Function pointers bound by the call: a pointer parameter of a function gets, at a call, the functions its
+    # argument names there (the call `executor_run(exec, n, pack_task, &j)` binds executor_run's `task` to
+    # pack_task), or the binding of the caller's own parameter it passes on (`e.run(e.context, n, task, ctx)`).
+    # An indirect call through a bound parameter the function leaves untouched calls only those functions.
+    # Anything else (a pointer read from memory, a variable, a call this parser does not follow) binds nothing:
+    # the resolution by type (narrowed to the callbacks whose address a function on the path takes) applies.
+    named_cache = {}
+
+    def named_functions(arg, path):
+        """The address-taken functions an argument's text names (a function, maybe qualified, maybe with &)."""
+        arg = re.sub(r"^&\s*", "", arg.strip())
+        arg = re.sub(r"^(::)?(tessera::)?", "", arg)
+        if not re.match(r"^[A-Za-z_]\w*(::[A-Za-z_]\w*)*$", arg):
+            return None
+        if (arg, path) not in named_cache:
+            parts = arg.split("::")
+            found = set()
+            for t in taken:
+                if t[1] is None:
+                    continue
+                q = re.sub(r"\s*\[clone [^\]]*\]|\s*\[with .*\]$", "", t[1].label)
+                q = re.sub(r"\(.*$", "", q).split(" ")[-1].split("::")
+                if q[-len(parts):] == parts:
+                    found.add(t[0])
+            if not found or (len(parts) == 1 and declares_variable(path, arg)):
+                found = None
+            named_cache[(arg, path)] = frozenset(found) if found else None
+        return named_cache[(arg, path)]
+
+    def definition_of(key):
+        fn = funcs_by_title.get(key) or defs.get(mangled(key))
+        return definition(fn.source) if fn is not None else None
+
+    bound_calls = {}
+
+    def bind(caller_key, caller_binding, loc, callee, callee_key):
+        """The binding of callee_key's pointer parameters at the call of `callee` (its name at loc)."""
+        key = (caller_key, caller_binding, loc, callee, callee_key)
+        if key not in bound_calls:
+            bound_calls[key] = bind_once(caller_key, caller_binding, loc, callee, callee_key)
+        return bound_calls[key]
+
+    def bind_once(caller_key, caller_binding, loc, callee, callee_key):
+        target = definition_of(callee_key)
+        if target is None or not target[0] or not loc:
+            return ()
+        args = call_arguments(loc, callee)
+        if args is None or len(args) != len(target[0]):
+            return ()
+        path = re.match(r"^(.*):\d+:\d+$", loc).group(1)
+        own = definition_of(caller_key)
+        out = []
+        for name, arg in zip(target[0], args):
+            if name is None or not untouched(target, name):
+                continue
+            bound = None
+            plain = arg.strip()
+            if plain in dict(caller_binding) and in_body(own, loc):
+                bound = dict(caller_binding)[plain]
+            elif re.match(r"^[A-Za-z_]", plain) and not (own and plain in own[0] and in_body(own, loc)):
+                bound = named_functions(plain, path)
+                # A name that several functions end with (`task` in a class): the caller's code takes the
+                # address of the one it passes.
+                mine = frozenset(c for c in bound or () if mangled(caller_key) in takers.get(c, set()))
+                bound = mine or bound
+            if bound:
+                out.append((name, bound))
+        return tuple(sorted(out))
+
+    def callee_name(key):
+        fn = funcs_by_title.get(key) or defs.get(mangled(key))
+        if fn is None:
+            return None
+        n = re.sub(r"\s*\[clone [^\]]*\]|\s*\[with .*\]$", "", fn.label)
+        n = re.sub(r"\(.*$", "", n).split(" ")[-1].split("::")[-1]
+        return n if re.match(r"^[A-Za-z_]\w*$", n) else None
+
+    memo = {}  # (key, binding) -> [(result, the answers it depended on)]
+    asked_below = [{}]  # the answers the last depth() call depended on
     on_stack = {}
     on_path_names = set()
     via_now = [False]
     assumed = {}
 
-    def depth(key, stack, via):
+    def depth(key, stack, via, binding=()):
         """(bytes, path, problem, contextual) of the deepest path from key. stack: the keys on the path, via: for
-        each, whether it was reached through a pointer. contextual: the result depends on the path (a pointer's
-        candidate was left out because it is on the path), so it is not remembered."""
-        if key in memo:
-            return memo[key]
+        each, whether it was reached through a pointer. binding: the functions key's pointer parameters were
+        bound to by the call ((name, functions)...). contextual: the result depends on the path (a call through
+        a pointer back into a caller on the path was not followed), so it is not remembered. A result that
+        depends on which functions are on the path above (the narrowing to callbacks whose address a function
+        on the path takes) is remembered with the answers it depended on, and used again where they are the
+        same."""
+        for result, asked in memo.get((key, binding), ()):
+            if all((n in on_path_names) == v for n, v in asked.items()):
+                asked_below[0] = asked
+                return result
         if key in on_stack:
             at = len(stack) - 1 - stack[::-1].index(key)
             if not any(via[at + 1:]) and not via_now[0]:  # recursion through direct calls only
                 cycle = stack[at:] + [key]
+                asked_below[0] = {}
                 return UNBOUNDED, [node(k)[2] for k in cycle], "recursion", False
             # Through a pointer: entered again (another callback of that type may run there); the pointers'
             # candidates already on the path are left out below, which ends it.
         frame, callees, desc = node(key)
         if frame is None:
-            memo[key] = (UNBOUNDED, [desc], "dynamic frame", False)
-            return memo[key]
+            memo[(key, binding)] = [((UNBOUNDED, [desc], "dynamic frame", False), {})]
+            asked_below[0] = {}
+            return memo[(key, binding)][0][0]
         best, best_path, problem, contextual = 0, [], None, False
         stack.append(key)
         on_path_names.add(mangled(key))
         via.append(via_now[0])
         on_stack[key] = on_stack.get(key, 0) + 1
-        # A callback passed down the calls (an executor's task): when functions on the path take the address
-        # of some candidates of a pointer, the pointer is one of those.
+        bound = dict(binding)
+        asked_here = {}  # function name -> whether it is on the path: the answers this result depends on
+        # A pointer parameter bound by the call: its call runs only the functions the call named.
+        # Else a callback passed down the calls (an executor's task): when functions on the path take the
+        # address of some candidates of a pointer, the pointer is one of those.
         pointer_sets = {}
         for c in callees:
-            if isinstance(c, tuple):
+            if c[0].startswith("*"):
                 pointer_sets.setdefault(c[0], []).append(c[1])
-        narrowed = set()
+        narrowed = set()  # (group, candidate) left out
         for group, cands in pointer_sets.items():
+            name = pointer_at.get(group[1:])
+            if name in bound:
+                narrowed.update((group, c) for c in cands if c not in bound[name])
+                cands = [c for c in cands if c in bound[name]]
+            for c in cands:
+                for t in takers.get(mangled(c), ()):
+                    asked_here[t] = t in on_path_names
             passed = [c for c in cands if takers.get(mangled(c), set()) & on_path_names]
             if passed:
-                narrowed.update(c for c in cands if c not in passed)
-                contextual = True
-        for c in dict.fromkeys(callees):
-            if isinstance(c, tuple) and c[1] in narrowed:
+                narrowed.update((group, c) for c in cands if c not in passed)
+        calls = []
+        for c in callees:
+            if c in narrowed:
                 continue
-            through_pointer = isinstance(c, tuple)
-            c = c[1] if through_pointer else c
+            if c[0].startswith("*"):
+                name = pointer_at.get(c[0][1:])
+                calls.append((True, c[1], bind(key, binding, c[0][1:], name, c[1]) if name else ()))
+            else:
+                calls.append((False, c[0], bind(key, binding, c[1], callee_name(c[0]), c[0])
+                              if callee_name(c[0]) else ()))
+        for through_pointer, c, child_binding in dict.fromkeys(calls):
             if through_pointer and c in on_stack:
                 # A cycle that only the pointer's type makes (a callback of the type that calls through the
                 # same type, as an adapter storage does): not followed, and said.
@@ -631,7 +893,8 @@ def analyse_image(image, funcs_by_title, types, objdump, cxxfilt):
                 contextual = True
                 continue
             via_now[0] = through_pointer
-            d, p, pr, ctx = depth(c, stack, via)
+            d, p, pr, ctx = depth(c, stack, via, child_binding)
+            asked_here.update(asked_below[0])
             contextual = contextual or ctx
             if d > best or (pr and not problem):
                 best, best_path = d, p
@@ -644,8 +907,10 @@ def analyse_image(image, funcs_by_title, types, objdump, cxxfilt):
         if not on_stack[key]:
             del on_stack[key]
         result = (frame + best, [f"{desc} {frame}"] + best_path, problem, contextual)
+        asked_here.pop(mangled(key), None)  # on the path wherever key's result is used
         if not contextual and key not in on_stack:
-            memo[key] = result
+            memo.setdefault((key, binding), []).append((result, dict(asked_here)))
+        asked_below[0] = asked_here
         return result
 
     entries = []

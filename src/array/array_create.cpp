@@ -8,6 +8,7 @@
 #include "base/allocated.hpp"
 #include "b2nd_geometry.hpp"
 #include "chunk/chunk_internal.hpp"
+#include "frame/frame_internal.hpp"
 #include "tessera/dtype.hpp"
 #include "tessera/slice_plan.hpp"
 #include "tessera/nd_copy.hpp"
@@ -243,16 +244,20 @@ status pack_block(const pack_job& j, int64_t nblock) noexcept {
   return pack_block_into(j, nblock, j.chunk + static_cast<size_t>(nblock) * block_nbytes);
 }
 
-// Where chunk nchunk of an array lies in a C-order source (src_shape, its first item at src_start).
+// Where chunk nchunk of an array lies in a C-order source: src_shape, the chunk's first item at src_start (null:
+// the chunk's own start in the array); src_shape null: src holds the chunk's items alone (the chunk's extent,
+// from its origin). The chunk's start is computed into j.from, not into a local of the packing's frame.
 __attribute__((always_inline)) inline status pack_job_init(pack_job& j, const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
                      const int64_t* src_shape, const int64_t* src_start) noexcept {
-  int64_t cstart[kMaxDims] = {};
-  TESSERA_TRY(layout_chunk_extent(layout, nchunk, cstart, j.ext));  // GCOVR_EXCL_BR_LINE: the callers' chunks are the grid's
+  TESSERA_TRY(layout_chunk_extent(layout, nchunk, j.from, j.ext));  // GCOVR_EXCL_BR_LINE: the callers' chunks are the grid's
   j.l = &layout;
   j.itemsize = itemsize;
   j.src = src;
-  j.src_shape = src_shape;
-  for (int d = 0; d < layout.ndim; ++d) j.from[d] = src_start[d];
+  j.src_shape = src_shape != nullptr ? src_shape : j.ext;
+  for (int d = 0; d < layout.ndim; ++d) {
+    if (src_shape == nullptr) j.from[d] = 0;
+    else if (src_start != nullptr) j.from[d] = src_start[d];
+  }
   return ok_status();
 }
 
@@ -305,11 +310,8 @@ bool chunk_gather_possible(const array_layout& layout, int64_t itemsize, const c
 result<size_t> chunk_encode_from_items(chunk_encoder& e, const chunk_encode_params& params, const array_layout& layout,
                                        int64_t itemsize, int64_t nchunk, bytes_view src, const int64_t* src_shape,
                                        bytes_mut out) noexcept {
-  int64_t cstart[kMaxDims] = {};
-  int64_t cext[kMaxDims] = {};
-  TESSERA_TRY(layout_chunk_extent(layout, nchunk, cstart, cext));  // GCOVR_EXCL_BR_LINE: a chunk of the create's loop
   pack_job j;
-  TESSERA_TRY(pack_job_init(j, layout, itemsize, nchunk, src, src_shape, cstart));
+  TESSERA_TRY(pack_job_init(j, layout, itemsize, nchunk, src, src_shape, nullptr));
   chunk_block_source b;
   b.gather = gather_block;
   b.context = &j;
@@ -433,20 +435,25 @@ status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, 
       frame_meta_find(f, name_of(kB2ndMetaName)).ok() ? name_of(kB2ndMetaName) : name_of("caterva");
   auto raw = frame_meta_find(f, meta_name);
   if (!raw.ok()) return make_error(errc::malformed, TESSERA_MSG("array: the frame has no b2nd metalayer"));
-  detail::b2nd_geometry g;
-  TESSERA_TRY(detail::b2nd_geometry_read(*raw, *info, fresh, frame_max_alloc(f), exec, g));
-
-  (void)array_release(a);
-  array_access::alloc(a) = alloc;
-  array_access::exec(a) = exec;
-  array_access::layout(a) = g.layout;
-  array_access::sizes(a) = g.sizes;
-  array_access::itemsize(a) = info->typesize;
-  array_access::dtype_format(a) = g.meta.dtype_format;
-  const span<const char> dt = b2nd_meta_dtype_or_default(g.meta);
+  span<const char> dt;  // views the metalayer's bytes
+  {
+    // About 1 KiB on the Cortex-M4: from the allocator, not the stack (an open or a create may run on a firmware
+    // task's stack), and freed before the array's own allocations (an arena frees only its last block).
+    detail::allocated<detail::b2nd_geometry> g;
+    TESSERA_TRY(g.make(alloc));
+    TESSERA_TRY(detail::b2nd_geometry_read(*raw, *info, fresh, frame_max_alloc(f), exec, *g));
+    (void)array_release(a);
+    array_access::alloc(a) = alloc;
+    array_access::exec(a) = exec;
+    array_access::layout(a) = g->layout;
+    array_access::sizes(a) = g->sizes;
+    array_access::itemsize(a) = info->typesize;
+    array_access::dtype_format(a) = g->meta.dtype_format;
+    dt = b2nd_meta_dtype_or_default(g->meta);
+  }
   TESSERA_TRY(array_access::dtype(a).allocate(alloc, dt.size()));
   if (!dt.empty()) memcpy(array_access::dtype(a).data(), dt.data(), dt.size());
-  array_access::encode(a) = encode_params_from(*info, g.sizes.block_nbytes);
+  array_access::encode(a) = encode_params_from(*info, array_access::sizes(a).block_nbytes);
   array_access::encode(a).plugins = array_access::plugins(a);
   TESSERA_TRY(decoder_setup(a));
   array_access::frm(a) = tessera::cxx::move(f);
@@ -535,15 +542,15 @@ namespace {
 // The origin of a chunk's own buffer (in the image, not on the stack of each chunk's packing).
 constexpr int64_t kOrigin[kMaxDims] = {};
 
-// Packs chunk n of a new array into chunk: straight from the caller's C-order buffer when the source has one (no
-// staging copy), else the source's items for the chunk read into `items` (room for a chunk's items) first.
-status chunk_from_source(const array_layout& l, int64_t itemsize, int64_t n, const detail::array_source& source,
-                         uint8_t* items, bytes_mut chunk, const executor& exec) noexcept {
+// The source's items for chunk n of a new array read into `items` (room for a chunk's items), C order over the
+// chunk's extent; their bytes into *nbytes. Its own frame: the chunk's corners are not on the stack while the
+// chunk is packed.
+__attribute__((noinline)) status chunk_items_read(const array_layout& l, int64_t itemsize, int64_t n,
+                                                  const detail::array_source& source, uint8_t* items,
+                                                  size_t* nbytes) noexcept {
   int64_t cstart[kMaxDims] = {};
   int64_t cext[kMaxDims] = {};
   TESSERA_TRY(layout_chunk_extent(l, n, cstart, cext));  // GCOVR_EXCL_BR_LINE: a chunk of the create's loop
-  if (source.items.data() != nullptr)
-    return detail::chunk_pack_items(l, itemsize, n, source.items, source.items_shape, cstart, chunk, exec);
   int64_t cstop[kMaxDims] = {};
   int64_t nitems = 1;
   for (int d = 0; d < l.ndim; ++d) {
@@ -552,7 +559,19 @@ status chunk_from_source(const array_layout& l, int64_t itemsize, int64_t n, con
   }
   const bytes_mut items_view(items, static_cast<size_t>(nitems * itemsize));
   TESSERA_TRY(source.read(source.context, cstart, cstop, items_view, cext, kOrigin));
-  return detail::chunk_pack_items(l, itemsize, n, items_view, cext, kOrigin, chunk, exec);
+  *nbytes = items_view.size();
+  return ok_status();
+}
+
+// Packs chunk n of a new array into chunk: straight from the caller's C-order buffer when the source has one (no
+// staging copy), else the source's items for the chunk read into `items` (room for a chunk's items) first.
+status chunk_from_source(const array_layout& l, int64_t itemsize, int64_t n, const detail::array_source& source,
+                         uint8_t* items, bytes_mut chunk, const executor& exec) noexcept {
+  if (source.items.data() != nullptr)
+    return detail::chunk_pack_items(l, itemsize, n, source.items, source.items_shape, nullptr, chunk, exec);
+  size_t nbytes = 0;
+  TESSERA_TRY(chunk_items_read(l, itemsize, n, source, items, &nbytes));
+  return detail::chunk_pack_items(l, itemsize, n, bytes_view(items, nbytes), nullptr, nullptr, chunk, exec);
 }
 
 // Whole chunks encoded on every worker at once, each worker with its own serial encoder, then appended in
@@ -623,9 +642,10 @@ void chunk_round_task(void* context, size_t i, uint32_t worker) noexcept {
   r.sizes[i] = *enc;
 }
 
-// The chunks of a new array, `workers` at a time (exec.workers > 1). Encoders, buffers and codec state are made
-// here, on the caller's thread; the tasks only pack and encode.
-status chunks_write_parallel(array& a, const detail::array_source& source, const executor& exec,
+// The chunks of a new array, `workers` at a time (exec.workers > 1), appended (the caller commits). Encoders,
+// buffers and codec state are made here, on the caller's thread; the tasks only pack and encode. Not inlined:
+// its locals are not on the stack under the caller's commit.
+__attribute__((noinline)) status chunks_write_parallel(array& a, const detail::array_source& source, const executor& exec,
                              const allocator& alloc) noexcept {
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
@@ -698,9 +718,9 @@ status chunks_write_parallel(array& a, const detail::array_source& source, const
     executor_run(exec, count, chunk_round_task, &r);
     for (size_t i = 0; i < count; ++i) TESSERA_TRY(r.errs[i]);
     for (size_t i = 0; i < count; ++i)
-      TESSERA_TRY(frame_chunk_append(array_access::frm(a), bytes_view(r.outs + i * out_bytes, r.sizes[i])));
+      TESSERA_TRY(detail::frame_chunk_append_table(array_access::frm(a), bytes_view(r.outs + i * out_bytes, r.sizes[i])));
   }
-  return frame_commit(array_access::frm(a));
+  return ok_status();
 }
 
 // The chunks of a new array (open on its frame, nothing appended yet) from source, then the commit.
@@ -710,7 +730,10 @@ status chunks_write(array& a, const detail::array_source& source, const allocato
   const int64_t itemsize = array_access::itemsize(a);
   const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
   const executor& exec = array_access::exec(a);
-  if (exec.run != nullptr && exec.workers > 1 && l.nchunks > 1) return chunks_write_parallel(a, source, exec, alloc);
+  if (exec.run != nullptr && exec.workers > 1 && l.nchunks > 1) {
+    TESSERA_TRY(chunks_write_parallel(a, source, exec, alloc));
+    return frame_commit(array_access::frm(a));
+  }
   owned_array<uint8_t> items, chunk, out;
   bool gathered = false;
 #if TESSERA_SPEED_PATHS
@@ -727,14 +750,14 @@ status chunks_write(array& a, const detail::array_source& source, const allocato
       auto enc = detail::chunk_encode_from_items(array_access::encoder(a), array_access::encode(a), l, itemsize, n,
                                                  source.items, source.items_shape, bytes_mut(out.data(), out.size()));
       if (!enc.ok()) return enc.err();
-      TESSERA_TRY(frame_chunk_append(array_access::frm(a), bytes_view(out.data(), *enc)));
+      TESSERA_TRY(detail::frame_chunk_append_table(array_access::frm(a), bytes_view(out.data(), *enc)));
       continue;
     }
 #endif
     TESSERA_TRY(chunk_from_source(l, itemsize, n, source, items.data(), bytes_mut(chunk.data(), chunk.size()), exec));
     auto enc = detail::array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
     if (!enc.ok()) return enc.err();
-    TESSERA_TRY(frame_chunk_append(array_access::frm(a), *enc));
+    TESSERA_TRY(detail::frame_chunk_append_table(array_access::frm(a), *enc));
   }
   return frame_commit(array_access::frm(a));
 }
@@ -752,7 +775,7 @@ status special_chunks_write(array& a, const chunk_encode_params& encode, chunk_s
                                   bytes_mut(chunk.data(), chunk.size()));
     if (!n.ok()) return n.err();
     for (int64_t i = 0; i < l.nchunks; ++i)
-      TESSERA_TRY(frame_chunk_append(array_access::frm(a), bytes_view(chunk.data(), *n)));
+      TESSERA_TRY(detail::frame_chunk_append_table(array_access::frm(a), bytes_view(chunk.data(), *n)));
   }
   return frame_commit(array_access::frm(a));
 }

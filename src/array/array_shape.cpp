@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "array_internal.hpp"
+#include "base/allocated.hpp"
 #include "tessera/nd_copy.hpp"
 
 namespace tessera {
@@ -58,7 +59,7 @@ bool old_kept(const grid_map& m, const array_layout& new_l, const int64_t* oc) n
 // Edits the chunk grid, then installs the new layout and publishes it.
 status grid_edit(array& a, const array_layout& new_l, const grid_map& m) noexcept {
   frame& f = array_access::frm(a);
-  const array_layout old_l = array_access::layout(a);
+  const array_layout& old_l = array_access::layout(a);  // replaced only at the end (no 1 KiB copy on the stack)
   int64_t coords[kMaxDims] = {};
   int64_t oc[kMaxDims] = {};
   for (int64_t i = old_l.nchunks - 1; i >= 0; --i) {
@@ -150,7 +151,7 @@ status zero_exposed(array& a, const array_layout& old_l) noexcept {
 
 status resize_nocommit(array& a, const int64_t* new_shape) noexcept {
   TESSERA_TRY(detail::array_check_writable(a));
-  const array_layout old_l = array_access::layout(a);
+  const array_layout& old_l = array_access::layout(a);
   int32_t cs[kMaxDims] = {};
   int32_t bs[kMaxDims] = {};
   bool same = true;
@@ -163,10 +164,16 @@ status resize_nocommit(array& a, const int64_t* new_shape) noexcept {
     same &= new_shape[d] == old_l.shape[d];
   }
   if (same) return ok_status();
-  array_layout new_l;
-  TESSERA_TRY(layout_init(new_l, old_l.ndim, new_shape, cs, bs));
-  TESSERA_TRY(grid_edit(a, new_l, grid_map{}));
-  return zero_exposed(a, old_l);
+  // The old and new layouts (about 1 KiB each on the Cortex-M4): from the array's allocator, not the stack.
+  struct layouts {
+    array_layout old_l, new_l;
+  };
+  detail::allocated<layouts> ls;
+  TESSERA_TRY(ls.make(array_access::alloc(a)));
+  ls->old_l = old_l;
+  TESSERA_TRY(layout_init(ls->new_l, old_l.ndim, new_shape, cs, bs));
+  TESSERA_TRY(grid_edit(a, ls->new_l, grid_map{}));
+  return zero_exposed(a, ls->old_l);
 }
 
 status check_axis(array& a, int axis) noexcept {
@@ -203,14 +210,15 @@ status chunks_shift(array& a, const array_layout& old_l, const int64_t* new_shap
     cs[d] = static_cast<int32_t>(old_l.chunkshape[d]);
     bs[d] = static_cast<int32_t>(old_l.blockshape[d]);
   }
-  array_layout new_l;
-  TESSERA_TRY(layout_init(new_l, old_l.ndim, new_shape, cs, bs));
+  detail::allocated<array_layout> new_l;  // about 1 KiB on the Cortex-M4: from the array's allocator
+  TESSERA_TRY(new_l.make(array_access::alloc(a)));
+  TESSERA_TRY(layout_init(*new_l, old_l.ndim, new_shape, cs, bs));
   grid_map m;
   m.kind = kind;
   m.axis = axis;
   m.p = pos / c;
   m.k = count / c;
-  return grid_edit(a, new_l, m);
+  return grid_edit(a, *new_l, m);
 }
 
 }  // namespace
@@ -258,7 +266,7 @@ status array_resize_at(array& a, const int64_t* new_shape, const int64_t* start)
 status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view src) noexcept {
   TESSERA_TRY(detail::array_check_writable(a));
   TESSERA_TRY(check_axis(a, axis));
-  const array_layout old_l = array_access::layout(a);
+  const array_layout& old_l = array_access::layout(a);  // not used once the grid changes
   if (pos < 0 || pos > old_l.shape[axis])
     return detail::array_error_values(a, errc::out_of_range, TESSERA_MSG("array_insert: axis {}: position {} not in [0, {}]"), axis,
                                       pos, old_l.shape[axis]);

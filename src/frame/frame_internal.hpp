@@ -240,6 +240,8 @@ void space_start_empty(frame_state& s) noexcept;
 // chunk's size is read (its header), chunks are sorted by position, the gaps between them are free. Chunks that
 // overlap disable reuse. Errors: the storage's, out_of_memory (the sort's N * 16 bytes), resource_limit.
 [[nodiscard]] status space_activate(frame_state& s) noexcept;
+// space_activate for a frame whose chunk table is in memory (state_index_materialize ran): the index is not read.
+[[nodiscard]] status space_activate_table(frame_state& s) noexcept;
 // Disables reuse for good (this handle): what was written stays where it is, new bytes go past everything.
 void space_disable(frame_state& s) noexcept;
 // Where n new bytes go: the smallest free extent that holds them, else the end.
@@ -351,6 +353,10 @@ void header_sizes_patch(uint8_t* header, uint64_t frame_len, int64_t cbytes) noe
 void index_entry_learn(frame_state& s, int64_t i, const frame_chunk_entry& e) noexcept;
 // Turns the lazy index into the table a change needs (24 bytes a chunk, within max_alloc); no-op when done.
 [[nodiscard]] status state_index_materialize(frame_state& s) noexcept;
+// frame_chunk_append for a frame whose chunk table is in memory (a frame just created, or one whose table
+// state_index_materialize read; invalid_argument when it is not): it reads no index, so the caller's locals do
+// not sit above the index's decoding (array_create's appends).
+[[nodiscard]] status frame_chunk_append_table(frame& f, bytes_view chunk) noexcept;
 void index_lazy_release(frame_state& s) noexcept;
 
 // Decodes the requested blocks of the stored chunk at src (frame_blocks_decode), reading only what they need; with
@@ -379,6 +385,9 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 [[nodiscard]] status frame_open_cframe_state(frame_state& s) noexcept;
 [[nodiscard]] status frame_open_sframe_state(frame_state& s) noexcept;
 [[nodiscard]] status frame_chunk_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
+// The same from the chunk table in memory (state_index_materialize ran; invalid_argument when it did not): never
+// reads the index, so a caller with large locals does not hold them above the index's decoding.
+[[nodiscard]] status frame_table_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
 [[nodiscard]] result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept;
 // Whether frame_chunk_read hands out views that stay valid until close (a read-only contiguous frame whose
 // storage is memory or a map): readers may then decode chunks in place, on any thread.

@@ -164,9 +164,15 @@ void space_disable(frame_state& s) noexcept {
 }
 
 status space_activate(frame_state& s) noexcept {
-  space_map& m = s.space;
+  const space_map& m = s.space;
   if (m.active || m.disabled || s.sparse || s.options.keep_old_frames) return ok_status();
   TESSERA_TRY(state_index_materialize(s));
+  return space_activate_table(s);
+}
+
+status space_activate_table(frame_state& s) noexcept {
+  space_map& m = s.space;
+  if (m.active || m.disabled || s.sparse || s.options.keep_old_frames) return ok_status();
   const uint64_t hl = s.info.header_len;
   // Every stored chunk's size (read from its header when the index did not say).
   uint64_t nstored = 0, live = 0;
@@ -174,7 +180,7 @@ status space_activate(frame_state& s) noexcept {
     if (s.chunks[i].offset < 0) continue;
     if (s.chunks[i].cbytes < 0) {
       int32_t nb = 0;
-      TESSERA_TRY(frame_chunk_entry_nbytes(s, i, &nb));
+      TESSERA_TRY(frame_table_entry_nbytes(s, i, &nb));
     }
     if (s.chunks[i].cbytes < 0) return make_error(errc::corrupt, TESSERA_MSG("frame: a chunk's size is unknown"));
     ++nstored;

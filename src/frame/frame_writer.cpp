@@ -93,7 +93,8 @@ result<int64_t> chunk_store(frame_state& s, const incoming& in, uint64_t* new_da
   return static_cast<int64_t>(pos - s.info.header_len);
 }
 
-// The reference's rules for the super-chunk's chunksize after a change (-1: unset, 0: variable).
+// The reference's rules for the super-chunk's chunksize after a change (-1: unset, 0: variable). The chunk table
+// is in memory.
 enum class change { append, insert, update };
 status chunksize_after(frame_state& s, change kind, int64_t nchunk, int32_t nb, int32_t* out) noexcept {
   int32_t cs = s.schunk_chunksize;
@@ -102,7 +103,7 @@ status chunksize_after(frame_state& s, change kind, int64_t nchunk, int32_t nb, 
   if (cs == -1) cs = nb;
   if (!variable && kind != change::update && n > 0) {
     int32_t last = 0;
-    TESSERA_TRY(frame_chunk_entry_nbytes(s, n - 1, &last));
+    TESSERA_TRY(frame_table_entry_nbytes(s, n - 1, &last));
     const bool misplaced = kind == change::insert && nchunk != n && nb != cs;
     if (last < cs || nb > cs || misplaced) variable = true;
   }
@@ -114,9 +115,9 @@ status chunksize_after(frame_state& s, change kind, int64_t nchunk, int32_t nb, 
   return ok_status();
 }
 
-status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chunk) noexcept {
-  TESSERA_TRY(writable_check(&s));
-  TESSERA_TRY(state_index_materialize(s));
+// A change once the chunk table is in memory: it reads no index (its locals would sit above the index's decoding).
+__attribute__((noinline)) status chunk_change_table(frame_state& s, change kind, int64_t nchunk, bytes_view chunk) noexcept {
+  if (s.lazy.active) return make_error(errc::invalid_argument, TESSERA_MSG("frame: the chunk table is not in memory"));
   auto in = incoming_check(chunk);
   if (!in.ok()) return in.err();
   const int64_t n = s.nchunks;
@@ -132,9 +133,9 @@ status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chun
   frame_chunk_entry old;
   if (kind == change::update) {
     int32_t onb = 0;
-    TESSERA_TRY(frame_chunk_entry_nbytes(s, nchunk, &onb));
+    TESSERA_TRY(frame_table_entry_nbytes(s, nchunk, &onb));
     // The first version a contiguous frame drops builds its space map.
-    if (!s.sparse && s.chunks[nchunk].offset >= 0) TESSERA_TRY(space_activate(s));
+    if (!s.sparse && s.chunks[nchunk].offset >= 0) TESSERA_TRY(space_activate_table(s));
     old = s.chunks[nchunk];
   }
   const int64_t nspecial = s.nspecial + (in->special ? 1 : 0) - (kind == change::update && old.offset < 0 ? 1 : 0);
@@ -184,6 +185,13 @@ status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chun
   s.info.nchunks = s.nchunks;
   s.dirty = true;
   return ok_status();
+}
+
+// A chunk appended, inserted or updated: the chunk table read into memory first, from this small frame.
+status chunk_change(frame_state& s, change kind, int64_t nchunk, bytes_view chunk) noexcept {
+  TESSERA_TRY(writable_check(&s));
+  TESSERA_TRY(state_index_materialize(s));
+  return chunk_change_table(s, kind, nchunk, chunk);
 }
 
 // ---- Commit --------------------------------------------------------------------------------------------------
@@ -241,24 +249,100 @@ result<uint32_t> index_build(frame_state& s, chunk_encoder* enc, const frame_chu
   return static_cast<uint32_t>(*size);
 }
 
-// Durable commit of a frame left without chunks: the trailer must sit right after the header, where the
-// committed frame may keep chunks or its index. Those are first copied past every byte in use and committed
-// (the same content, moved), so that the final rewrite only touches dead bytes.
-status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
-  const uint32_t hl = s.info.header_len;
-  // The committed frame, from the storage.
+// What a clear of the front needs of the committed frame: its fixed header's sizes and its index chunk's place.
+struct committed_front {
+  int64_t nbytes = 0;          // the committed header's nbytes (0: no chunks)
+  int64_t cbytes = 0;          // its chunks section
+  uint64_t frame_len = 0;
+  uint64_t index_pos = 0;      // the index chunk, from the frame's start
+  uint32_t index_cbytes = 0;
+  int64_t nchunks = 0;         // the index's entries
+};
+
+// The committed frame's fixed header and index chunk header, read and checked. Its own frame: the buffers are
+// not on the stack while the index is decoded.
+__attribute__((noinline)) status committed_front_read(frame_state& s, committed_front& c) noexcept {
   uint8_t fixed[kFrameHeaderMinLen];
   TESSERA_TRY(frame_read_into(s, 0, bytes_mut(fixed, sizeof fixed)));
   frame_info ci;
   TESSERA_TRY(header_fixed_parse(bytes_view(fixed, sizeof fixed), ci));
-  if (ci.nbytes == 0) return ok_status();  // committed frame has no chunks: handled by the caller
-  const uint64_t cidx = hl + static_cast<uint64_t>(ci.cbytes);
+  c.nbytes = ci.nbytes;
+  c.cbytes = ci.cbytes;
+  c.frame_len = ci.frame_len;
+  if (ci.nbytes == 0) return ok_status();
+  c.index_pos = s.info.header_len + static_cast<uint64_t>(ci.cbytes);
   uint8_t ih_bytes[kChunkHeaderExtendedSize];
-  TESSERA_TRY(frame_read_into(s, cidx, bytes_mut(ih_bytes, sizeof ih_bytes)));
+  TESSERA_TRY(frame_read_into(s, c.index_pos, bytes_mut(ih_bytes, sizeof ih_bytes)));
   auto ih = chunk_header_read(bytes_view(ih_bytes, sizeof ih_bytes));
   if (!ih.ok()) return ih.err();
-  const int64_t cn = ih->nbytes / 8;
-  if (cn <= 0) return make_error(errc::corrupt, TESSERA_MSG("frame: committed frame with data but an empty index"));
+  c.nchunks = ih->nbytes / 8;
+  c.index_cbytes = ih->cbytes;
+  if (c.nchunks <= 0) return make_error(errc::corrupt, TESSERA_MSG("frame: committed frame with data but an empty index"));
+  return ok_status();
+}
+
+// The committed chunks that sit where the trailer goes, copied past every byte in use, then the committed index
+// (tmp's table, their new places) and trailer after them, then the header pointing there. Its own frame: its
+// locals are not on the stack while the index is decoded.
+__attribute__((noinline)) status clear_front_move(frame_state& s, uint32_t tl, const committed_front& c,
+                                                  frame_state& tmp, chunk_encoder* enc) noexcept {
+  const uint32_t hl = s.info.header_len;
+  const int64_t cn = c.nchunks;
+  bool moved = c.index_pos < uint64_t{hl} + tl;
+  uint64_t pos = place_at(s);
+  for (int64_t i = 0; i < cn; ++i) {
+    const int64_t off = tmp.chunks[i].offset;
+    if (off < 0 || static_cast<uint64_t>(off) >= tl) continue;
+    uint8_t hb[kChunkHeaderExtendedSize];
+    TESSERA_TRY(frame_read_into(s, hl + static_cast<uint64_t>(off), bytes_mut(hb, kChunkHeaderMinSize)));
+    const uint32_t cb = le_load32(hb + 12);  // the chunk header's cbytes
+    if (cb > INT32_MAX || static_cast<uint64_t>(off) + cb > static_cast<uint64_t>(c.cbytes))
+      return make_error(errc::corrupt, TESSERA_MSG("frame: committed chunk runs past its data"));
+    temp_buffer b;
+    TESSERA_TRY(b.get(s, cb));
+    TESSERA_TRY(frame_read_into(s, hl + static_cast<uint64_t>(off), bytes_mut(b.p, cb)));
+    TESSERA_TRY(frame_write(s, pos, bytes_view(b.p, cb)));
+    tmp.chunks[i].offset = static_cast<int64_t>(pos - hl);
+    pos += cb;
+    moved = true;
+  }
+  if (!moved) return ok_status();
+  // The committed trailer, unchanged, after the moved index.
+  uint8_t ctail[kFrameTrailerMinLen];
+  TESSERA_TRY(frame_read_into(s, c.frame_len - kFrameTrailerMinLen, bytes_mut(ctail, sizeof ctail)));
+  auto ctlr = trailer_len_parse(bytes_view(ctail, sizeof ctail));
+  if (!ctlr.ok()) return make_error(errc::corrupt, TESSERA_MSG("frame: committed trailer unreadable"));
+  const uint32_t ctl = *ctlr;
+  if (ctl < kFrameTrailerMinLen || ctl > c.frame_len) return make_error(errc::corrupt, TESSERA_MSG("frame: committed trailer unreadable"));
+  auto ibound = frame_index_bound(cn);
+  if (!ibound.ok()) return ibound.err();
+  temp_buffer it;
+  TESSERA_TRY(it.get(s, size_t{*ibound} + ctl));
+  auto isz = index_build(s, enc, tmp.chunks, cn, bytes_mut(it.p, *ibound));
+  if (!isz.ok()) return isz.err();
+  TESSERA_TRY(frame_read_into(s, c.frame_len - ctl, bytes_mut(it.p + *isz, ctl)));
+  TESSERA_TRY(frame_write(s, pos, bytes_view(it.p, size_t{*isz} + ctl)));
+  TESSERA_TRY(sync_if(s));
+  const uint64_t len = pos + *isz + ctl;
+  temp_buffer hb;
+  TESSERA_TRY(hb.get(s, hl));
+  TESSERA_TRY(frame_read_into(s, 0, bytes_mut(hb.p, hl)));
+  header_sizes_patch(hb.p, len, static_cast<int64_t>(pos - hl));
+  if (s.committed_len < len) s.committed_len = len;  // from here on either frame may be the live one
+  TESSERA_TRY(frame_write(s, 0, bytes_view(hb.p, hl)));
+  TESSERA_TRY(sync_if(s));
+  return ok_status();
+}
+
+// Durable commit of a frame left without chunks: the trailer must sit right after the header, where the
+// committed frame may keep chunks or its index. Those are first copied past every byte in use and committed
+// (the same content, moved), so that the final rewrite only touches dead bytes. Not inlined, and with small
+// locals: it decodes the committed index, which must not run under the commit's locals (cframe_commit calls
+// both in turn), and reads and moves from frames of their own.
+__attribute__((noinline)) status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
+  committed_front c;
+  TESSERA_TRY(committed_front_read(s, c));
+  if (c.nbytes == 0) return ok_status();  // committed frame has no chunks: handled by the caller
   auto enc = encoder_get(s);
   if (!enc.ok()) return enc.err();
   // The committed offsets, decoded into a temporary state's table. The state comes from the allocator, not the
@@ -282,57 +366,14 @@ status cframe_clear_front(frame_state& s, uint32_t tl) noexcept {
   } guard{&tmp};
   tmp.st = s.st;
   tmp.base = s.base;
-  TESSERA_TRY(state_chunks_reserve(tmp, cn));
+  TESSERA_TRY(state_chunks_reserve(tmp, c.nchunks));
   {
-    auto ib = frame_bytes(tmp, cidx, static_cast<size_t>(ih->cbytes));
+    auto ib = frame_bytes(tmp, c.index_pos, static_cast<size_t>(c.index_cbytes));
     if (!ib.ok()) return ib.err();
-    TESSERA_TRY(index_decode(tmp, *ib, cn));
+    TESSERA_TRY(index_decode(tmp, *ib, c.nchunks));
   }
-  tmp.nchunks = cn;
-  bool moved = cidx < uint64_t{hl} + tl;
-  uint64_t pos = place_at(s);
-  for (int64_t i = 0; i < cn; ++i) {
-    const int64_t off = tmp.chunks[i].offset;
-    if (off < 0 || static_cast<uint64_t>(off) >= tl) continue;
-    uint8_t hb[kChunkHeaderExtendedSize];
-    TESSERA_TRY(frame_read_into(s, hl + static_cast<uint64_t>(off), bytes_mut(hb, kChunkHeaderMinSize)));
-    const uint32_t cb = le_load32(hb + 12);  // the chunk header's cbytes
-    if (cb > INT32_MAX || static_cast<uint64_t>(off) + cb > static_cast<uint64_t>(ci.cbytes))
-      return make_error(errc::corrupt, TESSERA_MSG("frame: committed chunk runs past its data"));
-    temp_buffer b;
-    TESSERA_TRY(b.get(s, cb));
-    TESSERA_TRY(frame_read_into(s, hl + static_cast<uint64_t>(off), bytes_mut(b.p, cb)));
-    TESSERA_TRY(frame_write(s, pos, bytes_view(b.p, cb)));
-    tmp.chunks[i].offset = static_cast<int64_t>(pos - hl);
-    pos += cb;
-    moved = true;
-  }
-  if (!moved) return ok_status();
-  // The committed trailer, unchanged, after the moved index.
-  uint8_t ctail[kFrameTrailerMinLen];
-  TESSERA_TRY(frame_read_into(s, ci.frame_len - kFrameTrailerMinLen, bytes_mut(ctail, sizeof ctail)));
-  auto ctlr = trailer_len_parse(bytes_view(ctail, sizeof ctail));
-  if (!ctlr.ok()) return make_error(errc::corrupt, TESSERA_MSG("frame: committed trailer unreadable"));
-  const uint32_t ctl = *ctlr;
-  if (ctl < kFrameTrailerMinLen || ctl > ci.frame_len) return make_error(errc::corrupt, TESSERA_MSG("frame: committed trailer unreadable"));
-  auto ibound = frame_index_bound(cn);
-  if (!ibound.ok()) return ibound.err();
-  temp_buffer it;
-  TESSERA_TRY(it.get(s, size_t{*ibound} + ctl));
-  auto isz = index_build(s, *enc, tmp.chunks, cn, bytes_mut(it.p, *ibound));
-  if (!isz.ok()) return isz.err();
-  TESSERA_TRY(frame_read_into(s, ci.frame_len - ctl, bytes_mut(it.p + *isz, ctl)));
-  TESSERA_TRY(frame_write(s, pos, bytes_view(it.p, size_t{*isz} + ctl)));
-  TESSERA_TRY(sync_if(s));
-  const uint64_t len = pos + *isz + ctl;
-  temp_buffer hb;
-  TESSERA_TRY(hb.get(s, hl));
-  TESSERA_TRY(frame_read_into(s, 0, bytes_mut(hb.p, hl)));
-  header_sizes_patch(hb.p, len, static_cast<int64_t>(pos - hl));
-  if (s.committed_len < len) s.committed_len = len;  // from here on either frame may be the live one
-  TESSERA_TRY(frame_write(s, 0, bytes_view(hb.p, hl)));
-  TESSERA_TRY(sync_if(s));
-  return ok_status();
+  tmp.nchunks = c.nchunks;
+  return clear_front_move(s, tl, c, tmp, *enc);
 }
 
 // What both kinds of commit need first: the chunk table, the trailer's size, and for a frame with chunks the
@@ -401,13 +442,7 @@ __attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noex
   const uint32_t tl = c.tl, hl = c.hl;
   const bool has_data = c.has_data;
   frame_info& ni = c.ni;
-  if (!has_data) {
-    ni.cbytes = 0;
-    if (s.options.durable && s.committed_has_index) {
-      space_disable(s);  // the front is cleared through its own commit: placement by appending from here on
-      TESSERA_TRY(cframe_clear_front(s, tl));
-    }
-  }
+  if (!has_data) ni.cbytes = 0;
   temp_buffer buf;
   const bool joined = !has_data && !(s.options.durable && s.committed_has_index);
   // Without chunks and without a committed index, header and trailer are rewritten together (one write).
@@ -465,10 +500,26 @@ __attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noex
   return ok_status();
 }
 
-// A commit: the chunk table read into memory first, from this small frame, then the commit's own work.
+// A commit of a frame whose chunk table is in memory: for a durable frame left without chunks whose committed
+// frame has an index, the front cleared first (its own commit, which decodes the committed index), then the
+// commit's own work. The index's decoding runs from this small frame, not under the commit's locals. A frame
+// with an active space map has its table in memory (the map is built from it): the tidy and the compaction
+// commit through here and read no index of their own.
+status cframe_commit_table(frame_state& s) noexcept {
+  if (s.lazy.active) return make_error(errc::invalid_argument, TESSERA_MSG("frame: the chunk table is not in memory"));
+  if (s.nchunks == 0 && s.options.durable && s.committed_has_index) {
+    auto tl = trailer_size(s);
+    if (!tl.ok()) return tl.err();
+    space_disable(s);  // the front is cleared through its own commit: placement by appending from here on
+    TESSERA_TRY(cframe_clear_front(s, *tl));
+  }
+  return cframe_commit_materialized(s);
+}
+
+// A commit: the chunk table read into memory first, from this small frame, then the commit.
 status cframe_commit(frame_state& s) noexcept {
   TESSERA_TRY(state_index_materialize(s));
-  return cframe_commit_materialized(s);
+  return cframe_commit_table(s);
 }
 
 // How much free space a tidy lets stand: it acts when more than 1/relocate of the frame is free (moving the
@@ -523,7 +574,7 @@ __attribute__((noinline)) status cframe_tidy_moves(frame_state& s, uint64_t tole
     auto moved = space_relocate(s);
     if (moved.ok() && *moved > 0) {
       s.dirty = true;
-      const status c = cframe_commit(s);
+      const status c = cframe_commit_table(s);
       if (!c.ok()) {
         s.dirty = false;
         if (!s.options.durable) return c;
@@ -542,7 +593,7 @@ __attribute__((noinline)) status cframe_tidy_moves(frame_state& s, uint64_t tole
   }
   if (s.nchunks > 0 && fits && free_excess(gap, tolerated) * share.index >= s.committed_len) {
     s.dirty = true;
-    if (!cframe_commit(s).ok()) s.dirty = false;
+    if (!cframe_commit_table(s).ok()) s.dirty = false;
   }
   return ok_status();
 }
@@ -690,7 +741,8 @@ status create_common(frame_state& s, const frame_create_params& p) noexcept {
   s.data_end = i.header_len;
   s.dirty = true;
   if (!s.sparse) space_start_empty(s);
-  return s.sparse ? sframe_commit(s) : cframe_commit(s);
+  // A new frame's chunk table is in memory (there is no index to read): the commits that read none.
+  return s.sparse ? sframe_commit_materialized(s) : cframe_commit_table(s);
 }
 
 }  // namespace
@@ -722,6 +774,16 @@ status frame_create_sparse(frame& f, const storage_directory& dir, const allocat
   return create_with(f, alloc, p, options, nullptr, &dir);
 }
 
+namespace detail {
+
+status frame_chunk_append_table(frame& f, bytes_view chunk) noexcept {
+  frame_state* s = frame_access::get(f);
+  TESSERA_TRY(writable_check(s));
+  return chunk_change_table(*s, change::append, 0, chunk);
+}
+
+}  // namespace detail
+
 status frame_chunk_append(frame& f, bytes_view chunk) noexcept {
   frame_state* s = frame_access::get(f);
   TESSERA_TRY(detail::writable_check(s));
@@ -746,8 +808,8 @@ status frame_chunk_delete(frame& f, int64_t nchunk) noexcept {
   if (nchunk < 0 || nchunk >= s->nchunks) return make_error(errc::out_of_range, TESSERA_MSG("frame: no chunk to delete there"));
   TESSERA_TRY(detail::state_index_materialize(*s));
   int32_t onb = 0;
-  TESSERA_TRY(detail::frame_chunk_entry_nbytes(*s, nchunk, &onb));
-  if (!s->sparse && s->chunks[nchunk].offset >= 0) TESSERA_TRY(detail::space_activate(*s));
+  TESSERA_TRY(detail::frame_table_entry_nbytes(*s, nchunk, &onb));
+  if (!s->sparse && s->chunks[nchunk].offset >= 0) TESSERA_TRY(detail::space_activate_table(*s));
   const detail::frame_chunk_entry old = s->chunks[nchunk];
   if (s->sparse && old.offset >= 0) TESSERA_TRY(detail::state_ids_push(*s, &s->doomed, &s->ndoomed, &s->doomed_cap, old.offset));
   if (s->space.active) detail::space_drop_chunk(*s, old);
@@ -923,7 +985,7 @@ void space_free_only(frame_state& s, uint64_t from, uint64_t to) noexcept {
 // A commit of moved chunks: the same content, so a failure leaves nothing pending for the caller.
 status commit_moves(frame_state& s) noexcept {
   s.dirty = true;
-  status st = cframe_commit(s);
+  status st = cframe_commit_table(s);
   if (!st.ok()) s.dirty = false;
   return st;
 }
@@ -941,8 +1003,9 @@ status cframe_compact(frame_state& s) noexcept {
   return st;
 }
 
+// The chunk table is in memory (frame_compact reads it first; the tidy's frames have an active map).
 status cframe_compact_active(frame_state& s) noexcept {
-  TESSERA_TRY(space_activate(s));
+  TESSERA_TRY(space_activate_table(s));
   if (!s.space.active)
     return make_error(errc::unsupported, TESSERA_MSG("frame: chunks that share or overlap bytes are not compacted"));
   const uint64_t hl = s.info.header_len;
@@ -1014,6 +1077,7 @@ status frame_compact(frame& f) noexcept {
   TESSERA_TRY(detail::writable_check(s));
   TESSERA_TRY(frame_commit(f));
   if (s->sparse) return ok_status();
+  TESSERA_TRY(detail::state_index_materialize(*s));  // from this small frame, not under the compaction's
   return detail::cframe_compact(*s);
 }
 
