@@ -723,17 +723,14 @@ __attribute__((noinline)) status chunks_write_parallel(array& a, const detail::a
   return ok_status();
 }
 
-// The chunks of a new array (open on its frame, nothing appended yet) from source, then the commit.
-status chunks_write(array& a, const detail::array_source& source, const allocator& alloc) noexcept {
-  TESSERA_TRY(detail::array_check_writable(a));
+// The chunks of a new array one after the other, appended (the caller commits). Not inlined: its locals are not
+// on the stack under the caller's commit, nor under the parallel create.
+__attribute__((noinline)) status chunks_write_serial(array& a, const detail::array_source& source,
+                                                     const allocator& alloc) noexcept {
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
   const int64_t chunk_nbytes = array_access::sizes(a).chunk_nbytes;
   const executor& exec = array_access::exec(a);
-  if (exec.run != nullptr && exec.workers > 1 && l.nchunks > 1) {
-    TESSERA_TRY(chunks_write_parallel(a, source, exec, alloc));
-    return frame_commit(array_access::frm(a));
-  }
   owned_array<uint8_t> items, chunk, out;
   bool gathered = false;
 #if TESSERA_SPEED_PATHS
@@ -759,6 +756,17 @@ status chunks_write(array& a, const detail::array_source& source, const allocato
     if (!enc.ok()) return enc.err();
     TESSERA_TRY(detail::frame_chunk_append_table(array_access::frm(a), *enc));
   }
+  return ok_status();
+}
+
+// The chunks of a new array (open on its frame, nothing appended yet) from source, then the commit.
+status chunks_write(array& a, const detail::array_source& source, const allocator& alloc) noexcept {
+  TESSERA_TRY(detail::array_check_writable(a));
+  const executor& exec = array_access::exec(a);
+  if (exec.run != nullptr && exec.workers > 1 && array_access::layout(a).nchunks > 1)
+    TESSERA_TRY(chunks_write_parallel(a, source, exec, alloc));
+  else
+    TESSERA_TRY(chunks_write_serial(a, source, alloc));
   return frame_commit(array_access::frm(a));
 }
 
@@ -784,16 +792,25 @@ status special_chunks_write(array& a, const chunk_encode_params& encode, chunk_s
 
 namespace detail {
 
+namespace {
+
+// A new array's frame made and attached to a, nothing appended yet. Its own frame: the setup and the frame
+// handle are not on the stack while the chunks are written.
+__attribute__((noinline)) status array_frame_open_new(array& a, const array_target& target, const allocator& alloc,
+                                                      const array_params& params) noexcept {
+  allocated<array_frame_setup> setup;  // 1.5 KiB on the Cortex-M4: from the allocator, not the stack
+  TESSERA_TRY(setup.make(alloc));
+  TESSERA_TRY(array_frame_setup_make(*setup, params));
+  frame f;
+  TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup->frame));
+  return array_attach(a, tessera::cxx::move(f), true, alloc, params.exec, true);
+}
+
+}  // namespace
+
 status array_create_from_source(array& a, const array_target& target, const allocator& alloc,
                                 const array_params& params, const array_source& source) noexcept {
-  {
-    allocated<array_frame_setup> setup;  // 1.5 KiB on the Cortex-M4: from the allocator, not the stack
-    TESSERA_TRY(setup.make(alloc));
-    TESSERA_TRY(array_frame_setup_make(*setup, params));
-    frame f;
-    TESSERA_TRY(detail::frame_create_at(f, target, alloc, setup->frame));
-    TESSERA_TRY(array_attach(a, tessera::cxx::move(f), true, alloc, params.exec, true));
-  }
+  TESSERA_TRY(array_frame_open_new(a, target, alloc, params));
   // A create that fails leaves the handle closed, as it found it (not open on a frame that was never committed).
   const status s = chunks_write(a, source, alloc);
   if (!s.ok()) (void)array_release(a);

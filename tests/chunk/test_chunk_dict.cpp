@@ -203,7 +203,7 @@ TESSERA_TEST(chunk_dict, a_dictionary_size_that_lies_is_refused) {
   auto put = [](uint8_t* p, int32_t v) {
     for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(static_cast<uint32_t>(v) >> (8 * i));
   };
-  for (int32_t lie : {0, -5, kChunkMaxDictSize + 1}) {
+  for (const int32_t lie : {int32_t{0}, int32_t{-5}, static_cast<int32_t>(kChunkMaxDictSize + 1)}) {
     std::memcpy(g_again, g_chunk, *n);
     put(g_again + at, lie);
     CHECK_ERR(chunk_decode(d, bytes_view(g_again, *n), bytes_mut(g_dec, kN)), errc::malformed);
