@@ -358,6 +358,12 @@ void index_entry_learn(frame_state& s, int64_t i, const frame_chunk_entry& e) no
 // not sit above the index's decoding (array_create's appends).
 [[nodiscard]] status frame_chunk_append_table(frame& f, bytes_view chunk) noexcept;
 void index_lazy_release(frame_state& s) noexcept;
+// invalid_argument unless the chunk table is in memory (a new frame, or state_index_materialize ran): the
+// variants that read no index (frame_chunk_append_table, frame_table_entry_nbytes, the commit's) refuse otherwise.
+[[nodiscard]] inline status table_in_memory_check(const frame_state& s) noexcept {
+  if (s.lazy.active) return make_error(errc::invalid_argument, TESSERA_MSG("frame: the chunk table is not in memory"));
+  return ok_status();
+}
 
 // Decodes the requested blocks of the stored chunk at src (frame_blocks_decode), reading only what they need; with
 // copy, decodes nothing and sets *copy to the chunk it would have decoded (frame_blocks_copy).

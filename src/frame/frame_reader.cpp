@@ -628,7 +628,7 @@ status frame_open_sframe_state(frame_state& s) noexcept {
 status frame_chunk_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept { return index_entry_nbytes(s, i, out); }
 
 status frame_table_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept {
-  if (s.lazy.active) return make_error(errc::invalid_argument, TESSERA_MSG("frame: the chunk table is not in memory"));
+  TESSERA_TRY(table_in_memory_check(s));
   frame_chunk_entry e = s.chunks[i];
   if (e.nbytes < 0 || e.cbytes < 0 || e.blocksize < 0) TESSERA_TRY(index_entry_sizes_read(s, i, e));
   *out = e.nbytes;

@@ -117,7 +117,7 @@ status chunksize_after(frame_state& s, change kind, int64_t nchunk, int32_t nb, 
 
 // A change once the chunk table is in memory: it reads no index (its locals would sit above the index's decoding).
 __attribute__((noinline)) status chunk_change_table(frame_state& s, change kind, int64_t nchunk, bytes_view chunk) noexcept {
-  if (s.lazy.active) return make_error(errc::invalid_argument, TESSERA_MSG("frame: the chunk table is not in memory"));
+  TESSERA_TRY(table_in_memory_check(s));
   auto in = incoming_check(chunk);
   if (!in.ok()) return in.err();
   const int64_t n = s.nchunks;
@@ -506,7 +506,7 @@ __attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noex
 // with an active space map has its table in memory (the map is built from it): the tidy and the compaction
 // commit through here and read no index of their own.
 status cframe_commit_table(frame_state& s) noexcept {
-  if (s.lazy.active) return make_error(errc::invalid_argument, TESSERA_MSG("frame: the chunk table is not in memory"));
+  TESSERA_TRY(table_in_memory_check(s));
   if (s.nchunks == 0 && s.options.durable && s.committed_has_index) {
     auto tl = trailer_size(s);
     if (!tl.ok()) return tl.err();
