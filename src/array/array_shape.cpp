@@ -5,6 +5,7 @@
 
 #include "array_internal.hpp"
 #include "base/allocated.hpp"
+#include "frame/frame_internal.hpp"
 #include "tessera/nd_copy.hpp"
 
 namespace tessera {
@@ -56,15 +57,16 @@ bool old_kept(const grid_map& m, const array_layout& new_l, const int64_t* oc) n
   return false;  // GCOVR_EXCL_LINE: every kind returns above
 }
 
-// Edits the chunk grid, then installs the new layout and publishes it.
-status grid_edit(array& a, const array_layout& new_l, const grid_map& m) noexcept {
+// Edits the chunk grid, then installs the new layout and publishes it. The chunk table is in memory
+// (frame_table_load).
+__attribute__((noinline)) status grid_edit(array& a, const array_layout& new_l, const grid_map& m) noexcept {
   frame& f = array_access::frm(a);
   const array_layout& old_l = array_access::layout(a);  // replaced only at the end (no 1 KiB copy on the stack)
   int64_t coords[kMaxDims] = {};
   int64_t oc[kMaxDims] = {};
   for (int64_t i = old_l.nchunks - 1; i >= 0; --i) {
     TESSERA_TRY(layout_chunk_coords(old_l, i, coords));  // GCOVR_EXCL_BR_LINE: i is a chunk of the grid
-    if (!old_kept(m, new_l, coords)) TESSERA_TRY(frame_chunk_delete(f, i));
+    if (!old_kept(m, new_l, coords)) TESSERA_TRY(detail::frame_chunk_delete_table(f, i));
   }
   auto sizes = layout_sizes_compute(new_l, array_access::itemsize(a));
   if (!sizes.ok()) return sizes.err();
@@ -78,27 +80,84 @@ status grid_edit(array& a, const array_layout& new_l, const grid_map& m) noexcep
   for (int64_t i = 0; i < new_l.nchunks; ++i) {
     TESSERA_TRY(layout_chunk_coords(new_l, i, coords));  // GCOVR_EXCL_BR_LINE: i is a chunk of the grid
     if (!new_to_old(m, old_l, coords, oc))
-      TESSERA_TRY(frame_chunk_insert(f, i, bytes_view(zero_chunk, sizeof zero_chunk)));
+      TESSERA_TRY(detail::frame_chunk_insert_table(f, i, bytes_view(zero_chunk, sizeof zero_chunk)));
   }
   array_access::layout(a) = new_l;
   array_access::sizes(a) = *sizes;
   return detail::array_meta_publish(a);
 }
 
-// After growing: kept chunks whose extent grew get the items beyond their old extent (old padding) zeroed.
-status zero_exposed(array& a, const array_layout& old_l) noexcept {
+// The items of a decoded chunk beyond old_ext (per dimension, from the chunk's start) zeroed: tmp holds a block.
+__attribute__((noinline)) status chunk_padding_zero(array& a, uint8_t* chunk, const int64_t* old_ext,
+                                                    bytes_mut tmp) noexcept {
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
   const int64_t block_nbytes = array_access::sizes(a).block_nbytes;
-  frame& f = array_access::frm(a);
-  owned_array<uint8_t> chunk, out, tmp;
-  int64_t nc[kMaxDims] = {};
   int64_t bc[kMaxDims] = {};
+  int64_t keep[kMaxDims] = {};
+  const int64_t zero[kMaxDims] = {};
+  for (int64_t b = 0; b < l.blocks_per_chunk; ++b) {
+    TESSERA_TRY(layout_block_coords(l, b, bc));  // GCOVR_EXCL_BR_LINE: b is a block of the chunk
+    bool whole = true;
+    for (int d = 0; d < l.ndim; ++d) {
+      int64_t k = old_ext[d] - bc[d] * l.blockshape[d];
+      if (k < 0) k = 0;
+      if (k > l.blockshape[d]) k = l.blockshape[d];
+      keep[d] = k;
+      whole &= k == l.blockshape[d];
+    }
+    if (whole) continue;
+    bytes_mut blk(chunk + b * block_nbytes, static_cast<size_t>(block_nbytes));
+    memset(tmp.data(), 0, tmp.size());
+    TESSERA_TRY(nd_copy_region(l.ndim, itemsize, blk, l.blockshape, zero, tmp, l.blockshape, zero, keep));
+    memcpy(blk.data(), tmp.data(), tmp.size());
+  }
+  return ok_status();
+}
+
+// zero_exposed's state, from the array's allocator (its coordinates grow with the dimensions): a chunk's
+// coordinates and old extent, and the buffers chunks are rewritten in (allocated at the first stored chunk).
+struct exposed_buffers {
+  int64_t nc[kMaxDims] = {};
+  int64_t old_ext[kMaxDims] = {};
+  owned_array<uint8_t> chunk, out, tmp;
+};
+
+// Chunk n (kept, grown) read, its old padding zeroed and stored again; special chunks are left as they are.
+__attribute__((noinline)) status exposed_chunk_rewrite(array& a, int64_t n, const int64_t* old_ext,
+                                                       exposed_buffers& bufs) noexcept {
+  frame& f = array_access::frm(a);
+  auto ref = detail::frame_chunk_locate_table(f, n);
+  if (!ref.ok()) return ref.err();
+  if (ref->special == chunk_special::zeros || ref->special == chunk_special::uninit) return ok_status();
+  if (bufs.chunk.data() == nullptr) {
+    const size_t cn = static_cast<size_t>(array_access::sizes(a).chunk_nbytes);
+    TESSERA_TRY(bufs.chunk.allocate(array_access::alloc(a), cn));
+    TESSERA_TRY(bufs.out.allocate(array_access::alloc(a), chunk_encode_bound(cn)));
+    TESSERA_TRY(bufs.tmp.allocate(array_access::alloc(a), static_cast<size_t>(array_access::sizes(a).block_nbytes)));
+  }
+  auto r = detail::frame_chunk_decode_table(f, array_access::decoder(a), n, bytes_mut(bufs.chunk.data(), bufs.chunk.size()));
+  if (!r.ok()) return r.err();
+  if (*r != bufs.chunk.size()) return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
+  TESSERA_TRY(chunk_padding_zero(a, bufs.chunk.data(), old_ext, bytes_mut(bufs.tmp.data(), bufs.tmp.size())));
+  auto enc = detail::array_chunk_encode(a, bytes_view(bufs.chunk.data(), bufs.chunk.size()),
+                                        bytes_mut(bufs.out.data(), bufs.out.size()));
+  if (!enc.ok()) return enc.err();
+  return detail::frame_chunk_update_table(f, n, *enc);
+}
+
+// After growing: kept chunks whose extent grew get the items beyond their old extent (old padding) zeroed. The
+// chunk table is in memory (frame_table_load).
+__attribute__((noinline)) status zero_exposed(array& a, const array_layout& old_l) noexcept {
+  const array_layout& l = array_access::layout(a);
+  detail::allocated<exposed_buffers> bufs;
+  TESSERA_TRY(bufs.make(array_access::alloc(a)));
+  int64_t* nc = bufs->nc;
+  int64_t* old_ext = bufs->old_ext;
   for (int64_t n = 0; n < l.nchunks; ++n) {
     TESSERA_TRY(layout_chunk_coords(l, n, nc));  // GCOVR_EXCL_BR_LINE: n is a chunk of the grid
     bool kept = true;
     bool grew = false;
-    int64_t old_ext[kMaxDims] = {};
     for (int d = 0; d < l.ndim; ++d) {
       if (nc[d] >= old_l.chunk_grid[d]) kept = false;
       if (!kept) break;
@@ -111,40 +170,7 @@ status zero_exposed(array& a, const array_layout& old_l) noexcept {
       if (ne > oe) grew = true;
     }
     if (!kept || !grew) continue;
-    auto ref = frame_chunk_locate(f, n);
-    if (!ref.ok()) return ref.err();
-    if (ref->special == chunk_special::zeros || ref->special == chunk_special::uninit) continue;
-    if (chunk.data() == nullptr) {
-      const size_t cn = static_cast<size_t>(array_access::sizes(a).chunk_nbytes);
-      TESSERA_TRY(chunk.allocate(array_access::alloc(a), cn));
-      TESSERA_TRY(out.allocate(array_access::alloc(a), chunk_encode_bound(cn)));
-      TESSERA_TRY(tmp.allocate(array_access::alloc(a), static_cast<size_t>(block_nbytes)));
-    }
-    auto r = frame_chunk_decode(f, array_access::decoder(a), n, bytes_mut(chunk.data(), chunk.size()));
-    if (!r.ok()) return r.err();
-    if (*r != chunk.size()) return make_error(errc::corrupt, TESSERA_MSG("array: a chunk's size disagrees with the geometry"));
-    for (int64_t b = 0; b < l.blocks_per_chunk; ++b) {
-      TESSERA_TRY(layout_block_coords(l, b, bc));  // GCOVR_EXCL_BR_LINE: b is a block of the chunk
-      int64_t keep[kMaxDims] = {};
-      bool whole = true;
-      for (int d = 0; d < l.ndim; ++d) {
-        int64_t k = old_ext[d] - bc[d] * l.blockshape[d];
-        if (k < 0) k = 0;
-        if (k > l.blockshape[d]) k = l.blockshape[d];
-        keep[d] = k;
-        whole &= k == l.blockshape[d];
-      }
-      if (whole) continue;
-      const int64_t zero[kMaxDims] = {};
-      bytes_mut blk(chunk.data() + b * block_nbytes, static_cast<size_t>(block_nbytes));
-      memset(tmp.data(), 0, tmp.size());
-      TESSERA_TRY(nd_copy_region(l.ndim, itemsize, blk, l.blockshape, zero, bytes_mut(tmp.data(), tmp.size()),
-                                 l.blockshape, zero, keep));
-      memcpy(blk.data(), tmp.data(), tmp.size());
-    }
-    auto enc = detail::array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
-    if (!enc.ok()) return enc.err();
-    TESSERA_TRY(frame_chunk_update(f, n, *enc));
+    TESSERA_TRY(exposed_chunk_rewrite(a, n, old_ext, *bufs));
   }
   return ok_status();
 }
@@ -164,6 +190,7 @@ status resize_nocommit(array& a, const int64_t* new_shape) noexcept {
     same &= new_shape[d] == old_l.shape[d];
   }
   if (same) return ok_status();
+  TESSERA_TRY(detail::frame_table_load(array_access::frm(a)));
   // The old and new layouts (about 1 KiB each on the Cortex-M4): from the array's allocator, not the stack.
   struct layouts {
     array_layout old_l, new_l;
@@ -210,6 +237,7 @@ status chunks_shift(array& a, const array_layout& old_l, const int64_t* new_shap
     cs[d] = static_cast<int32_t>(old_l.chunkshape[d]);
     bs[d] = static_cast<int32_t>(old_l.blockshape[d]);
   }
+  TESSERA_TRY(detail::frame_table_load(array_access::frm(a)));
   detail::allocated<array_layout> new_l;  // about 1 KiB on the Cortex-M4: from the array's allocator
   TESSERA_TRY(new_l.make(array_access::alloc(a)));
   TESSERA_TRY(layout_init(*new_l, old_l.ndim, new_shape, cs, bs));
@@ -263,10 +291,37 @@ status array_resize_at(array& a, const int64_t* new_shape, const int64_t* start)
   return detail::array_finish(a);
 }
 
+namespace {
+
+// The chunk grid grown by count items at pos along axis (zeros); the items are written after.
+__attribute__((noinline)) status insert_grid(array& a, int axis, int64_t pos, int64_t count) noexcept {
+  const array_layout& old_l = array_access::layout(a);  // not used once the grid changes
+  int64_t new_shape[kMaxDims] = {};
+  for (int d = 0; d < old_l.ndim; ++d) new_shape[d] = old_l.shape[d];
+  new_shape[axis] += count;
+  if (pos == old_l.shape[axis]) return resize_nocommit(a, new_shape);
+  return chunks_shift(a, old_l, new_shape, axis, pos, count, map_kind::insert);
+}
+
+// The inserted items written into the grown array.
+__attribute__((noinline)) status insert_items_write(array& a, int axis, int64_t pos, int64_t count,
+                                                    bytes_view src) noexcept {
+  const array_layout& l = array_access::layout(a);
+  int64_t start[kMaxDims] = {};
+  int64_t stop[kMaxDims] = {};
+  for (int d = 0; d < l.ndim; ++d) stop[d] = l.shape[d];
+  start[axis] = pos;
+  stop[axis] = pos + count;
+  return detail::array_slice_write_nocommit(a, start, stop, src);
+}
+
+}  // namespace
+
+// Its steps are functions of their own: the shapes they need are not on the stack under the others' reads.
 status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view src) noexcept {
   TESSERA_TRY(detail::array_check_writable(a));
   TESSERA_TRY(check_axis(a, axis));
-  const array_layout& old_l = array_access::layout(a);  // not used once the grid changes
+  const array_layout& old_l = array_access::layout(a);
   if (pos < 0 || pos > old_l.shape[axis])
     return detail::array_error_values(a, errc::out_of_range, TESSERA_MSG("array_insert: axis {}: position {} not in [0, {}]"), axis,
                                       pos, old_l.shape[axis]);
@@ -282,19 +337,8 @@ status array_insert(array& a, int axis, int64_t pos, int64_t count, bytes_view s
   if (static_cast<int64_t>(src.size()) < need)
     return detail::array_error_values(a, errc::buffer_too_small, TESSERA_MSG("array_insert: src has {} bytes, the items need {}"),
                                       static_cast<int64_t>(src.size()), need);
-  int64_t new_shape[kMaxDims] = {};
-  int64_t start[kMaxDims] = {};
-  int64_t stop[kMaxDims] = {};
-  for (int d = 0; d < old_l.ndim; ++d) new_shape[d] = stop[d] = old_l.shape[d];
-  new_shape[axis] += count;
-  start[axis] = pos;
-  stop[axis] = pos + count;
-  if (pos == old_l.shape[axis]) {
-    TESSERA_TRY(resize_nocommit(a, new_shape));
-  } else {
-    TESSERA_TRY(chunks_shift(a, old_l, new_shape, axis, pos, count, map_kind::insert));
-  }
-  TESSERA_TRY(detail::array_slice_write_nocommit(a, start, stop, src));
+  TESSERA_TRY(insert_grid(a, axis, pos, count));
+  TESSERA_TRY(insert_items_write(a, axis, pos, count, src));
   return detail::array_finish(a);
 }
 

@@ -357,6 +357,16 @@ void index_entry_learn(frame_state& s, int64_t i, const frame_chunk_entry& e) no
 // state_index_materialize read; invalid_argument when it is not): it reads no index, so the caller's locals do
 // not sit above the index's decoding (array_create's appends).
 [[nodiscard]] status frame_chunk_append_table(frame& f, bytes_view chunk) noexcept;
+// The same for insert, update and delete, and the reads a rewrite makes (locate, decode): the writers' variants
+// that read no index. A writer calls frame_table_load first, from a small frame (slice writes, shape edits), so
+// the index's decoding is never under the writer's own locals.
+[[nodiscard]] status frame_chunk_insert_table(frame& f, int64_t nchunk, bytes_view chunk) noexcept;
+[[nodiscard]] status frame_chunk_update_table(frame& f, int64_t nchunk, bytes_view chunk) noexcept;
+[[nodiscard]] status frame_chunk_delete_table(frame& f, int64_t nchunk) noexcept;
+[[nodiscard]] result<frame_chunk_ref> frame_chunk_locate_table(frame& f, int64_t nchunk) noexcept;
+[[nodiscard]] result<size_t> frame_chunk_decode_table(frame& f, chunk_decoder& d, int64_t nchunk, bytes_mut out) noexcept;
+// Reads a writable frame's chunk table into memory (state_index_materialize; a no-op when it is there).
+[[nodiscard]] status frame_table_load(frame& f) noexcept;
 void index_lazy_release(frame_state& s) noexcept;
 // invalid_argument unless the chunk table is in memory (a new frame, or state_index_materialize ran): the
 // variants that read no index (frame_chunk_append_table, frame_table_entry_nbytes, the commit's) refuse otherwise.
@@ -395,6 +405,8 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 // reads the index, so a caller with large locals does not hold them above the index's decoding.
 [[nodiscard]] status frame_table_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
 [[nodiscard]] result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept;
+// chunk_locate from the chunk table in memory (invalid_argument when it is not): reads no index.
+[[nodiscard]] result<frame_chunk_ref> chunk_locate_table(frame_state& s, int64_t nchunk) noexcept;
 // Whether frame_chunk_read hands out views that stay valid until close (a read-only contiguous frame whose
 // storage is memory or a map): readers may then decode chunks in place, on any thread.
 [[nodiscard]] bool frame_chunks_in_place(const frame& f) noexcept;

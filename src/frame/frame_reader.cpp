@@ -653,6 +653,20 @@ result<frame_chunk_ref> chunk_locate(frame_state& s, int64_t nchunk) noexcept {
   return r;
 }
 
+result<frame_chunk_ref> chunk_locate_table(frame_state& s, int64_t nchunk) noexcept {
+  TESSERA_TRY(chunk_index_check(&s, nchunk));
+  TESSERA_TRY(table_in_memory_check(s));
+  frame_chunk_ref r;
+  auto sp = index_special(s.chunks[nchunk].offset);
+  if (!sp.ok()) return sp.err();
+  r.special = *sp;
+  r.offset = s.chunks[nchunk].offset;
+  TESSERA_TRY(frame_table_entry_nbytes(s, nchunk, &r.nbytes));
+  r.cbytes = s.chunks[nchunk].cbytes;
+  r.blocksize = s.chunks[nchunk].blocksize;
+  return r;
+}
+
 bool frame_blocks_readable_by_tasks(const frame& f, bool parallel) noexcept {
   const frame_state* s = frame_access::get(f);
   return s != nullptr && (s->sparse || !parallel || s->st.concurrent_reads);
@@ -1065,6 +1079,26 @@ result<size_t> frame_chunk_decode(frame& f, chunk_decoder& d, int64_t nchunk, by
   if (!bytes.ok()) return bytes.err();
   return detail::chunk_decode_checked(*s, d, *bytes, out);
 }
+
+namespace detail {
+
+result<frame_chunk_ref> frame_chunk_locate_table(frame& f, int64_t nchunk) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  return chunk_locate_table(*s, nchunk);
+}
+
+result<size_t> frame_chunk_decode_table(frame& f, chunk_decoder& d, int64_t nchunk, bytes_mut out) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
+  auto ref = chunk_locate_table(*s, nchunk);
+  if (!ref.ok()) return ref.err();
+  auto bytes = chunk_bytes_of(*s, &*ref, nullptr, true);
+  if (!bytes.ok()) return bytes.err();
+  return chunk_decode_checked(*s, d, *bytes, out);
+}
+
+}  // namespace detail
 
 namespace {
 

@@ -25,21 +25,31 @@ status name_check(span<const char> name) noexcept {
   return ok_status();
 }
 
-// A chunk offered for writing: its header, its exact bytes, and how the index holds it.
+// A chunk offered for writing: what the index records of its header, its exact bytes, and how the index holds it.
+// Not the whole header: this sits in the change's frame, above the chunk's write.
 struct incoming {
-  chunk_header h;
+  int32_t nbytes = 0;
+  int32_t cbytes = 0;
+  int32_t blocksize = 0;
+  bool vlblocks = false;
+  chunk_special kind = chunk_special::none;
   bytes_view bytes;
   bool special = false;  // held by the index only
 };
 
-result<incoming> incoming_check(bytes_view chunk) noexcept {
+// Its own function: the parsed header stays off the change's frame.
+__attribute__((noinline)) result<incoming> incoming_check(bytes_view chunk) noexcept {
   auto h = chunk_header_read(chunk);
   if (!h.ok()) return h.err();
   if (chunk.size() < static_cast<size_t>(h->cbytes)) return make_error(errc::truncated, TESSERA_MSG("frame: chunk shorter than its cbytes"));
   if (h->lazy) return make_error(errc::invalid_argument, TESSERA_MSG("frame: lazy chunks cannot be stored"));
   if (h->nbytes == 0) return make_error(errc::invalid_argument, TESSERA_MSG("frame: empty chunks are not stored (the reference would lose them)"));
   incoming in;
-  in.h = *h;
+  in.nbytes = h->nbytes;
+  in.cbytes = h->cbytes;
+  in.blocksize = h->blocksize;
+  in.vlblocks = h->vlblocks;
+  in.kind = h->special;
   in.bytes = chunk.subspan(0, static_cast<size_t>(h->cbytes));
   in.special = h->special == chunk_special::zeros || h->special == chunk_special::nan || h->special == chunk_special::uninit;
   return in;
@@ -54,9 +64,10 @@ uint64_t place_at(const frame_state& s) noexcept {
 }
 
 // Stores a chunk's bytes: contiguous, after the data; sparse, in a fresh entry. Returns the index value.
-result<int64_t> chunk_store(frame_state& s, const incoming& in, uint64_t* new_data_end) noexcept {
+// Its own function: a sparse entry's name and handle stay off the change's frame.
+__attribute__((noinline)) result<int64_t> chunk_store(frame_state& s, const incoming& in, uint64_t* new_data_end) noexcept {
   *new_data_end = s.data_end;
-  if (in.special) return index_special_value(in.h.special);
+  if (in.special) return index_special_value(in.kind);
   if (s.sparse) {
     const int64_t id = s.next_id;
     char name[16];
@@ -126,10 +137,10 @@ __attribute__((noinline)) status chunk_change_table(frame_state& s, change kind,
   if (kind == change::append) nchunk = n;
   // Regular and VL-block chunks do not mix.
   const bool sole = n == 0 || (kind == change::update && n == 1);
-  if (!sole && in->h.vlblocks != s.info.vl_blocks)
+  if (!sole && in->vlblocks != s.info.vl_blocks)
     return make_error(errc::invalid_argument, TESSERA_MSG("frame: regular and variable-length-block chunks cannot mix"));
   int32_t cs = 0;
-  TESSERA_TRY(chunksize_after(s, kind, nchunk, in->h.nbytes, &cs));
+  TESSERA_TRY(chunksize_after(s, kind, nchunk, in->nbytes, &cs));
   frame_chunk_entry old;
   if (kind == change::update) {
     int32_t onb = 0;
@@ -153,9 +164,9 @@ __attribute__((noinline)) status chunk_change_table(frame_state& s, change kind,
   // Nothing fails from here on.
   frame_chunk_entry e;
   e.offset = *value;
-  e.nbytes = in->h.nbytes;
-  e.cbytes = in->special ? 0 : in->h.cbytes;
-  e.blocksize = in->special ? 0 : in->h.blocksize;
+  e.nbytes = in->nbytes;
+  e.cbytes = in->special ? 0 : in->cbytes;
+  e.blocksize = in->special ? 0 : in->blocksize;
   e.fresh = !s.sparse && !in->special ? 1 : 0;
   if (s.space.active && e.offset >= 0) s.space.live += static_cast<uint64_t>(e.cbytes);
   if (kind == change::update) {
@@ -177,7 +188,7 @@ __attribute__((noinline)) status chunk_change_table(frame_state& s, change kind,
     s.data_end = new_end;
     s.info.cbytes = static_cast<int64_t>(s.data_end - s.info.header_len);
   }
-  if (sole) s.info.vl_blocks = in->h.vlblocks;
+  if (sole) s.info.vl_blocks = in->vlblocks;
   s.nspecial = nspecial;
   s.schunk_chunksize = cs;
   s.info.chunksize = cs;
@@ -782,6 +793,46 @@ status frame_chunk_append_table(frame& f, bytes_view chunk) noexcept {
   return chunk_change_table(*s, change::append, 0, chunk);
 }
 
+status frame_chunk_insert_table(frame& f, int64_t nchunk, bytes_view chunk) noexcept {
+  frame_state* s = frame_access::get(f);
+  TESSERA_TRY(writable_check(s));
+  return chunk_change_table(*s, change::insert, nchunk, chunk);
+}
+
+status frame_chunk_update_table(frame& f, int64_t nchunk, bytes_view chunk) noexcept {
+  frame_state* s = frame_access::get(f);
+  TESSERA_TRY(writable_check(s));
+  return chunk_change_table(*s, change::update, nchunk, chunk);
+}
+
+status frame_chunk_delete_table(frame& f, int64_t nchunk) noexcept {
+  frame_state* s = frame_access::get(f);
+  TESSERA_TRY(writable_check(s));
+  if (nchunk < 0 || nchunk >= s->nchunks) return make_error(errc::out_of_range, TESSERA_MSG("frame: no chunk to delete there"));
+  TESSERA_TRY(table_in_memory_check(*s));
+  int32_t onb = 0;
+  TESSERA_TRY(frame_table_entry_nbytes(*s, nchunk, &onb));
+  if (!s->sparse && s->chunks[nchunk].offset >= 0) TESSERA_TRY(space_activate_table(*s));
+  const frame_chunk_entry old = s->chunks[nchunk];
+  if (s->sparse && old.offset >= 0) TESSERA_TRY(state_ids_push(*s, &s->doomed, &s->ndoomed, &s->doomed_cap, old.offset));
+  if (s->space.active) space_drop_chunk(*s, old);
+  memmove(s->chunks + nchunk, s->chunks + nchunk + 1, sizeof(frame_chunk_entry) * static_cast<size_t>(s->nchunks - nchunk - 1));
+  --s->nchunks;
+  s->info.nchunks = s->nchunks;
+  s->info.nbytes -= old.nbytes;
+  if (old.offset < 0) --s->nspecial;
+  if (s->sparse && old.offset >= 0) s->info.cbytes -= old.cbytes;
+  if (s->nchunks == 0) s->info.vl_blocks = false;
+  s->dirty = true;
+  return ok_status();
+}
+
+status frame_table_load(frame& f) noexcept {
+  frame_state* s = frame_access::get(f);
+  TESSERA_TRY(writable_check(s));
+  return state_index_materialize(*s);
+}
+
 }  // namespace detail
 
 status frame_chunk_append(frame& f, bytes_view chunk) noexcept {
@@ -807,22 +858,7 @@ status frame_chunk_delete(frame& f, int64_t nchunk) noexcept {
   TESSERA_TRY(detail::writable_check(s));
   if (nchunk < 0 || nchunk >= s->nchunks) return make_error(errc::out_of_range, TESSERA_MSG("frame: no chunk to delete there"));
   TESSERA_TRY(detail::state_index_materialize(*s));
-  int32_t onb = 0;
-  TESSERA_TRY(detail::frame_table_entry_nbytes(*s, nchunk, &onb));
-  if (!s->sparse && s->chunks[nchunk].offset >= 0) TESSERA_TRY(detail::space_activate_table(*s));
-  const detail::frame_chunk_entry old = s->chunks[nchunk];
-  if (s->sparse && old.offset >= 0) TESSERA_TRY(detail::state_ids_push(*s, &s->doomed, &s->ndoomed, &s->doomed_cap, old.offset));
-  if (s->space.active) detail::space_drop_chunk(*s, old);
-  memmove(s->chunks + nchunk, s->chunks + nchunk + 1,
-               sizeof(detail::frame_chunk_entry) * static_cast<size_t>(s->nchunks - nchunk - 1));
-  --s->nchunks;
-  s->info.nchunks = s->nchunks;
-  s->info.nbytes -= old.nbytes;
-  if (old.offset < 0) --s->nspecial;
-  if (s->sparse && old.offset >= 0) s->info.cbytes -= old.cbytes;
-  if (s->nchunks == 0) s->info.vl_blocks = false;
-  s->dirty = true;
-  return ok_status();
+  return detail::frame_chunk_delete_table(f, nchunk);
 }
 
 status frame_meta_update(frame& f, span<const char> name, bytes_view content) noexcept {
