@@ -45,7 +45,7 @@ msgpack_type type_of(uint8_t m) noexcept {
     case kMap32: return msgpack_type::map;
     default: break;
   }
-  if (m >= kUint8 && m <= kInt64) return msgpack_type::integer;
+  if (m <= kInt64) return msgpack_type::integer;  // the markers left are 0xcc..0xd3 (integers) and the fixexts
   return msgpack_type::ext;  // fixext 0xd4..0xd8
 }
 

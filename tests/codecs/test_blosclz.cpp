@@ -508,6 +508,59 @@ TESSERA_TEST(blosclz, gives_up_when_output_is_too_small) {
   CHECK_EQ(z.value(), 0u);
 }
 
+// Every output size from the smallest accepted to the stream's own, over an input of short, long (past 262)
+// and far (past 8191) matches and literal runs: each either gives up (0) or writes a stream that decodes to
+// the input, and never writes past the output. The encoder runs out of room at every kind of token.
+TESSERA_TEST(blosclz, every_output_size_gives_up_or_round_trips) {
+  buffer ws, in;
+  REQUIRE(ws.init(detail::kBlosclzWorkspaceMax));
+  REQUIRE(in.init(12288));
+  test::rng r(7);
+  uint8_t* p = in.data();
+  // 8704 bytes that compress to about half (64 random bytes, then the same again), far from what follows.
+  for (size_t i = 0; i < 8704; i += 128) {
+    for (size_t j = 0; j < 64; ++j) p[i + j] = static_cast<uint8_t>(r.next());
+    std::memcpy(p + i + 64, p + i, 64);
+  }
+  size_t pos = 8704;
+  const size_t lengths[] = {5, 9, 40, 300, 700};
+  for (size_t k = 0; pos < in.size; ++k) {
+    // A far match (from the start), a near one (from just before), then a few literals.
+    const size_t len = lengths[k % 5];
+    const size_t from = k % 2 == 0 ? k * 131 % 8000 : pos - 64 - k;
+    for (size_t i = 0; i < len && pos < in.size; ++i) p[pos++] = p[from + i];
+    for (size_t i = 0; i < 3 + k % 40 && pos < in.size; ++i) p[pos++] = static_cast<uint8_t>(r.next());
+  }
+  buffer back;
+  REQUIRE(back.init(in.size));
+  for (int clevel : {1, 5, 9}) {
+    buffer full;
+    REQUIRE(full.init(in.size));
+    auto f = blosclz_compress(clevel, in.view(), full.mut(), ws.mut());
+    REQUIRE_OK(f);
+    const size_t csize = f.value();
+    REQUIRE(csize != 0);
+    size_t gave_up = 0;
+    for (size_t cap = 66; cap <= csize; ++cap) {
+      buffer out;
+      REQUIRE(out.init(cap));
+      auto c = blosclz_compress(clevel, in.view(), out.mut(), ws.mut());
+      REQUIRE_OK(c);
+      CHECK(out.guard_intact());
+      if (c.value() == 0) {
+        ++gave_up;
+        continue;
+      }
+      CHECK(c.value() <= cap);
+      auto d = blosclz_decompress(bytes_view(out.data(), c.value()), back.mut());
+      REQUIRE_OK(d);
+      CHECK_EQ(d.value(), in.size);
+      CHECK(std::memcmp(back.data(), in.data(), in.size) == 0);
+    }
+    CHECK(gave_up > 0);  // the smallest outputs cannot hold the stream
+  }
+}
+
 TESSERA_TEST(blosclz, probe_skips_blocks_with_a_noisy_tail_at_low_levels) {
   buffer ws, in, out;
   REQUIRE(ws.init(detail::kBlosclzWorkspaceMax));

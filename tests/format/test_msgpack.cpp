@@ -627,6 +627,74 @@ TESSERA_TEST(msgpack, type_mismatches_are_malformed) {
   CHECK_ERR(h.err(), errc::malformed);
 }
 
+TESSERA_TEST(msgpack, readers_refuse_markers_on_both_sides_of_their_range) {
+  // read_bin below and above the bin markers; read_ext below the ext markers, between them and the fixexts, and
+  // above the fixexts.
+  const uint8_t ext8[] = {0xc7, 0x00, 0x01};
+  msgpack_reader a(bytes_view(ext8, sizeof ext8));
+  (void)a.read_bin();
+  CHECK_ERR(a.err(), errc::malformed);
+  const uint8_t bin8[] = {0xc4, 0x00};
+  msgpack_reader b(bytes_view(bin8, sizeof bin8));
+  (void)b.read_ext();
+  CHECK_ERR(b.err(), errc::malformed);
+  const uint8_t uint8[] = {0xcc, 0x01};
+  msgpack_reader c(bytes_view(uint8, sizeof uint8));
+  (void)c.read_ext();
+  CHECK_ERR(c.err(), errc::malformed);
+  const uint8_t str8[] = {0xd9, 0x00};
+  msgpack_reader d(bytes_view(str8, sizeof str8));
+  (void)d.read_ext();
+  CHECK_ERR(d.err(), errc::malformed);
+  // skip: the reserved marker is malformed; a float32 is skipped whole.
+  const uint8_t reserved[] = {0xc1};
+  msgpack_reader e(bytes_view(reserved, 1));
+  e.skip();
+  CHECK_ERR(e.err(), errc::malformed);
+  const uint8_t float32[] = {0xca, 0x40, 0x40, 0x00, 0x00, 0x01};
+  msgpack_reader f(bytes_view(float32, sizeof float32));
+  f.skip();
+  CHECK_OK(f.err());
+  CHECK_EQ(f.read_uint(), 1u);
+}
+
+TESSERA_TEST(msgpack, skip_limits_past_the_maximum_are_the_maximum) {
+  msgpack_writer w(bytes_mut(g_buf, kBig));
+  for (int i = 0; i < kMsgpackMaxDepth + 1; ++i) w.write_array(1);
+  w.write_nil();
+  REQUIRE_OK(w.err());
+  msgpack_reader r(bytes_view(g_buf, w.position()));
+  r.skip(kMsgpackMaxDepth + 1000);
+  CHECK_ERR(r.err(), errc::unsupported);
+}
+
+TESSERA_TEST(msgpack, writer_keeps_its_first_error) {
+  uint8_t small[2];
+  msgpack_writer w(bytes_mut(small, sizeof small));
+  w.write_str(span<const char>("longer than two", 15));  // buffer_too_small
+  const error first = w.err();
+  CHECK(!first.ok());
+  w.write_raw(bytes_view(g_payload, 1));  // nothing more is written, the error stays the first one
+  w.write_uint(1ull << 40);
+  CHECK(w.err().code == first.code);
+  CHECK(w.err().message == first.message);
+  CHECK_EQ(w.position(), 0u);
+  // A refused fixed form after an error keeps the first error too.
+  w.write_fixarray(16);
+  CHECK(w.err().code == first.code);
+  msgpack_writer v(bytes_mut(small, sizeof small));
+  v.write_fixarray(16);
+  CHECK_ERR(v.err(), errc::invalid_argument);
+  v.write_fixint(-33);
+  CHECK_ERR(v.err(), errc::invalid_argument);
+  CHECK_EQ(v.position(), 0u);
+  // An empty raw write writes nothing and is no error.
+  msgpack_writer e(bytes_mut(small, sizeof small));
+  e.write_raw(bytes_view{});
+  CHECK_OK(e.err());
+  CHECK_EQ(e.position(), 0u);
+}
+
 namespace {
 
 // Writes a random nested document, containers nested at most depth deep.

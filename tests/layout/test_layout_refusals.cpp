@@ -77,8 +77,49 @@ TESSERA_TEST(layout_refusals, layout_calls_refuse_missing_shapes_and_chunks_out_
   CHECK_EQ(start[1], 4);
   CHECK_EQ(extent[0], 2);
   CHECK_EQ(extent[1], 3);
+  // Grid coordinates below and past each grid, and items of chunks that are not the array's.
+  const int64_t below[2] = {0, -1};
+  const int64_t past[2] = {3, 0};
+  CHECK_ERR(layout_chunk_index(l, below), errc::out_of_range);
+  CHECK_ERR(layout_chunk_index(l, past), errc::out_of_range);
+  CHECK_ERR(layout_block_index(l, below), errc::out_of_range);
+  const int64_t block_past[2] = {2, 0};
+  CHECK_ERR(layout_block_index(l, block_past), errc::out_of_range);
+  CHECK_ERR(layout_item_coords(l, -1, 0, coords), errc::out_of_range);
+  CHECK_ERR(layout_item_coords(l, 6, 0, coords), errc::out_of_range);
+  CHECK_ERR(layout_item_coords(l, 0, -1, coords), errc::out_of_range);
+  CHECK_ERR(layout_item_coords(l, 0, 16, coords), errc::out_of_range);
+  CHECK_ERR(layout_item_coords(l, 5, 15, coords), errc::out_of_range);  // the corner chunk's padding
+  REQUIRE_OK(layout_item_coords(l, 5, 0, coords));
+  CHECK_EQ(coords[0], 8);
+  CHECK_EQ(coords[1], 4);
   slice_plan plan;
   const int64_t lo[2] = {0, 0};
   CHECK_ERR(slice_plan_init(plan, l, nullptr, lo), errc::invalid_argument);
   CHECK_ERR(slice_plan_init(plan, l, lo, nullptr), errc::invalid_argument);
+}
+
+TESSERA_TEST(layout_refusals, sizes_past_int64_are_overflow) {
+  array_layout l;
+  // The shape fits, rounded up to its chunks it does not.
+  const int64_t near_max[1] = {INT64_MAX - 1};
+  const int32_t four[1] = {4};
+  CHECK_ERR(layout_init(l, 1, near_max, four, four), errc::overflow);
+  // Each extent fits, their product does not (items, then stored items per chunk at the same time).
+  const int64_t wide[3] = {int64_t{1} << 31, int64_t{1} << 31, int64_t{1} << 2};
+  const int32_t chunk3[3] = {1, 1, 4};
+  CHECK_ERR(layout_init(l, 3, wide, chunk3, chunk3), errc::overflow);
+  // The items fit (3 * 2^61), the stored items (4 * 2^61, the first extent rounded up to its chunk) do not.
+  const int64_t rounded[2] = {3, int64_t{1} << 61};
+  const int32_t chunk_r[2] = {4, 1};
+  CHECK_ERR(layout_init(l, 2, rounded, chunk_r, chunk_r), errc::overflow);
+  // Two items in a chunk of 2^30: at 2 bytes an item the chunk passes the Blosc2 chunk limit, at 2^40 bytes its
+  // size overflows while the array's (2^41) does not.
+  const int64_t two[1] = {2};
+  const int32_t chunk1[1] = {int32_t{1} << 30};
+  const int32_t block1[1] = {int32_t{1} << 20};
+  REQUIRE_OK(layout_init(l, 1, two, chunk1, block1));
+  REQUIRE_OK(layout_sizes_compute(l, 1));
+  CHECK_ERR(layout_sizes_compute(l, 2), errc::overflow);
+  CHECK_ERR(layout_sizes_compute(l, int64_t{1} << 40), errc::overflow);
 }
