@@ -478,6 +478,8 @@ TESSERA_TEST(b2nd_meta, encoder_refuses_what_it_cannot_write) {
   m.blockshape[0] = 1;
   CHECK_ERR(b2nd_meta_encode(m, bytes_mut(out, sizeof out)), errc::invalid_argument);
   m.shape[0] = 1;
+  m.blockshape[0] = -2;
+  CHECK_ERR(b2nd_meta_encode(m, bytes_mut(out, sizeof out)), errc::invalid_argument);
   m.blockshape[0] = 0;
   CHECK_ERR(b2nd_meta_encode(m, bytes_mut(out, sizeof out)), errc::invalid_argument);
   m.blockshape[0] = 1;
@@ -545,6 +547,10 @@ TESSERA_TEST(b2nd_meta, a_dtype_with_a_size_but_no_bytes_is_refused) {
   m.has_dtype = true;
   m.dtype = span<const char>(nullptr, 3);
   static uint8_t out[256];
+  CHECK_ERR(b2nd_meta_encode(m, bytes_mut(out, sizeof out)), errc::invalid_argument);
+  // The reference stores the dtype's length as an int32: a longer one is refused before a byte of it is read.
+  static const char one = 'x';
+  m.dtype = span<const char>(&one, size_t{INT32_MAX} + 1);
   CHECK_ERR(b2nd_meta_encode(m, bytes_mut(out, sizeof out)), errc::invalid_argument);
   m.dtype = span<const char>("<f4", 3);
   CHECK_OK(b2nd_meta_encode(m, bytes_mut(out, sizeof out)));

@@ -41,7 +41,7 @@ const char* const kUnknown[] = {
     "<M8[ns]x", "O",          "|O",          "<U4294967296", "<U1073741824", "<i99999999999999999999",
     "<f",       "<c4",        "<i16",        "<u3",         "<m4",          "<f8,<i4",
     "[('a', '<i4'), ('b', '<f8')]", "{'names': ['a'], 'formats': ['<i4']}", "(2,3)<f8", "<<f8", "||u1",
-    "<S-1",     "<M8[ns",     "<V",
+    "<S-1",     "<M8[ns",     "<V",          "<M8[_s]",     "<M8[{]",       "<M8x",
 };
 
 }  // namespace
@@ -118,6 +118,8 @@ TESSERA_TEST(dtype, format_builds_the_strings) {
   CHECK_ERR(dtype_format('<', 'b', 2, buf), errc::invalid_argument);
   CHECK_ERR(dtype_format('<', 'i', 4, buf, str("ns")), errc::invalid_argument);
   CHECK_ERR(dtype_format('<', 'M', 8, buf, str("n s")), errc::invalid_argument);
+  // A size without memory is no buffer.
+  CHECK_ERR(dtype_format('<', 'f', 8, span<char>(nullptr, 32)), errc::buffer_too_small);
 }
 
 TESSERA_TEST(dtype, numpy_sizes_per_kind) {
