@@ -338,8 +338,9 @@ struct batch_job {
                                   : touched_block_consume(&j, i, decoded, worker);
     }
 #endif
-    TESSERA_TRY(chunk_block_decode_on(*b.d, worker, chunk, touched_block_number(&j, i), begin, end, &decoded));
-    return touched_block_consume(&j, i, decoded, worker);
+    status st = chunk_block_decode_on(*b.d, worker, chunk, touched_block_number(&j, i), begin, end, &decoded);
+    if (st.ok()) st = touched_block_consume(&j, i, decoded, worker);
+    return st;
   }
 };
 
