@@ -542,7 +542,7 @@ struct slice_reader {
     }
     int64_t run = 1;
     if (span > 1 && array_access::layout(a).block_strides[bj.outer] == 1) {
-      const size_t fit = kRunBytes / largest_block;  // at least the prefix's bytes
+      const size_t fit = largest_block > 0 ? kRunBytes / largest_block : 1;  // (a block's read holds its prefix)
       run = fit < 1 ? 1 : fit < static_cast<size_t>(span) ? static_cast<int64_t>(fit) : span;
     }
     const int64_t nruns = (span + run - 1) / run;
