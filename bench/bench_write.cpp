@@ -91,11 +91,12 @@ array_params params_of(const executor& ex) {
   return p;
 }
 
-// The file's pages cached as read from disk: synced, dropped from the page cache, then read once in 1 MiB reads.
-void file_cache_as_read(const char* path) {
+// The file's pages cached as read from disk: synced (a file this program wrote: its pages must be clean to be
+// dropped), dropped from the page cache, then read once in 1 MiB reads.
+void file_cache_as_read(const char* path, bool written) {
   auto f = posix_file_open(path, posix_open::read);
   if (!f.ok()) die("open the file to drop its pages", f.err());
-  if (::fsync(f->fd) != 0) die("fsync the file", make_error(errc::io, "fsync failed"));
+  if (written && ::fsync(f->fd) != 0) die("fsync the file", make_error(errc::io, "fsync failed"));
   if (::posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED) != 0) die("drop the file's pages", make_error(errc::io, "posix_fadvise failed"));
   std::vector<uint8_t> buffer(size_t{1} << 20);
   const storage st = posix_file_storage(*f);
@@ -250,7 +251,7 @@ int main(int argc, char** argv) {
       if (auto s = storage_write(posix_file_storage(*out), 0, kept.bytes()); !s.ok()) die("write the file", s);
       if (auto s = posix_file_close(*out); !s.ok()) die("close the file", s);
     }
-    if (threads == 1) file_cache_as_read(file_path.c_str());
+    if (threads == 1) file_cache_as_read(file_path.c_str(), file_arg == nullptr);
     auto file = posix_file_open(file_path.c_str(), posix_open::read);
     if (!file.ok()) die("open the file", file.err());
     auto mapping = posix_mapping_open(file_path.c_str());
