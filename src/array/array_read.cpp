@@ -248,6 +248,11 @@ status chunk_copy_out(array& a, chunk_copy_job& j) noexcept {
 // Host builds also batch files (from_storage): there each task first reads its block's streams, into a buffer
 // per worker allocated on the caller's thread.
 constexpr int kBatchChunks = 16;
+#if TESSERA_SPEED_PATHS
+// The most bytes of consecutive blocks a task reads from a file at once (a block larger than this alone): reads of
+// about 100 KB copy out of the page cache at the copy's own speed, reads of 30 KB pay a third more for their calls.
+constexpr size_t kRunBytes = size_t{256} << 10;
+#endif
 
 using detail::chunk_block_decode_on;
 using detail::chunk_decoder_executor;
@@ -263,9 +268,13 @@ struct batch_job {
   detail::first_error error;
 #if TESSERA_SPEED_PATHS
   // A file (a frame whose chunks are not in place, contiguous or sparse; with parallel workers its storage reads
-  // concurrently): each task reads its block's streams itself (detail::chunk_blocks_read) into its worker's
-  // buffer, after the chunk's header and block starts were read on the caller's thread into prefixes.
+  // concurrently): each task reads its blocks' streams itself (detail::chunk_blocks_read) into its worker's
+  // buffer, after the chunk's header and block starts were read on the caller's thread into prefixes. A task
+  // takes a run of blocks consecutive in the chunk (neighbours along the last dimension) with one read: a call
+  // costs about a microsecond of the kernel's time besides its copy, as much as copying 10 KB.
   bool from_storage = false;
+  int64_t run[kBatchChunks] = {};    // chunk k's blocks per task along its outer dimension (1: one per task)
+  int64_t inner[kBatchChunks] = {};  // chunk k's touched blocks per outer block coordinate
   detail::chunk_blocks_reader readers[kBatchChunks];
   detail::sparse_entry entries[kBatchChunks];  // a sparse frame's chunks, open until the run is over
   owned_array<uint8_t> prefixes;  // kBatchChunks x prefix_cap
@@ -282,38 +291,56 @@ struct batch_job {
     int k = 0;
     while (k + 1 < b.n && b.first_task[k + 1] <= t) ++k;
     touched_blocks& j = b.chunks[k];
-    const size_t i = static_cast<size_t>(t - b.first_task[k]);
-    size_t begin = 0, end = 0;
-    touched_block_range(&j, i, &begin, &end);
-    bytes_view decoded;
-    bytes_view chunk = b.bytes[k];
+    const int64_t ti = t - b.first_task[k];
 #if TESSERA_SPEED_PATHS
     if (b.from_storage) {
-      auto got = detail::chunk_blocks_read(b.readers[k], touched_block_number(&j, i), 1,
+      // Task ti: the touched blocks i = o * inner + r for o in [o0, o1), consecutive in the chunk, read at once.
+      const int64_t span = j.nblocks / b.inner[k];
+      const int64_t r = ti % b.inner[k];
+      const int64_t o0 = ti / b.inner[k] * b.run[k];
+      const int64_t o1 = o0 + b.run[k] < span ? o0 + b.run[k] : span;
+      const size_t first = touched_block_number(&j, static_cast<size_t>(o0 * b.inner[k] + r));
+      auto got = detail::chunk_blocks_read(b.readers[k], first, static_cast<size_t>(o1 - o0),
                                            bytes_mut(b.reads.data() + b.read_per_worker * worker, b.read_per_worker));
       if (!got.ok()) {
         b.error.set(got.err());
         return;
       }
-      chunk = *got;
+      for (int64_t o = o0; o < o1; ++o) {
+        const status st = block_read(b, j, *got, static_cast<size_t>(o * b.inner[k] + r), worker);
+        if (!st.ok()) {
+          b.error.set(st);
+          return;
+        }
+      }
+      return;
     }
+#endif
+    const status st = block_read(b, j, b.bytes[k], static_cast<size_t>(ti), worker);
+    if (!st.ok()) b.error.set(st);
+  }
+
+  // Touched block i of j decoded from chunk (the chunk in place, or the blocks a task read) and copied out.
+  static status block_read(batch_job& b, touched_blocks& j, bytes_view chunk, size_t i, uint32_t worker) noexcept {
+    size_t begin = 0, end = 0;
+    touched_block_range(&j, i, &begin, &end);
+    bytes_view decoded;
+#if TESSERA_SPEED_PATHS
     // A block of which a few rows are wanted: only those unshuffled, straight to the output.
     if (detail::touched_block_few(j, i)) {
       detail::block_planes planes;
       detail::touched_block_planes_hint hint{&j, i};
       planes.stored = detail::touched_block_prefetch;
       planes.context = &hint;
-      status st = detail::chunk_block_planes_on(*b.d, worker, chunk, touched_block_number(&j, i), begin, end,
-                                                &decoded, &planes);
-      if (st.ok()) st = planes.typesize != 0 ? detail::touched_block_unshuffle(j, i, decoded.size(), planes)
-                                             : touched_block_consume(&j, i, decoded, worker);
-      if (!st.ok()) b.error.set(st);
-      return;
+      TESSERA_TRY(detail::chunk_block_planes_on(*b.d, worker, chunk, touched_block_number(&j, i), begin, end,
+                                                &decoded, &planes));
+      return planes.typesize != 0 ? detail::touched_block_unshuffle(j, i, decoded.size(), planes)
+                                  : touched_block_consume(&j, i, decoded, worker);
     }
 #endif
     status st = chunk_block_decode_on(*b.d, worker, chunk, touched_block_number(&j, i), begin, end, &decoded);
     if (st.ok()) st = touched_block_consume(&j, i, decoded, worker);
-    if (!st.ok()) b.error.set(st);
+    return st;
   }
 };
 
@@ -503,13 +530,34 @@ struct slice_reader {
       TESSERA_TRY(entry.close());
       return true;
     }
+    // Runs of blocks consecutive in the chunk (along the outer dimension when its blocks are neighbours, its
+    // block stride 1), each read by one task, up to kRunBytes (or one block) whatever the file claims.
+    const int64_t span = bj.outer >= 0 ? bj.span[bj.outer] : 1;
+    const int64_t inner = bj.nblocks / span;
+    size_t largest_block = 0;
     for (int64_t i = 0; i < bj.nblocks; ++i) {
       auto size = detail::chunk_blocks_size(rd, touched_block_number(&bj, static_cast<size_t>(i)), 1);
       if (!size.ok()) return size.err();
+      if (*size > largest_block) largest_block = *size;  // with the chunk's prefix
+    }
+    int64_t run = 1;
+    if (span > 1 && array_access::layout(a).block_strides[bj.outer] == 1) {
+      const size_t fit = largest_block > 0 ? kRunBytes / largest_block : 1;  // (a block's read holds its prefix)
+      run = fit < 1 ? 1 : fit < static_cast<size_t>(span) ? static_cast<int64_t>(fit) : span;
+    }
+    const int64_t nruns = (span + run - 1) / run;
+    for (int64_t task = 0; task < inner * nruns; ++task) {
+      const int64_t o0 = task / inner * run;
+      const int64_t count = o0 + run < span ? run : span - o0;
+      auto size = detail::chunk_blocks_size(rd, touched_block_number(&bj, static_cast<size_t>(o0 * inner + task % inner)),
+                                            static_cast<size_t>(count));
+      if (!size.ok()) return size.err();
       if (*size > batch->read_largest) batch->read_largest = *size;
     }
+    batch->run[batch->n] = run;
+    batch->inner[batch->n] = inner;
     batch->bytes[batch->n] = bytes_view();
-    batch->first_task[batch->n + 1] = batch->first_task[batch->n] + bj.nblocks;
+    batch->first_task[batch->n + 1] = batch->first_task[batch->n] + inner * nruns;
     if (++batch->n == kBatchChunks) TESSERA_TRY(batch_run(a, *batch));
     return true;
   }

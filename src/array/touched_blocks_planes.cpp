@@ -3,6 +3,8 @@
 // the same pass puts them where they go, instead of unshuffling the whole block and copying its part out.
 #include "touched_blocks.hpp"
 
+#include <string.h>
+
 #include "chunk/chunk_internal.hpp"
 
 #if TESSERA_SPEED_PATHS
@@ -15,6 +17,21 @@ namespace {
 // Bytes [first, first + n) of the unshuffled block, for items that are not whole elements.
 void bytes_unshuffle(const block_planes& p, size_t first, size_t n, uint8_t* dst) noexcept {
   for (size_t x = first; x < first + n; ++x) *dst++ = p.plane[x % p.typesize][x / p.typesize];
+}
+
+// Rows of one element of N bytes each (a plane across the last dimension): element r is byte r * src_step of
+// each plane from k, stored whole at o + r * o_step. The planes' pointers held in locals and each element stored
+// at once: with the planes read through `p` and the output written byte by byte, the compiler reloads the
+// pointers after every store (they might alias) and the loads of one element wait on the stores of the last.
+template <size_t N>
+void elements_gather(const block_planes& p, size_t k, size_t rows, size_t src_step, uint8_t* o, size_t o_step) noexcept {
+  const uint8_t* plane[N];
+  for (size_t b = 0; b < N; ++b) plane[b] = p.plane[b] + k;
+  for (size_t r = 0, at = 0; r < rows; ++r, at += src_step, o += o_step) {
+    uint8_t v[N];
+    for (size_t b = 0; b < N; ++b) v[b] = plane[b][at];
+    memcpy(o, v, N);
+  }
 }
 
 // Touched block i's part as runs of rows: row(src, out, rows, src_step, out_step) for each run of `rows` rows
@@ -106,8 +123,16 @@ status touched_block_unshuffle(touched_blocks& t, size_t i, size_t block_bytes, 
     if (per != 0) {
       size_t k = src * per;
       if (run * per == 1) {  // one element a row (a plane across the last dimension): its bytes, no call
-        for (size_t r = 0; r < rows; ++r, k += src_step, o += o_step)
-          for (size_t b = 0; b < typesize; ++b) o[b] = planes.plane[b][k];
+        if (typesize == 4) {
+          elements_gather<4>(planes, k, rows, src_step, o, o_step);
+        } else if (typesize == 8) {
+          elements_gather<8>(planes, k, rows, src_step, o, o_step);
+        } else if (typesize == 2) {
+          elements_gather<2>(planes, k, rows, src_step, o, o_step);
+        } else {
+          for (size_t r = 0; r < rows; ++r, k += src_step, o += o_step)
+            for (size_t b = 0; b < typesize; ++b) o[b] = planes.plane[b][k];
+        }
       } else {
         for (size_t r = 0; r < rows; ++r, k += src_step * per, o += o_step)
           elements_unshuffle(typesize, planes.plane, k, run * per, o);

@@ -688,10 +688,16 @@ result<bool> frame_blocks_reader_init(frame& f, int64_t nchunk, uint32_t max_blo
   sparse_entry none;
   auto src = chunk_source_at(*s, ref->offset, s->sparse ? *entry : none);
   if (!src.ok()) return src.err();
-  uint8_t hb[kChunkHeaderExtendedSize];
-  auto hr = source_header(*s, *src, hb);
+  // The header and the block starts of up to max_blocks blocks with one read (a file pays a call per read; the
+  // prefix has room for them): the bytes past the chunk's own prefix are not used.
+  const uint64_t want = kChunkHeaderExtendedSize + uint64_t{4} * max_blocks;
+  const size_t have = static_cast<size_t>(src->limit < want ? src->limit : want);
+  if (have < kChunkHeaderMinSize) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk position too close to the data's end"));
+  TESSERA_TRY(storage_read(src->st, src->pos, bytes_mut(prefix, have)));
+  auto hr = chunk_header_read(bytes_view(prefix, have < kChunkHeaderExtendedSize ? have : kChunkHeaderExtendedSize));
   if (!hr.ok()) return hr.err();
   const chunk_header& h = *hr;
+  if (static_cast<uint64_t>(h.cbytes) > src->limit) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk runs past the frame's data"));
   if (h.special != chunk_special::none || h.dict || h.vlblocks || h.lazy || h.nblocks > max_blocks) return false;
   for (uint8_t fid : h.filters)
     if (fid == static_cast<uint8_t>(filter_id::delta)) return false;
@@ -709,7 +715,8 @@ result<bool> frame_blocks_reader_init(frame& f, int64_t nchunk, uint32_t max_blo
   if (r.data_start > r.cbytes) return make_error(errc::truncated, TESSERA_MSG("chunk: bstarts run past cbytes"));
   if (h.memcpyed && (r.cbytes - h.header_size) < static_cast<uint64_t>(h.nbytes))
     return make_error(errc::truncated, TESSERA_MSG("chunk: memcpyed chunk shorter than its nbytes"));
-  TESSERA_TRY(storage_read(r.src.st, r.src.pos, bytes_mut(prefix, static_cast<size_t>(r.data_start))));
+  // The prefix was read whole: data_start is at most the header and max_blocks starts (want) and at most cbytes,
+  // which fits the source's limit, so at most `have`.
   if (!h.memcpyed) {
     stored_starts starts;
     starts.init(prefix + h.header_size, h.nblocks, r.data_start, r.cbytes);

@@ -460,6 +460,115 @@ TESSERA_TEST(posix_faults, a_full_disk_leaves_the_array_as_committed) {
   CHECK_LE(1, failed);
 }
 
+// Slices read from a file through pread (the tasks read their blocks, a run of consecutive blocks with one
+// pread, after one pread of each chunk's header and block starts): each pread of a read failed in turn is io,
+// each one that meets the file's end (returns 0) is truncated, each one cut short is continued and the read is
+// right; one and two threads. And the file cut short under an open array: reads fail as truncated or read right.
+TESSERA_TEST(posix_faults, slice_reads_from_a_file_fail_at_every_pread) {
+  fault_scope faults;
+  temp_dir dir;
+  REQUIRE(dir.ok());
+  const std::string path = dir.file("planes.b2nd");
+  array_params p;
+  p.ndim = 3;
+  const int64_t shape[3] = {40, 48, 56};
+  const int32_t chunks[3] = {20, 24, 28}, blocks[3] = {5, 8, 7};
+  for (int d = 0; d < 3; ++d) {
+    p.shape[d] = shape[d];
+    p.chunkshape[d] = chunks[d];
+    p.blockshape[d] = blocks[d];
+  }
+  p.dtype = span<const char>("<f4", 3);
+  p.compressor = codec::blosclz;
+  std::vector<float> items(40 * 48 * 56);
+  for (size_t i = 0; i < items.size(); ++i) items[i] = static_cast<float>(i % 977) * 0.5f + static_cast<float>(i / 3000);
+  {
+    auto f = posix_file_open(path.c_str(), posix_open::replace);
+    REQUIRE_OK(f);
+    array a;
+    REQUIRE_OK(array_create(a, array_target_contiguous(posix_file_storage(*f)), posix_allocator(), p,
+                            array_fill_buffer(bytes_view(reinterpret_cast<const uint8_t*>(items.data()), items.size() * 4))));
+    REQUIRE_OK(array_close(a));
+    posix_file ff = *f;
+    REQUIRE_OK(posix_file_close(ff));
+  }
+  // A plane along y (runs of 4 blocks along z in each chunk), along z (no runs), along x, a box, the whole array.
+  const int64_t starts[5][3] = {{0, 17, 0}, {0, 0, 30}, {12, 0, 0}, {3, 5, 9}, {0, 0, 0}};
+  const int64_t stops[5][3] = {{40, 18, 56}, {40, 48, 31}, {13, 48, 56}, {37, 40, 50}, {40, 48, 56}};
+  const auto expected = [&](int q) {
+    std::vector<float> want;
+    for (int64_t x = starts[q][0]; x < stops[q][0]; ++x)
+      for (int64_t y = starts[q][1]; y < stops[q][1]; ++y)
+        for (int64_t z = starts[q][2]; z < stops[q][2]; ++z) want.push_back(items[static_cast<size_t>((x * 48 + y) * 56 + z)]);
+    return want;
+  };
+  thread_pool pool;
+  REQUIRE_OK(thread_pool_init(pool, 2));
+  auto f = posix_file_open(path.c_str(), posix_open::read);
+  REQUIRE_OK(f);
+  for (int threads = 1; threads <= 2; ++threads) {
+    array a;
+    array_open_options o;
+    if (threads == 2) o.exec = thread_pool_executor(pool);
+    REQUIRE_OK(array_open(a, posix_file_storage(*f), posix_allocator(), o));
+    for (int q = 0; q < 5; ++q) {
+      const std::vector<float> want = expected(q);
+      std::vector<float> got(want.size());
+      const bytes_mut out(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4);
+      REQUIRE_OK(array_slice_read(a, starts[q], stops[q], out));  // the index read, if the open left it
+      syscall_faults::reset();
+      REQUIRE_OK(array_slice_read(a, starts[q], stops[q], out));
+      CHECK(got == want);
+      const int preads = syscall_faults::calls(call::pread);
+      // The plane along y: 4 chunks, each one pread of its prefix and one per run of 4 blocks (4 x 4 runs).
+      if (q == 0) CHECK_EQ(preads, 4 * (1 + 4));
+      REQUIRE(preads > 0);
+      for (int n = 1; n <= preads; ++n) {
+        syscall_faults::reset();
+        syscall_faults::fail(call::pread, n, EIO);
+        CHECK_ERR(array_slice_read(a, starts[q], stops[q], out), errc::io);
+        syscall_faults::reset();
+        syscall_faults::shorten(call::pread, n, 0);
+        CHECK_ERR(array_slice_read(a, starts[q], stops[q], out), errc::truncated);
+        syscall_faults::reset();
+        syscall_faults::shorten(call::pread, n, 3);
+        got.assign(got.size(), -1.0f);
+        REQUIRE_OK(array_slice_read(a, starts[q], stops[q], out));
+        CHECK(got == want);
+      }
+    }
+    REQUIRE_OK(array_close(a));
+  }
+  // The file cut short under an open array (another process truncating it): each read fails as truncated or,
+  // when its bytes lie before the cut, reads right.
+  syscall_faults::reset();
+  const std::vector<uint8_t> whole = os_contents(path);
+  REQUIRE(whole.size() > 4096);
+  int cut_reads = 0;
+  for (size_t cut = 1024; cut < whole.size(); cut += whole.size() / 9) {
+    array a;
+    REQUIRE_OK(array_open(a, posix_file_storage(*f), posix_allocator()));
+    REQUIRE(::truncate(path.c_str(), static_cast<off_t>(cut)) == 0);
+    for (int q = 0; q < 5; ++q) {
+      const std::vector<float> want = expected(q);
+      std::vector<float> got(want.size());
+      const status s = array_slice_read(a, starts[q], stops[q], bytes_mut(reinterpret_cast<uint8_t*>(got.data()), got.size() * 4));
+      if (s.ok()) {
+        CHECK(got == want);
+      } else {
+        CHECK_EQ(s.code, errc::truncated);
+        ++cut_reads;
+      }
+    }
+    REQUIRE_OK(array_close(a));
+    os_write(path, whole);
+  }
+  CHECK_LE(5, cut_reads);
+  posix_file ff = *f;
+  REQUIRE_OK(posix_file_close(ff));
+  thread_pool_release(pool);
+}
+
 // A thread pool whose memory, lock, condition variables or threads the system refuses: init returns
 // out_of_memory (ENOMEM, EAGAIN, or no memory) or io (any other error), leaves the pool empty (a serial
 // executor), joins the threads it had started and frees everything (LeakSanitizer); the next init works.
