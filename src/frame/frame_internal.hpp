@@ -238,9 +238,8 @@ void space_release(frame_state& s) noexcept;
 void space_start_empty(frame_state& s) noexcept;
 // Builds the map of an opened frame whose pending chunks are the committed ones plus fresh appends: every stored
 // chunk's size is read (its header), chunks are sorted by position, the gaps between them are free. Chunks that
-// overlap disable reuse. Errors: the storage's, out_of_memory (the sort's N * 16 bytes), resource_limit.
-[[nodiscard]] status space_activate(frame_state& s) noexcept;
-// space_activate for a frame whose chunk table is in memory (state_index_materialize ran): the index is not read.
+// overlap disable reuse. The chunk table must be in memory (state_index_materialize ran): the index is not read.
+// Errors: the storage's, out_of_memory (the sort's N * 16 bytes), resource_limit.
 [[nodiscard]] status space_activate_table(frame_state& s) noexcept;
 // Disables reuse for good (this handle): what was written stays where it is, new bytes go past everything.
 void space_disable(frame_state& s) noexcept;
