@@ -120,7 +120,10 @@ void reverse_run(void*, size_t ntasks, executor_task task, void* task_context) n
   for (size_t i = ntasks; i-- > 0;) task(task_context, i, static_cast<uint32_t>(i % 3));
 }
 
-enum class fault { storage_once, storage_crash, allocation };
+// allocation_from: every allocation from the Nth on is refused (the retries with a smaller size fail too).
+enum class fault { storage_once, storage_crash, allocation, allocation_from };
+
+bool allocating(fault kind) { return kind == fault::allocation || kind == fault::allocation_from; }
 
 void sweep(tessera::test::context& t, fault kind) {
   growable_buffer buf;
@@ -141,8 +144,9 @@ void sweep(tessera::test::context& t, fault kind) {
     wrapped_storage w;
     w.inner = growable_buffer_storage(buf);
     w.concurrent = true;  // the reverse executor runs in this thread: the plain counters stay right
-    if (kind == fault::allocation) {
+    if (allocating(kind)) {
       ca.fail_at = n;
+      ca.fail_after = kind == fault::allocation_from;
     } else {
       w.plan->fail_at = n;
       w.plan->fail_after = kind == fault::storage_crash;
@@ -153,13 +157,13 @@ void sweep(tessera::test::context& t, fault kind) {
       s = frame_open(f, w.get(), ca.get());
       if (s.ok()) s = reads(f, d, d3);
     }
-    const bool injected = kind == fault::allocation ? ca.requests >= ca.fail_at : w.plan->failed;
+    const bool injected = allocating(kind) ? ca.requests >= ca.fail_at : w.plan->failed;
     if (s.ok()) {
       completed = !injected;
     } else {
       ++failed_runs;
       CHECK(injected);
-      CHECK_EQ(s.code, kind == fault::allocation ? errc::out_of_memory : errc::io);
+      CHECK_EQ(s.code, allocating(kind) ? errc::out_of_memory : errc::io);
     }
     CHECK(!ca.leaked());
     if (t.failures > 0) return;
@@ -170,7 +174,7 @@ void sweep(tessera::test::context& t, fault kind) {
   // state, its index and scratch buffers).
   int nkinds = 0;
   for (int c = 0; c < kChunks; ++c) nkinds += kind_available(kKinds[c]) ? 1 : 0;
-  CHECK(failed_runs >= (kind == fault::allocation ? 4 : 4 + 9 * nkinds));
+  CHECK(failed_runs >= (allocating(kind) ? 4 : 4 + 9 * nkinds));
 }
 
 }  // namespace
@@ -182,3 +186,7 @@ TESSERA_TEST(frame_lazy_faults, block_reads_with_the_storage_failing_from_each_c
 }
 
 TESSERA_TEST(frame_lazy_faults, block_reads_with_each_allocation_failing) { sweep(t, fault::allocation); }
+
+TESSERA_TEST(frame_lazy_faults, block_reads_with_allocations_failing_from_each_on) {
+  sweep(t, fault::allocation_from);
+}
