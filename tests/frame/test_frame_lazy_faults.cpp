@@ -189,10 +189,19 @@ status storage_copy(const storage& from, const storage& to, uint64_t len) {
   return ok_status();
 }
 
-// Each byte of each chunk's front (header, block starts, dictionary size and the first bytes after them)
-// damaged in turn, the frame opened without a view and every read of `reads` run: each either hands over the
-// stored blocks, or fails with a code that names bad data (wrong bytes handed over count as corrupt: a chunk has
-// no checksum) or says the blocks asked for are not the chunk's any more, and nothing leaks.
+// Whether a failed read's code names bad data (wrong bytes handed over count as corrupt: a chunk has no
+// checksum), or says the blocks asked for are not the chunk's any more (a damaged nbytes or blocksize: past the
+// chunk's blocks, or larger than the output).
+bool names_bad_data(errc c) {
+  return c == errc::corrupt || c == errc::malformed || c == errc::truncated || c == errc::unsupported ||
+         c == errc::resource_limit || c == errc::codec_unavailable || c == errc::out_of_range ||
+         c == errc::buffer_too_small;
+}
+
+// Each byte of the frame's header, of each chunk's front (header, block starts, dictionary size and the first
+// bytes after them) and of the index and trailer damaged in turn, the frame opened with its storage's view and
+// without one, and every read of `reads` run: each either hands over the stored blocks or fails with a code
+// that names bad data, and nothing leaks.
 void damage_sweep(tessera::test::context& t) {
   growable_buffer pristine;
   growable_buffer_init(pristine, tessera::test::system_allocator());
@@ -201,13 +210,15 @@ void damage_sweep(tessera::test::context& t) {
   const storage ps = growable_buffer_storage(pristine);
   uint64_t fronts[kChunks] = {};
   int nstored = 0;
-  uint64_t len = 0;
+  uint64_t len = 0, header_len = 0, meta_from = 0;
   {
     frame f;
     REQUIRE_OK(frame_open(f, ps, tessera::test::system_allocator()));
     const frame_info* info = frame_info_get(f);
     REQUIRE(info != nullptr);
     len = info->frame_len;
+    header_len = info->header_len;
+    meta_from = info->header_len + static_cast<uint64_t>(info->cbytes);
     for (int64_t i = 0; i < info->nchunks; ++i) {
       auto r = frame_chunk_locate(f, i);
       REQUIRE_OK(r);
@@ -222,21 +233,20 @@ void damage_sweep(tessera::test::context& t) {
   o3.exec.workers = 3;
   REQUIRE_OK(chunk_decoder_init(d3, tessera::test::system_allocator(), o3));
   int refused = 0;
-  for (int c = 0; c < nstored; ++c) {
-    for (uint64_t k = 0; k < 112; ++k) {
-      const uint64_t at = fronts[c] + k;
-      if (at >= len) break;
-      growable_buffer buf;
-      growable_buffer_init(buf, tessera::test::system_allocator());
-      const storage st = growable_buffer_storage(buf);
-      REQUIRE_OK(storage_copy(ps, st, len));
-      uint8_t damaged = 0;
-      REQUIRE_OK(st.read(st.context, at, bytes_mut(&damaged, 1)));
-      damaged = static_cast<uint8_t>(damaged ^ (k < 32 ? 0x40 : 0xC3));
-      REQUIRE_OK(st.write(st.context, at, bytes_view(&damaged, 1)));
+  auto damage_at = [&](uint64_t at, uint8_t mask) {
+    growable_buffer buf;
+    growable_buffer_init(buf, tessera::test::system_allocator());
+    const storage st = growable_buffer_storage(buf);
+    REQUIRE_OK(storage_copy(ps, st, len));
+    uint8_t damaged = 0;
+    REQUIRE_OK(st.read(st.context, at, bytes_mut(&damaged, 1)));
+    damaged = static_cast<uint8_t>(damaged ^ mask);
+    REQUIRE_OK(st.write(st.context, at, bytes_view(&damaged, 1)));
+    for (const bool hide_view : {true, false}) {
       tessera::test::counting_allocator ca;
       wrapped_storage w;
       w.inner = st;
+      w.hide_view = hide_view;
       w.concurrent = true;  // the reverse executor runs in this thread
       status s;
       {
@@ -246,25 +256,23 @@ void damage_sweep(tessera::test::context& t) {
       }
       if (!s.ok()) {
         ++refused;
-        const bool bad_data = s.code == errc::corrupt || s.code == errc::malformed || s.code == errc::truncated ||
-                              s.code == errc::unsupported || s.code == errc::resource_limit ||
-                              s.code == errc::codec_unavailable ||
-                              // a damaged nbytes or blocksize: the blocks asked for are past the chunk's, or
-                              // larger than the output
-                              s.code == errc::out_of_range || s.code == errc::buffer_too_small;
-        CHECK(bad_data);
-        if (!bad_data) CHECK_OK(s);  // reports the unexpected error with its message
+        CHECK(names_bad_data(s.code));
+        if (!names_bad_data(s.code)) CHECK_OK(s);  // reports the unexpected error with its message
       }
       CHECK(!ca.leaked());
-      if (t.failures > 0) return;
     }
-  }
+  };
+  for (uint64_t at = 0; at < header_len && t.failures == 0; ++at) damage_at(at, 0x40);
+  for (int c = 0; c < nstored; ++c)
+    for (uint64_t k = 0; k < 112 && fronts[c] + k < len && t.failures == 0; ++k)
+      damage_at(fronts[c] + k, k < 32 ? 0x40 : 0xC3);
+  for (uint64_t at = meta_from; at < len && t.failures == 0; ++at) damage_at(at, 0x40);
   CHECK(refused > 0);
 }
 
 TESSERA_TEST(frame_lazy_faults, block_reads_with_each_storage_call_failing) { sweep(t, fault::storage_once); }
 
-TESSERA_TEST(frame_lazy_faults, block_reads_of_chunks_damaged_at_each_byte_of_their_front) { damage_sweep(t); }
+TESSERA_TEST(frame_lazy_faults, block_reads_of_frames_damaged_at_each_byte_of_header_index_trailer_and_chunk_fronts) { damage_sweep(t); }
 
 TESSERA_TEST(frame_lazy_faults, block_reads_with_the_storage_failing_from_each_call_on) {
   sweep(t, fault::storage_crash);
