@@ -199,7 +199,7 @@ bool names_bad_data(errc c) {
 }
 
 // Each byte of the frame's header, of each chunk's front (header, block starts, dictionary size and the first
-// bytes after them) and of the index and trailer damaged in turn, the frame opened with its storage's view and
+// bytes after them) and of the index and trailer damaged in turn (two ways), the frame opened with its storage's view and
 // without one, and every read of `reads` run: each either hands over the stored blocks or fails with a code
 // that names bad data, and nothing leaks.
 void damage_sweep(tessera::test::context& t) {
@@ -262,11 +262,14 @@ void damage_sweep(tessera::test::context& t) {
       CHECK(!ca.leaked());
     }
   };
-  for (uint64_t at = 0; at < header_len && t.failures == 0; ++at) damage_at(at, 0x40);
-  for (int c = 0; c < nstored; ++c)
-    for (uint64_t k = 0; k < 112 && fronts[c] + k < len && t.failures == 0; ++k)
-      damage_at(fronts[c] + k, k < 32 ? 0x40 : 0xC3);
-  for (uint64_t at = meta_from; at < len && t.failures == 0; ++at) damage_at(at, 0x40);
+  // Two flips of a byte: its low bit (sizes off by one, odd sizes), its high one (negative or huge values).
+  // A chunk's front: its 32-byte header, 8 block starts, a dictionary's size and its first bytes.
+  for (const uint8_t mask : {uint8_t{0x01}, uint8_t{0x80}}) {
+    for (uint64_t at = 0; at < header_len && t.failures == 0; ++at) damage_at(at, mask);
+    for (int c = 0; c < nstored; ++c)
+      for (uint64_t k = 0; k < 80 && fronts[c] + k < len && t.failures == 0; ++k) damage_at(fronts[c] + k, mask);
+    for (uint64_t at = meta_from; at < len && t.failures == 0; ++at) damage_at(at, mask);
+  }
   CHECK(refused > 0);
 }
 
