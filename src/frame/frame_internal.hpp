@@ -220,6 +220,7 @@ struct frame_access {
 [[nodiscard]] status state_budget_check(const frame_state& s, uint64_t bytes, const char* what) noexcept;
 [[nodiscard]] status state_chunks_reserve(frame_state& s, int64_t count) noexcept;
 [[nodiscard]] status state_ids_push(frame_state& s, int64_t** ids, uint32_t* n, uint32_t* cap, int64_t id) noexcept;
+// Frees a live state (not null: its callers free only what state_new returned) and everything it holds.
 void state_free(frame_state* s) noexcept;
 [[nodiscard]] result<frame_state*> state_new(const allocator& alloc) noexcept;
 

@@ -175,7 +175,8 @@ status scenario(frame& f, const storage* st, const storage_directory* dir, const
 }
 
 // allocation_from: every allocation from the Nth on is refused (the retries with a smaller size fail too).
-enum class fault { storage_once, storage_crash, allocation, allocation_from };
+// close_once: the Nth close of a directory entry fails (after releasing it).
+enum class fault { storage_once, storage_crash, allocation, allocation_from, close_once };
 
 bool allocating(fault kind) { return kind == fault::allocation || kind == fault::allocation_from; }
 
@@ -257,15 +258,23 @@ void run_sparse(tessera::test::context& t, fault kind, bool clear) {
     if (allocating(kind)) {
       ca.fail_at = ca.requests + n;
       ca.fail_after = kind == fault::allocation_from;
+    } else if (kind == fault::close_once) {
+      w.closes.fail_at = w.closes.calls + n;
     } else {
       w.plan.fail_at = w.plan.calls + n;
       w.plan.fail_after = kind == fault::storage_crash;
     }
     frame f;
     status s = scenario(f, nullptr, &dir, a, d, d3, clear, true);
-    const bool injected = allocating(kind) ? ca.requests >= ca.fail_at : w.plan.failed;
-    if (s.ok()) completed = !injected;
-    else CHECK(injected);
+    const bool injected = allocating(kind) ? ca.requests >= ca.fail_at
+                          : kind == fault::close_once ? w.closes.failed
+                                                      : w.plan.failed;
+    if (s.ok()) {
+      completed = !injected;
+    } else {
+      CHECK(injected);
+      CHECK_EQ(s.code, allocating(kind) ? errc::out_of_memory : errc::io);
+    }
     (void)frame_close(f);
     CHECK_EQ(w.open_count(), 0);
     ca.fail_at = SIZE_MAX;
@@ -315,6 +324,11 @@ TESSERA_TEST(frame_faults, sparse_storage_failures) {
   run_sparse(t, fault::storage_once, false);
   run_sparse(t, fault::storage_crash, false);
   run_sparse(t, fault::storage_crash, true);
+}
+
+TESSERA_TEST(frame_faults, sparse_entry_close_failures) {
+  run_sparse(t, fault::close_once, false);
+  run_sparse(t, fault::close_once, true);
 }
 
 TESSERA_TEST(frame_faults, sparse_allocation_failures) {
