@@ -317,3 +317,35 @@ TESSERA_TEST(frame_refusals, opening_again_and_refreshing_with_the_storage_faili
     CHECK(failed_runs >= (crash ? 3 : 0));
   }
 }
+
+TESSERA_TEST(frame_refusals, a_frame_moved_onto_itself_and_opened_over_uncommitted_changes) {
+  growable_buffer g;
+  growable_buffer_init(g, test::system_allocator());
+  test::counting_allocator ca;
+  {
+    frame f;
+    REQUIRE_OK(frame_create(f, growable_buffer_storage(g), ca.get(), create_params()));
+    REQUIRE_OK(frame_chunk_append(f, chunk_of(1)));
+    REQUIRE_OK(frame_commit(f));
+    frame& alias = f;
+    f = static_cast<frame&&>(alias);  // a move onto itself keeps the frame
+    REQUIRE(frame_info_get(f) != nullptr);
+    CHECK_EQ(frame_info_get(f)->nchunks, 1);
+    // A special chunk handed out as its 32 bytes: the buffer comes from the frame's allocator.
+    special_make(1, kChunk, g_scratch.chunk);
+    REQUIRE_OK(frame_chunk_append(f, bytes_view(g_scratch.chunk, 32)));
+    owned_array<uint8_t> buffer;
+    ca.fail_at = ca.requests + 1;
+    ca.fail_after = true;
+    CHECK_ERR(frame_chunk_read(f, 1, buffer), errc::out_of_memory);
+    ca.fail_at = SIZE_MAX;
+    ca.fail_after = false;
+    auto raw = frame_chunk_read(f, 1, buffer);
+    REQUIRE_OK(raw);
+    CHECK_EQ(raw->size(), 32u);
+    // Opening into a frame that holds uncommitted changes drops them: the committed frame opens.
+    REQUIRE_OK(frame_open(f, growable_buffer_storage(g), ca.get()));
+    CHECK_EQ(frame_info_get(f)->nchunks, 1);
+  }
+  CHECK(!ca.leaked());
+}
