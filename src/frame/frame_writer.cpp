@@ -1007,7 +1007,9 @@ status cframe_compact(frame_state& s) noexcept {
 // The chunk table is in memory (frame_compact reads it first; the tidy's frames have an active map).
 status cframe_compact_active(frame_state& s) noexcept {
   TESSERA_TRY(space_activate_table(s));
-  if (!s.space.active)
+  // Without chunks there is nothing to move (the map is off after the commit that cleared the frame): only the
+  // bytes past the frame go.
+  if (!s.space.active && s.nchunks > 0)
     return make_error(errc::unsupported, TESSERA_MSG("frame: chunks that share or overlap bytes are not compacted"));
   const uint64_t hl = s.info.header_len;
   chunk_order order;
