@@ -1,7 +1,8 @@
 // Block reads from a storage without a view (the frame reads only a chunk's header, block starts, dictionary
 // and the blocks asked for), with each storage call and each allocation of the frame failing in turn: every
-// read either hands over exactly the stored blocks or fails with the injected code, and nothing leaks.
-// Chunks large enough to be read in parts: compressed, memcpyed, under delta, with a dictionary.
+// read either hands over exactly the stored blocks or fails with the injected code, and nothing leaks. Then the
+// frame damaged at each byte of its header, index, trailer and chunk fronts: the stored blocks or a code that
+// names bad data. Chunks large enough to be read in parts: compressed, memcpyed, under delta, with a dictionary.
 #include <cstring>
 #include <initializer_list>
 
@@ -199,9 +200,9 @@ bool names_bad_data(errc c) {
 }
 
 // Each byte of the frame's header, of each chunk's front (header, block starts, dictionary size and the first
-// bytes after them) and of the index and trailer damaged in turn (two ways), the frame opened with its storage's view and
-// without one, and every read of `reads` run: each either hands over the stored blocks or fails with a code
-// that names bad data, and nothing leaks.
+// bytes after them) and of the index and trailer damaged in turn (two ways), the frame opened with its
+// storage's view and without one, and every read of `reads` run: each either hands over the stored blocks or
+// fails with a code that names bad data, and nothing leaks.
 void damage_sweep(tessera::test::context& t) {
   growable_buffer pristine;
   growable_buffer_init(pristine, tessera::test::system_allocator());
