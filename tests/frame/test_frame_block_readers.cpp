@@ -187,9 +187,29 @@ TESSERA_TEST(frame_block_readers, what_they_refuse_and_leave_to_other_readers) {
     frame closed;
     CHECK_ERR(detail::frame_blocks_reader_init(closed, 0, kBlocks, g.prefix, &r), errc::invalid_argument);
     CHECK_ERR(detail::frame_blocks_copy(closed, d, 0, q, &copy), errc::invalid_argument);
+    CHECK(!detail::frame_chunks_in_place(closed));
+    CHECK(!detail::frame_blocks_readable_by_tasks(closed, false));
+  }
+  {
+    // Written to, a frame's chunks are not handed out in place.
+    frame_open_options o;
+    o.writable = true;
+    frame w;
+    REQUIRE_OK(frame_open(w, st, test::system_allocator(), o));
+    CHECK(!detail::frame_chunks_in_place(w));
   }
   frame f;
   REQUIRE_OK(frame_open(f, st, test::system_allocator()));
+  CHECK(detail::frame_chunks_in_place(f));
+  CHECK(detail::frame_blocks_readable_by_tasks(f, false));
+  CHECK(!detail::frame_blocks_readable_by_tasks(f, true));  // a growable buffer does not claim concurrent reads
+  // A request for no blocks reads nothing.
+  chunk_block_request none = q;
+  none.count = 0;
+  none.block = nullptr;
+  CHECK_OK(detail::frame_blocks_copy(f, d, 0, none, &copy));
+  none.consume = nullptr;
+  CHECK_OK(frame_blocks_decode(f, d, 0, none));
   CHECK_ERR(detail::frame_blocks_reader_init(f, kChunks, kBlocks, g.prefix, &r), errc::out_of_range);
   CHECK_ERR(detail::frame_blocks_copy(f, d, kChunks, q, &copy), errc::out_of_range);
   // A special-value chunk has no blocks to read; a chunk of more blocks than asked for is read another way.
@@ -214,6 +234,8 @@ TESSERA_TEST(frame_block_readers, what_they_refuse_and_leave_to_other_readers) {
   auto no_entry = detail::frame_blocks_reader_init(sf, 0, kBlocks, g.prefix, &r);
   REQUIRE_OK(no_entry);
   CHECK(!*no_entry);
+  CHECK(!detail::frame_chunks_in_place(sf));
+  CHECK(detail::frame_blocks_readable_by_tasks(sf, true));  // each entry says so for itself
 }
 
 TESSERA_TEST(frame_block_readers, contiguous_with_each_storage_call_failing) {
