@@ -150,7 +150,10 @@ class atomic<bool> {
 
 }  // namespace tessera::cxx
 
-/// Tessera's placement new (see tessera::cxx::place).
-inline void* operator new(size_t, tessera::cxx::place_t, void* p) noexcept { return p; }
+/// Tessera's placement new (see tessera::cxx::place). Not noexcept on purpose: a non-throwing allocation
+/// function may return null, so every new-expression would test p before constructing (a branch no caller can
+/// take: p is storage the caller holds); a potentially-throwing one never returns null (the core is built
+/// without exceptions, and this one cannot throw).
+inline void* operator new(size_t, tessera::cxx::place_t, void* p) { return p; }
 /// Its matching delete (called only if a constructor could throw, which none in the core does).
 inline void operator delete(void*, tessera::cxx::place_t, void*) noexcept {}

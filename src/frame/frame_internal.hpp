@@ -220,6 +220,7 @@ struct frame_access {
 [[nodiscard]] status state_budget_check(const frame_state& s, uint64_t bytes, const char* what) noexcept;
 [[nodiscard]] status state_chunks_reserve(frame_state& s, int64_t count) noexcept;
 [[nodiscard]] status state_ids_push(frame_state& s, int64_t** ids, uint32_t* n, uint32_t* cap, int64_t id) noexcept;
+// Frees a live state (not null: its callers free only what state_new returned) and everything it holds.
 void state_free(frame_state* s) noexcept;
 [[nodiscard]] result<frame_state*> state_new(const allocator& alloc) noexcept;
 
@@ -238,9 +239,8 @@ void space_release(frame_state& s) noexcept;
 void space_start_empty(frame_state& s) noexcept;
 // Builds the map of an opened frame whose pending chunks are the committed ones plus fresh appends: every stored
 // chunk's size is read (its header), chunks are sorted by position, the gaps between them are free. Chunks that
-// overlap disable reuse. Errors: the storage's, out_of_memory (the sort's N * 16 bytes), resource_limit.
-[[nodiscard]] status space_activate(frame_state& s) noexcept;
-// space_activate for a frame whose chunk table is in memory (state_index_materialize ran): the index is not read.
+// overlap disable reuse. The chunk table must be in memory (state_index_materialize ran): the index is not read.
+// Errors: the storage's, out_of_memory (the sort's N * 16 bytes), resource_limit.
 [[nodiscard]] status space_activate_table(frame_state& s) noexcept;
 // Disables reuse for good (this handle): what was written stays where it is, new bytes go past everything.
 void space_disable(frame_state& s) noexcept;

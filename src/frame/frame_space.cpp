@@ -163,13 +163,6 @@ void space_disable(frame_state& s) noexcept {
   space_release(s);
 }
 
-status space_activate(frame_state& s) noexcept {
-  const space_map& m = s.space;
-  if (m.active || m.disabled || s.sparse || s.options.keep_old_frames) return ok_status();
-  TESSERA_TRY(state_index_materialize(s));
-  return space_activate_table(s);
-}
-
 status space_activate_table(frame_state& s) noexcept {
   space_map& m = s.space;
   if (m.active || m.disabled || s.sparse || s.options.keep_old_frames) return ok_status();

@@ -50,7 +50,6 @@ result<frame_state*> state_new(const allocator& alloc) noexcept {
 }
 
 void state_free(frame_state* s) noexcept {
-  if (s == nullptr) return;
   const allocator a = s->alloc;
   if (s->header != nullptr) allocator_deallocate(a, s->header, s->header_cap, 16);
   if (s->vlmetas != nullptr) {

@@ -91,10 +91,11 @@ struct wrapped_storage {
   }
 };
 
-// A directory wrapper: its calls and those of the storages it opens follow one plan.
+// A directory wrapper: its calls and those of the storages it opens follow one plan; its closes follow their own.
 struct wrapped_directory {
   storage_directory inner{};
   fault_plan plan;
+  fault_plan closes;  // the closes alone, counted apart (a failed close still releases the entry)
   static constexpr int kSlots = 8;
   wrapped_storage opened[kSlots];
   bool used[kSlots] = {};
@@ -122,7 +123,9 @@ struct wrapped_directory {
       if (d->used[i] && s->context == &d->opened[i]) {
         d->used[i] = false;
         storage in = d->opened[i].inner;
-        return d->inner.close(d->inner.context, &in);
+        const status closed = d->inner.close(d->inner.context, &in);
+        if (!d->closes.tick()) return make_error(errc::io, "test: injected close failure");
+        return closed;
       }
     return make_error(errc::invalid_argument, "test: close of an unknown storage");
   }

@@ -565,3 +565,25 @@ TESSERA_TEST(frame_encode, writer_compresses_the_index) {
   }
   CHECK(!ca.leaked());
 }
+
+TESSERA_TEST(frame_encode, special_chunks_read_back_with_a_block_no_larger_than_the_chunk) {
+  growable_buffer buf;
+  growable_buffer_init(buf, test::system_allocator());
+  frame_create_params p;
+  p.typesize = 4;
+  p.blocksize = 1024;  // larger than the chunks below
+  frame f;
+  REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), test::system_allocator(), p));
+  uint8_t c[32];
+  special_make(1, 512, c);
+  REQUIRE_OK(frame_chunk_append(f, bytes_view(c, sizeof c)));
+  owned_array<uint8_t> buffer;
+  auto raw = frame_chunk_read(f, 0, buffer);
+  REQUIRE_OK(raw);
+  auto h = chunk_header_read(*raw);
+  REQUIRE_OK(h);
+  CHECK(h->special == chunk_special::zeros);
+  CHECK_EQ(h->nbytes, 512);
+  const uint8_t* b = raw->data() + 8;  // the stored blocksize field: the frame's 1024, cut to the chunk
+  CHECK_EQ(static_cast<uint32_t>(b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24), 512u);
+}

@@ -174,7 +174,11 @@ status scenario(frame& f, const storage* st, const storage_directory* dir, const
   return frame_commit(f);
 }
 
-enum class fault { storage_once, storage_crash, allocation };
+// allocation_from: every allocation from the Nth on is refused (the retries with a smaller size fail too).
+// close_once: the Nth close of a directory entry fails (after releasing it).
+enum class fault { storage_once, storage_crash, allocation, allocation_from, close_once };
+
+bool allocating(fault kind) { return kind == fault::allocation || kind == fault::allocation_from; }
 
 void run_contiguous(tessera::test::context& t, fault kind, bool clear, bool durable) {
   const snapshot before = s1(), after = s2(clear);
@@ -196,23 +200,25 @@ void run_contiguous(tessera::test::context& t, fault kind, bool clear, bool dura
       frame f;
       REQUIRE_OK(build_s1(f, &st, nullptr, a, durable));
     }
-    if (kind == fault::allocation) {
+    if (allocating(kind)) {
       ca.fail_at = ca.requests + n;
+      ca.fail_after = kind == fault::allocation_from;
     } else {
       w.plan->fail_at = w.plan->calls + n;
       w.plan->fail_after = kind == fault::storage_crash;
     }
     frame f;
     status s = scenario(f, &st, nullptr, a, d, d3, clear, durable);
-    const bool injected = kind == fault::allocation ? ca.requests >= ca.fail_at : w.plan->failed;
+    const bool injected = allocating(kind) ? ca.requests >= ca.fail_at : w.plan->failed;
     if (s.ok()) {
       completed = !injected;
     } else {
       CHECK(injected);
-      CHECK(s.code == (kind == fault::allocation ? errc::out_of_memory : errc::io));
+      CHECK(s.code == (allocating(kind) ? errc::out_of_memory : errc::io));
     }
     (void)frame_close(f);
     ca.fail_at = SIZE_MAX;
+    ca.fail_after = false;
     CHECK(!ca.leaked());
     // What the storage holds: the frame before or the frame after. In place (no crash safety), a failed
     // commit may leave neither: only leaks are checked then.
@@ -249,20 +255,30 @@ void run_sparse(tessera::test::context& t, fault kind, bool clear) {
       frame f;
       REQUIRE_OK(build_s1(f, nullptr, &dir, a, true));
     }
-    if (kind == fault::allocation) {
+    if (allocating(kind)) {
       ca.fail_at = ca.requests + n;
+      ca.fail_after = kind == fault::allocation_from;
+    } else if (kind == fault::close_once) {
+      w.closes.fail_at = w.closes.calls + n;
     } else {
       w.plan.fail_at = w.plan.calls + n;
       w.plan.fail_after = kind == fault::storage_crash;
     }
     frame f;
     status s = scenario(f, nullptr, &dir, a, d, d3, clear, true);
-    const bool injected = kind == fault::allocation ? ca.requests >= ca.fail_at : w.plan.failed;
-    if (s.ok()) completed = !injected;
-    else CHECK(injected);
+    const bool injected = allocating(kind) ? ca.requests >= ca.fail_at
+                          : kind == fault::close_once ? w.closes.failed
+                                                      : w.plan.failed;
+    if (s.ok()) {
+      completed = !injected;
+    } else {
+      CHECK(injected);
+      CHECK_EQ(s.code, allocating(kind) ? errc::out_of_memory : errc::io);
+    }
     (void)frame_close(f);
     CHECK_EQ(w.open_count(), 0);
     ca.fail_at = SIZE_MAX;
+    ca.fail_after = false;
     CHECK(!ca.leaked());
     // Opened writable, the directory is swept: exactly what the committed index references stays.
     frame g2;
@@ -298,13 +314,29 @@ TESSERA_TEST(frame_faults, contiguous_allocation_failures) {
   run_contiguous(t, fault::allocation, false, false);
 }
 
+TESSERA_TEST(frame_faults, contiguous_allocations_failing_from_each_on) {
+  run_contiguous(t, fault::allocation_from, false, true);
+  run_contiguous(t, fault::allocation_from, true, true);
+  run_contiguous(t, fault::allocation_from, false, false);
+}
+
 TESSERA_TEST(frame_faults, sparse_storage_failures) {
   run_sparse(t, fault::storage_once, false);
   run_sparse(t, fault::storage_crash, false);
   run_sparse(t, fault::storage_crash, true);
 }
 
+TESSERA_TEST(frame_faults, sparse_entry_close_failures) {
+  run_sparse(t, fault::close_once, false);
+  run_sparse(t, fault::close_once, true);
+}
+
 TESSERA_TEST(frame_faults, sparse_allocation_failures) {
   run_sparse(t, fault::allocation, false);
   run_sparse(t, fault::allocation, true);
+}
+
+TESSERA_TEST(frame_faults, sparse_allocations_failing_from_each_on) {
+  run_sparse(t, fault::allocation_from, false);
+  run_sparse(t, fault::allocation_from, true);
 }

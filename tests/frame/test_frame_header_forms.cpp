@@ -1,7 +1,9 @@
 // The frame's header is msgpack in pinned encodings read by the bounded msgpack reader: each fixed field in
 // another encoding (one that would hold the value) is refused as malformed, every cut of the fixed part is
-// truncated, and the parser never reads past the bytes it is given.
+// truncated, and the parser never reads past the bytes it is given. Metalayer sections cut short are truncated,
+// and one that names a layer twice is malformed.
 #include <cstring>
+#include <initializer_list>
 
 #include "tessera/frame.hpp"
 
@@ -131,4 +133,49 @@ TESSERA_TEST(frame_header_forms, metalayer_entries_are_read_in_their_encodings) 
   CHECK_ERR(run(content_at, 0xc4, n), errc::malformed);             // the content as a bin8
   // A header cut inside the content: the content's length outruns it.
   CHECK_ERR(run(0, g_header[0], n - 1), errc::truncated);
+}
+
+TESSERA_TEST(frame_header_forms, metalayer_sections_cut_short_or_naming_one_layer_twice) {
+  static const uint8_t kContent[] = {0x92, 0x01, 0x02};
+  const frame_metalayer_init ml[2] = {{span<const char>("ab", 2), bytes_view(kContent, sizeof kContent)},
+                                      {span<const char>("cd", 2), bytes_view(kContent, sizeof kContent)}};
+  frame_create_params p;
+  p.typesize = 4;
+  p.metalayers = ml;
+  p.nmetalayers = 2;
+  frame_header_fields f;
+  f.frame_len = 2000;
+  auto n = frame_header_encode(p, f, bytes_mut(g_header, sizeof g_header));
+  REQUIRE_OK(n);
+  detail::frame_meta_entry entries[kFrameMaxMetalayers];
+  uint32_t count = 0;
+  bool found = false;
+  uint32_t off = 0, len = 0;
+  {
+    heap_copy h(g_header, *n);
+    CHECK_OK(detail::header_metas_read(h.view(), entries, &count));
+    CHECK_EQ(count, 2u);
+    CHECK_OK(detail::header_meta_find(h.view(), span<const char>("cd", 2), span<const char>("xx", 2), &found, &off, &len));
+    CHECK(found && len == sizeof kContent && std::memcmp(h.p + off, kContent, len) == 0);
+  }
+  // Cut before the section's count, and right after its first bytes.
+  for (const size_t cut : {size_t{detail::kFhMetalayers + 5}, size_t{detail::kFhMetalayers + 6}}) {
+    heap_copy h(g_header, cut);
+    CHECK_ERR(detail::header_metas_read(h.view(), entries, &count), errc::truncated);
+    CHECK_ERR(detail::header_meta_find(h.view(), span<const char>("ab", 2), span<const char>(), &found, &off, &len),
+              errc::truncated);
+  }
+  // The second name made the first's: refused by both readers.
+  size_t at = 0;
+  for (size_t i = detail::kFhMetalayers; i + 2 <= *n; ++i)
+    if (g_header[i] == 'c' && g_header[i + 1] == 'd') at = i;
+  REQUIRE(at > 0);
+  g_header[at] = 'a';
+  g_header[at + 1] = 'b';
+  heap_copy h(g_header, *n);
+  CHECK_ERR(detail::header_metas_read(h.view(), entries, &count), errc::malformed);
+  CHECK_ERR(detail::header_meta_find(h.view(), span<const char>("ab", 2), span<const char>(), &found, &off, &len),
+            errc::malformed);
+  // A trailer shorter than its length field.
+  CHECK_ERR(detail::trailer_len_parse(bytes_view(g_header, 8)), errc::truncated);
 }

@@ -491,3 +491,141 @@ TESSERA_TEST(frame_index, a_sparse_index_of_one_repeated_value) {
     CHECK(std::memcmp(g.out, g.expect, kNbytes) == 0);
   }
 }
+
+namespace {
+
+// The two kinds of index chunk of one repeated value, each in its frame: one repeated offset (chunk 1's: every
+// chunk is chunk 1), one repeated special entry (every chunk zeros).
+struct special_index_frame {
+  growable_buffer buf;
+  int64_t value = 0;
+  uint64_t expect_seed = 0;  // every chunk's content (0: zeros)
+};
+
+void special_index_build(tessera::test::context& t, special_index_frame& s, int variant) {
+  uint64_t pos = 0;
+  int64_t offset1 = 0;
+  three_chunks(t, s.buf, &pos, &offset1);
+  if (variant == 0) {
+    s.value = offset1;
+    s.expect_seed = 51;
+  } else {
+    s.value = frame_index_special(chunk_special::zeros);
+    s.expect_seed = 0;
+  }
+  index_special(t, growable_buffer_storage(s.buf), pos, chunk_special::value, s.value);
+}
+
+// Every chunk read, the special runs counted and the space figured: an error from any of them.
+status special_index_reads(frame& f, chunk_decoder& d, uint64_t expect_seed) {
+  if (expect_seed != 0) content_fill(expect_seed, g.expect, kNbytes);
+  else std::memset(g.expect, 0, kNbytes);
+  for (int64_t i = 0; i < 3; ++i) {
+    auto n = frame_chunk_decode(f, d, i, bytes_mut(g.out, sizeof g.out));
+    if (!n.ok()) return n.err();
+    if (*n != kNbytes || std::memcmp(g.out, g.expect, kNbytes) != 0) return make_error(errc::corrupt, "test: wrong chunk");
+    auto run = frame_chunk_special_run(f, i);
+    if (!run.ok()) return run.err();
+    if (*run != (expect_seed == 0 ? 3 - i : 0)) return make_error(errc::corrupt, "test: wrong special run");
+  }
+  auto sp = frame_space_get(f);
+  if (!sp.ok()) return sp.err();
+  if ((sp->chunk_bytes == 0) != (expect_seed == 0)) return make_error(errc::corrupt, "test: wrong chunk bytes");
+  return ok_status();
+}
+
+}  // namespace
+
+TESSERA_TEST(frame_index, index_chunks_of_special_values_read_without_a_view_with_each_storage_call_failing) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, tessera::test::system_allocator()));
+  for (int variant = 0; variant < 2; ++variant) {
+    special_index_frame s;
+    special_index_build(t, s, variant);
+    if (t.failures > 0) return;
+    bool completed = false;
+    int failed_runs = 0;
+    for (uint64_t n = 1; n < 200 && !completed; ++n) {
+      test::counting_allocator ca;
+      wrapped_storage w;
+      w.inner = growable_buffer_storage(s.buf);
+      w.plan->fail_at = n;
+      status st;
+      {
+        frame f;
+        st = frame_open(f, w.get(), ca.get());
+        if (st.ok()) st = special_index_reads(f, d, s.expect_seed);
+      }
+      if (st.ok()) {
+        completed = !w.plan->failed;
+      } else {
+        ++failed_runs;
+        CHECK(w.plan->failed);
+        CHECK_EQ(st.code, errc::io);
+      }
+      CHECK(!ca.leaked());
+      if (t.failures > 0) return;
+    }
+    CHECK(completed);
+    CHECK(failed_runs >= 4);  // size, header, index, trailer, chunks
+  }
+}
+
+TESSERA_TEST(frame_index, a_sparse_index_of_one_repeated_value_with_each_directory_call_failing) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, tessera::test::system_allocator()));
+  for (int variant = 0; variant < 2; ++variant) {
+    memory_directory md;
+    REQUIRE_OK(memory_directory_init(md, tessera::test::system_allocator(), 8));
+    const storage_directory plain = memory_directory_interface(md);
+    uint32_t header_len = 0;
+    {
+      frame f;
+      frame_create_params p;
+      p.typesize = 4;
+      REQUIRE_OK(frame_create_sparse(f, plain, tessera::test::system_allocator(), p));
+      for (uint64_t i = 0; i < 3; ++i) {
+        const size_t n = chunk_make(50 + i, kNbytes, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
+        REQUIRE_OK(frame_chunk_append(f, bytes_view(g.chunk, n)));
+      }
+      REQUIRE_OK(frame_commit(f));
+      header_len = frame_info_get(f)->header_len;
+      REQUIRE_OK(frame_close(f));
+    }
+    // Every entry names chunk file 2, or every chunk is zeros.
+    const int64_t value = variant == 0 ? 2 : frame_index_special(chunk_special::zeros);
+    const uint64_t expect_seed = variant == 0 ? 52 : 0;
+    {
+      storage st;
+      REQUIRE_OK(storage_directory_open(plain, "chunks.b2frame", storage_open::read_write, &st));
+      index_special(t, st, header_len, chunk_special::value, value);
+      REQUIRE_OK(storage_directory_close(plain, &st));
+    }
+    bool completed = false;
+    int failed_runs = 0;
+    for (uint64_t n = 1; n < 200 && !completed; ++n) {
+      test::counting_allocator ca;
+      wrapped_directory w;
+      w.inner = plain;
+      w.plan.fail_at = n;
+      status st;
+      {
+        frame f;
+        st = frame_open_sparse(f, w.get(), ca.get());
+        if (st.ok()) st = special_index_reads(f, d, expect_seed);
+      }
+      if (st.ok()) {
+        completed = !w.plan.failed;
+      } else {
+        ++failed_runs;
+        CHECK(w.plan.failed);
+        CHECK_EQ(st.code, errc::io);
+      }
+      CHECK_EQ(w.open_count(), 0);
+      CHECK(!ca.leaked());
+      if (t.failures > 0) return;
+    }
+    CHECK(completed);
+    CHECK(failed_runs >= 3);
+  }
+}

@@ -1,7 +1,8 @@
 // Block reads from a storage without a view (the frame reads only a chunk's header, block starts, dictionary
 // and the blocks asked for), with each storage call and each allocation of the frame failing in turn: every
-// read either hands over exactly the stored blocks or fails with the injected code, and nothing leaks.
-// Chunks large enough to be read in parts: compressed, memcpyed, under delta, with a dictionary.
+// read either hands over exactly the stored blocks or fails with the injected code, and nothing leaks. Then the
+// frame damaged at each byte of its header, index, trailer and chunk fronts: the stored blocks or a code that
+// names bad data. Chunks large enough to be read in parts: compressed, memcpyed, under delta, with a dictionary.
 #include <cstring>
 #include <initializer_list>
 
@@ -120,7 +121,10 @@ void reverse_run(void*, size_t ntasks, executor_task task, void* task_context) n
   for (size_t i = ntasks; i-- > 0;) task(task_context, i, static_cast<uint32_t>(i % 3));
 }
 
-enum class fault { storage_once, storage_crash, allocation };
+// allocation_from: every allocation from the Nth on is refused (the retries with a smaller size fail too).
+enum class fault { storage_once, storage_crash, allocation, allocation_from };
+
+bool allocating(fault kind) { return kind == fault::allocation || kind == fault::allocation_from; }
 
 void sweep(tessera::test::context& t, fault kind) {
   growable_buffer buf;
@@ -141,8 +145,9 @@ void sweep(tessera::test::context& t, fault kind) {
     wrapped_storage w;
     w.inner = growable_buffer_storage(buf);
     w.concurrent = true;  // the reverse executor runs in this thread: the plain counters stay right
-    if (kind == fault::allocation) {
+    if (allocating(kind)) {
       ca.fail_at = n;
+      ca.fail_after = kind == fault::allocation_from;
     } else {
       w.plan->fail_at = n;
       w.plan->fail_after = kind == fault::storage_crash;
@@ -153,13 +158,13 @@ void sweep(tessera::test::context& t, fault kind) {
       s = frame_open(f, w.get(), ca.get());
       if (s.ok()) s = reads(f, d, d3);
     }
-    const bool injected = kind == fault::allocation ? ca.requests >= ca.fail_at : w.plan->failed;
+    const bool injected = allocating(kind) ? ca.requests >= ca.fail_at : w.plan->failed;
     if (s.ok()) {
       completed = !injected;
     } else {
       ++failed_runs;
       CHECK(injected);
-      CHECK_EQ(s.code, kind == fault::allocation ? errc::out_of_memory : errc::io);
+      CHECK_EQ(s.code, allocating(kind) ? errc::out_of_memory : errc::io);
     }
     CHECK(!ca.leaked());
     if (t.failures > 0) return;
@@ -170,15 +175,115 @@ void sweep(tessera::test::context& t, fault kind) {
   // state, its index and scratch buffers).
   int nkinds = 0;
   for (int c = 0; c < kChunks; ++c) nkinds += kind_available(kKinds[c]) ? 1 : 0;
-  CHECK(failed_runs >= (kind == fault::allocation ? 4 : 4 + 9 * nkinds));
+  CHECK(failed_runs >= (allocating(kind) ? 4 : 4 + 9 * nkinds));
 }
 
 }  // namespace
 
+// The first len bytes of from into to, through g.out.
+status storage_copy(const storage& from, const storage& to, uint64_t len) {
+  for (uint64_t at = 0; at < len; at += sizeof g.out) {
+    const size_t n = static_cast<size_t>(len - at < sizeof g.out ? len - at : sizeof g.out);
+    TESSERA_TRY(from.read(from.context, at, bytes_mut(g.out, n)));
+    TESSERA_TRY(to.write(to.context, at, bytes_view(g.out, n)));
+  }
+  return ok_status();
+}
+
+// Whether a failed read's code names bad data (wrong bytes handed over count as corrupt: a chunk has no
+// checksum), or says the blocks asked for are not the chunk's any more (a damaged nbytes or blocksize: past the
+// chunk's blocks, or larger than the output).
+bool names_bad_data(errc c) {
+  return c == errc::corrupt || c == errc::malformed || c == errc::truncated || c == errc::unsupported ||
+         c == errc::resource_limit || c == errc::codec_unavailable || c == errc::out_of_range ||
+         c == errc::buffer_too_small;
+}
+
+// Each byte of the frame's header, of each chunk's front (header, block starts, dictionary size and the first
+// bytes after them) and of the index and trailer damaged in turn (two ways), the frame opened with its
+// storage's view and without one, and every read of `reads` run: each either hands over the stored blocks or
+// fails with a code that names bad data, and nothing leaks.
+void damage_sweep(tessera::test::context& t) {
+  growable_buffer pristine;
+  growable_buffer_init(pristine, tessera::test::system_allocator());
+  frame_build(t, pristine);
+  if (t.failures > 0) return;
+  const storage ps = growable_buffer_storage(pristine);
+  uint64_t fronts[kChunks] = {};
+  int nstored = 0;
+  uint64_t len = 0, header_len = 0, meta_from = 0;
+  {
+    frame f;
+    REQUIRE_OK(frame_open(f, ps, tessera::test::system_allocator()));
+    const frame_info* info = frame_info_get(f);
+    REQUIRE(info != nullptr);
+    len = info->frame_len;
+    header_len = info->header_len;
+    meta_from = info->header_len + static_cast<uint64_t>(info->cbytes);
+    for (int64_t i = 0; i < info->nchunks; ++i) {
+      auto r = frame_chunk_locate(f, i);
+      REQUIRE_OK(r);
+      fronts[nstored++] = info->header_len + static_cast<uint64_t>(r->offset);
+    }
+  }
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, tessera::test::system_allocator()));
+  chunk_decoder d3;
+  chunk_decoder_options o3;
+  o3.exec.run = reverse_run;
+  o3.exec.workers = 3;
+  REQUIRE_OK(chunk_decoder_init(d3, tessera::test::system_allocator(), o3));
+  int refused = 0;
+  auto damage_at = [&](uint64_t at, uint8_t mask) {
+    growable_buffer buf;
+    growable_buffer_init(buf, tessera::test::system_allocator());
+    const storage st = growable_buffer_storage(buf);
+    REQUIRE_OK(storage_copy(ps, st, len));
+    uint8_t damaged = 0;
+    REQUIRE_OK(st.read(st.context, at, bytes_mut(&damaged, 1)));
+    damaged = static_cast<uint8_t>(damaged ^ mask);
+    REQUIRE_OK(st.write(st.context, at, bytes_view(&damaged, 1)));
+    for (const bool hide_view : {true, false}) {
+      tessera::test::counting_allocator ca;
+      wrapped_storage w;
+      w.inner = st;
+      w.hide_view = hide_view;
+      w.concurrent = true;  // the reverse executor runs in this thread
+      status s;
+      {
+        frame f;
+        s = frame_open(f, w.get(), ca.get());
+        if (s.ok()) s = reads(f, d, d3);
+      }
+      if (!s.ok()) {
+        ++refused;
+        CHECK(names_bad_data(s.code));
+        if (!names_bad_data(s.code)) CHECK_OK(s);  // reports the unexpected error with its message
+      }
+      CHECK(!ca.leaked());
+    }
+  };
+  // Two flips of a byte: its low bit (sizes off by one, odd sizes), its high one (negative or huge values).
+  // A chunk's front: its 32-byte header, 8 block starts, a dictionary's size and its first bytes.
+  for (const uint8_t mask : {uint8_t{0x01}, uint8_t{0x80}}) {
+    for (uint64_t at = 0; at < header_len && t.failures == 0; ++at) damage_at(at, mask);
+    for (int c = 0; c < nstored; ++c)
+      for (uint64_t k = 0; k < 80 && fronts[c] + k < len && t.failures == 0; ++k) damage_at(fronts[c] + k, mask);
+    for (uint64_t at = meta_from; at < len && t.failures == 0; ++at) damage_at(at, mask);
+  }
+  CHECK(refused > 0);
+}
+
 TESSERA_TEST(frame_lazy_faults, block_reads_with_each_storage_call_failing) { sweep(t, fault::storage_once); }
+
+TESSERA_TEST(frame_lazy_faults, block_reads_of_frames_damaged_at_each_byte_of_header_index_trailer_and_chunk_fronts) { damage_sweep(t); }
 
 TESSERA_TEST(frame_lazy_faults, block_reads_with_the_storage_failing_from_each_call_on) {
   sweep(t, fault::storage_crash);
 }
 
 TESSERA_TEST(frame_lazy_faults, block_reads_with_each_allocation_failing) { sweep(t, fault::allocation); }
+
+TESSERA_TEST(frame_lazy_faults, block_reads_with_allocations_failing_from_each_on) {
+  sweep(t, fault::allocation_from);
+}

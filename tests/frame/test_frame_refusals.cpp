@@ -2,6 +2,7 @@
 // refreshing a writable frame, opening a frame again into itself; and frame_refresh, which picks up what a
 // writer committed (and on error leaves the reader as it was).
 #include <cstring>
+#include <initializer_list>
 
 #include "tessera/chunk.hpp"
 #include "tessera/frame.hpp"
@@ -270,4 +271,81 @@ TESSERA_TEST(frame_refusals, chunk_positions_out_of_range) {
   CHECK_ERR(frame_chunk_update(f, 2, chunk_of(3)), errc::out_of_range);
   REQUIRE_OK(frame_chunk_insert(f, 2, chunk_of(3)));  // at the end: an append
   CHECK_EQ(frame_info_get(f)->nchunks, 3);
+}
+
+TESSERA_TEST(frame_refusals, opening_again_and_refreshing_with_the_storage_failing) {
+  growable_buffer g;
+  growable_buffer_init(g, test::system_allocator());
+  {
+    frame w;
+    REQUIRE_OK(frame_create(w, growable_buffer_storage(g), test::system_allocator(), create_params()));
+    for (uint64_t i = 1; i <= 3; ++i) REQUIRE_OK(frame_chunk_append(w, chunk_of(i)));
+    REQUIRE_OK(frame_commit(w));
+  }
+  // Each call failing once (the open is tried again, up to 8 times), and from each call on (every try fails).
+  for (const bool crash : {false, true}) {
+    bool completed = false;
+    int failed_runs = 0;
+    for (uint64_t n = 1; n < 200 && !completed; ++n) {
+      test::counting_allocator ca;
+      wrapped_storage ws;
+      ws.inner = growable_buffer_storage(g);
+      {
+        frame r;
+        REQUIRE_OK(frame_open(r, ws.get(), ca.get()));
+        ws.plan->fail_at = ws.plan->calls + n;
+        ws.plan->fail_after = crash;
+        frame again;
+        status s = frame_open_again(again, r, ca.get());
+        if (s.ok()) s = frame_refresh(r);
+        if (s.ok()) {
+          completed = !ws.plan->failed;
+          CHECK_EQ(frame_info_get(again)->nchunks, 3);
+          CHECK_EQ(frame_info_get(r)->nchunks, 3);
+        } else {
+          ++failed_runs;
+          CHECK(crash);  // one failed call costs one more try, not the open
+          CHECK(ws.plan->failed);
+          CHECK_EQ(s.code, errc::io);
+          CHECK_EQ(frame_info_get(r)->nchunks, 3);  // a failed refresh leaves the reader as it was
+        }
+      }
+      CHECK(!ca.leaked());
+      if (t.failures > 0) return;
+    }
+    CHECK(completed);
+    CHECK(failed_runs >= (crash ? 3 : 0));
+  }
+}
+
+TESSERA_TEST(frame_refusals, a_frame_moved_onto_itself_and_opened_over_uncommitted_changes) {
+  growable_buffer g;
+  growable_buffer_init(g, test::system_allocator());
+  test::counting_allocator ca;
+  {
+    frame f;
+    REQUIRE_OK(frame_create(f, growable_buffer_storage(g), ca.get(), create_params()));
+    REQUIRE_OK(frame_chunk_append(f, chunk_of(1)));
+    REQUIRE_OK(frame_commit(f));
+    frame& alias = f;
+    f = static_cast<frame&&>(alias);  // a move onto itself keeps the frame
+    REQUIRE(frame_info_get(f) != nullptr);
+    CHECK_EQ(frame_info_get(f)->nchunks, 1);
+    // A special chunk handed out as its 32 bytes: the buffer comes from the frame's allocator.
+    special_make(1, kChunk, g_scratch.chunk);
+    REQUIRE_OK(frame_chunk_append(f, bytes_view(g_scratch.chunk, 32)));
+    owned_array<uint8_t> buffer;
+    ca.fail_at = ca.requests + 1;
+    ca.fail_after = true;
+    CHECK_ERR(frame_chunk_read(f, 1, buffer), errc::out_of_memory);
+    ca.fail_at = SIZE_MAX;
+    ca.fail_after = false;
+    auto raw = frame_chunk_read(f, 1, buffer);
+    REQUIRE_OK(raw);
+    CHECK_EQ(raw->size(), 32u);
+    // Opening into a frame that holds uncommitted changes drops them: the committed frame opens.
+    REQUIRE_OK(frame_open(f, growable_buffer_storage(g), ca.get()));
+    CHECK_EQ(frame_info_get(f)->nchunks, 1);
+  }
+  CHECK(!ca.leaked());
 }
