@@ -150,7 +150,9 @@ class atomic<bool> {
 
 }  // namespace tessera::cxx
 
-/// Tessera's placement new (see tessera::cxx::place).
-inline void* operator new(size_t, tessera::cxx::place_t, void* p) noexcept { return p; }
+/// Tessera's placement new (see tessera::cxx::place). Not `noexcept`: a non-throwing allocation function makes
+/// every new-expression test its result for null before constructing ([expr.new]), a branch no caller can take
+/// since p is the caller's storage; without exceptions (the core's build) nothing can propagate from it either.
+inline void* operator new(size_t, tessera::cxx::place_t, void* p) { return p; }
 /// Its matching delete (called only if a constructor could throw, which none in the core does).
 inline void operator delete(void*, tessera::cxx::place_t, void*) noexcept {}
