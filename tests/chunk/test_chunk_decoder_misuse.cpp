@@ -260,9 +260,13 @@ TESSERA_TEST(chunk_decoder_misuse, internal_block_reads_refuse_bad_blocks_and_ou
   r.context = &list;
   CHECK_ERR(detail::chunk_decode_fixed_blocks(d, c, r), errc::out_of_range);
   CHECK_EQ(list.consumed, 0u);
-  // A request with blocks but no consume callback is refused before any block decodes.
+  // A request with blocks but no block or no consume callback is refused before any block decodes.
+  r.block = nullptr;
+  CHECK_ERR(chunk_decode_blocks(d, c, r), errc::invalid_argument);
+  r.block = block_list::block;
   r.consume = nullptr;
   CHECK_ERR(chunk_decode_blocks(d, c, r), errc::invalid_argument);
+  CHECK_EQ(list.consumed, 0u);
 }
 
 namespace {
@@ -316,8 +320,10 @@ TESSERA_TEST(chunk_decoder_misuse, workers_without_a_run_function_decode_seriall
   // caller's thread; the estimate grows with the workers.
   chunk_decoder_options o;
   o.exec.workers = 3;
-  chunk_decoder_options one;
+  chunk_decoder_options one, zero;
+  zero.exec.workers = 0;  // counts as one
   CHECK(chunk_decoder_estimate(o) > chunk_decoder_estimate(one));
+  CHECK_EQ(chunk_decoder_estimate(zero), chunk_decoder_estimate(one));
   test::counting_allocator counter;
   {
     chunk_decoder d;
@@ -331,15 +337,27 @@ TESSERA_TEST(chunk_decoder_misuse, workers_without_a_run_function_decode_seriall
     CHECK(std::memcmp(g_out, g_src, 2000) == 0);
   }
   CHECK(!counter.leaked());
-  // A fixed scratch with no block size given has none to fix: the chunk decodes all the same.
+  // A fixed scratch of no block size (and no workers, counted as one): init makes none, and it never grows, so a
+  // chunk with blocks is refused (buffer_too_small) while one without (memcpyed) decodes.
   chunk_decoder_options f;
   f.fixed_scratch = true;
+  f.max_blocksize = 0;
+  f.exec.workers = 0;
   {
     chunk_decoder d;
     REQUIRE_OK(chunk_decoder_init(d, counter.get(), f));
+    CHECK_ERR(chunk_decode(d, regular_chunk(0, 512, false), bytes_mut(g_out, sizeof g_out)), errc::buffer_too_small);
+    chunk_encoder e;
+    REQUIRE_OK(chunk_encoder_init(e, counter.get()));
+    chunk_encode_params p;
+    p.typesize = 4;
+    p.clevel = 0;
+    auto m = chunk_encode(e, p, bytes_view(g_src, 2000), bytes_mut(g_chunk[2], sizeof g_chunk[2]));
+    REQUIRE_OK(m);
     std::memset(g_out, 0, sizeof g_out);
-    auto n = chunk_decode(d, regular_chunk(0, 512, false), bytes_mut(g_out, sizeof g_out));
+    auto n = chunk_decode(d, bytes_view(g_chunk[2], *m), bytes_mut(g_out, sizeof g_out));
     REQUIRE_OK(n);
+    CHECK_EQ(*n, 2000u);
     CHECK(std::memcmp(g_out, g_src, 2000) == 0);
   }
   CHECK(!counter.leaked());

@@ -233,6 +233,19 @@ TESSERA_TEST(chunk_encoder_misuse, estimates_follow_the_options) {
   two_run.exec.run = fixed_worker_run;
   CHECK(chunk_encoder_estimate(two) > one);
   CHECK(chunk_encoder_estimate(two_run) > chunk_encoder_estimate(two));
+  // No workers counts as one; a codec id this library does not know has no state to count.
+  chunk_encoder_options zero = o, unknown = o, lz4 = o;
+  zero.exec.workers = 0;
+  CHECK_EQ(chunk_encoder_estimate(zero), one);
+  unknown.estimate_codec = static_cast<codec>(99);
+  CHECK_EQ(chunk_encoder_estimate(unknown), one);
+  lz4.estimate_codec = codec::lz4;
+  CHECK(chunk_encoder_estimate(lz4) >= one);
+  // An encoder made with no workers has one, and encodes.
+  chunk_encoder e;
+  REQUIRE_OK(chunk_encoder_init(e, test::system_allocator(), zero));
+  fill();
+  CHECK(round_trips(e, params(1024)));
 }
 
 TESSERA_TEST(chunk_encoder_misuse, special_chunks_refuse_what_they_cannot_hold) {
