@@ -1153,8 +1153,29 @@ static void test_copy_params_and_chunk_calls(void) {
   memset(g_out, 0, sizeof g_out);
   CHECK(tessera_array_read(g_made, g_out, sizeof g_out).code == TESSERA_OK);
   CHECK(memcmp(g_out, g_items, sizeof g_items) == 0);
+  /* So is a vlmetalayer set with no content and size 0. */
+  {
+    size_t vl_size = 7;
+    CHECK(tessera_array_vlmeta_set(g_made, "empty", NULL, 0).code == TESSERA_OK);
+    CHECK(tessera_array_vlmeta_size(g_made, "empty", &vl_size).code == TESSERA_OK);
+    CHECK(vl_size == 0);
+  }
   CHECK(tessera_array_close(g_made).code == TESSERA_OK);
   g_made = NULL;
+
+  /* A view of no frame (NULL, 0) is a frame cut short; a view with its own max_alloc opens and reads. */
+  g_made_view = (tessera_array_view*)g_out;
+  CHECK_ERR(tessera_array_view_open(&g_made_view, NULL, 0, &g_al, 0), TESSERA_ERR_TRUNCATED);
+  CHECK(g_made_view == NULL && g_arena.live == 0);
+  REQUIRE_OK(tessera_array_view_open(&g_made_view, g_frame, g_buf.size, &g_al, 1024u * 1024u));
+  {
+    const int64_t zero[2] = {0, 0};
+    memset(g_out, 0, sizeof g_out);
+    CHECK(tessera_array_view_slice_get(g_made_view, zero, k_shape, g_out, sizeof g_out).code == TESSERA_OK);
+    CHECK(memcmp(g_out, g_items, sizeof g_items) == 0);
+  }
+  tessera_array_view_close(g_made_view);
+  g_made_view = NULL;
 
   /* Codec ids: 256 is none; the library's codecs pass the check (at clevel 0, a copy: no codec state to fit in
    * the arena; a build without the codec refuses it as unavailable). */

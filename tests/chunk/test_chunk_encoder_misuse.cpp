@@ -276,3 +276,33 @@ TESSERA_TEST(chunk_encoder_misuse, special_chunks_refuse_what_they_cannot_hold) 
   REQUIRE_OK(n);
   CHECK_EQ(*n, kChunkHeaderExtendedSize + 300);
 }
+
+namespace {
+
+// A user codec that reports one byte more than the room it was given.
+status overrunning_encode(void*, bytes_view, bytes_mut out, uint8_t, size_t* written) noexcept {
+  *written = out.size() + 1;
+  return ok_status();
+}
+
+}  // namespace
+
+TESSERA_TEST(chunk_encoder_misuse, a_user_codec_claiming_more_than_its_room_is_refused) {
+  encoder_link_plugins();
+  fill();
+  chunk_encoder_options o;
+  o.max_blocksize = 1024;
+  chunk_encoder e;
+  REQUIRE_OK(chunk_encoder_init(e, test::system_allocator(), o));
+  chunk_user_codec codec;
+  codec.id = kChunkUserIdFirst;
+  codec.encode = overrunning_encode;
+  chunk_plugins plugins;
+  plugins.codecs = &codec;
+  plugins.ncodecs = 1;
+  chunk_encode_params p = params(512);
+  p.compressor = chunk_user_codec_id(kChunkUserIdFirst);
+  p.plugins = &plugins;
+  CHECK_ERR(chunk_encode(e, p, bytes_view(g_src, kNbytes), bytes_mut(g_chunk, sizeof g_chunk)), errc::corrupt);
+  CHECK(round_trips(e, params(512)));
+}
