@@ -601,7 +601,8 @@ tessera_status tessera_array_params_get_layout(const tessera_array* a, tessera_a
   return c_ok();
 }
 
-// Each copy: checks, the optional params, a handle at the target, the C++ call, the handle out or freed.
+// Each copy: checks, a handle at the target, (for those with params) the optional params, the C++ call, the
+// handle out or freed.
 #define TESSERA_CAPI_COPY_PROLOGUE(src_expr)                                                  \
   tessera_status cs = check_src(out, src_expr);                                               \
   if (cs.code != TESSERA_OK) return cs;                                                       \
@@ -609,7 +610,10 @@ tessera_status tessera_array_params_get_layout(const tessera_array* a, tessera_a
   tessera::array_target t;                                                                    \
   tessera::storage_directory dir;                                                             \
   cs = target_handle(&h, target, alloc, t, dir);                                              \
-  if (cs.code != TESSERA_OK) return cs;                                                       \
+  if (cs.code != TESSERA_OK) return cs
+
+// ... and, for the copies that take params, the params checked and copied into the handle.
+#define TESSERA_CAPI_COPY_PARAMS()                                                            \
   tessera::array_params p;                                                                    \
   tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];                                \
   const tessera::array_params* use = nullptr;                                                 \
@@ -620,6 +624,7 @@ tessera_status tessera_array_copy(tessera_array** out, const tessera_array_targe
                                   const tessera_allocator* alloc, tessera_array* src,
                                   const tessera_array_params* params) {
   TESSERA_CAPI_COPY_PROLOGUE(src);
+  TESSERA_CAPI_COPY_PARAMS();
   return handle_finish(out, h, tessera::array_copy(h->arr, t, h->alloc, src->arr, use));
 }
 
@@ -631,6 +636,7 @@ tessera_status tessera_array_slice_copy(tessera_array** out, const tessera_array
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: null start or stop"));
   }
   TESSERA_CAPI_COPY_PROLOGUE(src);
+  TESSERA_CAPI_COPY_PARAMS();
   return handle_finish(out, h, tessera::array_slice_copy(h->arr, t, h->alloc, src->arr, start, stop, use));
 }
 
@@ -640,14 +646,13 @@ tessera_status tessera_array_concatenate(tessera_array** out, const tessera_arra
   if (out != nullptr) *out = nullptr;  // on every error, as the other calls that make arrays
   if (src2 == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null source array"));
   TESSERA_CAPI_COPY_PROLOGUE(src1);
+  TESSERA_CAPI_COPY_PARAMS();
   return handle_finish(out, h, tessera::array_concatenate(h->arr, t, h->alloc, src1->arr, src2->arr, axis, use));
 }
 
 tessera_status tessera_array_squeeze(tessera_array** out, const tessera_array_target* target,
                                      const tessera_allocator* alloc, tessera_array* src, const uint8_t* axes) {
-  const tessera_array_params* params = nullptr;
   TESSERA_CAPI_COPY_PROLOGUE(src);
-  (void)use;
   bool flags[tessera::kMaxDims] = {};
   const int ndim = tessera::array_layout_get(src->arr).ndim;
   for (int d = 0; axes != nullptr && d < ndim; ++d) flags[d] = axes[d] != 0;
@@ -662,9 +667,7 @@ tessera_status tessera_array_expand_dims(tessera_array** out, const tessera_arra
   if (new_ndim < 0 || new_ndim > TESSERA_MAX_DIMS) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: new_ndim outside 0..TESSERA_MAX_DIMS"));
   }
-  const tessera_array_params* params = nullptr;
   TESSERA_CAPI_COPY_PROLOGUE(src);
-  (void)use;
   bool flags[tessera::kMaxDims] = {};
   for (int d = 0; d < new_ndim; ++d) flags[d] = axes[d] != 0;
   return handle_finish(out, h, tessera::array_expand_dims(h->arr, t, h->alloc, src->arr, flags, new_ndim));
@@ -672,13 +675,12 @@ tessera_status tessera_array_expand_dims(tessera_array** out, const tessera_arra
 
 tessera_status tessera_array_save(tessera_array** out, const tessera_array_target* target,
                                   const tessera_allocator* alloc, tessera_array* src) {
-  const tessera_array_params* params = nullptr;
   TESSERA_CAPI_COPY_PROLOGUE(src);
-  (void)use;
   return handle_finish(out, h, tessera::array_save(h->arr, t, h->alloc, src->arr));
 }
 
 #undef TESSERA_CAPI_COPY_PROLOGUE
+#undef TESSERA_CAPI_COPY_PARAMS
 
 // ---- Chunks -----------------------------------------------------------------------------------------------------
 

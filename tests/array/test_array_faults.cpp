@@ -127,6 +127,13 @@ status op_shrink(array& a) {
   const int64_t shape[2] = {kRows - 5, kCols - 1};
   return array_resize(a, shape);
 }
+status op_regrow(array& a) {  // cut inside edge chunks, then grown: their exposed padding is zeroed; one commit
+  a.auto_commit = false;
+  const int64_t cut[2] = {kRows - 1, kCols - 2}, grown[2] = {kRows + 2, kCols + 3};
+  TESSERA_TRY(array_resize(a, cut));
+  TESSERA_TRY(array_resize(a, grown));
+  return array_commit(a);
+}
 status op_resize_at(array& a) {  // a chunk's height of zeros inserted at row 4, a chunk's width cut at column 5
   const int64_t shape[2] = {kRows + 4, kCols - 5}, start[2] = {4, 5};
   return array_resize_at(a, shape, start);
@@ -159,7 +166,7 @@ struct write_op {
 const write_op kWriteOps[] = {
     {"slice_partial", op_slice_partial}, {"slice_chunks", op_slice_chunks}, {"element", op_element},
     {"orthogonal", op_orthogonal},       {"slice_from", op_slice_from},     {"grow", op_grow},
-    {"shrink", op_shrink},               {"resize_at", op_resize_at},       {"insert", op_insert},
+    {"shrink", op_shrink},               {"regrow", op_regrow},             {"resize_at", op_resize_at},       {"insert", op_insert},
     {"append", op_append},               {"delete", op_delete},             {"vlmeta_write", op_vlmeta_write},
     {"vlmeta_delete", op_vlmeta_delete, false}, {"meta_update", op_meta_update, false},   {"compact", op_compact, false},
     {"batch", op_batch},

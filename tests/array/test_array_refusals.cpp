@@ -353,3 +353,107 @@ TESSERA_TEST(array_refusals, coordinates_and_positions_outside_the_array) {
   CHECK_OK(array_close(a));
   CHECK_EQ(g.size(), size_before);
 }
+
+// Each argument of the reads, the slice buffers, insert, delete and the copies out of range in turn, with its
+// code; the edge cases that are no error (nothing selected, nothing inserted or deleted, a scalar's null
+// coordinates) succeed and change nothing.
+TESSERA_TEST(array_refusals, each_argument_out_of_range_in_turn) {
+  growable_buffer g, g2;
+  growable_buffer_init(g, test::system_allocator());
+  growable_buffer_init(g2, test::system_allocator());
+  const allocator al = test::system_allocator();
+  const storage s = growable_buffer_storage(g), s2 = growable_buffer_storage(g2);  // the targets point at these
+  const array_target target = array_target_contiguous(s2);
+  array a;
+  REQUIRE_OK(array_create(a, array_target_contiguous(s), al, small_params(),
+                          array_fill_full(bytes_view(reinterpret_cast<const uint8_t*>("\x07\x00"), 2))));
+  const size_t size_before = g.size();
+  uint8_t out[6 * 8 * 2] = {};
+
+  // Orthogonal reads: a negative count, a count with no indices, a selection whose size overflows, an index
+  // below 0; no items selected (a count of 0 with no indices) reads nothing.
+  const int64_t two[2] = {1, 2}, below[1] = {-1};
+  const int64_t* const with_null[2] = {nullptr, two};
+  const int64_t* const with_below[2] = {two, below};
+  const int64_t negative_count[2] = {-1, 1}, one_each[2] = {1, 1}, zero_first[2] = {0, 2};
+  const int64_t huge[2] = {2, INT64_MAX / 2};
+  const int64_t* const both[2] = {two, two};
+  CHECK_ERR(array_orthogonal_read(a, kIndices, negative_count, bytes_mut(out, sizeof out)), errc::invalid_argument);
+  CHECK_ERR(array_orthogonal_read(a, with_null, one_each, bytes_mut(out, sizeof out)), errc::invalid_argument);
+  CHECK_ERR(array_orthogonal_read(a, both, huge, bytes_mut(out, sizeof out)), errc::overflow);
+  CHECK_ERR(array_orthogonal_read(a, with_below, one_each, bytes_mut(out, sizeof out)), errc::out_of_range);
+  out[0] = 0xee;
+  CHECK_OK(array_orthogonal_read(a, with_null, zero_first, bytes_mut(out, sizeof out)));
+  CHECK_EQ(out[0], 0xee);
+
+  // Slice buffers: a null stop or buffer_shape, a start below 0, a stop before its start, a buffer_start past
+  // the buffer's shape.
+  const int64_t negative_start[2] = {-1, 0}, reversed_stop[2] = {1, 0}, past_buffer[2] = {7, 0};
+  CHECK_ERR(array_slice_read_into(a, kStart, nullptr, bytes_mut(out, sizeof out), kShape, nullptr),
+            errc::invalid_argument);
+  CHECK_ERR(array_slice_read_into(a, kStart, kStop, bytes_mut(out, sizeof out), nullptr, nullptr),
+            errc::invalid_argument);
+  CHECK_ERR(array_slice_read_into(a, negative_start, kStop, bytes_mut(out, sizeof out), kShape, nullptr),
+            errc::out_of_range);
+  CHECK_ERR(array_slice_read_into(a, kStart, reversed_stop, bytes_mut(out, sizeof out), kShape, nullptr),
+            errc::out_of_range);
+  CHECK_ERR(array_slice_read_into(a, kStart, kStop, bytes_mut(out, sizeof out), kShape, past_buffer),
+            errc::out_of_range);
+  // Slice writes: a start below 0, a stop before its start.
+  CHECK_ERR(array_slice_write(a, negative_start, kStop, bytes_view(out, 4)), errc::out_of_range);
+  CHECK_ERR(array_slice_write(a, kStart, reversed_stop, bytes_view(out, 4)), errc::out_of_range);
+
+  // Insert: an axis below 0, a count past INT64_MAX with the extent, one whose items overflow; 0 rows is a no-op.
+  CHECK_ERR(array_insert(a, -1, 0, 1, bytes_view(out, 16)), errc::invalid_argument);
+  CHECK_ERR(array_insert(a, 0, 0, INT64_MAX, bytes_view(out, 16)), errc::invalid_argument);
+  CHECK_ERR(array_insert(a, 0, 0, INT64_MAX / 4, bytes_view(out, 16)), errc::overflow);
+  CHECK_OK(array_insert(a, 0, 0, 0, bytes_view()));
+  // Delete: an axis below 0, a position below 0, a negative count, a position past the extent; 0 rows: no-op.
+  CHECK_ERR(array_delete(a, -1, 0, 1), errc::invalid_argument);
+  CHECK_ERR(array_delete(a, 0, -1, 1), errc::out_of_range);
+  CHECK_ERR(array_delete(a, 0, 0, -1), errc::out_of_range);
+  CHECK_ERR(array_delete(a, 0, 7, 0), errc::out_of_range);
+  CHECK_OK(array_delete(a, 0, 2, 0));
+
+  // Copies: a slice starting below 0; a concatenation of arrays with different numbers of dimensions.
+  array dst, three;
+  CHECK_ERR(array_slice_copy(dst, target, al, a, negative_start, kStop), errc::out_of_range);
+  REQUIRE_OK(array_expand_dims(three, target, al, a, kAxes, 3));
+  growable_buffer g3;
+  growable_buffer_init(g3, test::system_allocator());
+  const storage s3 = growable_buffer_storage(g3);
+  CHECK_ERR(array_concatenate(dst, array_target_contiguous(s3), al, a, three, 0), errc::invalid_argument);
+  CHECK(!array_is_open(dst));
+  CHECK_EQ(g3.size(), 0u);
+  CHECK_OK(array_close(three));
+
+  // Nothing changed: the shape and every item.
+  CHECK_EQ(array_layout_get(a).shape[0], 6);
+  CHECK_EQ(array_layout_get(a).shape[1], 8);
+  REQUIRE_OK(array_read(a, bytes_mut(out, sizeof out)));
+  for (size_t i = 0; i < sizeof out; i += 2) CHECK(out[i] == 7 && out[i + 1] == 0);
+  CHECK(!array_dirty(a));
+  CHECK_EQ(g.size(), size_before);  // before the close, which may tidy the frame's end
+  CHECK_OK(array_close(a));
+}
+
+// A scalar (no dimensions) takes null coordinates and buffer shapes in its slice buffers.
+TESSERA_TEST(array_refusals, a_scalar_slice_buffer_takes_null_coordinates) {
+  growable_buffer g;
+  growable_buffer_init(g, test::system_allocator());
+  array_params p;
+  p.ndim = 0;
+  p.dtype = str("<i2");
+  const storage s = growable_buffer_storage(g);
+  array a;
+  REQUIRE_OK(array_create(a, array_target_contiguous(s), test::system_allocator(), p,
+                          array_fill_full(bytes_view(reinterpret_cast<const uint8_t*>("\x05\x01"), 2))));
+  uint8_t out[2] = {};
+  REQUIRE_OK(array_slice_read_into(a, nullptr, nullptr, bytes_mut(out, 2), nullptr, nullptr));
+  CHECK(out[0] == 5 && out[1] == 1);
+  const uint8_t item[2] = {9, 0};
+  REQUIRE_OK(array_slice_write_from(a, nullptr, nullptr, bytes_view(item, 2), nullptr, nullptr));
+  REQUIRE_OK(array_read(a, bytes_mut(out, 2)));
+  CHECK(out[0] == 9 && out[1] == 0);
+  CHECK_OK(array_close(a));
+}

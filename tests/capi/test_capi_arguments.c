@@ -102,6 +102,7 @@ static tessera_array_view* g_v;
 static int32_t g_items[ROWS * COLS];
 static int32_t g_out[ROWS * COLS];
 static uint8_t g_chunk[512];
+static uint8_t g_chunk_b[512]; /* a chunk encoded by a case */
 static size_t g_chunk_len;
 static tessera_array* g_made; /* the out handle of the calls that make arrays */
 static tessera_array_view* g_made_view;
@@ -1095,6 +1096,156 @@ static void test_refused_allocations(void) {
   fixture_close();
 }
 
+
+/* ---- The copies' own params, the chunk calls' edges and their refused allocations ------------------------- */
+
+/* One chunk call on the calls' arena: 0 encode, 1 decode, 2 an array chunk decoded (the fixture's allocator). */
+static tessera_status chunk_call(int which, size_t* written) {
+  tessera_chunk_params cp;
+  tessera_chunk_params_init(&cp);
+  cp.typesize = 4;
+  switch (which) {
+    case 0: return tessera_chunk_encode(&g_al, &cp, g_items, 4 * 5 * 4, g_out, sizeof g_out, written);
+    case 1: return tessera_chunk_decode(&g_al, g_chunk, g_chunk_len, g_out, sizeof g_out, written);
+    default: return tessera_array_chunk_decode(g_a, 0, g_out, sizeof g_out, written);
+  }
+}
+
+static void test_copy_params_and_chunk_calls(void) {
+  tessera_array_params bad, p;
+  tessera_array_target t;
+  tessera_chunk_params cp;
+  tessera_metalayer empty_meta;
+  tessera_fill f;
+  size_t written;
+  int which;
+  if (!fixture_open()) return;
+
+  /* A copy's params are checked (their ndim, outside 0..TESSERA_MAX_DIMS, is ignored): the refusal leaves no
+   * handle, no frame and nothing allocated. */
+  params_grid(&bad);
+  bad.ndim = -1;
+  bad.codec = 3;
+  t = target_b();
+  g_made = (tessera_array*)g_out;
+  CHECK_ERR(tessera_array_copy(&g_made, &t, &g_al, g_a, &bad), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(g_made == NULL && g_buf_b.size == 0 && g_arena.live == 0);
+  bad.ndim = TESSERA_MAX_DIMS + 1;
+  g_made = (tessera_array*)g_out;
+  CHECK_ERR(tessera_array_slice_copy(&g_made, &t, &g_al, g_a, k_start, k_stop, &bad), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(g_made == NULL && g_buf_b.size == 0 && g_arena.live == 0);
+  g_made = (tessera_array*)g_out;
+  CHECK_ERR(tessera_array_concatenate(&g_made, &t, &g_al, g_a, g_a, 0, &bad), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(g_made == NULL && g_buf_b.size == 0 && g_arena.live == 0);
+
+  /* A metalayer with no content and size 0 is an empty metalayer, not a refusal. */
+  params_grid(&p);
+  empty_meta.name = "empty";
+  empty_meta.content = NULL;
+  empty_meta.size = 0;
+  p.metalayers = &empty_meta;
+  p.nmetalayers = 1;
+  f.kind = TESSERA_FILL_BUFFER;
+  f.data = g_items;
+  f.size = sizeof g_items;
+  tessera_buffer_init(&g_buf_b, g_frame_b, sizeof g_frame_b, 0);
+  REQUIRE_OK(tessera_array_create(&g_made, &g_st_b, &g_al, &p, &f));
+  memset(g_out, 0, sizeof g_out);
+  CHECK(tessera_array_read(g_made, g_out, sizeof g_out).code == TESSERA_OK);
+  CHECK(memcmp(g_out, g_items, sizeof g_items) == 0);
+  /* So is a vlmetalayer set with no content and size 0. */
+  {
+    size_t vl_size = 7;
+    CHECK(tessera_array_vlmeta_set(g_made, "empty", NULL, 0).code == TESSERA_OK);
+    CHECK(tessera_array_vlmeta_size(g_made, "empty", &vl_size).code == TESSERA_OK);
+    CHECK(vl_size == 0);
+  }
+  CHECK(tessera_array_close(g_made).code == TESSERA_OK);
+  g_made = NULL;
+
+  /* A view of no frame (NULL, 0) is a frame cut short; a view with its own max_alloc opens and reads. */
+  g_made_view = (tessera_array_view*)g_out;
+  CHECK_ERR(tessera_array_view_open(&g_made_view, NULL, 0, &g_al, 0), TESSERA_ERR_TRUNCATED);
+  CHECK(g_made_view == NULL && g_arena.live == 0);
+  REQUIRE_OK(tessera_array_view_open(&g_made_view, g_frame, g_buf.size, &g_al, 1024u * 1024u));
+  {
+    const int64_t zero[2] = {0, 0};
+    memset(g_out, 0, sizeof g_out);
+    CHECK(tessera_array_view_slice_get(g_made_view, zero, k_shape, g_out, sizeof g_out).code == TESSERA_OK);
+    CHECK(memcmp(g_out, g_items, sizeof g_items) == 0);
+  }
+  tessera_array_view_close(g_made_view);
+  g_made_view = NULL;
+
+  /* Codec ids: 256 is none; the library's codecs pass the check (at clevel 0, a copy: no codec state to fit in
+   * the arena; a build without the codec refuses it as unavailable). */
+  tessera_chunk_params_init(&cp);
+  cp.typesize = 4;
+  cp.codec = 256;
+  CHECK_ERR(tessera_chunk_encode(&g_al, &cp, g_items, 80, g_out, sizeof g_out, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  {
+    static const int32_t codecs[3] = {TESSERA_CODEC_LZ4HC, TESSERA_CODEC_ZLIB, TESSERA_CODEC_ZSTD};
+    cp.clevel = 0;
+    for (which = 0; which < 3; ++which) {
+      tessera_status s;
+      cp.codec = codecs[which];
+      s = tessera_chunk_encode(&g_al, &cp, g_items, 80, g_chunk_b, sizeof g_chunk_b, &written);
+      CHECK(s.code == TESSERA_OK || s.code == TESSERA_ERR_CODEC_UNAVAILABLE);
+      if (s.code == TESSERA_OK) {
+        size_t n = 0;
+        memset(g_out, 0, sizeof g_out);
+        CHECK(tessera_chunk_decode(&g_al, g_chunk_b, written, g_out, 80, &n).code == TESSERA_OK);
+        CHECK(n == 80 && memcmp(g_out, g_items, 80) == 0);
+      }
+    }
+  }
+  /* A negative blocksize is refused by the block size computation. */
+  tessera_chunk_params_init(&cp);
+  cp.typesize = 4;
+  cp.blocksize = -1;
+  written = 5;
+  CHECK_ERR(tessera_chunk_encode(&g_al, &cp, g_items, 80, g_out, sizeof g_out, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(written == 0);
+  /* No source and no out, both of size 0: not null-pointer refusals; an empty chunk still needs its header. */
+  tessera_chunk_params_init(&cp);
+  CHECK_ERR(tessera_chunk_encode(&g_al, &cp, NULL, 0, NULL, 0, &written), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK(written == 0);
+  /* An array chunk decoded into too small an out with no written: refused all the same. */
+  CHECK_ERR(tessera_array_chunk_decode(g_a, 0, g_out, 4, NULL), TESSERA_ERR_BUFFER_TOO_SMALL);
+  /* An update with no chunk and size 0: a header cut short. */
+  CHECK_ERR(tessera_array_chunk_update(g_a, 0, NULL, 0), TESSERA_ERR_TRUNCATED);
+
+  /* Each chunk call with its Nth allocation refused, for every N until one is not needed: OUT_OF_MEMORY, nothing
+   * written, nothing left allocated; then the call succeeds with the chunk's bytes. */
+  for (which = 0; which < 3; ++which) {
+    test_arena* arena = which == 2 ? &g_fixture_arena : &g_arena;
+    long n, live_before = arena->live;
+    int done = 0, refused = 0;
+    for (n = 1; n < 50 && !done; ++n) {
+      tessera_status s;
+      written = 5;
+      arena->requests = 0;
+      arena->refuse_at = n;
+      s = chunk_call(which, &written);
+      arena->refuse_at = 0;
+      if (s.code == TESSERA_OK) {
+        done = arena->requests < n;
+        CHECK(which == 0 ? written > 32 && written <= sizeof g_out : written == (size_t)(4 * 5 * 4));
+        if (which != 0) CHECK(memcmp(g_out, g_items, 5 * 4) == 0); /* the first chunk's first row */
+      } else {
+        ++refused;
+        CHECK(s.code == TESSERA_ERR_OUT_OF_MEMORY && written == 0);
+      }
+      CHECK(arena->live == live_before);
+    }
+    CHECK(done && refused > 0);
+  }
+
+  CHECK(tessera_array_dirty(g_a) == 0);
+  CHECK(frame_unchanged());
+  fixture_close();
+}
+
 static const test_case g_cases[] = {
     {"null_arguments", test_null_arguments},
     {"null_no_ops", test_null_no_ops},
@@ -1105,6 +1256,7 @@ static const test_case g_cases[] = {
     {"scalar", test_scalar},
     {"refused_allocations", test_refused_allocations},
     {"empty_buffers_and_no_dims", test_empty_buffers_and_no_dims},
+    {"copy_params_and_chunk_calls", test_copy_params_and_chunk_calls},
 };
 
 int main(void) {

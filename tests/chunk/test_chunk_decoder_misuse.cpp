@@ -224,3 +224,168 @@ TESSERA_TEST(chunk_decoder_misuse, per_worker_block_reads_refuse_what_they_canno
   REQUIRE_EQ(decoded.size(), 512u);
   CHECK(std::memcmp(decoded.data(), g_src + 1024, 512) == 0);
 }
+
+TESSERA_TEST(chunk_decoder_misuse, internal_block_reads_refuse_bad_blocks_and_outputs) {
+  // chunk_decoder_prepare refuses a header with a negative blocksize; a block decoded into the caller's buffer
+  // needs a buffer, a block of the chunk and room for it; the fixed-blocks reader refuses a block past the chunk.
+  const bytes_view c = regular_chunk(0, 512, false);
+  REQUIRE(!c.empty());
+  auto h = chunk_header_read(c);
+  REQUIRE_OK(h);
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  chunk_header negative = *h;
+  negative.blocksize = -1;
+  CHECK_ERR(detail::chunk_decoder_prepare(d, negative), errc::malformed);
+  REQUIRE_OK(detail::chunk_decoder_prepare(d, *h));
+  bytes_view decoded;
+#if TESSERA_SPEED_PATHS
+  static uint8_t block[512];
+  CHECK_ERR(detail::chunk_block_decode_into_on(d, 0, c, 0, 0, 512, bytes_mut(), &decoded), errc::invalid_argument);
+  CHECK_ERR(detail::chunk_block_decode_into_on(d, 0, c, 4, 0, 512, bytes_mut(block, 512), &decoded),
+            errc::out_of_range);  // 2000 bytes: blocks 0..3
+  CHECK_ERR(detail::chunk_block_decode_into_on(d, 0, c, 1, 0, 512, bytes_mut(block, 511), &decoded),
+            errc::buffer_too_small);
+  REQUIRE_OK(detail::chunk_block_decode_into_on(d, 0, c, 1, 0, 512, bytes_mut(block, 512), &decoded));
+  CHECK(decoded.data() == block && decoded.size() == 512u);
+  CHECK(std::memcmp(block, g_src + 512, 512) == 0);
+#endif
+  const size_t past[] = {4};
+  block_list list;
+  list.blocks = past;
+  chunk_block_request r;
+  r.count = 1;
+  r.block = block_list::block;
+  r.consume = block_list::consume;
+  r.context = &list;
+  CHECK_ERR(detail::chunk_decode_fixed_blocks(d, c, r), errc::out_of_range);
+  CHECK_EQ(list.consumed, 0u);
+  // A request with blocks but no block or no consume callback is refused before any block decodes.
+  r.block = nullptr;
+  CHECK_ERR(chunk_decode_blocks(d, c, r), errc::invalid_argument);
+  r.block = block_list::block;
+  r.consume = nullptr;
+  CHECK_ERR(chunk_decode_blocks(d, c, r), errc::invalid_argument);
+  CHECK_EQ(list.consumed, 0u);
+}
+
+namespace {
+
+// Consumes blocks until the one numbered fail_at, whose consume fails; records the ranges asked for.
+struct failing_consumer {
+  size_t fail_at = 0;
+  size_t consumed = 0;
+  size_t ranged = 0;
+  static size_t block(void*, size_t i) noexcept { return i; }
+  static status consume(void* c, size_t i, bytes_view decoded, uint32_t) noexcept {
+    auto& f = *static_cast<failing_consumer*>(c);
+    if (i == f.fail_at) return make_error(errc::io, TESSERA_MSG("test: consume failed"));
+    if (decoded.size() >= 8 && std::memcmp(decoded.data(), g_src + 512 * i, 8) != 0)
+      return make_error(errc::corrupt, TESSERA_MSG("test: wrong block"));
+    ++f.consumed;
+    return ok_status();
+  }
+  static void range(void* c, size_t, size_t* begin, size_t* end) noexcept {
+    ++static_cast<failing_consumer*>(c)->ranged;
+    *begin = 0;
+    *end = 8;
+  }
+};
+
+}  // namespace
+
+TESSERA_TEST(chunk_decoder_misuse, a_failing_consume_stops_the_blocks_with_its_error) {
+  const bytes_view c = regular_chunk(0, 512, false);
+  REQUIRE(!c.empty());
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator()));
+  for (int fixed = 0; fixed < 2; ++fixed) {
+    failing_consumer f;
+    f.fail_at = 2;
+    chunk_block_request r;
+    r.count = 4;
+    r.block = failing_consumer::block;
+    r.consume = failing_consumer::consume;
+    r.range = failing_consumer::range;
+    r.context = &f;
+    const status s = fixed ? detail::chunk_decode_fixed_blocks(d, c, r) : chunk_decode_blocks(d, c, r);
+    CHECK_ERR(s, errc::io);
+    CHECK_EQ(f.consumed, 2u);  // blocks 0 and 1, then block 2's consume failed and block 3 never ran
+    CHECK_EQ(f.ranged, 3u);
+  }
+}
+
+TESSERA_TEST(chunk_decoder_misuse, workers_without_a_run_function_decode_serially) {
+  // An executor with workers but no run function: the decoder keeps its workers and runs every block on the
+  // caller's thread; the estimate grows with the workers.
+  chunk_decoder_options o;
+  o.exec.workers = 3;
+  chunk_decoder_options one, zero;
+  zero.exec.workers = 0;  // counts as one
+  CHECK(chunk_decoder_estimate(o) > chunk_decoder_estimate(one));
+  CHECK_EQ(chunk_decoder_estimate(zero), chunk_decoder_estimate(one));
+  test::counting_allocator counter;
+  {
+    chunk_decoder d;
+    REQUIRE_OK(chunk_decoder_init(d, counter.get(), o));
+    const bytes_view c = regular_chunk(0, 512, false);
+    REQUIRE(!c.empty());
+    std::memset(g_out, 0, sizeof g_out);
+    auto n = chunk_decode(d, c, bytes_mut(g_out, sizeof g_out));
+    REQUIRE_OK(n);
+    CHECK_EQ(*n, 2000u);
+    CHECK(std::memcmp(g_out, g_src, 2000) == 0);
+  }
+  CHECK(!counter.leaked());
+  // A fixed scratch of no block size (and no workers, counted as one): init makes none, and it never grows, so a
+  // chunk with blocks is refused (buffer_too_small) while one without (memcpyed) decodes.
+  chunk_decoder_options f;
+  f.fixed_scratch = true;
+  f.max_blocksize = 0;
+  f.exec.workers = 0;
+  {
+    chunk_decoder d;
+    REQUIRE_OK(chunk_decoder_init(d, counter.get(), f));
+    CHECK_ERR(chunk_decode(d, regular_chunk(0, 512, false), bytes_mut(g_out, sizeof g_out)), errc::buffer_too_small);
+    chunk_encoder e;
+    REQUIRE_OK(chunk_encoder_init(e, counter.get()));
+    chunk_encode_params p;
+    p.typesize = 4;
+    p.clevel = 0;
+    auto m = chunk_encode(e, p, bytes_view(g_src, 2000), bytes_mut(g_chunk[2], sizeof g_chunk[2]));
+    REQUIRE_OK(m);
+    std::memset(g_out, 0, sizeof g_out);
+    auto n = chunk_decode(d, bytes_view(g_chunk[2], *m), bytes_mut(g_out, sizeof g_out));
+    REQUIRE_OK(n);
+    CHECK_EQ(*n, 2000u);
+    CHECK(std::memcmp(g_out, g_src, 2000) == 0);
+  }
+  CHECK(!counter.leaked());
+}
+
+TESSERA_TEST(chunk_decoder_misuse, missing_plugins_are_named_only_for_chunks_that_run_them) {
+  chunk_header h;
+  h.format = codec_format::user;
+  h.udcodec = 50;
+  h.filters[kChunkMaxFilters - 1] = 40;
+  // Special-value and memcpyed chunks run no codec nor filter: nothing is missing.
+  h.special = chunk_special::zeros;
+  CHECK(chunk_plugins_missing(h, nullptr).kind == chunk_missing_kind::none);
+  h.special = chunk_special::none;
+  h.memcpyed = true;
+  CHECK(chunk_plugins_missing(h, nullptr).kind == chunk_missing_kind::none);
+  h.memcpyed = false;
+  // A filter whose backward is missing is named first; then a codec that cannot decode.
+  chunk_user_filter filter;
+  filter.id = 40;
+  chunk_user_codec codec;
+  codec.id = 50;
+  chunk_plugins plugins{&codec, 1, &filter, 1};
+  chunk_missing m = chunk_plugins_missing(h, &plugins);
+  CHECK(m.kind == chunk_missing_kind::filter && m.id == 40);
+  filter.backward = [](void*, bytes_view, bytes_mut, uint8_t, uint8_t) noexcept { return ok_status(); };
+  m = chunk_plugins_missing(h, &plugins);
+  CHECK(m.kind == chunk_missing_kind::codec && m.id == 50);
+  codec.decode = [](void*, bytes_view, bytes_mut, uint8_t, size_t*) noexcept { return ok_status(); };
+  CHECK(chunk_plugins_missing(h, &plugins).kind == chunk_missing_kind::none);
+}
