@@ -216,4 +216,15 @@ inline void special_make(uint8_t kind, int32_t nbytes, uint8_t* out) {
   chunk_test::header_write(out, h);
 }
 
+// Buffers for chunks of Chunk bytes in blocks of Block built by hand (chunk_make: src, chunk, work) and for
+// checking their decodes (out, expect).
+template <int32_t Chunk, int32_t Block>
+struct scratch_buffers {
+  uint8_t src[Chunk];
+  uint8_t chunk[2 * Chunk + 64];
+  uint8_t work[3 * Block];
+  uint8_t out[Chunk];
+  uint8_t expect[Chunk];
+};
+
 }  // namespace frame_test

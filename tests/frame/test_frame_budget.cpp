@@ -22,13 +22,7 @@ constexpr int32_t kChunk = 2048;
 constexpr int32_t kBlock = 256;
 constexpr int kChunks = 4;
 
-struct scratch {
-  uint8_t src[kChunk];
-  uint8_t chunk[2 * kChunk + 64];
-  uint8_t work[3 * kBlock];
-  uint8_t out[kChunk];
-  uint8_t expect[kChunk];
-};
+using scratch = scratch_buffers<kChunk, kBlock>;
 scratch g;
 
 bytes_view chunk_of(uint64_t seed) {

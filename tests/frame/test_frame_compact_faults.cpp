@@ -21,13 +21,7 @@ constexpr int32_t kChunk = 512;
 constexpr int32_t kBlock = 128;
 constexpr int kChunks = 5;
 
-struct scratch {
-  uint8_t src[kChunk];
-  uint8_t chunk[2 * kChunk + 64];
-  uint8_t work[3 * kBlock];
-  uint8_t out[kChunk];
-  uint8_t expect[kChunk];
-};
+using scratch = scratch_buffers<kChunk, kBlock>;
 scratch g;
 
 // What the frame holds after the setup: chunk i is content of seed kSeeds[i], or zeros where the seed is 0.

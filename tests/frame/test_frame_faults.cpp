@@ -29,13 +29,7 @@ struct snapshot {
   uint8_t meta0 = 0;
 };
 
-struct scratch {
-  uint8_t src[kChunk];
-  uint8_t chunk[2 * kChunk + 64];
-  uint8_t work[3 * kBlock];
-  uint8_t out[kChunk];
-  uint8_t expect[kChunk];
-};
+using scratch = scratch_buffers<kChunk, kBlock>;
 scratch g;
 
 span<const char> nm(const char* s) { return span<const char>(s, std::strlen(s)); }

@@ -22,13 +22,7 @@ constexpr int32_t kBlock = 64;
 
 span<const char> nm(const char* s) { return span<const char>(s, std::strlen(s)); }
 
-struct chunk_scratch {
-  uint8_t src[kChunk];
-  uint8_t chunk[2 * kChunk + 64];
-  uint8_t work[3 * kBlock];
-  uint8_t out[kChunk];
-};
-chunk_scratch g_scratch;
+scratch_buffers<kChunk, kBlock> g_scratch;
 
 bytes_view chunk_of(uint64_t seed) {
   const size_t n = chunk_make(seed, kChunk, kBlock, g_scratch.src, g_scratch.chunk, sizeof g_scratch.chunk,

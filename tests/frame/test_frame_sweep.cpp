@@ -19,13 +19,7 @@ namespace {
 constexpr int32_t kChunk = 256;
 constexpr int32_t kBlock = 64;
 
-struct scratch {
-  uint8_t src[kChunk];
-  uint8_t chunk[2 * kChunk + 64];
-  uint8_t work[3 * kBlock];
-  uint8_t out[kChunk];
-  uint8_t expect[kChunk];
-};
+using scratch = scratch_buffers<kChunk, kBlock>;
 scratch g;
 
 // A committed frame of `n` stored chunks (entries 00000000..n-1) and a zeros chunk (index only).

@@ -20,13 +20,7 @@ namespace {
 constexpr int32_t kChunk = 256;
 constexpr int32_t kBlock = 64;
 
-struct table_scratch {
-  uint8_t src[kChunk];
-  uint8_t chunk[2 * kChunk + 64];
-  uint8_t work[3 * kBlock];
-  uint8_t out[kChunk];
-};
-table_scratch g_table;
+scratch_buffers<kChunk, kBlock> g_table;
 
 bytes_view table_chunk(uint64_t seed) {
   const size_t n = chunk_make(seed, kChunk, kBlock, g_table.src, g_table.chunk, sizeof g_table.chunk, g_table.work);
