@@ -117,7 +117,7 @@ __attribute__((noinline)) status chunk_padding_zero(array& a, uint8_t* chunk, co
 
 // zero_exposed's state, from the array's allocator (its coordinates grow with the dimensions): a chunk's
 // coordinates and old extent, and the buffers chunks are rewritten in (allocated at the first stored chunk).
-struct exposed_buffers {
+struct exposed_state {
   int64_t nc[kMaxDims] = {};
   int64_t old_ext[kMaxDims] = {};
   owned_array<uint8_t> chunk, out, tmp;
@@ -125,7 +125,7 @@ struct exposed_buffers {
 
 // Chunk n (kept, grown) read, its old padding zeroed and stored again; special chunks are left as they are.
 __attribute__((noinline)) status exposed_chunk_rewrite(array& a, int64_t n, const int64_t* old_ext,
-                                                       exposed_buffers& bufs) noexcept {
+                                                       exposed_state& bufs) noexcept {
   frame& f = array_access::frm(a);
   auto ref = detail::frame_chunk_locate_table(f, n);
   if (!ref.ok()) return ref.err();
@@ -150,7 +150,7 @@ __attribute__((noinline)) status exposed_chunk_rewrite(array& a, int64_t n, cons
 // chunk table is in memory (frame_table_load).
 __attribute__((noinline)) status zero_exposed(array& a, const array_layout& old_l) noexcept {
   const array_layout& l = array_access::layout(a);
-  detail::allocated<exposed_buffers> bufs;
+  detail::allocated<exposed_state> bufs;
   TESSERA_TRY(bufs.make(array_access::alloc(a)));
   int64_t* nc = bufs->nc;
   int64_t* old_ext = bufs->old_ext;

@@ -225,6 +225,14 @@ struct scratch_buffers {
   uint8_t work[3 * Block];
   uint8_t out[Chunk];
   uint8_t expect[Chunk];
+  // A chunk of content seed in `chunk`, or a zeros special chunk (32 bytes) for seed 0.
+  bytes_view chunk_of(uint64_t seed) {
+    if (seed == 0) {
+      special_make(1, Chunk, chunk);
+      return bytes_view(chunk, 32);
+    }
+    return bytes_view(chunk, chunk_make(seed, Chunk, Block, src, chunk, sizeof chunk, work));
+  }
 };
 
 }  // namespace frame_test

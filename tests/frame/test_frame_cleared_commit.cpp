@@ -36,10 +36,7 @@ void frame_build(tessera::test::context& t, growable_buffer& buf) {
   frame f;
   REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), tessera::test::system_allocator(), p));
   for (int i = 0; i < kChunks; ++i) {
-    size_t len = 32;
-    if (seed_of(i) != 0) len = chunk_make(seed_of(i), kChunk, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
-    else special_make(1, kChunk, g.chunk);
-    REQUIRE_OK(frame_chunk_append(f, bytes_view(g.chunk, len)));
+    REQUIRE_OK(frame_chunk_append(f, g.chunk_of(seed_of(i))));
   }
   REQUIRE_OK(frame_commit(f));
   REQUIRE_OK(frame_close(f));

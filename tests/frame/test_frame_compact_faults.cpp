@@ -28,10 +28,7 @@ scratch g;
 constexpr uint64_t kSeeds[kChunks] = {11, 0, 30, 13, 14};
 
 status put(frame& f, int how, int64_t at, uint64_t seed) {
-  size_t len = 32;
-  if (seed != 0) len = chunk_make(seed, kChunk, kBlock, g.src, g.chunk, sizeof g.chunk, g.work);
-  else special_make(1, kChunk, g.chunk);
-  const bytes_view c(g.chunk, len);
+  const bytes_view c = g.chunk_of(seed);
   if (how == 0) return frame_chunk_append(f, c);
   if (how == 1) return frame_chunk_insert(f, at, c);
   return frame_chunk_update(f, at, c);
