@@ -180,7 +180,9 @@ for target in "${targets[@]}"; do
     # ci/coverage.sh runs the fuzzers' corpora and then ctest (its output in $log), and holds the coverage.
     TESSERA_JOBS=$jobs bash "$repo/ci/coverage.sh" "$dir"
     case $? in
-      1) notes+=" coverage fell;"; extra_failed=1 ;;
+      1) # The rows that fell, in the summary: CI's log may keep only its end.
+        notes+=" coverage fell: $(sed -n 's/^coverage: FALLEN: //p' "$dir/coverage-check.txt" 2>/dev/null | paste -sd ';' -);"
+        extra_failed=1 ;;
     esac
   else
     "${ctest_env[@]}" ctest --test-dir "$dir" --output-on-failure -j "$jobs" --no-tests=error "${label_args[@]}" 2>&1 |

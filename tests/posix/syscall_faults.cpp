@@ -1,7 +1,9 @@
 // The wrappers behind syscall_faults.hpp: __wrap_X counts the call, fails it when armed, else calls __real_X
-// (the C library's X). Single-threaded use only (the fault tests run no threads).
+// (the C library's X). Calls may come from several threads (a slice read's workers pread at once): each call
+// takes its number from an atomic count, and the faults are armed only while no call is in flight.
 #include "syscall_faults.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <fcntl.h>
@@ -16,7 +18,7 @@ namespace syscall_faults {
 namespace {
 
 struct armed {
-  int calls = 0;
+  std::atomic<int> calls{0};
   int fail_at = 0;  // the call number (counted from the reset) that fails first; 0: none
   int fail_times = 0;
   int err = 0;
@@ -28,43 +30,48 @@ armed g_armed[static_cast<int>(call::count_)];
 
 armed& of(call c) noexcept { return g_armed[static_cast<int>(c)]; }
 
-// Counts a call of c; true (errno set) when it must fail.
-bool failing(call c) noexcept {
+// Counts a call of c; true (errno set) when it must fail. *number: the call's number since the reset.
+bool failing(call c, int* number = nullptr) noexcept {
   armed& a = of(c);
-  ++a.calls;
-  if (a.fail_at != 0 && a.calls >= a.fail_at && a.calls < a.fail_at + a.fail_times) {
+  const int n = a.calls.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (number != nullptr) *number = n;
+  if (a.fail_at != 0 && n >= a.fail_at && n < a.fail_at + a.fail_times) {
     errno = a.err;
     return true;
   }
   return false;
 }
 
-// The byte count a transfer of c may move (its last call counted by failing).
-size_t limit(call c, size_t n) noexcept {
+// The byte count call number `number` of c may move.
+size_t limit(call c, int number, size_t n) noexcept {
   const armed& a = of(c);
-  return a.short_at != 0 && a.calls == a.short_at && a.short_bytes < n ? a.short_bytes : n;
+  return a.short_at != 0 && number == a.short_at && a.short_bytes < n ? a.short_bytes : n;
 }
 
 }  // namespace
 
 void reset() noexcept {
-  for (armed& a : g_armed) a = armed{};
+  for (armed& a : g_armed) {
+    a.calls.store(0, std::memory_order_relaxed);
+    a.fail_at = a.fail_times = a.err = a.short_at = 0;
+    a.short_bytes = 0;
+  }
 }
 
 void fail(call c, int nth, int err, int times) noexcept {
   armed& a = of(c);
-  a.fail_at = a.calls + nth;
+  a.fail_at = a.calls.load(std::memory_order_relaxed) + nth;
   a.fail_times = times;
   a.err = err;
 }
 
 void shorten(call c, int nth, size_t max_bytes) noexcept {
   armed& a = of(c);
-  a.short_at = a.calls + nth;
+  a.short_at = a.calls.load(std::memory_order_relaxed) + nth;
   a.short_bytes = max_bytes;
 }
 
-int calls(call c) noexcept { return of(c).calls; }
+int calls(call c) noexcept { return of(c).calls.load(std::memory_order_relaxed); }
 
 }  // namespace syscall_faults
 
@@ -96,13 +103,15 @@ int __real_posix_memalign(void** out, size_t align, size_t n);
 void* __real_calloc(size_t count, size_t size);
 
 ssize_t __wrap_pread64(int fd, void* buf, size_t n, off64_t off) {
-  if (failing(call::pread)) return -1;
-  const size_t m = limit(call::pread, n);
+  int number = 0;
+  if (failing(call::pread, &number)) return -1;
+  const size_t m = limit(call::pread, number, n);
   return m == 0 && n != 0 ? 0 : __real_pread64(fd, buf, m, off);
 }
 ssize_t __wrap_pwrite64(int fd, const void* buf, size_t n, off64_t off) {
-  if (failing(call::pwrite)) return -1;
-  const size_t m = limit(call::pwrite, n);
+  int number = 0;
+  if (failing(call::pwrite, &number)) return -1;
+  const size_t m = limit(call::pwrite, number, n);
   return m == 0 && n != 0 ? 0 : __real_pwrite64(fd, buf, m, off);
 }
 int __wrap_fstat64(int fd, struct stat64* st) { return failing(call::fstat) ? -1 : __real_fstat64(fd, st); }
