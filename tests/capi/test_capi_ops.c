@@ -885,6 +885,36 @@ static void test_posix(void) {
   REQUIRE_OK(tessera_array_close(a));
   REQUIRE_OK(tessera_posix_store_close(fs));
 
+  /* The file mapped (read in place, on the pool and serially), and the directory through the same mode: both
+   * read-only, so a writable open is refused. */
+  REQUIRE_OK(tessera_posix_store_open(&fs, file, TESSERA_POSIX_READ_MAPPED));
+  CHECK(tessera_posix_store_is_directory(fs) == 0);
+  o.writable = 0;
+  o.executor = &ex;
+  REQUIRE_OK(tessera_posix_store_array_open(&a, fs, &al, &o));
+  CHECK(array_equals(a, g_model, 1600));
+  REQUIRE_OK(tessera_array_close(a));
+  REQUIRE_OK(tessera_posix_store_array_open(&a, fs, &al, NULL));
+  CHECK(array_equals(a, g_model, 1600));
+  {
+    int64_t at[2] = {0, 0};
+    int32_t v = 5;
+    CHECK(tessera_array_element_set(a, at, &v, 4).code != TESSERA_OK);
+  }
+  REQUIRE_OK(tessera_array_close(a));
+  o.writable = 1;
+  CHECK(tessera_posix_store_array_open(&a, fs, &al, &o).code != TESSERA_OK);
+  CHECK(a == NULL);
+  o.writable = 0;
+  REQUIRE_OK(tessera_posix_store_close(fs));
+  model_fill(g_model, 40 * 40, 13); /* the copy was made before the file's change */
+  REQUIRE_OK(tessera_posix_store_open(&cs, cdir, TESSERA_POSIX_READ_MAPPED));
+  CHECK(tessera_posix_store_is_directory(cs) == 1);
+  REQUIRE_OK(tessera_posix_store_array_open(&a, cs, &al, &o));
+  CHECK(array_equals(a, g_model, 1600));
+  REQUIRE_OK(tessera_array_close(a));
+  REQUIRE_OK(tessera_posix_store_close(cs));
+
   CHECK_ERR(tessera_posix_array_open(&a, &fs, TESSERA_TEST_TMPDIR "/missing.b2nd", &al, NULL), TESSERA_ERR_IO);
   CHECK(a == NULL && fs == NULL);
   {
@@ -912,7 +942,8 @@ static void test_posix_refusals(void) {
   CHECK_ERR(tessera_posix_store_open(&s, NULL, TESSERA_POSIX_READ), TESSERA_ERR_INVALID_ARGUMENT);
   CHECK_ERR(tessera_posix_store_open(&s, "", TESSERA_POSIX_READ), TESSERA_ERR_INVALID_ARGUMENT);
   CHECK_ERR(tessera_posix_store_open(&s, file, -1), TESSERA_ERR_INVALID_ARGUMENT);
-  CHECK_ERR(tessera_posix_store_open(&s, file, TESSERA_POSIX_CREATE_DIRECTORY + 1), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_store_open(&s, file, TESSERA_POSIX_READ_MAPPED + 1), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_store_open(&s, TESSERA_TEST_TMPDIR "/missing.b2nd", TESSERA_POSIX_READ_MAPPED), TESSERA_ERR_IO);
   CHECK_ERR(tessera_posix_store_open(&s, nodir, TESSERA_POSIX_REPLACE_FILE), TESSERA_ERR_IO);
   CHECK(s == NULL);
   /* An empty file: no directory can be made over it, and it holds no array. */
@@ -924,6 +955,15 @@ static void test_posix_refusals(void) {
   CHECK(s == NULL);
   CHECK(tessera_posix_array_open(&a, &s, file, &al, NULL).code != TESSERA_OK);
   CHECK(a == NULL && s == NULL);
+  /* The empty file mapped (nothing is mapped): a store, but no array in it. */
+  REQUIRE_OK(tessera_posix_store_open(&s, file, TESSERA_POSIX_READ_MAPPED));
+  CHECK(tessera_posix_store_array_open(&a, s, &al, NULL).code != TESSERA_OK);
+  CHECK(a == NULL);
+  REQUIRE_OK(tessera_posix_store_close(s));
+  s = NULL;
+  CHECK_ERR(tessera_posix_store_array_open(NULL, s, &al, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_posix_store_array_open(&a, NULL, &al, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK(a == NULL);
   /* Parameters the array refuses, after the store was made. */
   tessera_array_params_init(&p);
   p.ndim = -1;

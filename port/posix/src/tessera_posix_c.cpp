@@ -1,6 +1,7 @@
 // The POSIX port's C API (tessera/port/tessera_posix.h): the C faces of posix_allocator, thread_pool,
-// posix_file and posix_directory, and arrays by path on top of them. Storages are exposed to C through small
-// adapters of the core (tessera/capi_bridge.hpp); a directory's open entries are boxes from posix_allocator.
+// posix_file, posix_mapping and posix_directory, and arrays by path on top of them. Storages are exposed to C
+// through small adapters of the core (tessera/capi_bridge.hpp); a directory's open entries are boxes from
+// posix_allocator.
 #include "tessera/port/tessera_posix.h"
 
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include "tessera/port/posix_allocator.hpp"
 #include "tessera/port/posix_directory.hpp"
 #include "tessera/port/posix_file.hpp"
+#include "tessera/port/posix_mapping.hpp"
 #include "tessera/port/thread_pool.hpp"
 
 namespace {
@@ -38,7 +40,9 @@ void malloc_delete(T* p) noexcept {
 
 struct tessera_posix_store {
   bool is_dir = false;
+  bool mapped = false;  // the file is a posix_mapping (TESSERA_POSIX_READ_MAPPED), not a posix_file
   tessera::posix_file file{};
+  tessera::posix_mapping mapping{};  // the storage's context: the store is malloc'ed and never moves
   tessera::posix_directory dir{};
   tessera::storage cxx_storage{};
   tessera::directory_to_c_state cxx_dir{};  // the directory interface, entries from the malloc allocator
@@ -117,11 +121,11 @@ tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* p
   if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("posix store: null out"));
   *out = nullptr;
   if (path == nullptr || path[0] == '\0') return c_error(errc::invalid_argument, TESSERA_MSG("posix store: empty path"));
-  if (mode < TESSERA_POSIX_READ || mode > TESSERA_POSIX_CREATE_DIRECTORY) {
+  if (mode < TESSERA_POSIX_READ || mode > TESSERA_POSIX_READ_MAPPED) {
     return c_error(errc::invalid_argument, TESSERA_MSG("posix store: unknown mode"));
   }
   bool is_dir = mode == TESSERA_POSIX_CREATE_DIRECTORY;
-  if (mode == TESSERA_POSIX_READ || mode == TESSERA_POSIX_READ_WRITE) {
+  if (mode == TESSERA_POSIX_READ || mode == TESSERA_POSIX_READ_WRITE || mode == TESSERA_POSIX_READ_MAPPED) {
     struct stat sb;
     if (::stat(path, &sb) != 0) return c_error(errc::io, TESSERA_MSG("posix store: stat failed (missing path?)"));
     is_dir = S_ISDIR(sb.st_mode);
@@ -139,6 +143,16 @@ tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* p
     s->cxx_dir.dir = tessera::posix_directory_interface(s->dir);
     s->cxx_dir.alloc = tessera::posix_allocator();
     s->c_dir = tessera::directory_to_c(&s->cxx_dir);
+  } else if (mode == TESSERA_POSIX_READ_MAPPED) {
+    tessera::result<tessera::posix_mapping> m = tessera::posix_mapping_open(path);
+    if (!m.ok()) {
+      malloc_delete(s);
+      return status_to_c(m.err());
+    }
+    s->mapped = true;
+    s->mapping = *m;
+    s->cxx_storage = tessera::posix_mapping_storage(s->mapping);
+    s->c_storage = tessera::storage_to_c(&s->cxx_storage);
   } else {
     const tessera::posix_open fm = mode == TESSERA_POSIX_READ         ? tessera::posix_open::read
                                    : mode == TESSERA_POSIX_READ_WRITE ? tessera::posix_open::read_write
@@ -158,7 +172,9 @@ tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* p
 
 tessera_status tessera_posix_store_close(tessera_posix_store* store) {
   if (store == nullptr) return c_ok();
-  const status s = store->is_dir ? tessera::posix_directory_close(store->dir) : tessera::posix_file_close(store->file);
+  const status s = store->is_dir   ? tessera::posix_directory_close(store->dir)
+                   : store->mapped ? tessera::posix_mapping_close(store->mapping)
+                                   : tessera::posix_file_close(store->file);
   malloc_delete(store);
   return status_to_c(s);
 }
@@ -172,6 +188,15 @@ tessera_array_target tessera_posix_store_target(const tessera_posix_store* store
   return tessera_array_target_contiguous(store != nullptr ? &store->c_storage : nullptr);
 }
 
+tessera_status tessera_posix_store_array_open(tessera_array** out, const tessera_posix_store* store,
+                                              const tessera_allocator* alloc, const tessera_open_options* options) {
+  if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("posix store: null out"));
+  *out = nullptr;
+  if (store == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("posix store: null store"));
+  return store->is_dir ? tessera_array_open_sparse(out, &store->c_dir, alloc, options)
+                       : tessera_array_open(out, &store->c_storage, alloc, options);
+}
+
 tessera_status tessera_posix_array_open(tessera_array** out, tessera_posix_store** store, const char* path,
                                         const tessera_allocator* alloc, const tessera_open_options* options) {
   if (out == nullptr || store == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("posix array: null out or store"));
@@ -181,9 +206,7 @@ tessera_status tessera_posix_array_open(tessera_array** out, tessera_posix_store
   tessera_posix_store* s = nullptr;
   tessera_status cs = tessera_posix_store_open(&s, path, writable ? TESSERA_POSIX_READ_WRITE : TESSERA_POSIX_READ);
   if (cs.code != TESSERA_OK) return cs;
-  // s is set whenever the status is OK (an error's status_to_c is never OK): the analyzer assumes otherwise.
-  cs = s->is_dir ? tessera_array_open_sparse(out, &s->c_dir, alloc, options)  // NOLINT(clang-analyzer-core.NullDereference)
-                 : tessera_array_open(out, &s->c_storage, alloc, options);
+  cs = tessera_posix_store_array_open(out, s, alloc, options);
   if (cs.code != TESSERA_OK) {
     (void)tessera_posix_store_close(s);
     return cs;
