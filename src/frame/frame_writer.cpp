@@ -522,8 +522,13 @@ status cframe_commit_table(frame_state& s) noexcept {
   if (s.nchunks == 0 && s.options.durable && s.committed_has_index) {
     auto tl = trailer_size(s);
     if (!tl.ok()) return tl.err();
-    space_disable(s);  // the front is cleared through its own commit: placement by appending from here on
+    space_disable(s);  // the front is cleared through its own commit: placement by appending meanwhile
     TESSERA_TRY(cframe_clear_front(s, *tl));
+    TESSERA_TRY(cframe_commit_materialized(s));
+    // Committed: only the cleared frame is live, and the map may be built again from it (at the next change or
+    // compaction). After a failure it stays off: either frame may be live.
+    s.space.disabled = false;
+    return ok_status();
   }
   return cframe_commit_materialized(s);
 }

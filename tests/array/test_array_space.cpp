@@ -362,7 +362,9 @@ struct crash_state {
   buf items;
 };
 
-enum class crash_kind { planes, boxes, shapes, compact };
+// cleared: the array resized to nothing (a commit that clears the frame), grown again, written and compacted
+// (the space map comes back after the clear).
+enum class crash_kind { planes, boxes, shapes, compact, cleared };
 
 float crash_value(test::rng& r) { return static_cast<float>(r.next() % 100000) / 100.0f; }
 
@@ -386,7 +388,10 @@ status crash_scenario(array& a, crash_kind kind, bool auto_commit, int* commits,
   for (int op = 0; op < nops; ++op) {
     const array_layout& l = array_layout_get(a);
     const int64_t* sh = l.shape;
-    if (kind == crash_kind::planes) {
+    if (kind == crash_kind::cleared && op < 2) {
+      const int64_t ns[3] = {op == 0 ? 0 : kCrashCube.side, sh[1], sh[2]};
+      TESSERA_TRY(array_resize(a, ns));
+    } else if (kind == crash_kind::planes) {
       // Planes along the first axis, all in the first chunk row: each rewrites the same chunks.
       const int64_t z = op;
       const int64_t start[3] = {z, 0, 0}, stop[3] = {z + 1, sh[1], sh[2]};
@@ -419,7 +424,7 @@ status crash_scenario(array& a, crash_kind kind, bool auto_commit, int* commits,
     TESSERA_TRY(record());
   }
   // Compaction: its commits hold the same array (no new state).
-  if (kind == crash_kind::compact) TESSERA_TRY(array_compact(a));
+  if (kind == crash_kind::compact || kind == crash_kind::cleared) TESSERA_TRY(array_compact(a));
   return ok_status();
 }
 
@@ -625,3 +630,4 @@ TESSERA_TEST(array_space, crash_random_slices_one_commit) { crash_run(t, crash_k
 TESSERA_TEST(array_space, crash_resize_insert_delete_auto_commit) { crash_run(t, crash_kind::shapes, true); }
 TESSERA_TEST(array_space, crash_resize_insert_delete_one_commit) { crash_run(t, crash_kind::shapes, false); }
 TESSERA_TEST(array_space, crash_compaction) { crash_run(t, crash_kind::compact, true); }
+TESSERA_TEST(array_space, crash_cleared_then_written_and_compacted) { crash_run(t, crash_kind::cleared, true); }
