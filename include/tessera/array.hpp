@@ -106,23 +106,26 @@ struct array_params {
 };
 
 /// Where a new array goes: a contiguous frame at options.base_offset of `st`, or a sparse frame in `dir`
-/// (exactly one of the two). The storage or directory must outlive the array.
+/// (exactly one of the two: a storage is set when it has a read callback, a directory when it has open). Both are
+/// held by value, so a target made from a temporary (`array_target_contiguous(growable_buffer_storage(b))`)
+/// may be kept and used later; what their contexts point to (the buffer, file or directory) must outlive the
+/// array.
 struct array_target {
-  const storage* st = nullptr;             ///< a contiguous frame's storage, or null
-  const storage_directory* dir = nullptr;  ///< a sparse frame's directory, or null
+  storage st{};             ///< a contiguous frame's storage (no callbacks: none)
+  storage_directory dir{};  ///< a sparse frame's directory (no callbacks: none)
   frame_open_options options{};  ///< `writable` is implied
 };
 /// A contiguous frame at the start of st (`durable`: the crash-safe write order, see frame_open_options).
 [[nodiscard]] inline array_target array_target_contiguous(const storage& st, bool durable = true) noexcept {
   array_target t;
-  t.st = &st;
+  t.st = st;
   t.options.durable = durable;
   return t;
 }
 /// A sparse frame in dir.
 [[nodiscard]] inline array_target array_target_sparse(const storage_directory& dir) noexcept {
   array_target t;
-  t.dir = &dir;
+  t.dir = dir;
   return t;
 }
 

@@ -529,10 +529,11 @@ status frame_create_at(frame& f, const array_target& target, const allocator& al
                        const frame_create_params& p) noexcept {
   frame_open_options o = target.options;
   o.writable = true;
-  if ((target.st == nullptr) == (target.dir == nullptr))
+  const bool contiguous = target.st.read != nullptr;
+  if (contiguous == (target.dir.open != nullptr))
     return make_error(errc::invalid_argument, TESSERA_MSG("array: the target needs exactly one of a storage or a directory"));
-  if (target.st != nullptr) return frame_create(f, *target.st, alloc, p, o);
-  return frame_create_sparse(f, *target.dir, alloc, p, o);
+  if (contiguous) return frame_create(f, target.st, alloc, p, o);
+  return frame_create_sparse(f, target.dir, alloc, p, o);
 }
 
 }  // namespace detail

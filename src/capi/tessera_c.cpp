@@ -24,6 +24,8 @@ using tessera::status;
 struct create_params {
   tessera::array_params p;
   tessera::frame_metalayer_init metas[TESSERA_MAX_METALAYERS];
+  tessera::array_target target;  // its storage and directory held by value: off the caller's stack too
+  tessera::array_fill fill;
 };
 
 static_assert(TESSERA_MAX_DIMS == tessera::kMaxDims, "tessera.h and config.hpp disagree on TESSERA_MAX_DIMS");
@@ -163,21 +165,22 @@ tessera_status tessera_array_create(tessera_array** out, const tessera_storage* 
   tessera_array* h = nullptr;
   cs = handle_new(&h, storage, alloc);
   if (cs.code != TESSERA_OK) return cs;
-  // The C++ parameters and their metalayer list (about 600 bytes) from the allocator, not the caller's stack.
+  // The C++ parameters, their metalayer list, the target and the fill (about 700 bytes) from the allocator,
+  // not the caller's stack.
   tessera::detail::allocated<create_params> cp;
   const status made = cp.make(h->alloc);
   cs = made.ok() ? params_from_c(params, cp->p, cp->metas, h) : to_c(made);
-  tessera::array_fill f;
-  if (cs.code == TESSERA_OK) cs = fill_from_c(fill, f);
+  if (cs.code == TESSERA_OK) cs = fill_from_c(fill, cp->fill);
   if (cs.code != TESSERA_OK) {
     cp.reset();
     handle_free(h);
     return cs;
   }
-  tessera::array_target target = tessera::array_target_contiguous(h->st, params->durable != 0);
-  target.options.base_offset = params->base_offset;
-  target.options.keep_old_frames = params->keep_old_frames != 0;
-  const status s = tessera::array_create(h->arr, target, h->alloc, cp->p, f);
+  cp->target.st = h->st;  // set in place: a returned target would be a temporary on this frame
+  cp->target.options.durable = params->durable != 0;
+  cp->target.options.base_offset = params->base_offset;
+  cp->target.options.keep_old_frames = params->keep_old_frames != 0;
+  const status s = tessera::array_create(h->arr, cp->target, h->alloc, cp->p, cp->fill);
   cp.reset();
   return handle_finish(out, h, s);
 }

@@ -379,10 +379,10 @@ tessera::bytes_view view_of(const void* p, size_t n) noexcept {
   return tessera::bytes_view(static_cast<const uint8_t*>(p), n);
 }
 
-// A handle for a new array at target; *st_target receives the C++ target (over the handle's storage copy, or a
-// directory interface the frame copies). Frees nothing on error (there is nothing yet).
+// A handle for a new array at target; out receives the C++ target (over the handle's storage copy, or over the
+// handle's copy of the C directory). Frees nothing on error (there is nothing yet).
 tessera_status target_handle(tessera_array** h, const tessera_array_target* target, const tessera_allocator* alloc,
-                             tessera::array_target& out, tessera::storage_directory& dir) noexcept {
+                             tessera::array_target& out) noexcept {
   if (target == nullptr || alloc == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null target or allocator"));
   if ((target->storage == nullptr) == (target->directory == nullptr)) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: a target needs a storage or a directory (one of them)"));
@@ -400,8 +400,7 @@ tessera_status target_handle(tessera_array** h, const tessera_array_target* targ
   tessera_status cs = handle_new(h, nullptr, alloc);
   if (cs.code != TESSERA_OK) return cs;
   (*h)->c_dir = *target->directory;
-  dir = directory_over(&(*h)->c_dir);
-  out = tessera::array_target_sparse(dir);
+  out = tessera::array_target_sparse(directory_over(&(*h)->c_dir));
   out.options.durable = target->durable != 0;
   return c_ok();
 }
@@ -608,8 +607,7 @@ tessera_status tessera_array_params_get_layout(const tessera_array* a, tessera_a
   if (cs.code != TESSERA_OK) return cs;                                                       \
   tessera_array* h = nullptr;                                                                 \
   tessera::array_target t;                                                                    \
-  tessera::storage_directory dir;                                                             \
-  cs = target_handle(&h, target, alloc, t, dir);                                              \
+  cs = target_handle(&h, target, alloc, t);                                                   \
   if (cs.code != TESSERA_OK) return cs
 
 // ... and, for the copies that take params, the params checked and copied into the handle.

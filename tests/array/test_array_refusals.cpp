@@ -239,15 +239,31 @@ TESSERA_TEST(array_refusals, parameters_out_of_range_are_refused_before_anything
   growable_buffer g;
   growable_buffer_init(g, test::system_allocator());
   const storage st = growable_buffer_storage(g);
-  storage_directory dir{};
+  memory_directory md;
+  REQUIRE_OK(memory_directory_init(md, test::system_allocator(), 4));
   array_target both = array_target_contiguous(st);
-  both.dir = &dir;
+  both.dir = memory_directory_interface(md);
   array a;
   CHECK_ERR(array_create(a, both, test::system_allocator(), small_params(), array_fill_zeros()), errc::invalid_argument);
   array_target neither = both;
-  neither.st = nullptr;
-  neither.dir = nullptr;
+  neither.st = storage{};
+  neither.dir = storage_directory{};
   CHECK_ERR(array_create(a, neither, test::system_allocator(), small_params(), array_fill_zeros()), errc::invalid_argument);
+  // A target kept after the storage struct it was made from is gone (held by value): the array is created
+  // in the buffer, and a sparse target likewise in the directory.
+  {
+    growable_buffer kept_buf;
+    growable_buffer_init(kept_buf, test::system_allocator());
+    const array_target kept = array_target_contiguous(growable_buffer_storage(kept_buf));
+    const array_target kept_sparse = array_target_sparse(memory_directory_interface(md));
+    array k;
+    REQUIRE_OK(array_create(k, kept, test::system_allocator(), small_params(), array_fill_zeros()));
+    REQUIRE_OK(array_close(k));
+    CHECK(kept_buf.bytes().size() > 0);
+    REQUIRE_OK(array_create(k, kept_sparse, test::system_allocator(), small_params(), array_fill_zeros()));
+    REQUIRE_OK(array_close(k));
+    CHECK(memory_directory_find(md, "chunks.b2frame").size() > 0);
+  }
   // A fill of an unknown kind.
   array_fill odd = array_fill_zeros();
   odd.kind = static_cast<array_fill_kind>(99);
