@@ -944,6 +944,7 @@ static void test_posix_refusals(void) {
   CHECK_ERR(tessera_posix_store_open(&s, file, -1), TESSERA_ERR_INVALID_ARGUMENT);
   CHECK_ERR(tessera_posix_store_open(&s, file, TESSERA_POSIX_READ_MAPPED + 1), TESSERA_ERR_INVALID_ARGUMENT);
   CHECK_ERR(tessera_posix_store_open(&s, TESSERA_TEST_TMPDIR "/missing.b2nd", TESSERA_POSIX_READ_MAPPED), TESSERA_ERR_IO);
+  CHECK_ERR(tessera_posix_store_open(&s, "/dev/null", TESSERA_POSIX_READ_MAPPED), TESSERA_ERR_IO); /* not a file */
   CHECK_ERR(tessera_posix_store_open(&s, nodir, TESSERA_POSIX_REPLACE_FILE), TESSERA_ERR_IO);
   CHECK(s == NULL);
   /* An empty file: no directory can be made over it, and it holds no array. */
