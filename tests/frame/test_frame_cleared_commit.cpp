@@ -1,7 +1,9 @@
 // The durable commit of a frame left without chunks: its trailer goes right after the header, where the
 // committed frame keeps chunks and its index, so those are first moved past every byte in use and committed
 // again (frame_writer's clear of the front). Each allocation fails in turn (once, or from then on): the error
-// is out_of_memory, nothing leaks, and the storage opens as the frame before or the empty one. Then every byte
+// is out_of_memory, nothing leaks, and the storage opens as the frame before or the empty one. So with each
+// storage call failing (once, the same handle committing again; or from then on, a crash), and an emptied frame
+// then takes new chunks on its handle and compacts tight. Then every byte
 // of the committed frame is damaged in turn under the writer, between its open and its commit (what the clear
 // reads back: the header's sizes, the index chunk's header, the chunks' headers, the trailer's length): the
 // commit succeeds or fails with a code that names bad data, never anything else, and nothing leaks.
@@ -103,11 +105,79 @@ void allocation_sweep(tessera::test::context& t, bool from_then_on) {
   CHECK(failed_runs >= 5);
 }
 
+// Each storage call of the clearing commit fails in turn, once or from then on (a crash). After a single
+// failure the same handle commits again. The storage then opens as the frame before or the empty one; an
+// empty one takes new chunks on the same handle and compacts tight (its space map comes back once the clear
+// is committed).
+void storage_sweep(tessera::test::context& t, bool crash) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, tessera::test::system_allocator()));
+  bool completed = false;
+  int failed_runs = 0;
+  for (uint64_t n = 1; n < 500 && !completed; ++n) {
+    growable_buffer buf;
+    growable_buffer_init(buf, tessera::test::system_allocator());
+    frame_build(t, buf);
+    if (t.failures > 0) return;
+    wrapped_storage w;
+    w.inner = growable_buffer_storage(buf);
+    frame_open_options o;
+    o.writable = true;
+    frame f;
+    REQUIRE_OK(frame_open(f, w.get(), tessera::test::system_allocator(), o));
+    for (int i = 0; i < kChunks; ++i) REQUIRE_OK(frame_chunk_delete(f, 0));
+    w.plan->calls = 0;
+    w.plan->fail_at = n;
+    w.plan->fail_after = crash;
+    status s = frame_commit(f);
+    if (s.ok()) {
+      completed = !w.plan->failed;
+    } else {
+      ++failed_runs;
+      CHECK(w.plan->failed);
+      CHECK_EQ(s.code, errc::io);
+      if (!crash) s = frame_commit(f);  // the fault is over: the same handle tries again
+    }
+    const bool crashed = crash && w.plan->failed;
+    w.plan->fail_at = UINT64_MAX;  // the sweep's fault is over (the chunks written next must not meet it)
+    if (s.ok() && !crashed) {
+      // Chunks again on the same handle, one dropped, compacted: the frame ends tight.
+      for (int i = 0; i < kChunks; ++i) REQUIRE_OK(frame_chunk_append(f, g.chunk_of(seed_of(i))));
+      REQUIRE_OK(frame_chunk_append(f, g.chunk_of(77)));
+      REQUIRE_OK(frame_commit(f));
+      REQUIRE_OK(frame_chunk_delete(f, kChunks));
+      REQUIRE_OK(frame_compact(f));
+      CHECK(holds_the_chunks(f, d));
+    }
+    (void)frame_close(f);
+    frame r;
+    REQUIRE_OK(frame_open(r, growable_buffer_storage(buf), tessera::test::system_allocator()));
+    const frame_info* info = frame_info_get(r);
+    REQUIRE(info != nullptr);
+    if (s.ok() && !crashed) {
+      CHECK(holds_the_chunks(r, d));
+      auto sp = frame_space_get(r);
+      REQUIRE_OK(sp);
+      CHECK_EQ(sp->free_bytes, 0u);
+    } else {
+      CHECK(info->nchunks == 0 || holds_the_chunks(r, d));
+    }
+    REQUIRE_OK(frame_close(r));
+    if (t.failures > 0) return;
+  }
+  CHECK(completed);
+  CHECK(failed_runs >= 5);
+}
+
 }  // namespace
 
 TESSERA_TEST(frame_cleared_commit, each_allocation_failing) { allocation_sweep(t, false); }
 
 TESSERA_TEST(frame_cleared_commit, allocations_failing_from_each_on) { allocation_sweep(t, true); }
+
+TESSERA_TEST(frame_cleared_commit, each_storage_call_failing_once) { storage_sweep(t, false); }
+
+TESSERA_TEST(frame_cleared_commit, storage_calls_failing_from_each_on) { storage_sweep(t, true); }
 
 TESSERA_TEST(frame_cleared_commit, each_byte_damaged_under_the_writer) {
   growable_buffer pristine;
