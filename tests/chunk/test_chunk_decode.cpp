@@ -7,6 +7,7 @@
 #include "tessera/chunk.hpp"
 
 #include "../support/check.hpp"
+#include "block_request.hpp"
 #include "../support/random.hpp"
 #include "../support/test_allocators.hpp"
 #include "chunk_builder.hpp"
@@ -602,15 +603,7 @@ struct range_probe {
 };
 
 // A request for the probe's one block, its range checked by consume.
-chunk_block_request probe_request(range_probe& probe) {
-  chunk_block_request r;
-  r.count = 1;
-  r.block = range_probe::block;
-  r.consume = range_probe::consume;
-  r.range = range_probe::range;
-  r.context = &probe;
-  return r;
-}
+chunk_block_request probe_request(range_probe& probe) { return chunk_test::block_request_of(probe, 1); }
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include "../../src/chunk/chunk_internal.hpp"  // the array reads' per-worker entry points (internal)
 
 #include "../support/check.hpp"
+#include "block_request.hpp"
 #include "../support/test_allocators.hpp"
 #include "chunk_builder.hpp"
 
@@ -62,11 +63,7 @@ TESSERA_TEST(chunk_decoder_misuse, a_decoder_never_initialized_is_refused) {
   const size_t blocks[] = {0};
   block_list list;
   list.blocks = blocks;
-  chunk_block_request r;
-  r.count = 1;
-  r.block = block_list::block;
-  r.consume = block_list::consume;
-  r.context = &list;
+  chunk_block_request r = chunk_test::block_request_of(list, 1);
   CHECK_ERR(chunk_decode_blocks(d, c, r), errc::invalid_argument);
   CHECK_EQ(list.consumed, 0u);
   // A special-value chunk needs no decoder state: it decodes all the same.
@@ -97,11 +94,7 @@ TESSERA_TEST(chunk_decoder_misuse, an_executor_past_its_workers_is_refused) {
   const size_t blocks[] = {3, 1, 0};
   block_list list;
   list.blocks = blocks;
-  chunk_block_request r;
-  r.count = 3;
-  r.block = block_list::block;
-  r.consume = block_list::consume;
-  r.context = &list;
+  chunk_block_request r = chunk_test::block_request_of(list, 3);
   CHECK_ERR(chunk_decode_blocks(d, c, r), errc::invalid_argument);
   CHECK_EQ(list.consumed, 0u);  // no task ran on a worker that does not exist
 }
@@ -253,11 +246,7 @@ TESSERA_TEST(chunk_decoder_misuse, internal_block_reads_refuse_bad_blocks_and_ou
   const size_t past[] = {4};
   block_list list;
   list.blocks = past;
-  chunk_block_request r;
-  r.count = 1;
-  r.block = block_list::block;
-  r.consume = block_list::consume;
-  r.context = &list;
+  chunk_block_request r = chunk_test::block_request_of(list, 1);
   CHECK_ERR(detail::chunk_decode_fixed_blocks(d, c, r), errc::out_of_range);
   CHECK_EQ(list.consumed, 0u);
   // A request with blocks but no block or no consume callback is refused before any block decodes.
@@ -302,12 +291,7 @@ TESSERA_TEST(chunk_decoder_misuse, a_failing_consume_stops_the_blocks_with_its_e
   for (int fixed = 0; fixed < 2; ++fixed) {
     failing_consumer f;
     f.fail_at = 2;
-    chunk_block_request r;
-    r.count = 4;
-    r.block = failing_consumer::block;
-    r.consume = failing_consumer::consume;
-    r.range = failing_consumer::range;
-    r.context = &f;
+    const chunk_block_request r = chunk_test::block_request_of(f, 4);
     const status s = fixed ? detail::chunk_decode_fixed_blocks(d, c, r) : chunk_decode_blocks(d, c, r);
     CHECK_ERR(s, errc::io);
     CHECK_EQ(f.consumed, 2u);  // blocks 0 and 1, then block 2's consume failed and block 3 never ran

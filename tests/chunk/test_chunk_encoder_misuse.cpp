@@ -54,6 +54,21 @@ status failing_encode(void*, bytes_view, bytes_mut, uint8_t, size_t*) noexcept {
   return make_error(errc::io, "test: the user codec failed");
 }
 
+// g_src encoded in blocks of 512 bytes through a user codec whose encode is `encode`.
+result<size_t> user_codec_encode(chunk_encoder& e,
+                                 status (*encode)(void*, bytes_view, bytes_mut, uint8_t, size_t*) noexcept) {
+  chunk_user_codec codec;
+  codec.id = kChunkUserIdFirst;
+  codec.encode = encode;
+  chunk_plugins plugins;
+  plugins.codecs = &codec;
+  plugins.ncodecs = 1;
+  chunk_encode_params p = params(512);
+  p.compressor = chunk_user_codec_id(kChunkUserIdFirst);
+  p.plugins = &plugins;
+  return chunk_encode(e, p, bytes_view(g_src, kNbytes), bytes_mut(g_chunk, sizeof g_chunk));
+}
+
 }  // namespace
 
 TESSERA_TEST(chunk_encoder_misuse, an_executor_past_its_workers_is_refused) {
@@ -85,16 +100,7 @@ TESSERA_TEST(chunk_encoder_misuse, a_user_codec_failing_on_a_worker_is_returned)
   o.max_blocksize = 1024;  // scratch for this file's blocks only (the default is a lot on the Cortex-M4)
   chunk_encoder e;
   REQUIRE_OK(chunk_encoder_init(e, test::system_allocator(), o));
-  chunk_user_codec codec;
-  codec.id = kChunkUserIdFirst;
-  codec.encode = failing_encode;
-  chunk_plugins plugins;
-  plugins.codecs = &codec;
-  plugins.ncodecs = 1;
-  chunk_encode_params p = params(512);
-  p.compressor = chunk_user_codec_id(kChunkUserIdFirst);
-  p.plugins = &plugins;
-  CHECK_ERR(chunk_encode(e, p, bytes_view(g_src, kNbytes), bytes_mut(g_chunk, sizeof g_chunk)), errc::io);
+  CHECK_ERR(user_codec_encode(e, failing_encode), errc::io);
   CHECK(round_trips(e, params(512)));
 }
 
@@ -294,15 +300,6 @@ TESSERA_TEST(chunk_encoder_misuse, a_user_codec_claiming_more_than_its_room_is_r
   o.max_blocksize = 1024;
   chunk_encoder e;
   REQUIRE_OK(chunk_encoder_init(e, test::system_allocator(), o));
-  chunk_user_codec codec;
-  codec.id = kChunkUserIdFirst;
-  codec.encode = overrunning_encode;
-  chunk_plugins plugins;
-  plugins.codecs = &codec;
-  plugins.ncodecs = 1;
-  chunk_encode_params p = params(512);
-  p.compressor = chunk_user_codec_id(kChunkUserIdFirst);
-  p.plugins = &plugins;
-  CHECK_ERR(chunk_encode(e, p, bytes_view(g_src, kNbytes), bytes_mut(g_chunk, sizeof g_chunk)), errc::corrupt);
+  CHECK_ERR(user_codec_encode(e, overrunning_encode), errc::corrupt);
   CHECK(round_trips(e, params(512)));
 }

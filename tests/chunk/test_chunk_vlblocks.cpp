@@ -9,6 +9,7 @@
 #include "../../src/chunk/chunk_internal.hpp"  // chunk_decode_blocks_serial (internal)
 
 #include "../support/check.hpp"
+#include "block_request.hpp"
 #include "../support/test_allocators.hpp"
 
 using namespace tessera;
@@ -66,14 +67,7 @@ struct collect {
   }
 };
 
-chunk_block_request all_blocks(collect& c) {
-  chunk_block_request r;
-  r.count = kBlocks;
-  r.block = collect::block;
-  r.consume = collect::consume;
-  r.context = &c;
-  return r;
-}
+chunk_block_request all_blocks(collect& c) { return chunk_test::block_request_of(c, kBlocks); }
 
 }  // namespace
 
