@@ -25,12 +25,19 @@ struct storage {
   /// Makes every write so far durable (fsync, flash program completion). nullptr means writes are durable.
   status (*sync)(void* context) noexcept = nullptr;
   /// Optional: the storage's bytes, when it already is memory, so frames are read in place without copies.
-  /// Returns an empty view when it cannot; the view stays valid until the next write or truncate.
+  /// Returns an empty view when it cannot; the view stays valid until the next write or truncate (and, for a
+  /// storage with reads_end, until reads_end).
   bytes_view (*view)(void* context) noexcept = nullptr;
   void* context = nullptr;  ///< passed to every callback
   /// Whether read may be called from several threads at once (pread on a file): the blocks of a slice are then
   /// read by the executor's workers while others decode. false: every call comes from the calling thread.
   bool concurrent_reads = false;
+  /// Optional: bracket one read operation of the core (an array's slice, item or selection read), called on the
+  /// calling thread before and after it, nested calls included; the executor's tasks run only in between. A
+  /// storage whose view is safe only for a while (a file map guarded by a lease: posix_mapping) gives a non-empty
+  /// view only inside the bracket, and the core uses no view past reads_end.
+  void (*reads_begin)(void* context) noexcept = nullptr;
+  void (*reads_end)(void* context) noexcept = nullptr;  ///< closes the bracket reads_begin opened
 };
 
 /// \name Checked calls
@@ -50,5 +57,21 @@ struct storage {
 /// s.view; an empty view when there is none.
 [[nodiscard]] bytes_view storage_view(const storage& s) noexcept;
 ///@}
+
+/// Brackets one read operation: s.reads_begin on construction, s.reads_end on destruction (each when present).
+class storage_reads_scope {
+ public:
+  explicit storage_reads_scope(const storage& s) noexcept : s_(s) {
+    if (s_.reads_begin != nullptr) s_.reads_begin(s_.context);
+  }
+  ~storage_reads_scope() {
+    if (s_.reads_end != nullptr) s_.reads_end(s_.context);
+  }
+  storage_reads_scope(const storage_reads_scope&) = delete;
+  storage_reads_scope& operator=(const storage_reads_scope&) = delete;
+
+ private:
+  const storage& s_;
+};
 
 }  // namespace tessera

@@ -139,6 +139,12 @@ typedef struct tessera_storage {
   const uint8_t* (*view)(void* context, size_t* size);
   /** Passed to every callback; must outlive the arrays using the storage. */
   void* context;
+  /**
+   * Optional (may be NULL): called before and after each array read (slice, item, selection), on the calling
+   * thread, nested calls included. A storage whose view is safe only for a while returns it only in between.
+   */
+  void (*reads_begin)(void* context);
+  void (*reads_end)(void* context); /**< closes the bracket reads_begin opened */
 } tessera_storage;
 
 /**

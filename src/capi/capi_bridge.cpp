@@ -26,6 +26,14 @@ tessera_status c_size(void* context, uint64_t* out) {
 }
 tessera_status c_truncate(void* context, uint64_t size) { return status_to_c(storage_truncate(cxx_of(context), size)); }
 tessera_status c_sync(void* context) { return status_to_c(storage_sync(cxx_of(context))); }
+void c_reads_begin(void* context) {
+  const storage& s = cxx_of(context);
+  s.reads_begin(s.context);
+}
+void c_reads_end(void* context) {
+  const storage& s = cxx_of(context);
+  s.reads_end(s.context);
+}
 const uint8_t* c_view(void* context, size_t* size) {
   const bytes_view v = storage_view(cxx_of(context));
   *size = v.size();
@@ -104,6 +112,8 @@ tessera_storage storage_to_c(const storage* s) noexcept {
   c.sync = s->sync != nullptr ? c_sync : nullptr;
   c.view = s->view != nullptr ? c_view : nullptr;
   c.context = const_cast<storage*>(s);
+  c.reads_begin = s->reads_begin != nullptr ? c_reads_begin : nullptr;
+  c.reads_end = s->reads_end != nullptr ? c_reads_end : nullptr;
   return c;
 }
 

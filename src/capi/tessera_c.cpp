@@ -113,7 +113,7 @@ void tessera_buffer_init(tessera_buffer* b, void* data, size_t capacity, size_t 
 }
 
 tessera_storage tessera_buffer_storage(tessera_buffer* b) {
-  return tessera_storage{buffer_read, buffer_write, buffer_size, buffer_truncate, nullptr /* sync */, buffer_view, b};
+  return tessera_storage{buffer_read, buffer_write, buffer_size, buffer_truncate, nullptr /* sync */, buffer_view, b, nullptr, nullptr};
 }
 
 void tessera_array_params_init_layout(tessera_array_params* p, uint32_t layout) {

@@ -55,6 +55,14 @@ status storage_sync(void* context) noexcept {
   const tessera_storage& s = c_storage_of(context);
   return from_c(s.sync(s.context));
 }
+void storage_reads_begin(void* context) noexcept {
+  const tessera_storage& s = c_storage_of(context);
+  s.reads_begin(s.context);
+}
+void storage_reads_end(void* context) noexcept {
+  const tessera_storage& s = c_storage_of(context);
+  s.reads_end(s.context);
+}
 bytes_view storage_view(void* context) noexcept {
   const tessera_storage& s = c_storage_of(context);
   size_t n = 0;
@@ -162,10 +170,16 @@ bool c_string(const char* s, size_t max, span<const char>& out) noexcept {
 }
 
 storage storage_over(const tessera_storage* c) noexcept {
-  return storage{if_present(c->read, storage_read),   if_present(c->write, storage_write),
-                 if_present(c->size, storage_size),   if_present(c->truncate, storage_truncate),
-                 if_present(c->sync, storage_sync),   if_present(c->view, storage_view),
-                 const_cast<tessera_storage*>(c)};
+  storage s{if_present(c->read, storage_read),   if_present(c->write, storage_write),
+            if_present(c->size, storage_size),   if_present(c->truncate, storage_truncate),
+            if_present(c->sync, storage_sync),   if_present(c->view, storage_view),
+            const_cast<tessera_storage*>(c)};
+  // Both or neither: a bracket half present would never close.
+  if (c->reads_begin != nullptr && c->reads_end != nullptr) {
+    s.reads_begin = storage_reads_begin;
+    s.reads_end = storage_reads_end;
+  }
+  return s;
 }
 
 storage_directory directory_over(const tessera_storage_directory* c) noexcept {

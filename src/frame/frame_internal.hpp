@@ -410,6 +410,9 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 // Whether frame_chunk_read hands out views that stay valid until close (a read-only contiguous frame whose
 // storage is memory or a map): readers may then decode chunks in place, on any thread.
 [[nodiscard]] bool frame_chunks_in_place(const frame& f) noexcept;
+// The storage a contiguous frame lives in (an empty one for a sparse or closed frame): readers bracket their
+// operations with its reads_begin and reads_end (storage_reads_scope).
+[[nodiscard]] const storage& frame_storage(const frame& f) noexcept;
 // Whether f's chunks may be read a few blocks at a time (frame_blocks_reader_init, chunk_blocks_read), with
 // `parallel`, on several threads at once (a contiguous frame whose storage allows concurrent reads; a sparse
 // frame's entries say so each: chunk_blocks_reader.src.st.concurrent_reads).

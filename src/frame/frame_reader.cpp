@@ -672,6 +672,12 @@ bool frame_blocks_readable_by_tasks(const frame& f, bool parallel) noexcept {
   return s != nullptr && (s->sparse || !parallel || s->st.concurrent_reads);
 }
 
+const storage& frame_storage(const frame& f) noexcept {
+  static constexpr storage kNone{};
+  const frame_state* s = frame_access::get(f);
+  return s != nullptr && !s->sparse ? s->st : kNone;
+}
+
 bool frame_chunks_in_place(const frame& f) noexcept {
   const frame_state* s = frame_access::get(f);
   return s != nullptr && !s->sparse && !s->options.writable && !storage_view(s->st).empty();

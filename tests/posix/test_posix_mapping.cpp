@@ -1,11 +1,18 @@
 // posix_mapping as a read-only storage: open errors (missing, directory, non-regular files), the empty file,
-// reads and the view against the file's known bytes, the descriptor closed and the mapping surviving unlink, a
-// file larger than 4 GiB (refused on 32-bit targets), and an array written with posix_file that reads the same
-// through the mapping, in place (no chunk bytes copied through the read callback) and on a thread pool.
+// reads and the view against the file's known bytes, the mapping surviving unlink, a file larger than 4 GiB
+// (refused on 32-bit targets), and an array written with posix_file that reads the same through the mapping, in
+// place (no chunk bytes copied through the read callback) and on a thread pool. The map is touched only under a
+// read lease: the view is empty outside a read bracket, with a writer open, or once the file is cut below the
+// map; a truncate waits for the bracket to end. Where this system grants no lease (leases_granted), the same
+// tests assert the pread path instead.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <string>
+#include <thread>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -46,6 +53,22 @@ int lowest_free_fd() {
   return fd;
 }
 
+// Whether this system grants a read lease on `path` (Linux, local file system, our own file or CAP_LEASE, nobody
+// has it open for writing): what decides whether posix_mapping's view may be used.
+bool leases_granted(const std::string& path) {
+#if defined(F_SETLEASE)
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::fcntl(fd, F_SETLEASE, F_RDLCK) == 0;
+  if (ok) (void)::fcntl(fd, F_SETLEASE, F_UNLCK);
+  ::close(fd);
+  return ok;
+#else
+  (void)path;
+  return false;
+#endif
+}
+
 // A storage that forwards to another and counts the bytes that went through its read callback.
 struct counting_storage {
   storage inner;
@@ -65,13 +88,26 @@ struct counting_storage {
     return ok_status();
   }
   static bytes_view view(void* c) noexcept { return storage_view(static_cast<counting_storage*>(c)->inner); }
+  static void begin(void* c) noexcept {
+    const storage& in = static_cast<counting_storage*>(c)->inner;
+    in.reads_begin(in.context);
+  }
+  static void end(void* c) noexcept {
+    const storage& in = static_cast<counting_storage*>(c)->inner;
+    in.reads_end(in.context);
+  }
 
   storage get() {
     storage s;
     s.context = this;
     s.read = read;
     s.size = size;
+    s.concurrent_reads = inner.concurrent_reads;
     if (inner.view != nullptr) s.view = view;
+    if (inner.reads_begin != nullptr) {
+      s.reads_begin = begin;
+      s.reads_end = end;
+    }
     return s;
   }
 };
@@ -137,11 +173,12 @@ TESSERA_TEST(posix_mapping, reads_and_view_match_the_file) {
   test::rng r(7);
   const std::vector<uint8_t> bytes = random_bytes(r, 100003);  // not a multiple of the page size
   REQUIRE(write_os_file(path, bytes));
+  const bool leases = leases_granted(path);
   const int fd_before = lowest_free_fd();
   auto mr = posix_mapping_open(path.c_str());
   REQUIRE_OK(mr);
   posix_mapping m = *mr;
-  CHECK_EQ(lowest_free_fd(), fd_before);  // the descriptor was closed after mmap
+  CHECK_EQ(m.fd, fd_before);  // kept open: the lease and the reads outside it
   REQUIRE(m.data != nullptr);
   REQUIRE_EQ(m.size, bytes.size());
   CHECK(std::memcmp(m.data, bytes.data(), bytes.size()) == 0);
@@ -159,15 +196,35 @@ TESSERA_TEST(posix_mapping, reads_and_view_match_the_file) {
   auto n = storage_size(s);
   REQUIRE_OK(n);
   CHECK_EQ(*n, bytes.size());
-  const bytes_view v = storage_view(s);
-  CHECK(v.data() == m.data);  // the mapping itself, not a copy
-  REQUIRE_EQ(v.size(), bytes.size());
-  CHECK(std::memcmp(v.data(), bytes.data(), bytes.size()) == 0);
+  CHECK(storage_view(s).empty());  // outside a read bracket: no lease, no view
+  CHECK(!m.leased);
+  {
+    const storage_reads_scope outer(s);
+    const bytes_view v = storage_view(s);
+    CHECK_EQ(m.leased, leases);
+    if (leases) {
+      CHECK(v.data() == m.data);  // the mapping itself, not a copy
+      REQUIRE_EQ(v.size(), bytes.size());
+      CHECK(std::memcmp(v.data(), bytes.data(), bytes.size()) == 0);
+    } else {
+      CHECK(v.empty());
+    }
+    {
+      const storage_reads_scope inner(s);  // nested: the same lease
+      CHECK(storage_view(s).data() == v.data());
+    }
+    CHECK(storage_view(s).data() == v.data());  // still inside the outer bracket
+  }
+  CHECK(storage_view(s).empty());
+  CHECK(!m.leased);
+  CHECK_EQ(m.reads, 0u);
 
-  // Random ranges, inside or reaching past the end.
+  // Random ranges, inside or reaching past the end: half of them inside a bracket (copied out of the map under
+  // a lease), half outside (pread).
   std::vector<uint8_t> buf;
   size_t bad = 0, truncated_ok = 0, inside = 0;
   for (int i = 0; i < 3000; ++i) {
+    if (i == 1500) s.reads_begin(s.context);
     const uint64_t off = static_cast<uint64_t>(r.range(0, static_cast<int64_t>(bytes.size()) + 16));
     const size_t len = static_cast<size_t>(r.range(1, r.chance(10) ? 40000 : 300));
     buf.assign(len, 0xee);
@@ -180,6 +237,7 @@ TESSERA_TEST(posix_mapping, reads_and_view_match_the_file) {
       bad += st.ok() || st.code != errc::truncated;
     }
   }
+  s.reads_end(s.context);
   CHECK_EQ(bad, 0u);
   CHECK_LT(0u, inside);
   CHECK_LT(0u, truncated_ok);
@@ -195,6 +253,8 @@ TESSERA_TEST(posix_mapping, reads_and_view_match_the_file) {
   CHECK_OK(posix_mapping_close(m));
   CHECK(m.data == nullptr);
   CHECK_EQ(m.size, 0u);
+  CHECK_EQ(m.fd, -1);
+  CHECK_EQ(lowest_free_fd(), fd_before);  // the descriptor is closed
   CHECK_OK(posix_mapping_close(m));  // closing twice is a no-op
 }
 
@@ -243,7 +303,10 @@ TESSERA_TEST(posix_mapping, file_larger_than_4_gib) {
   posix_mapping m = *mr;
   CHECK_EQ(m.size, size);
   const storage s = posix_mapping_storage(m);
-  CHECK_EQ(static_cast<uint64_t>(storage_view(s).size()), size);
+  if (leases_granted(path)) {
+    const storage_reads_scope reads(s);
+    CHECK_EQ(static_cast<uint64_t>(storage_view(s).size()), size);
+  }
   uint8_t b[6] = {};
   REQUIRE_OK(storage_read(s, size - 6, bytes_mut(b, 6)));
   CHECK_EQ(b[0], 0);  // the hole reads as zeros
@@ -359,10 +422,16 @@ TESSERA_TEST(posix_mapping, array_reads_in_place_like_posix_file) {
   REQUIRE_OK(array_element_read(am, coords, bytes_mut(item, 4)));
   CHECK(std::memcmp(item, data.data() + data.size() - 4, 4) == 0);
 
-  // In place: the file path copied the chunks through read(), the mapping copied nothing.
+  // In place under the lease: the file path copied the chunks through read(), the mapping copied nothing.
+  // Without leases the mapping reads through pread, as the file does.
   CHECK_LT(0u, file_count.read_bytes);
-  CHECK_EQ(map_count.read_bytes, 0u);
-  CHECK_EQ(map_count.read_calls, 0u);
+  if (leases_granted(path)) {
+    CHECK_EQ(map_count.read_bytes, 0u);
+    CHECK_EQ(map_count.read_calls, 0u);
+  } else {
+    CHECK_LT(0u, map_count.read_bytes);
+  }
+  CHECK(!m.leased);  // every read released its lease
 
   std::vector<uint8_t> via_pool(data.size(), 0x66);
   REQUIRE_OK(array_read(ap, bytes_mut(via_pool.data(), via_pool.size())));
@@ -372,4 +441,161 @@ TESSERA_TEST(posix_mapping, array_reads_in_place_like_posix_file) {
   CHECK_OK(array_close(af));
   CHECK_OK(posix_mapping_close(m));
   CHECK_OK(posix_file_close(f));
+}
+
+namespace {
+
+// A small float32 array written to `path` through posix_file; its items in `data`.
+void write_small_array(test::context& t, const std::string& path, std::vector<uint8_t>& data) {
+  constexpr int64_t kShape[2] = {64, 96};
+  data.resize(static_cast<size_t>(kShape[0] * kShape[1]) * 4);
+  for (size_t i = 0; i < data.size() / 4; ++i) {
+    const float v = static_cast<float>(i % 1000) * 0.5f;
+    std::memcpy(data.data() + i * 4, &v, 4);
+  }
+  array_params p;
+  p.ndim = 2;
+  p.shape[0] = kShape[0];
+  p.shape[1] = kShape[1];
+  p.chunkshape[0] = 32;
+  p.chunkshape[1] = 32;
+  p.blockshape[0] = 8;
+  p.blockshape[1] = 16;
+  static const char kDtype[] = "<f4";
+  p.dtype = span<const char>(kDtype, 3);
+  auto fr = posix_file_open(path.c_str(), posix_open::replace);
+  REQUIRE_OK(fr);
+  posix_file f = *fr;
+  array a;
+  REQUIRE_OK(array_create(a, array_target_contiguous(posix_file_storage(f)), posix_allocator(), p,
+                          array_fill_buffer(bytes_view(data.data(), data.size()))));
+  CHECK_OK(array_close(a));
+  CHECK_OK(posix_file_close(f));
+}
+
+}  // namespace
+
+TESSERA_TEST(posix_mapping, a_file_open_for_writing_is_read_through_pread) {
+  // A writer anywhere (here: this process) refuses the lease: the reads take pread, with the writer's bytes.
+  temp_dir dir;
+  REQUIRE(dir.ok());
+  const std::string path = dir.file("w.b2nd");
+  std::vector<uint8_t> data;
+  write_small_array(t, path, data);
+  const bool leases = leases_granted(path);
+  auto mr = posix_mapping_open(path.c_str());
+  REQUIRE_OK(mr);
+  posix_mapping m = *mr;
+  counting_storage count;
+  count.inner = posix_mapping_storage(m);
+  const storage s = count.get();
+  array a;
+  REQUIRE_OK(array_open(a, s, posix_allocator()));
+  std::vector<uint8_t> back(data.size());
+
+  auto wr = posix_file_open(path.c_str(), posix_open::read_write);
+  REQUIRE_OK(wr);
+  posix_file w = *wr;
+  count.read_bytes = 0;
+  REQUIRE_OK(array_read(a, bytes_mut(back.data(), back.size())));
+  CHECK(back == data);
+  CHECK_LT(0u, count.read_bytes);  // through pread: no lease while the writer is open
+  {
+    const storage_reads_scope reads(s);
+    CHECK(storage_view(s).empty());
+    CHECK(!m.leased);
+  }
+  CHECK_OK(posix_file_close(w));
+
+  count.read_bytes = 0;
+  std::fill(back.begin(), back.end(), 0);
+  REQUIRE_OK(array_read(a, bytes_mut(back.data(), back.size())));
+  CHECK(back == data);
+  if (leases) {
+    CHECK_EQ(count.read_bytes, 0u);  // the writer gone, the read decodes from the map again
+  } else {
+    CHECK_LT(0u, count.read_bytes);
+  }
+  CHECK_OK(array_close(a));
+  CHECK_OK(posix_mapping_close(m));
+}
+
+TESSERA_TEST(posix_mapping, a_file_cut_below_the_map_fails_reads_without_sigbus) {
+  // Another program truncates the file between two reads: the next read finds the file shorter than the map, so
+  // it keeps to pread and reports what is missing. Touching the map's cut pages would end the process (SIGBUS).
+  temp_dir dir;
+  REQUIRE(dir.ok());
+  const std::string path = dir.file("cut.b2nd");
+  std::vector<uint8_t> data;
+  write_small_array(t, path, data);
+  auto mr = posix_mapping_open(path.c_str());
+  REQUIRE_OK(mr);
+  posix_mapping m = *mr;
+  const storage s = posix_mapping_storage(m);
+  array a;
+  REQUIRE_OK(array_open(a, s, posix_allocator()));
+  std::vector<uint8_t> back(data.size());
+  REQUIRE_OK(array_read(a, bytes_mut(back.data(), back.size())));
+  CHECK(back == data);
+
+  REQUIRE(::truncate(path.c_str(), static_cast<off_t>(m.size / 4)) == 0);
+  {
+    const storage_reads_scope reads(s);
+    CHECK(storage_view(s).empty());  // the file no longer covers the map
+    CHECK(!m.leased);
+  }
+  const status st = array_read(a, bytes_mut(back.data(), back.size()));
+  CHECK(!st.ok());
+  CHECK(st.code == errc::truncated || st.code == errc::corrupt);
+  int64_t start[2] = {40, 0}, stop[2] = {64, 96};  // the last chunks' rows: past the cut
+  std::vector<uint8_t> part(24 * 96 * 4);
+  CHECK(!array_slice_read(a, start, stop, bytes_mut(part.data(), part.size())).ok());
+  CHECK_OK(array_close(a));
+  CHECK_OK(posix_mapping_close(m));
+}
+
+TESSERA_TEST(posix_mapping, a_truncate_waits_for_the_read_that_holds_the_lease) {
+  // Inside a read bracket the lease holds: a truncate from another thread (any program alike) waits in the
+  // kernel until the bracket ends, so every mapped page stays readable meanwhile. Without leases the bracket
+  // gives no view and the truncate goes ahead.
+  temp_dir dir;
+  REQUIRE(dir.ok());
+  const std::string path = dir.file("lease.bin");
+  test::rng r(5);
+  const std::vector<uint8_t> bytes = random_bytes(r, 3 * 65536 + 17);
+  REQUIRE(write_os_file(path, bytes));
+  const bool leases = leases_granted(path);
+  auto mr = posix_mapping_open(path.c_str());
+  REQUIRE_OK(mr);
+  posix_mapping m = *mr;
+  const storage s = posix_mapping_storage(m);
+  std::atomic<bool> truncated{false};
+  std::atomic<bool> started{false};
+  std::thread cutter;
+  {
+    const storage_reads_scope reads(s);
+    const bytes_view v = storage_view(s);
+    CHECK_EQ(!v.empty(), leases);
+    cutter = std::thread([&] {
+      started = true;
+      truncated = ::truncate(path.c_str(), 0) == 0;
+    });
+    while (!started) std::this_thread::yield();
+    // Give the truncate time to reach the kernel and wait on the lease; the pages must stay whole regardless.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (leases) {
+      CHECK(!truncated);  // still waiting: the lease is held
+      CHECK(std::memcmp(v.data(), bytes.data(), bytes.size()) == 0);  // every page, the last one included
+    }
+  }
+  cutter.join();
+  CHECK(truncated);  // the bracket ended: the truncate went ahead
+  CHECK_EQ(::access(path.c_str(), F_OK), 0);
+  {
+    const storage_reads_scope reads(s);
+    CHECK(storage_view(s).empty());  // cut below the map
+  }
+  uint8_t b[1];
+  CHECK_ERR(storage_read(s, 0, bytes_mut(b, 1)), errc::truncated);
+  CHECK_OK(posix_mapping_close(m));
 }

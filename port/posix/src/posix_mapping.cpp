@@ -1,12 +1,14 @@
-// A read-only mmap of a whole file as a storage. The descriptor is closed right after mmap: the mapping holds
-// its own reference to the file. errno is turned into a static message naming the call.
+// A read-only mmap of a whole file as a storage, touched only under a read lease (see the header); the descriptor
+// stays open for the lease and for the reads outside it. errno is turned into a static message naming the call.
 #include "tessera/port/posix_mapping.hpp"
+#include "tessera/port/posix_file.hpp"
 
 #include "posix_internal.hpp"
 
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <csignal>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -20,23 +22,79 @@ static_assert(sizeof(off_t) == 8, "the POSIX port needs a 64-bit off_t (_FILE_OF
 
 const posix_mapping* mapping_of(void* context) noexcept { return static_cast<const posix_mapping*>(context); }
 
+posix_mapping* mapping_mut(void* context) noexcept { return static_cast<posix_mapping*>(context); }
+
+// The descriptor's pread storage: reads outside the lease, and the file's size.
+storage file_of(const posix_mapping* m) noexcept {
+  posix_file f;
+  f.fd = m->fd;
+  return posix_file_storage(f);
+}
+
 status mapping_read(void* context, uint64_t offset, bytes_mut dst) noexcept {
   const posix_mapping* m = mapping_of(context);
-  if (offset > m->size || dst.size() > m->size - offset)
-    return make_error(errc::truncated, TESSERA_MSG("posix_mapping: read past the end of the mapped file"));
-  if (!dst.empty()) std::memcpy(dst.data(), m->data + offset, dst.size());
-  return ok_status();
+  if (m->leased && offset <= m->size && dst.size() <= m->size - offset) {
+    if (!dst.empty()) std::memcpy(dst.data(), m->data + offset, dst.size());
+    return ok_status();
+  }
+  if (m->fd < 0) return make_error(errc::io, TESSERA_MSG("posix_mapping: read of a closed mapping"));
+  return storage_read(file_of(m), offset, dst);
 }
 
 status mapping_size(void* context, uint64_t* out) noexcept {
-  *out = mapping_of(context)->size;
+  const posix_mapping* m = mapping_of(context);
+  if (m->fd < 0) return make_error(errc::io, TESSERA_MSG("posix_mapping: size of a closed mapping"));
+  auto n = storage_size(file_of(m));
+  if (!n.ok()) return n.err();
+  *out = *n;
   return ok_status();
 }
 
 bytes_view mapping_view(void* context) noexcept {
   const posix_mapping* m = mapping_of(context);
   // size <= SIZE_MAX: posix_mapping_open refuses larger files.
-  return bytes_view(m->data, static_cast<size_t>(m->size));
+  return m->leased ? bytes_view(m->data, static_cast<size_t>(m->size)) : bytes_view();
+}
+
+// Takes a read lease on m's file and checks the file still covers the map. The lease's owner is cleared right
+// after: a lease break then signals no one (the breaker just waits for reads_end). In the instant between the two
+// calls the owner is this process, so the descriptor's signal is set at open to SIGURG, which is ignored unless a
+// program asks for it, rather than the default SIGIO, which would end the process.
+bool lease_take(const posix_mapping* m) noexcept {
+#if defined(F_SETLEASE) && defined(F_SETSIG)
+  if (m->data == nullptr || m->fd < 0) return false;
+  if (::fcntl(m->fd, F_SETLEASE, F_RDLCK) != 0) return false;  // open for writing, not the owner, no leases here
+  (void)::fcntl(m->fd, F_SETOWN, 0);
+  struct stat st;
+  if (::fstat(m->fd, &st) == 0 && st.st_size >= 0 && static_cast<uint64_t>(st.st_size) >= m->size) return true;
+  (void)::fcntl(m->fd, F_SETLEASE, F_UNLCK);  // cut below the map: its tail would raise SIGBUS
+  return false;
+#else
+  (void)m;
+  return false;
+#endif
+}
+
+void lease_release(const posix_mapping* m) noexcept {
+#if defined(F_SETLEASE)
+  (void)::fcntl(m->fd, F_SETLEASE, F_UNLCK);
+#else
+  (void)m;
+#endif
+}
+
+void mapping_reads_begin(void* context) noexcept {
+  posix_mapping* m = mapping_mut(context);
+  if (m->reads++ == 0) m->leased = lease_take(m);
+}
+
+void mapping_reads_end(void* context) noexcept {
+  posix_mapping* m = mapping_mut(context);
+  if (m->reads == 0) return;  // unbalanced: nothing is open
+  if (--m->reads == 0 && m->leased) {
+    m->leased = false;
+    lease_release(m);
+  }
 }
 
 status mmap_error(int e) noexcept {
@@ -76,40 +134,45 @@ result<posix_mapping> posix_mapping_open(const char* path) noexcept {
     return make_error(errc::overflow, TESSERA_MSG("posix_mapping: the file is larger than the address space"));
   }
   posix_mapping m;
-  if (size == 0) {  // mmap of length 0 is EINVAL; an empty file is a valid, empty mapping
-    ::close(fd);
-    return m;
-  }
+  m.fd = fd;
+#if defined(F_SETSIG)
+  (void)::fcntl(fd, F_SETSIG, SIGURG);  // see lease_take
+#endif
+  if (size == 0) return m;  // mmap of length 0 is EINVAL; an empty file is a valid, empty mapping
   void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
-  const int e = errno;
-  // The mapping keeps the file referenced; close's result cannot affect it (nothing was written).
-  ::close(fd);
-  if (p == MAP_FAILED) return mmap_error(e);
+  if (p == MAP_FAILED) {
+    const int e = errno;
+    ::close(fd);
+    return mmap_error(e);
+  }
   m.data = static_cast<const uint8_t*>(p);
   m.size = size;
   return m;
 }
 
 status posix_mapping_close(posix_mapping& m) noexcept {
-  if (m.data == nullptr) {
-    m.size = 0;
-    return ok_status();
-  }
   void* p = const_cast<uint8_t*>(m.data);
   const size_t n = static_cast<size_t>(m.size);
-  m.data = nullptr;
-  m.size = 0;
-  if (::munmap(p, n) != 0) return make_error(errc::io, TESSERA_MSG("posix_mapping: munmap failed"));
+  const int fd = m.fd;
+  if (m.leased) lease_release(&m);
+  m = posix_mapping{};
+  bool unmapped = true;
+  if (p != nullptr) unmapped = ::munmap(p, n) == 0;
+  // Read-only: close's result cannot lose data; Linux closes the descriptor even on EINTR.
+  if (fd >= 0) (void)::close(fd);
+  if (!unmapped) return make_error(errc::io, TESSERA_MSG("posix_mapping: munmap failed"));
   return ok_status();
 }
 
 storage posix_mapping_storage(const posix_mapping& m) noexcept {
   storage s;
-  s.context = const_cast<posix_mapping*>(&m);  // only ever read through mapping_of
+  s.context = const_cast<posix_mapping*>(&m);  // reads_begin and reads_end keep its lease state
   s.read = mapping_read;
   s.size = mapping_size;
   s.view = mapping_view;
   s.concurrent_reads = true;
+  s.reads_begin = mapping_reads_begin;
+  s.reads_end = mapping_reads_end;
   return s;
 }
 

@@ -40,7 +40,7 @@ void malloc_delete(T* p) noexcept {
 
 struct tessera_posix_store {
   bool is_dir = false;
-  bool mapped = false;  // the file is a posix_mapping (TESSERA_POSIX_READ_MAPPED), not a posix_file
+  bool mapped = false;  // the file is a posix_mapping (a read-only open), not a posix_file
   tessera::posix_file file{};
   tessera::posix_mapping mapping{};  // the storage's context: the store is malloc'ed and never moves
   tessera::posix_directory dir{};
@@ -117,6 +117,19 @@ uint32_t tessera_cpu_count(void) { return tessera::cpu_count(); }
 
 // ---- Files and directories --------------------------------------------------------------------------------------
 
+namespace {
+
+// A read-only open of a file maps it (posix_mapping: the map is touched only under a read lease, else pread);
+// a file that cannot be mapped (larger than a 32-bit address space, a device) is read through posix_file
+// (TESSERA_POSIX_READ) or refused (TESSERA_POSIX_READ_MAPPED). Other modes map nothing.
+tessera::result<tessera::posix_mapping> mapping_for(const char* path, int32_t mode) noexcept {
+  if (mode != TESSERA_POSIX_READ && mode != TESSERA_POSIX_READ_MAPPED)
+    return tessera::make_error(tessera::errc::unsupported, TESSERA_MSG("posix store: a writable open maps nothing"));
+  return tessera::posix_mapping_open(path);
+}
+
+}  // namespace
+
 tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* path, int32_t mode) {
   if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("posix store: null out"));
   *out = nullptr;
@@ -143,16 +156,14 @@ tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* p
     s->cxx_dir.dir = tessera::posix_directory_interface(s->dir);
     s->cxx_dir.alloc = tessera::posix_allocator();
     s->c_dir = tessera::directory_to_c(&s->cxx_dir);
-  } else if (mode == TESSERA_POSIX_READ_MAPPED) {
-    tessera::result<tessera::posix_mapping> m = tessera::posix_mapping_open(path);
-    if (!m.ok()) {
-      malloc_delete(s);
-      return status_to_c(m.err());
-    }
+  } else if (tessera::result<tessera::posix_mapping> m = mapping_for(path, mode); m.ok()) {
     s->mapped = true;
     s->mapping = *m;
     s->cxx_storage = tessera::posix_mapping_storage(s->mapping);
     s->c_storage = tessera::storage_to_c(&s->cxx_storage);
+  } else if (mode == TESSERA_POSIX_READ_MAPPED) {
+    malloc_delete(s);
+    return status_to_c(m.err());
   } else {
     const tessera::posix_open fm = mode == TESSERA_POSIX_READ         ? tessera::posix_open::read
                                    : mode == TESSERA_POSIX_READ_WRITE ? tessera::posix_open::read_write

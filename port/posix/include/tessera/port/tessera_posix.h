@@ -37,17 +37,19 @@ uint32_t tessera_cpu_count(void);
 
 /** How ::tessera_posix_store_open opens a path. */
 typedef enum tessera_posix_mode {
-  TESSERA_POSIX_READ = 0,              /**< an existing file or directory, read-only */
+  /**
+   * An existing file or directory, read-only. A file is mapped (posix_mapping): each array read takes a read
+   * lease on it and decodes straight from the mapped pages, without the copy a read through pread makes; while
+   * the lease is held, another program's open for writing or truncate waits for the read to end, so a shrinking
+   * file never raises SIGBUS. Where no lease can be had (the file is open for writing, it is another user's, the
+   * file system or the system has no leases) or the file is now shorter than the map, the read goes through
+   * pread. A file that cannot be mapped (larger than a 32-bit address space) is read through pread.
+   */
+  TESSERA_POSIX_READ = 0,
   TESSERA_POSIX_READ_WRITE = 1,        /**< an existing file or directory */
   TESSERA_POSIX_REPLACE_FILE = 2,      /**< a file, created or emptied (a new contiguous frame) */
   TESSERA_POSIX_CREATE_DIRECTORY = 3,  /**< a directory, created with its parents when missing (a sparse frame) */
-  /**
-   * An existing file mapped whole and read-only (a directory: as TESSERA_POSIX_READ). Its arrays decode straight
-   * from the mapped pages, without the copy a read through pread makes: the fastest way to read a finished file.
-   * Caveat: if another program shrinks the file while it is mapped, touching the cut pages raises SIGBUS, which
-   * no status can report; open files that may change size with TESSERA_POSIX_READ. Bytes appended after the open
-   * are not seen.
-   */
+  /** As TESSERA_POSIX_READ, but a file that cannot be mapped is refused (::TESSERA_ERR_IO or ::TESSERA_ERR_OVERFLOW). */
   TESSERA_POSIX_READ_MAPPED = 4
 } tessera_posix_mode;
 
@@ -60,7 +62,7 @@ tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* p
 /**
  * Opens the array that an open store holds (its file's contiguous frame, or its directory's sparse frame), as
  * ::tessera_array_open and ::tessera_array_open_sparse do (options may be NULL: read-only). The store must
- * outlive the array. With TESSERA_POSIX_READ_MAPPED, this is how a mapped file is read.
+ * outlive the array.
  */
 tessera_status tessera_posix_store_array_open(tessera_array** out, const tessera_posix_store* store,
                                               const tessera_allocator* alloc, const tessera_open_options* options);
