@@ -61,9 +61,11 @@ struct storage {
 /// Brackets one read operation: s.reads_begin on construction, s.reads_end on destruction (each when present).
 class storage_reads_scope {
  public:
+  /// Opens the bracket on s, which must outlive the scope.
   explicit storage_reads_scope(const storage& s) noexcept : s_(s) {
     if (s_.reads_begin != nullptr) s_.reads_begin(s_.context);
   }
+  /// Closes it.
   ~storage_reads_scope() {
     if (s_.reads_end != nullptr) s_.reads_end(s_.context);
   }
