@@ -885,6 +885,32 @@ static void test_posix(void) {
   REQUIRE_OK(tessera_array_close(a));
   REQUIRE_OK(tessera_posix_store_close(fs));
 
+  /* A read-only open maps the file: its storage brackets reads, and its view (the file's bytes) is given only
+   * inside a bracket (when the system grants the lease; else none, and reads go through pread). */
+  REQUIRE_OK(tessera_posix_store_open(&fs, file, TESSERA_POSIX_READ));
+  {
+    const tessera_array_target t = tessera_posix_store_target(fs);
+    const tessera_storage* st = t.storage;
+    size_t n = 1;
+    uint64_t size = 0;
+    const uint8_t* v;
+    uint8_t head[4];
+    REQUIRE(st != NULL && st->view != NULL && st->reads_begin != NULL && st->reads_end != NULL);
+    CHECK(st->view(st->context, &n) == NULL);
+    REQUIRE_OK(st->size(st->context, &size));
+    REQUIRE_OK(st->read(st->context, 0, head, 4));
+    st->reads_begin(st->context);
+    v = st->view(st->context, &n);
+    if (v != NULL) CHECK(n == size && memcmp(v, head, 4) == 0);
+    st->reads_end(st->context);
+    CHECK(st->view(st->context, &n) == NULL);
+    CHECK(head[1] == 0xa8 && memcmp(head + 2, "b2", 2) == 0); /* a frame's header: its "b2frame" magic */
+  }
+  REQUIRE_OK(tessera_posix_store_array_open(&a, fs, &al, NULL));
+  CHECK(array_equals(a, g_model, 1600));
+  REQUIRE_OK(tessera_array_close(a));
+  REQUIRE_OK(tessera_posix_store_close(fs));
+
   /* The file mapped (read in place, on the pool and serially), and the directory through the same mode: both
    * read-only, so a writable open is refused. */
   REQUIRE_OK(tessera_posix_store_open(&fs, file, TESSERA_POSIX_READ_MAPPED));
