@@ -311,6 +311,68 @@ static void test_items(void) {
   CHECK(g_arena.live == 0);
 }
 
+/* A storage's read bracket: every array read (slice, item, selection) calls reads_begin and reads_end once around
+   itself; a storage with only one of the two gets neither. */
+static int g_reads_begun = 0, g_reads_ended = 0;
+static void count_reads_begin(void* context) {
+  (void)context;
+  ++g_reads_begun;
+}
+static void count_reads_end(void* context) {
+  (void)context;
+  ++g_reads_ended;
+}
+
+static void test_read_brackets(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+  int64_t coords[2] = {3, 4};
+  int64_t start[2] = {1, 2}, stop[2] = {9, 11};
+  int64_t rows[2] = {0, 9};
+  int64_t cols[2] = {1, 11};
+  const int64_t* idx[2];
+  int64_t counts[2] = {2, 2};
+  int32_t item = 0;
+
+  tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+  st = tessera_buffer_storage(&buf);
+  model_fill(g_model, 10 * 12, 4);
+  params_grid(&p, 10, 12);
+  f = fill_of(g_model, 10 * 12);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+  REQUIRE_OK(tessera_array_close(a));
+
+  st.reads_begin = count_reads_begin;
+  st.reads_end = count_reads_end;
+  g_reads_begun = g_reads_ended = 0;
+  REQUIRE_OK(tessera_array_open(&a, &st, &al, NULL));
+  REQUIRE_OK(tessera_array_element_get(a, coords, &item, sizeof item));
+  CHECK(item == g_model[3 * 12 + 4]);
+  CHECK(g_reads_begun == 1 && g_reads_ended == 1);
+  REQUIRE_OK(tessera_array_slice_get(a, start, stop, g_out, 8 * 9 * 4));
+  CHECK(g_reads_begun == 2 && g_reads_ended == 2);
+  idx[0] = rows;
+  idx[1] = cols;
+  REQUIRE_OK(tessera_array_orthogonal_get(a, idx, counts, g_out, 4 * 4));
+  CHECK(g_out[3] == g_model[9 * 12 + 11]);
+  CHECK(g_reads_begun == 3 && g_reads_ended == 3);
+  CHECK(array_equals(a, g_model, 10 * 12));
+  CHECK(g_reads_begun == g_reads_ended && g_reads_begun > 3);
+  REQUIRE_OK(tessera_array_close(a));
+
+  st.reads_end = NULL; /* half a bracket would never close: neither is called */
+  g_reads_begun = g_reads_ended = 0;
+  REQUIRE_OK(tessera_array_open(&a, &st, &al, NULL));
+  CHECK(array_equals(a, g_model, 10 * 12));
+  CHECK(g_reads_begun == 0 && g_reads_ended == 0);
+  REQUIRE_OK(tessera_array_close(a));
+  CHECK(g_arena.live == 0);
+}
+
 /* Rewrites reuse space (a fixed buffer takes many more of them than the data's size), compaction, and closing
    with changes never committed says so (tessera_array_dirty tells beforehand). */
 static void test_space(void) {
@@ -1296,6 +1358,7 @@ static const test_case g_cases[] = {
     {"sparse_executor", test_sparse_executor},
     {"sparse_sweep", test_sparse_sweep},
     {"items", test_items},
+    {"read_brackets", test_read_brackets},
     {"insert_delete", test_insert_delete},
     {"orthogonal_set", test_orthogonal_set},
     {"slice_buffer", test_slice_buffer},

@@ -599,3 +599,35 @@ TESSERA_TEST(posix_mapping, a_truncate_waits_for_the_read_that_holds_the_lease) 
   CHECK_ERR(storage_read(s, 0, bytes_mut(b, 1)), errc::truncated);
   CHECK_OK(posix_mapping_close(m));
 }
+
+TESSERA_TEST(posix_mapping, brackets_out_of_order_and_a_closed_mapping) {
+  // An unbalanced reads_end is a no-op; the storage of a closed mapping refuses reads and size (no descriptor).
+  temp_dir dir;
+  REQUIRE(dir.ok());
+  const std::string path = dir.file("c.bin");
+  test::rng r(3);
+  const std::vector<uint8_t> bytes = random_bytes(r, 5000);
+  REQUIRE(write_os_file(path, bytes));
+  const bool leases = leases_granted(path);
+  auto mr = posix_mapping_open(path.c_str());
+  REQUIRE_OK(mr);
+  posix_mapping m = *mr;
+  const storage s = posix_mapping_storage(m);
+  s.reads_end(s.context);
+  CHECK_EQ(m.reads, 0u);
+  CHECK(!m.leased);
+  s.reads_begin(s.context);
+  CHECK_EQ(m.reads, 1u);
+  CHECK_EQ(m.leased, leases);
+  uint8_t b[8];
+  REQUIRE_OK(storage_read(s, 100, bytes_mut(b, 8)));
+  CHECK(std::memcmp(b, bytes.data() + 100, 8) == 0);
+  CHECK_OK(posix_mapping_close(m));  // inside a bracket: the lease goes with the descriptor
+  CHECK(!m.leased);
+  CHECK_EQ(m.reads, 0u);
+  CHECK_ERR(storage_read(s, 0, bytes_mut(b, 1)), errc::io);
+  CHECK_ERR(storage_size(s), errc::io);
+  CHECK(storage_view(s).empty());
+  s.reads_end(s.context);  // the bracket the close cut short: a no-op
+  CHECK_EQ(m.reads, 0u);
+}
