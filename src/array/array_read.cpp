@@ -622,7 +622,7 @@ status array_read_into(array& a, const int64_t* start, const int64_t* stop, byte
                        const int64_t* out_start) noexcept {
   TESSERA_TRY(array_check_open(a));
   // A map's view is safe only inside the bracket (posix_mapping's lease): everything below reads within it.
-  const storage_reads_scope reads(frame_storage(array_access::frm(a)));
+  const frame_reads_scope reads(array_access::frm(a));
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
   // The reader in the array's read state: allocated by the first read and kept for the next ones (no
@@ -806,7 +806,7 @@ status array_orthogonal_read(array& a, const int64_t* const* indices, const int6
       s *= counts[d];
     }
   }
-  const storage_reads_scope reads(detail::frame_storage(array_access::frm(a)));
+  const detail::frame_reads_scope reads(array_access::frm(a));
   read_scratch s;
   int64_t gi[kMaxDims] = {};  // current group per dim
   for (;;) {

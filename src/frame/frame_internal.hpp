@@ -191,6 +191,7 @@ struct frame_state {
   uint32_t fresh_cap = 0;
 
   int64_t nspecial = 0;          // index entries holding special values
+  uint32_t reads_open = 0;       // read brackets open on this handle (frame_reads_scope)
   bool dirty = false;
   uint8_t* scratch = nullptr;   // grow-only buffer for reads
   size_t scratch_cap = 0;
@@ -229,6 +230,9 @@ void state_free(frame_state* s) noexcept;
 // Reads [pos, pos + n) of the contiguous frame (pos relative to the frame start): a view when the storage has
 // one, else into the state's scratch. Valid until the next read or write.
 [[nodiscard]] result<bytes_view> frame_bytes(frame_state& s, uint64_t pos, size_t n) noexcept;
+// st's view (st: the frame's storage or a sparse entry's), or none when st brackets its views (reads_begin) and
+// no bracket of this handle is open.
+[[nodiscard]] bytes_view frame_state_view(const frame_state& s, const storage& st) noexcept;
 [[nodiscard]] status frame_read_into(frame_state& s, uint64_t pos, bytes_mut dst) noexcept;
 [[nodiscard]] status frame_write(frame_state& s, uint64_t pos, bytes_view src) noexcept;
 
@@ -410,9 +414,20 @@ using state_setup = status (*)(frame_state& s, const void* context) noexcept;
 // Whether frame_chunk_read hands out views that stay valid until close (a read-only contiguous frame whose
 // storage is memory or a map): readers may then decode chunks in place, on any thread.
 [[nodiscard]] bool frame_chunks_in_place(const frame& f) noexcept;
-// The storage a contiguous frame lives in (an empty one for a sparse or closed frame): readers bracket their
-// operations with its reads_begin and reads_end (storage_reads_scope).
-[[nodiscard]] const storage& frame_storage(const frame& f) noexcept;
+// One read operation on f (an array's slice, item or selection read): its storage's reads_begin and reads_end
+// around it, and, in between, views of a storage with such a bracket (posix_mapping's map under its lease). Outside
+// a bracket of this handle the frame never asks such a storage for its view (frame_state_view): another handle's
+// bracket on the same storage, on another thread, may end at any moment.
+class frame_reads_scope {
+ public:
+  explicit frame_reads_scope(const frame& f) noexcept;
+  ~frame_reads_scope();
+  frame_reads_scope(const frame_reads_scope&) = delete;
+  frame_reads_scope& operator=(const frame_reads_scope&) = delete;
+
+ private:
+  frame_state* s_;
+};
 // Whether f's chunks may be read a few blocks at a time (frame_blocks_reader_init, chunk_blocks_read), with
 // `parallel`, on several threads at once (a contiguous frame whose storage allows concurrent reads; a sparse
 // frame's entries say so each: chunk_blocks_reader.src.st.concurrent_reads).

@@ -54,10 +54,9 @@ status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
 
 // Reads and checks the header of the stored chunk at src (at most 32 bytes).
 result<chunk_header> source_header(frame_state& s, const chunk_source& src, uint8_t (&buf)[kChunkHeaderExtendedSize]) noexcept {
-  (void)s;
   const size_t n = src.limit < kChunkHeaderExtendedSize ? static_cast<size_t>(src.limit) : kChunkHeaderExtendedSize;
   if (n < kChunkHeaderMinSize) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk position too close to the data's end"));
-  const bytes_view v = storage_view(src.st);
+  const bytes_view v = frame_state_view(s, src.st);
   if (!v.empty() && src.pos <= v.size() && n <= v.size() - src.pos) memcpy(buf, v.data() + src.pos, n);
   else TESSERA_TRY(storage_read(src.st, src.pos, bytes_mut(buf, n)));
   auto h = chunk_header_read(bytes_view(buf, n));
@@ -82,7 +81,7 @@ status decode_scratch_check(const frame_state& s, const chunk_decoder& d, const 
 
 // The bytes [at, at + n) of a chunk source: a view, or read into the state's scratch at scratch_off.
 result<const uint8_t*> source_bytes(frame_state& s, const chunk_source& src, uint64_t at, size_t n, size_t scratch_off) noexcept {
-  const bytes_view v = storage_view(src.st);
+  const bytes_view v = frame_state_view(s, src.st);
   const uint64_t abs = src.pos + at;
   if (!v.empty() && abs <= v.size() && n <= v.size() - abs) return v.data() + abs;
   TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, scratch_off + n));
@@ -420,7 +419,7 @@ __attribute__((noinline)) status lazy_chunk_get(frame_state& s, chunk_decoder& d
     *chunk = c;
     return ok_status();
   };
-  const bytes_view v = storage_view(src.st);
+  const bytes_view v = frame_state_view(s, src.st);
   if (!v.empty() && src.pos <= v.size() && cbytes <= v.size() - src.pos)
     return finish(bytes_view(v.data() + src.pos, static_cast<size_t>(cbytes)));
   auto whole = [&]() -> status {
@@ -672,15 +671,24 @@ bool frame_blocks_readable_by_tasks(const frame& f, bool parallel) noexcept {
   return s != nullptr && (s->sparse || !parallel || s->st.concurrent_reads);
 }
 
-const storage& frame_storage(const frame& f) noexcept {
-  static constexpr storage kNone{};
-  const frame_state* s = frame_access::get(f);
-  return s != nullptr && !s->sparse ? s->st : kNone;
+frame_reads_scope::frame_reads_scope(const frame& f) noexcept : s_(frame_access::get(f)) {
+  if (s_ == nullptr || s_->sparse) {
+    s_ = nullptr;
+    return;
+  }
+  if (s_->st.reads_begin != nullptr) s_->st.reads_begin(s_->st.context);
+  ++s_->reads_open;
+}
+
+frame_reads_scope::~frame_reads_scope() {
+  if (s_ == nullptr) return;
+  --s_->reads_open;
+  if (s_->st.reads_end != nullptr) s_->st.reads_end(s_->st.context);
 }
 
 bool frame_chunks_in_place(const frame& f) noexcept {
   const frame_state* s = frame_access::get(f);
-  return s != nullptr && !s->sparse && !s->options.writable && !storage_view(s->st).empty();
+  return s != nullptr && !s->sparse && !s->options.writable && !frame_state_view(*s, s->st).empty();
 }
 
 result<bool> frame_blocks_reader_init(frame& f, int64_t nchunk, uint32_t max_blocks, uint8_t* prefix,
@@ -830,7 +838,7 @@ __attribute__((noinline)) result<bytes_view> chunk_bytes_of(frame_state& s, cons
   const size_t cb = static_cast<size_t>(ref->cbytes);
   if (static_cast<uint64_t>(cb) > src->limit) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk runs past the frame's data"));
   if (!s.sparse && may_view) {
-    const bytes_view v = storage_view(src->st);
+    const bytes_view v = frame_state_view(s, src->st);
     if (!v.empty() && src->pos <= v.size() && cb <= v.size() - src->pos) return bytes_view(v.data() + src->pos, cb);
   }
   uint8_t* out = nullptr;
@@ -1172,7 +1180,7 @@ status frame_blocks_copy(frame& f, chunk_decoder& d, int64_t nchunk, const chunk
   auto src = chunk_source_at(*s, ref->offset, entry);
   if (!src.ok()) return src.err();
   // A sparse frame's entry in memory would be viewed after it is closed: not copied.
-  if (s->sparse && !storage_view(src->st).empty()) return ok_status();
+  if (s->sparse && !frame_state_view(*s, src->st).empty()) return ok_status();
   {
     uint8_t hb[kChunkHeaderExtendedSize];
     auto h = source_header(*s, *src, hb);

@@ -141,11 +141,16 @@ status state_ids_push(frame_state& s, int64_t** ids, uint32_t* n, uint32_t* cap,
   return ok_status();
 }
 
+bytes_view frame_state_view(const frame_state& s, const storage& st) noexcept {
+  if (st.reads_begin != nullptr && s.reads_open == 0) return bytes_view();
+  return storage_view(st);
+}
+
 result<bytes_view> frame_bytes(frame_state& s, uint64_t pos, size_t n) noexcept {
   if (pos > UINT64_MAX - s.base || s.base + pos > UINT64_MAX - n)
     return make_error(errc::overflow, TESSERA_MSG("frame: position overflows"));
   const uint64_t at = s.base + pos;
-  const bytes_view v = storage_view(s.st);
+  const bytes_view v = frame_state_view(s, s.st);
   if (!v.empty()) {
     if (at > v.size() || n > v.size() - at) return make_error(errc::truncated, TESSERA_MSG("frame: range past the storage's end"));
     return bytes_view(v.data() + at, n);

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -31,12 +32,10 @@ storage file_of(const posix_mapping* m) noexcept {
   return posix_file_storage(f);
 }
 
+// Always through pread: the core reads the map through view, inside its own read bracket; this callback may be
+// called outside any bracket (opens, refreshes, frame reads), where the map must not be touched.
 status mapping_read(void* context, uint64_t offset, bytes_mut dst) noexcept {
   const posix_mapping* m = mapping_of(context);
-  if (m->leased && offset <= m->size && dst.size() <= m->size - offset) {
-    if (!dst.empty()) std::memcpy(dst.data(), m->data + offset, dst.size());
-    return ok_status();
-  }
   if (m->fd < 0) return make_error(errc::io, TESSERA_MSG("posix_mapping: read of a closed mapping"));
   return storage_read(file_of(m), offset, dst);
 }
@@ -83,13 +82,31 @@ void lease_release(const posix_mapping* m) noexcept {
 #endif
 }
 
+// Brackets of several handles (each on its own thread) share one mapping: the count and the lease change under a
+// spin lock, held only for the lease's few system calls. The lease changes only when no bracket is open, so
+// inside any bracket `leased` stays as the lock's last holder left it.
+class mapping_lock {
+ public:
+  explicit mapping_lock(posix_mapping* m) noexcept : m_(m) {
+    while (__atomic_test_and_set(&m_->lock, __ATOMIC_ACQUIRE)) sched_yield();
+  }
+  ~mapping_lock() { __atomic_clear(&m_->lock, __ATOMIC_RELEASE); }
+  mapping_lock(const mapping_lock&) = delete;
+  mapping_lock& operator=(const mapping_lock&) = delete;
+
+ private:
+  posix_mapping* m_;
+};
+
 void mapping_reads_begin(void* context) noexcept {
   posix_mapping* m = mapping_mut(context);
+  const mapping_lock held(m);
   if (m->reads++ == 0) m->leased = lease_take(m);
 }
 
 void mapping_reads_end(void* context) noexcept {
   posix_mapping* m = mapping_mut(context);
+  const mapping_lock held(m);
   if (m->reads == 0) return;  // unbalanced: nothing is open
   if (--m->reads == 0 && m->leased) {
     m->leased = false;

@@ -35,6 +35,7 @@ struct posix_mapping {
   int fd = -1;                    ///< the file, read-only: its lease, its size, and reads outside the map
   uint32_t reads = 0;             ///< open read brackets (reads_begin less reads_end)
   bool leased = false;            ///< a read lease is held and the file covers the map: the map may be touched
+  bool lock = false;              ///< guards reads and leased across threads (handles that share the storage)
 };
 
 /// Maps the regular file `path` whole and keeps it open read-only (the mapping and the descriptor keep the file
@@ -46,11 +47,12 @@ struct posix_mapping {
 /// Unmaps and closes the descriptor (data becomes nullptr, size 0, fd -1). Closing a closed mapping is a no-op.
 [[nodiscard]] status posix_mapping_close(posix_mapping& m) noexcept;
 
-/// The read-only storage over a mapping: reads_begin and reads_end take and release the lease; inside them, view
-/// is the mapping and read copies out of it, elsewhere view is empty and read is a pread (errc::truncated for a
-/// range past the file's end, like posix_file); size is the file's current size (fstat); write, truncate and
-/// sync are nullptr. Its context is &m: the posix_mapping object must outlive the storage and must not move.
-/// Reads change nothing, so any number of threads may read at once; the brackets come from one thread at a time.
+/// The read-only storage over a mapping: reads_begin and reads_end take and release the lease (the first bracket
+/// open takes it, the last to close releases it); while one is open, view is the mapping, elsewhere it is empty;
+/// read is always a pread (errc::truncated for a range past the file's end, like posix_file); size is the file's
+/// current size (fstat); write, truncate and sync are nullptr. Its context is &m: the posix_mapping object must
+/// outlive the storage and must not move. Any number of threads may read and bracket at once (array handles that
+/// share the storage, one per thread). The core asks for the view only inside its own bracket.
 [[nodiscard]] storage posix_mapping_storage(const posix_mapping& m) noexcept;
 
 }  // namespace tessera
