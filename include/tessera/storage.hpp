@@ -33,9 +33,10 @@ struct storage {
   /// read by the executor's workers while others decode. false: every call comes from the calling thread.
   bool concurrent_reads = false;
   /// Optional: bracket one read operation of the core (an array's slice, item or selection read), called on the
-  /// calling thread before and after it, nested calls included; the executor's tasks run only in between. A
-  /// storage whose view is safe only for a while (a file map guarded by a lease: posix_mapping) gives a non-empty
-  /// view only inside the bracket, and the core uses no view past reads_end.
+  /// calling thread before and after it; the executor's tasks run only in between. Handles that share a storage
+  /// bracket their own reads, so brackets may nest and overlap from several threads. A storage whose view is safe
+  /// only for a while (a file map guarded by a lease: posix_mapping) gives a non-empty view only while a bracket
+  /// is open; the core asks for it only inside a bracket of the same handle and uses none past its reads_end.
   void (*reads_begin)(void* context) noexcept = nullptr;
   void (*reads_end)(void* context) noexcept = nullptr;  ///< closes the bracket reads_begin opened
 };

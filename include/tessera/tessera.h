@@ -140,8 +140,9 @@ typedef struct tessera_storage {
   /** Passed to every callback; must outlive the arrays using the storage. */
   void* context;
   /**
-   * Optional (may be NULL): called before and after each array read (slice, item, selection), on the calling
-   * thread, nested calls included. A storage whose view is safe only for a while returns it only in between.
+   * Optional (may be NULL; both or neither): called before and after each array read (slice, item, selection),
+   * on the calling thread; handles sharing the storage may overlap them from several threads. A storage whose
+   * view is safe only for a while returns it only while one is open; an array asks only inside its own.
    */
   void (*reads_begin)(void* context);
   void (*reads_end)(void* context); /**< closes the bracket reads_begin opened */
