@@ -59,22 +59,5 @@ struct storage {
 [[nodiscard]] bytes_view storage_view(const storage& s) noexcept;
 ///@}
 
-/// Brackets one read operation: s.reads_begin on construction, s.reads_end on destruction (each when present).
-class storage_reads_scope {
- public:
-  /// Opens the bracket on s, which must outlive the scope.
-  explicit storage_reads_scope(const storage& s) noexcept : s_(s) {
-    if (s_.reads_begin != nullptr) s_.reads_begin(s_.context);
-  }
-  /// Closes it.
-  ~storage_reads_scope() {
-    if (s_.reads_end != nullptr) s_.reads_end(s_.context);
-  }
-  storage_reads_scope(const storage_reads_scope&) = delete;
-  storage_reads_scope& operator=(const storage_reads_scope&) = delete;
-
- private:
-  const storage& s_;
-};
 
 }  // namespace tessera

@@ -408,6 +408,9 @@ constexpr int64_t kZeros[kMaxDims] = {};
 // arrays a firmware task's stack has no room for.
 struct slice_reader {
   array& a;
+  // The read's bracket (a map's view is safe only inside it: posix_mapping's lease), here rather than on the
+  // caller's stack; declared first after `a`, so it closes after everything else of the read is gone.
+  detail::frame_reads_scope reads;
   slice_plan plan;
   slice_chunk_iterator chunks{plan};  // constructed again over the plan once it is set (array_read_into)
   bytes_mut out;
@@ -422,7 +425,7 @@ struct slice_reader {
   batch_job* batch;          // null when reads cannot batch (serial, without the speed paths)
 
   slice_reader(array& arr, bytes_mut o, const int64_t* oshape, const int64_t* ostart, batch_job* b) noexcept
-      : a(arr), out(o), out_shape(oshape), out_start(ostart), batch(b) {}
+      : a(arr), reads(array_access::frm(arr)), out(o), out_shape(oshape), out_start(ostart), batch(b) {}
 
   void destination(const slice_chunk& c, int64_t* dst0) const noexcept {
     for (int i = 0; i < array_access::layout(a).ndim; ++i) dst0[i] = out_start[i] + c.slice_start[i];
@@ -621,8 +624,6 @@ struct slice_reader_scope {
 status array_read_into(array& a, const int64_t* start, const int64_t* stop, bytes_mut out, const int64_t* out_shape,
                        const int64_t* out_start) noexcept {
   TESSERA_TRY(array_check_open(a));
-  // A map's view is safe only inside the bracket (posix_mapping's lease): everything below reads within it.
-  const frame_reads_scope reads(array_access::frm(a));
   const array_layout& l = array_access::layout(a);
   const int64_t itemsize = array_access::itemsize(a);
   // The reader in the array's read state: allocated by the first read and kept for the next ones (no

@@ -218,7 +218,7 @@ result<bool> stored_chunk_reader_init(array& a, int64_t nchunk, bool parallel, u
                                        static_cast<uint32_t>(array_access::layout(a).blocks_per_chunk), prefix, reader,
                                        entry);
   if (!fits.ok()) return fits.err();
-  if (!*fits || int64_t{reader->blocksize} != sz.block_nbytes || (parallel && !reader->src.st.concurrent_reads))
+  if (!*fits || int64_t{reader->blocksize} != sz.block_nbytes || (parallel && !reader->src.st->concurrent_reads))
     return false;
   auto h = chunk_header_read(bytes_view(prefix, kChunkHeaderExtendedSize));
   if (!h.ok()) return h.err();

@@ -62,10 +62,10 @@ status cache_fill(frame_state& s, int64_t i) noexcept {
   chunk_source src;
   if (s.sparse) {
     TESSERA_TRY(entry.open_name(s, kSparseIndexName, storage_open::read));
-    src.st = entry.st;
+    src.st = &entry.st;
     src.pos = z.pos;
   } else {
-    src.st = s.st;
+    src.st = &s.st;
     src.pos = s.base + z.pos;
   }
   src.limit = z.cbytes;
@@ -76,7 +76,7 @@ status cache_fill(frame_state& s, int64_t i) noexcept {
     const size_t n = static_cast<size_t>(total - first < kIndexWindow ? total - first : kIndexWindow);
     // A small index (a firmware's table of a few chunks) costs its own size, not a whole window.
     TESSERA_TRY(cache_reserve(s, static_cast<size_t>(total < kIndexWindow ? total : kIndexWindow)));
-    TESSERA_TRY(storage_read(src.st, src.pos + h.header_size + first, bytes_mut(z.block, n)));
+    TESSERA_TRY(storage_read(*src.st, src.pos + h.header_size + first, bytes_mut(z.block, n)));
     z.cached_first = static_cast<int64_t>(first / 8);
     z.cached_count = static_cast<int64_t>(n / 8);
     return entry.close();

@@ -128,7 +128,7 @@ struct lazy_index {
 
 // Where a stored chunk's bytes are: a storage and the absolute position of the chunk in it.
 struct chunk_source {
-  storage st{};
+  const storage* st = nullptr;  // the frame's storage or an open sparse entry's, which outlives the source
   uint64_t pos = 0;
   uint64_t limit = 0;  // bytes available from pos (the chunk's cbytes must fit)
 };
@@ -430,7 +430,7 @@ class frame_reads_scope {
 };
 // Whether f's chunks may be read a few blocks at a time (frame_blocks_reader_init, chunk_blocks_read), with
 // `parallel`, on several threads at once (a contiguous frame whose storage allows concurrent reads; a sparse
-// frame's entries say so each: chunk_blocks_reader.src.st.concurrent_reads).
+// frame's entries say so each: chunk_blocks_reader.src.st->concurrent_reads).
 [[nodiscard]] bool frame_blocks_readable_by_tasks(const frame& f, bool parallel) noexcept;
 // The room frame_blocks_reader_init's prefix needs for chunks of up to max_blocks blocks: the header, the block
 // starts as stored and, for starts stored out of order, a sorted copy of them.

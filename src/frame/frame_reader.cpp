@@ -56,9 +56,9 @@ status index_entry_nbytes(frame_state& s, int64_t i, int32_t* out) noexcept;
 result<chunk_header> source_header(frame_state& s, const chunk_source& src, uint8_t (&buf)[kChunkHeaderExtendedSize]) noexcept {
   const size_t n = src.limit < kChunkHeaderExtendedSize ? static_cast<size_t>(src.limit) : kChunkHeaderExtendedSize;
   if (n < kChunkHeaderMinSize) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk position too close to the data's end"));
-  const bytes_view v = frame_state_view(s, src.st);
+  const bytes_view v = frame_state_view(s, *src.st);
   if (!v.empty() && src.pos <= v.size() && n <= v.size() - src.pos) memcpy(buf, v.data() + src.pos, n);
-  else TESSERA_TRY(storage_read(src.st, src.pos, bytes_mut(buf, n)));
+  else TESSERA_TRY(storage_read(*src.st, src.pos, bytes_mut(buf, n)));
   auto h = chunk_header_read(bytes_view(buf, n));
   if (!h.ok()) return h.err();
   if (static_cast<uint64_t>(h->cbytes) > src.limit) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk runs past the frame's data"));
@@ -81,11 +81,11 @@ status decode_scratch_check(const frame_state& s, const chunk_decoder& d, const 
 
 // The bytes [at, at + n) of a chunk source: a view, or read into the state's scratch at scratch_off.
 result<const uint8_t*> source_bytes(frame_state& s, const chunk_source& src, uint64_t at, size_t n, size_t scratch_off) noexcept {
-  const bytes_view v = frame_state_view(s, src.st);
+  const bytes_view v = frame_state_view(s, *src.st);
   const uint64_t abs = src.pos + at;
   if (!v.empty() && abs <= v.size() && n <= v.size() - abs) return v.data() + abs;
   TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, scratch_off + n));
-  TESSERA_TRY(storage_read(src.st, abs, bytes_mut(s.scratch + scratch_off, n)));
+  TESSERA_TRY(storage_read(*src.st, abs, bytes_mut(s.scratch + scratch_off, n)));
   return static_cast<const uint8_t*>(s.scratch + scratch_off);
 }
 
@@ -151,7 +151,7 @@ result<chunk_source> chunk_source_at(frame_state& s, int64_t off, sparse_entry& 
     TESSERA_TRY(entry.open_name(s, name, storage_open::read));
     auto size = storage_size(entry.st);
     if (!size.ok()) return size.err();
-    src.st = entry.st;
+    src.st = &entry.st;
     src.pos = 0;
     src.limit = *size;
     return src;
@@ -159,7 +159,7 @@ result<chunk_source> chunk_source_at(frame_state& s, int64_t off, sparse_entry& 
   const uint64_t data = s.info.header_len;
   const uint64_t section = s.data_end - data;
   if (static_cast<uint64_t>(off) >= section) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk offset past the chunks section"));
-  src.st = s.st;
+  src.st = &s.st;
   src.pos = s.base + data + static_cast<uint64_t>(off);
   src.limit = section - static_cast<uint64_t>(off);
   return src;
@@ -419,7 +419,7 @@ __attribute__((noinline)) status lazy_chunk_get(frame_state& s, chunk_decoder& d
     *chunk = c;
     return ok_status();
   };
-  const bytes_view v = frame_state_view(s, src.st);
+  const bytes_view v = frame_state_view(s, *src.st);
   if (!v.empty() && src.pos <= v.size() && cbytes <= v.size() - src.pos)
     return finish(bytes_view(v.data() + src.pos, static_cast<size_t>(cbytes)));
   auto whole = [&]() -> status {
@@ -441,7 +441,7 @@ __attribute__((noinline)) status lazy_chunk_get(frame_state& s, chunk_decoder& d
       const uint64_t at = h.header_size + uint64_t{e->offset};
       if (at + e->size > cbytes) return make_error(errc::corrupt, TESSERA_MSG("chunk: memcpyed block past cbytes"));
       TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, e->size));
-      TESSERA_TRY(storage_read(src.st, src.pos + at, bytes_mut(s.scratch, e->size)));
+      TESSERA_TRY(storage_read(*src.st, src.pos + at, bytes_mut(s.scratch, e->size)));
       TESSERA_TRY(r.consume(r.context, i, bytes_view(s.scratch, e->size), 0));
     }
     return ok_status();
@@ -452,7 +452,7 @@ __attribute__((noinline)) status lazy_chunk_get(frame_state& s, chunk_decoder& d
   if (h.dict) {
     uint8_t ds[4];
     if (bstarts_end + 4 > cbytes) return make_error(errc::truncated, TESSERA_MSG("chunk: dictionary size past cbytes"));
-    TESSERA_TRY(storage_read(src.st, src.pos + bstarts_end, bytes_mut(ds, 4)));
+    TESSERA_TRY(storage_read(*src.st, src.pos + bstarts_end, bytes_mut(ds, 4)));
     const int32_t dsize = as_signed32(le_load32(ds));
     if (dsize <= 0 || dsize > kChunkMaxDictSize) return make_error(errc::malformed, TESSERA_MSG("chunk: invalid dictionary size"));
     data_start += 4 + static_cast<uint64_t>(dsize);
@@ -485,7 +485,7 @@ __attribute__((noinline)) status lazy_chunk_get(frame_state& s, chunk_decoder& d
     if (total > cbytes) return whole();  // blocks asked for more than once: the chunk itself is smaller
   }
   const executor& ex = chunk_decoder_executor(d);
-  if (!copying && src.st.concurrent_reads && !delta && ex.run != nullptr && ex.workers > 1 && r.count > 1) {
+  if (!copying && src.st->concurrent_reads && !delta && ex.run != nullptr && ex.workers > 1 && r.count > 1) {
     // Buffers of all workers: at most `workers` times a block's compressed size and the chunk's prefix.
     *buffer_size = static_cast<size_t>((data_start + largest + 15) / 16 * 16);
     if (*buffer_size > SIZE_MAX / ex.workers) return make_error(errc::overflow, TESSERA_MSG("chunk: block buffers overflow"));
@@ -528,7 +528,7 @@ __attribute__((noinline)) status lazy_chunk_get(frame_state& s, chunk_decoder& d
   uint64_t run_src = 0, run_dst = 0, run_len = 0;
   auto flush = [&]() -> status {
     if (run_len == 0) return ok_status();
-    const status st = storage_read(src.st, src.pos + run_src, bytes_mut(m + run_dst, static_cast<size_t>(run_len)));
+    const status st = storage_read(*src.st, src.pos + run_src, bytes_mut(m + run_dst, static_cast<size_t>(run_len)));
     run_len = 0;
     return st;
   };
@@ -671,21 +671,6 @@ bool frame_blocks_readable_by_tasks(const frame& f, bool parallel) noexcept {
   return s != nullptr && (s->sparse || !parallel || s->st.concurrent_reads);
 }
 
-frame_reads_scope::frame_reads_scope(const frame& f) noexcept : s_(frame_access::get(f)) {
-  if (s_ == nullptr || s_->sparse) {
-    s_ = nullptr;
-    return;
-  }
-  if (s_->st.reads_begin != nullptr) s_->st.reads_begin(s_->st.context);
-  ++s_->reads_open;
-}
-
-frame_reads_scope::~frame_reads_scope() {
-  if (s_ == nullptr) return;
-  --s_->reads_open;
-  if (s_->st.reads_end != nullptr) s_->st.reads_end(s_->st.context);
-}
-
 bool frame_chunks_in_place(const frame& f) noexcept {
   const frame_state* s = frame_access::get(f);
   return s != nullptr && !s->sparse && !s->options.writable && !frame_state_view(*s, s->st).empty();
@@ -707,7 +692,7 @@ result<bool> frame_blocks_reader_init(frame& f, int64_t nchunk, uint32_t max_blo
   const uint64_t want = kChunkHeaderExtendedSize + uint64_t{4} * max_blocks;
   const size_t have = static_cast<size_t>(src->limit < want ? src->limit : want);
   if (have < kChunkHeaderMinSize) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk position too close to the data's end"));
-  TESSERA_TRY(storage_read(src->st, src->pos, bytes_mut(prefix, have)));
+  TESSERA_TRY(storage_read(*src->st, src->pos, bytes_mut(prefix, have)));
   auto hr = chunk_header_read(bytes_view(prefix, have < kChunkHeaderExtendedSize ? have : kChunkHeaderExtendedSize));
   if (!hr.ok()) return hr.err();
   const chunk_header& h = *hr;
@@ -782,7 +767,7 @@ result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first,
   if (r.memcpyed) {  // the blocks as they are: the last one may end at cbytes, short of a whole block
     const uint64_t at = r.header_size + uint64_t{r.blocksize} * first;
     const uint64_t n = at + *need <= r.cbytes ? *need : r.cbytes - at;
-    TESSERA_TRY(storage_read(r.src.st, r.src.pos + at, bytes_mut(m, static_cast<size_t>(n))));
+    TESSERA_TRY(storage_read(*r.src.st, r.src.pos + at, bytes_mut(m, static_cast<size_t>(n))));
     return bytes_view(m, static_cast<size_t>(n));
   }
   const stored_starts st = reader_starts(r);
@@ -794,7 +779,7 @@ result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first,
     block_extent e{};
     TESSERA_TRY(st.extent_of(j, &e));
     if (j > first && e.start != run.end) {  // not adjacent to the run: read what the run has so far
-      TESSERA_TRY(storage_read(r.src.st, r.src.pos + run.start, bytes_mut(m + run_at, static_cast<size_t>(run.end - run.start))));
+      TESSERA_TRY(storage_read(*r.src.st, r.src.pos + run.start, bytes_mut(m + run_at, static_cast<size_t>(run.end - run.start))));
       run_at = at;
       run.start = e.start;
     } else if (j == first) {
@@ -804,7 +789,7 @@ result<bytes_view> chunk_blocks_read(const chunk_blocks_reader& r, size_t first,
     le_store32(m + r.header_size + 4 * j, static_cast<uint32_t>(at));
     at += e.end - e.start;
   }
-  TESSERA_TRY(storage_read(r.src.st, r.src.pos + run.start, bytes_mut(m + run_at, static_cast<size_t>(run.end - run.start))));
+  TESSERA_TRY(storage_read(*r.src.st, r.src.pos + run.start, bytes_mut(m + run_at, static_cast<size_t>(run.end - run.start))));
   for (size_t j = first; j < first + count; ++j) {
     const uint64_t start = le_load32(m + r.header_size + 4 * j);
     const uint64_t end = j + 1 < first + count ? le_load32(m + r.header_size + 4 * (j + 1)) : at;
@@ -838,7 +823,7 @@ __attribute__((noinline)) result<bytes_view> chunk_bytes_of(frame_state& s, cons
   const size_t cb = static_cast<size_t>(ref->cbytes);
   if (static_cast<uint64_t>(cb) > src->limit) return make_error(errc::corrupt, TESSERA_MSG("frame: chunk runs past the frame's data"));
   if (!s.sparse && may_view) {
-    const bytes_view v = frame_state_view(s, src->st);
+    const bytes_view v = frame_state_view(s, *src->st);
     if (!v.empty() && src->pos <= v.size() && cb <= v.size() - src->pos) return bytes_view(v.data() + src->pos, cb);
   }
   uint8_t* out = nullptr;
@@ -849,7 +834,7 @@ __attribute__((noinline)) result<bytes_view> chunk_bytes_of(frame_state& s, cons
     TESSERA_TRY(state_buffer_reserve(s, &s.scratch, &s.scratch_cap, cb));
     out = s.scratch;
   }
-  TESSERA_TRY(storage_read(src->st, src->pos, bytes_mut(out, cb)));
+  TESSERA_TRY(storage_read(*src->st, src->pos, bytes_mut(out, cb)));
   TESSERA_TRY(entry.close());
   return bytes_view(out, cb);
 }
@@ -1180,7 +1165,7 @@ status frame_blocks_copy(frame& f, chunk_decoder& d, int64_t nchunk, const chunk
   auto src = chunk_source_at(*s, ref->offset, entry);
   if (!src.ok()) return src.err();
   // A sparse frame's entry in memory would be viewed after it is closed: not copied.
-  if (s->sparse && !frame_state_view(*s, src->st).empty()) return ok_status();
+  if (s->sparse && !frame_state_view(*s, *src->st).empty()) return ok_status();
   {
     uint8_t hb[kChunkHeaderExtendedSize];
     auto h = source_header(*s, *src, hb);

@@ -141,6 +141,21 @@ status state_ids_push(frame_state& s, int64_t** ids, uint32_t* n, uint32_t* cap,
   return ok_status();
 }
 
+frame_reads_scope::frame_reads_scope(const frame& f) noexcept : s_(frame_access::get(f)) {
+  if (s_ == nullptr || s_->sparse) {
+    s_ = nullptr;
+    return;
+  }
+  if (s_->st.reads_begin != nullptr) s_->st.reads_begin(s_->st.context);
+  ++s_->reads_open;
+}
+
+frame_reads_scope::~frame_reads_scope() {
+  if (s_ == nullptr) return;
+  --s_->reads_open;
+  if (s_->st.reads_end != nullptr) s_->st.reads_end(s_->st.context);
+}
+
 bytes_view frame_state_view(const frame_state& s, const storage& st) noexcept {
   if (st.reads_begin != nullptr && s.reads_open == 0) return bytes_view();
   return storage_view(st);

@@ -69,6 +69,18 @@ bool leases_granted(const std::string& path) {
 #endif
 }
 
+// One read bracket on a storage (its reads_begin and reads_end), as an array read opens one around itself.
+class reads_scope {
+ public:
+  explicit reads_scope(const storage& s) noexcept : s_(s) { s_.reads_begin(s_.context); }
+  ~reads_scope() { s_.reads_end(s_.context); }
+  reads_scope(const reads_scope&) = delete;
+  reads_scope& operator=(const reads_scope&) = delete;
+
+ private:
+  const storage& s_;
+};
+
 // A storage that forwards to another and counts the bytes that went through its read callback.
 struct counting_storage {
   storage inner;
@@ -199,7 +211,7 @@ TESSERA_TEST(posix_mapping, reads_and_view_match_the_file) {
   CHECK(storage_view(s).empty());  // outside a read bracket: no lease, no view
   CHECK(!m.leased);
   {
-    const storage_reads_scope outer(s);
+    const reads_scope outer(s);
     const bytes_view v = storage_view(s);
     CHECK_EQ(m.leased, leases);
     if (leases) {
@@ -210,7 +222,7 @@ TESSERA_TEST(posix_mapping, reads_and_view_match_the_file) {
       CHECK(v.empty());
     }
     {
-      const storage_reads_scope inner(s);  // nested: the same lease
+      const reads_scope inner(s);  // nested: the same lease
       CHECK(storage_view(s).data() == v.data());
     }
     CHECK(storage_view(s).data() == v.data());  // still inside the outer bracket
@@ -304,7 +316,7 @@ TESSERA_TEST(posix_mapping, file_larger_than_4_gib) {
   CHECK_EQ(m.size, size);
   const storage s = posix_mapping_storage(m);
   if (leases_granted(path)) {
-    const storage_reads_scope reads(s);
+    const reads_scope reads(s);
     CHECK_EQ(static_cast<uint64_t>(storage_view(s).size()), size);
   }
   uint8_t b[6] = {};
@@ -501,7 +513,7 @@ TESSERA_TEST(posix_mapping, a_file_open_for_writing_is_read_through_pread) {
   CHECK(back == data);
   CHECK_LT(0u, count.read_bytes);  // through pread: no lease while the writer is open
   {
-    const storage_reads_scope reads(s);
+    const reads_scope reads(s);
     CHECK(storage_view(s).empty());
     CHECK(!m.leased);
   }
@@ -540,7 +552,7 @@ TESSERA_TEST(posix_mapping, a_file_cut_below_the_map_fails_reads_without_sigbus)
 
   REQUIRE(::truncate(path.c_str(), static_cast<off_t>(m.size / 4)) == 0);
   {
-    const storage_reads_scope reads(s);
+    const reads_scope reads(s);
     CHECK(storage_view(s).empty());  // the file no longer covers the map
     CHECK(!m.leased);
   }
@@ -573,7 +585,7 @@ TESSERA_TEST(posix_mapping, a_truncate_waits_for_the_read_that_holds_the_lease) 
   std::atomic<bool> started{false};
   std::thread cutter;
   {
-    const storage_reads_scope reads(s);
+    const reads_scope reads(s);
     const bytes_view v = storage_view(s);
     CHECK_EQ(!v.empty(), leases);
     cutter = std::thread([&] {
@@ -592,7 +604,7 @@ TESSERA_TEST(posix_mapping, a_truncate_waits_for_the_read_that_holds_the_lease) 
   CHECK(truncated);  // the bracket ended: the truncate went ahead
   CHECK_EQ(::access(path.c_str(), F_OK), 0);
   {
-    const storage_reads_scope reads(s);
+    const reads_scope reads(s);
     CHECK(storage_view(s).empty());  // cut below the map
   }
   uint8_t b[1];
