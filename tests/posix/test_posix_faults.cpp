@@ -323,6 +323,19 @@ TESSERA_TEST(posix_faults, mapping_errors) {
   auto m = posix_mapping_open(path.c_str());
   REQUIRE_OK(m);
   posix_mapping mm = *m;
+  // fstat failing: the size reports it, and a read bracket takes no lease (its check of the file's size failed)
+  // and so gives no view.
+  const storage ms = posix_mapping_storage(mm);
+  syscall_faults::reset();
+  syscall_faults::fail(call::fstat, 1, EIO);
+  CHECK_ERR(storage_size(ms), errc::io);
+  syscall_faults::reset();
+  syscall_faults::fail(call::fstat, 1, EIO);
+  ms.reads_begin(ms.context);
+  CHECK(!mm.leased);
+  CHECK(storage_view(ms).empty());
+  ms.reads_end(ms.context);
+  syscall_faults::reset();
   syscall_faults::fail(call::munmap, 1, EINVAL);
   CHECK_ERR(posix_mapping_close(mm), errc::io);
   CHECK(mm.data == nullptr);

@@ -642,6 +642,23 @@ TESSERA_TEST(posix_mapping, brackets_out_of_order_and_a_closed_mapping) {
   CHECK(storage_view(s).empty());
   s.reads_end(s.context);  // the bracket the close cut short: a no-op
   CHECK_EQ(m.reads, 0u);
+  s.reads_begin(s.context);  // a closed mapping takes no lease
+  CHECK(!m.leased);
+  CHECK(storage_view(s).empty());
+  s.reads_end(s.context);
+
+  // An empty file maps nothing: a bracket takes no lease and gives no view.
+  const std::string empty = dir.file("empty.bin");
+  REQUIRE(write_os_file(empty, {}));
+  auto er = posix_mapping_open(empty.c_str());
+  REQUIRE_OK(er);
+  posix_mapping e = *er;
+  const storage es = posix_mapping_storage(e);
+  es.reads_begin(es.context);
+  CHECK(!e.leased);
+  CHECK(storage_view(es).empty());
+  es.reads_end(es.context);
+  CHECK_OK(posix_mapping_close(e));
 }
 
 TESSERA_TEST(posix_mapping, a_bracket_of_another_handle_lends_no_view) {
