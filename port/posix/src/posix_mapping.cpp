@@ -170,8 +170,7 @@ result<posix_mapping> posix_mapping_open(const char* path) noexcept {
 status posix_mapping_close(posix_mapping& m) noexcept {
   void* p = const_cast<uint8_t*>(m.data);
   const size_t n = static_cast<size_t>(m.size);
-  const int fd = m.fd;
-  if (m.leased) lease_release(&m);
+  const int fd = m.fd;  // closing it ends a lease still held
   m = posix_mapping{};
   bool unmapped = true;
   if (p != nullptr) unmapped = ::munmap(p, n) == 0;

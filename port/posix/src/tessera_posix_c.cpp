@@ -117,19 +117,6 @@ uint32_t tessera_cpu_count(void) { return tessera::cpu_count(); }
 
 // ---- Files and directories --------------------------------------------------------------------------------------
 
-namespace {
-
-// A read-only open of a file maps it (posix_mapping: the map is touched only under a read lease, else pread);
-// a file that cannot be mapped (larger than a 32-bit address space, a device) is read through posix_file
-// (TESSERA_POSIX_READ) or refused (TESSERA_POSIX_READ_MAPPED). Other modes map nothing.
-tessera::result<tessera::posix_mapping> mapping_for(const char* path, int32_t mode) noexcept {
-  if (mode != TESSERA_POSIX_READ && mode != TESSERA_POSIX_READ_MAPPED)
-    return tessera::make_error(tessera::errc::unsupported, TESSERA_MSG("posix store: a writable open maps nothing"));
-  return tessera::posix_mapping_open(path);
-}
-
-}  // namespace
-
 tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* path, int32_t mode) {
   if (out == nullptr) return c_error(errc::invalid_argument, TESSERA_MSG("posix store: null out"));
   *out = nullptr;
@@ -156,25 +143,37 @@ tessera_status tessera_posix_store_open(tessera_posix_store** out, const char* p
     s->cxx_dir.dir = tessera::posix_directory_interface(s->dir);
     s->cxx_dir.alloc = tessera::posix_allocator();
     s->c_dir = tessera::directory_to_c(&s->cxx_dir);
-  } else if (tessera::result<tessera::posix_mapping> m = mapping_for(path, mode); m.ok()) {
-    s->mapped = true;
-    s->mapping = *m;
-    s->cxx_storage = tessera::posix_mapping_storage(s->mapping);
-    s->c_storage = tessera::storage_to_c(&s->cxx_storage);
-  } else if (mode == TESSERA_POSIX_READ_MAPPED) {
-    malloc_delete(s);
-    return status_to_c(m.err());
   } else {
-    const tessera::posix_open fm = mode == TESSERA_POSIX_READ         ? tessera::posix_open::read
-                                   : mode == TESSERA_POSIX_READ_WRITE ? tessera::posix_open::read_write
-                                                                      : tessera::posix_open::replace;
-    tessera::result<tessera::posix_file> f = tessera::posix_file_open(path, fm);
-    if (!f.ok()) {
-      malloc_delete(s);
-      return status_to_c(f.err());
+    // A read-only open maps the file (posix_mapping: touched only under a read lease, else pread). A file that
+    // cannot be mapped (larger than a 32-bit address space, a device) is read through posix_file
+    // (TESSERA_POSIX_READ) or refused (TESSERA_POSIX_READ_MAPPED).
+    tessera::status st = tessera::ok_status();
+    if (mode == TESSERA_POSIX_READ || mode == TESSERA_POSIX_READ_MAPPED) {
+      tessera::result<tessera::posix_mapping> m = tessera::posix_mapping_open(path);
+      if (m.ok()) {
+        s->mapped = true;
+        s->mapping = *m;
+        s->cxx_storage = tessera::posix_mapping_storage(s->mapping);
+      } else if (mode == TESSERA_POSIX_READ_MAPPED) {
+        st = m.err();
+      }
     }
-    s->file = *f;
-    s->cxx_storage = tessera::posix_file_storage(s->file);
+    if (st.ok() && !s->mapped) {
+      const tessera::posix_open fm = mode == TESSERA_POSIX_READ         ? tessera::posix_open::read
+                                     : mode == TESSERA_POSIX_READ_WRITE ? tessera::posix_open::read_write
+                                                                        : tessera::posix_open::replace;
+      tessera::result<tessera::posix_file> f = tessera::posix_file_open(path, fm);
+      if (f.ok()) {
+        s->file = *f;
+        s->cxx_storage = tessera::posix_file_storage(s->file);
+      } else {
+        st = f.err();
+      }
+    }
+    if (!st.ok()) {
+      malloc_delete(s);
+      return status_to_c(st);
+    }
     s->c_storage = tessera::storage_to_c(&s->cxx_storage);
   }
   *out = s;
