@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading a B2ND array stored in a file (POSIX port): the figures. A 400x400x400 float32 array, chunks
 // 100^3, blocks 25^3 (and a second file with blocks equal to chunks, to show what the block level buys), LZ4
 // level 5 with shuffle, smooth data (sin(i/97)*1000 + i*0.01 over the flat index). Times: a plane through the

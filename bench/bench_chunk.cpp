@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Throughput of whole-chunk encoding and decoding: every codec x filter on four kinds of data, with 1 and 2
 // threads of the POSIX thread pool, next to memcpy in the same run. Rates are bytes of *uncompressed* data per
 // second of wall time (decimal GB/s), as Blosc reports them; `ratio` is nbytes / cbytes. The summary printed at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LZ4 block decoding: liblz4 (LZ4_decompress_safe, what c-blosc2 calls) against the in-house decoder
 // (src/codecs/lz4_block.hpp) on the same streams, in one run, with memcpy of the same bytes alongside. The streams are
 // what Blosc hands LZ4 for 256 blocks of 25^3 float32 (sin(i/97)*1000 + i*0.01, the array benchmarks' data): byte

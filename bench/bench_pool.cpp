@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The POSIX thread pool: what an idle pool costs, how fast a run starts, and what a second worker gains on whole
 // chunks. Prints numbers and asserts nothing (timings belong here, never in ctest).
 //   tessera_bench_pool [--idle-ms N] [--samples N]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Rewrites of a file-backed array, the loops users write, against the same array written once ("tight"):
 //   planes   `for z: a[z] = plane` over a zeros array, 200^3 float32, chunks 50^3, blocks 10^3, LZ4 5 + shuffle
 //   boxes    1,000 random boxes (edges 1-32) of random values into 128^3, chunks 32^3, blocks 8^3

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Throughput of every shuffle kernel level available here, next to memcpy of the same buffer in the same run:
 // GB/s and the ratio to memcpy (the number that compares across machines). 256 KiB buffers, the reference
 // implementation's usual block size; typesizes 4 and 8.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where the time of a whole-array write and read goes: a 400^3 float32 array (256 MB; chunks 100^3, blocks 25^3,
 // LZ4 level 5 + shuffle, smooth data), created from a C-order buffer into memory and read back, each timed
 // against the limits measured in the same run:

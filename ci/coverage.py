@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Coverage tables from gcovr's JSON summaries, and the check against the committed baseline.
 
   coverage.py measure REPO BUILD_DIR SUMMARY.json    gcovr's JSON summary of the counters in BUILD_DIR (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs the tests of a host build made with gcov's counters and holds its line and branch coverage against
 # ci/coverage-baseline.txt. ci/test.sh's host target (Debug, AddressSanitizer, TESSERA_COVERAGE=ON) calls it on
 # its build directory in place of a plain ctest; alone, `TESSERA_TARGETS=host TESSERA_SKIP_FUZZ=1 ci/test.sh`

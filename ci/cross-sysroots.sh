@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The codec libraries (LZ4, Zstd, Zlib) of the Linux cross targets, as static archives and headers in one
 # sysroot per target: ${TESSERA_SYSROOT_ROOT:-/opt/tessera-sysroots}/<triple>/usr/{include,lib/<triple>}.
 # toolchains/linux-cross.cmake searches there, src/codecs/libraries.cmake finds the libraries.

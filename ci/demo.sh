@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job: builds the host `tessera` tool (cmake + ninja into build/demo; installs nothing) and shows it at
 # work on a float32 array: create (from generated data, and from stdin into a sparse frame), info, a slice as
 # text, verify, the round trip back to the input bytes, and clean one-line errors for bad input.

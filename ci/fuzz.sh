@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A bounded libFuzzer run of every decoder fuzzer (tests/fuzz/): builds with clang and TESSERA_FUZZ=ON
 # (-fsanitize=fuzzer,address,undefined) into build/fuzz, then runs each fuzzer for FUZZ_SECONDS on a temporary
 # copy of its seed corpus (plus, for the chunk fuzzers, the reference's compatibility chunks), so the repository

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian packages that building Tessera and running its test matrix need: only the missing ones,
 # so a second run does nothing (no apt-get update either). Needs root (or sudo) only when something is missing.
 # Then the codec libraries of the Linux cross targets (ci/cross-sysroots.sh): Debian's liblz4-dev, libzstd-dev

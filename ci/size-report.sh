@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Code size of the Cortex-M4 images: for each ELF, the totals of arm-none-eabi-size (text, data, bss) and, from
 # its GNU ld map file (ELF.map, written by the link: -Wl,-Map; the bare-metal examples link with one, see
 # examples/CMakeLists.txt), Tessera's share: the .text* and .rodata* input sections taken from libtessera*.a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Worst-case stack of each public entry point of a bare-metal image, from GCC's call graph.
 
 Usage: ci/stack.py [options] IMAGE.elf... (or BUILD_DIR: every image of BUILD_DIR/examples with a map file)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Static analysis of src/, port/ and tools/ with zero findings allowed:
 #   clang-tidy  the checks of .clang-tidy (tools/.clang-tidy adds one exclusion), over every translation unit of a
 #               host configure's compile_commands.json (clang-14, so the flags are clang's), headers of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole test matrix: installs what is missing (ci/install-deps.sh), then configures, builds and runs ctest
 # for every target, going on after a failure so one run reports everything:
 #   host       the machine's compilers, Debug, AddressSanitizer and gcov's counters: ci/coverage.sh runs its tests

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The `tessera` tool on the issue-13 array: 400^3 float32 (256 MB raw), LZ4 + shuffle, chunks 100^3, blocks
 # 25^3, smooth data (sin(i/97)*1000 + i*0.01, as bench/bench_array.cpp). Prints, for a Release build:
 #   create  from the raw file: wall time, MB/s, peak RSS (GNU time's "Maximum resident set size": getrusage)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Build-time proofs about the compiled core (see check_freestanding.cmake and check_no_avx.cmake).
 #
 # tessera_check_freestanding(<library target>)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Bare metal is small by default (included by the root CMakeLists.txt before the libraries are defined):
 #   - Release (and RelWithDebInfo) compile with -Os instead of -O3/-O2 (MinSizeRel already does), for the
 #     targets of this project only: the variables below are directory-scoped, so a parent project that takes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # How other projects take Tessera in (included by the root CMakeLists.txt once the core and the ports exist):
 #   installed   `cmake --install` puts the public headers (include/tessera/*.hpp, include/tessera/port/*.hpp of
 #               the ports built), the static libraries, a CMake package (find_package(tessera) gives tessera::core

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Self-tests of the test runners: prove that a failing test really fails ctest on every target (GoogleTest
 # under qemu-user, the semihosting runner on the Cortex-M4), and on bare metal that a program that hangs or
 # faults fails too instead of blocking CI. Each probe program is built like a real test program and registered

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The core needs only a C library: no file under include/ and src/ includes a C++ standard library header (what
 # the core used from them is in include/tessera/cxx.hpp, from the compiler alone). Angle-bracket includes must
 # name a .h file: the C library's, the compiler's (intrinsics) or a codec library's.

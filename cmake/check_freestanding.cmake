@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Freestanding proof: fails when a library references a symbol that a bare-metal program without a hosted
 # runtime would have to provide (malloc, operator new, __cxa_*, _Unwind_*, printf, abort, __tls_get_addr...).
 #

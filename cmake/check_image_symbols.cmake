@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Fails when a linked image has a symbol it must not (ABSENT, a regular expression over nm's names) or lacks one
 # it must have (PRESENT): proof that a firmware links only the code it asks for (codec libraries by
 # tessera/codecs.hpp, no encoder in a reader).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves an x86-64 library's code runs on a CPU without AVX: no instruction outside the objects meant for AVX
 # (those whose name matches EXCLUDE, e.g. shuffle_avx2.cpp.o, entered only after a run-time CPUID check) uses
 # a VEX/EVEX encoding (ymm/zmm/mask registers, v-prefixed SSE forms, vzeroupper).

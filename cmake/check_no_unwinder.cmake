@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Fails when a linked bare-metal image carries the C++ exception machinery: the unwinder (_Unwind_*, ARM EHABI
 # personality routines __aeabi_unwind_cpp_pr*, __gnu_unwind_*), libstdc++'s personality and catch/throw support
 # (__gxx_personality_v0, __cxa_begin_catch, __cxa_end_cleanup, __cxa_throw, __cxa_allocate_exception...) or

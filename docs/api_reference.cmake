@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs doxygen with docs/Doxyfile, its output and warning log moved into OUTPUT_DIR, and fails when doxygen
 # fails or warns, printing every warning (file:line: text).
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Quickstart: a 3-D float32 B2ND array created from data, written to a file, reopened, and a slice read back.
 // The file opens in python-blosc2 (blosc2.open(PATH)[...]) and c-blosc2 (b2nd_open).
 // Usage: array_quickstart PATH

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The C API (tessera/tessera.h, C99) with no heap: a 2-D float32 array is created in a caller's fixed buffer
  * (tessera_buffer), closed, reopened from the buffer's bytes alone, and a slice is read back and checked. Every

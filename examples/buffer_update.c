@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A logger's writes through the C API (tessera/tessera.h, C99) with no heap: a 2-D int16 array of zeros is
  * created in a caller's fixed buffer (tessera_buffer), a slice is written and rows are appended, committed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Build step of the flash_reader example (examples/CMakeLists.txt): turns a golden array the reference wrote
 # (ARRAY, a .b2nd contiguous frame) into a C++ source that holds its bytes as a `const uint8_t[]` (in .rodata:
 # flash on a microcontroller), and, from the reference's own decode (RAW, C order), the expected bytes of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A data logger as firmware writes one: a 3-axis sensor (int16 x, y, z) is sampled into a 2-D B2ND array of
 // shape (N, 3) on raw NOR flash, N not known in advance: the session records a vibration event until it dies
 // down. Samples collect in a RAM buffer of one chunk (256 rows); each full chunk is packed (array_chunk_pack: the

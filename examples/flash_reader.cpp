@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A decode-only firmware: a device that reads an array prepared on a laptop (a calibration table, a lookup grid,
 // a model) and stored in its flash. The array is a B2ND frame written by the reference implementation
 // (c-blosc2), linked into the image as a `const uint8_t[]` (flash_reader_data.hpp, generated at build time from a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The array flash_reader reads, generated at build time from a golden file (examples/embed_golden.cmake): the
 // frame's bytes as a const array (flash), the reads to make and what the reference says they return.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A Blosc2 frame in a file through the POSIX port: write float32 chunks with Zstd (or BloscLZ) and two worker
 // threads, commit, then reopen the file read-only and decode one chunk.
 // Usage: frame_file PATH

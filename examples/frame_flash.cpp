@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A B2ND-style array logged to raw NOR flash, safe against power loss: chunks are appended (programmed
 // append-only, each synced), the frame is finalized when logging ends, and the flash region then holds a plain
 // Blosc2 cframe that c-blosc2 and python-blosc2 open. The device here is the simulated NOR of the tests; on a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A Blosc2 frame in a fixed memory buffer with no heap at all: an arena over a static buffer serves every
 // allocation, the frame is written into another static buffer, then read back in place (no copies).
 #include <cstdint>

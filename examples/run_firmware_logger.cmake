@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ctest driver of example_firmware_logger: runs the logger (through the emulator: qemu-user, or QEMU system with
 # semihosting on the Cortex-M4, where the image reaches the host file through semihosting), checks that the image
 # it wrote starts as a Blosc2 cframe, then, when a tool is given, that `tessera info` reads the expected shape and

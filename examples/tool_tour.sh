@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The command-line tool's tour as README.md and docs/tool.md show it: every command there is run here, by ctest
 # (example_tool_tour), in a scratch directory, with `tessera` on PATH. Needs Python 3 with NumPy for the .npy
 # lines. Usage: tool_tour.sh WORKDIR

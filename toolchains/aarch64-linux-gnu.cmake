@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # AArch64 Linux (NEON is part of the baseline), run under qemu-aarch64.
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(TESSERA_CROSS_TRIPLE aarch64-linux-gnu)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Bare-metal ARM Cortex-M4F (ARMv7E-M, single-precision FPU, no OS), picolibc as the C library, programs run
 # on QEMU's MPS2-AN386 board with semihosting (printf reaches the host, exit status becomes QEMU's).
 # CMAKE_SYSTEM_NAME Generic makes the project's TESSERA_BAREMETAL ON (no GoogleTest, freestanding check on).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared part of the Linux cross toolchain files: the including file sets
 #   TESSERA_CROSS_TRIPLE     the GNU triple of Debian's cross compilers (aarch64-linux-gnu, ...)
 #   TESSERA_CROSS_FLAGS      target flags for C and C++ (ISA level, SIMD units)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # 64-bit BIG-endian POWER8 Linux (Altivec + VSX), run under qemu-ppc64: the big-endian target of the matrix,
 # so every byte-order assumption is exercised. qemu-ppc64's default CPU runs POWER8 code.
 set(CMAKE_SYSTEM_PROCESSOR ppc64)

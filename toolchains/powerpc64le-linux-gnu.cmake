@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # 64-bit little-endian POWER8 Linux (Altivec + VSX), run under qemu-ppc64le.
 set(CMAKE_SYSTEM_PROCESSOR ppc64le)
 set(TESSERA_CROSS_TRIPLE powerpc64le-linux-gnu)

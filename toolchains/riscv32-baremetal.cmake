@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Bare-metal RISC-V RV32IMAC (ILP32, no FPU: the ESP32-C3 class of microcontrollers), Debian's riscv64-unknown-elf
 # GCC (its rv32imac/ilp32 multilib) with picolibc as the C library, programs run on QEMU's `virt` board with
 # semihosting (printf reaches the host, the exit status becomes QEMU's), as toolchains/cortex-m4.cmake does for

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs one bare-metal RISC-V RV32 program (an ELF built with toolchains/riscv32-baremetal.cmake) on QEMU's virt
 # board and exits with the program's own exit status (semihosting SYS_EXIT), so a failing test fails ctest.
 # A hung program is killed after ${TESSERA_QEMU_TIMEOUT:-300} seconds and reported as a failure (exit 124).

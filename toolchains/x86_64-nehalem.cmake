@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The host's own x86-64 compilers, but every program runs under `qemu-x86_64 -cpu Nehalem`: a CPU without AVX
 # or AVX2, so run-time SIMD dispatch must pick the SSE2/scalar kernels. Declaring the system (Linux) makes
 # CMake treat the build as cross-compiled, which is what makes ctest use the emulator.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared pieces of the `tessera` command-line tool: error reporting (one line on stderr, "tessera: CMD: what"),
 // strict number and list parsing, and opening an array from a path (a cframe file or an sframe directory).
 // Hosted code on the POSIX port, but in the port's style: no exceptions, every failure is a message and an exit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tessera compact FILE: rewrites a contiguous frame tight, in place (array_compact: the chunks moved down, the
 // file cut at the frame's end), with the commit's old-or-new guarantee at every step; an sframe directory only
 // has its pending state committed (each chunk is its own file). Prints the size before and after.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tessera convert IN OUT [--chunks ...] [--blocks ...] [--codec ...] [--clevel ...] [--filters ...] [--split ...]
 // [--sparse]: IN as a new array with other compression and/or chunk and block shapes (unset options keep IN's;
 // new chunks without new blocks get automatic blocks), as a cframe file or (--sparse) an sframe directory.

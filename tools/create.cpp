@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tessera create OUT (--dtype DT --shape N,... | a .npy input) [...] --input FILE|-: a new array from C-order
 // items, streamed: the input is read one slab of whole chunks at a time (a regular file by position, so a slab
 // can be a part of a row of chunks; a pipe or stdin in order, one row of chunks at a time), its chunks encoded on

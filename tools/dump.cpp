@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tessera dump FILE [--slice A:B,C:D,...] [--format raw|text|npy] [-o OUT|-]: the items of the array or of a
 // slice, C order, as raw bytes, text values by dtype, or a NumPy .npy file (by default text to a terminal, raw
 // bytes to a file or a pipe). Streamed: one slab (about 16 MiB,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tessera info FILE [--json]: what the array is and how it is stored (--json: the same facts as one JSON object).
 #include <cinttypes>
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // NumPy .npy files (format versions 1.0, 2.0 and 3.0; numpy/lib/format.py's NEP 1 layout): the magic
 // "\x93NUMPY", the version, the header's length (2 bytes little-endian in 1.0, 4 in 2.0 and 3.0), and the header,
 // a Python dict literal {'descr': ..., 'fortran_order': ..., 'shape': (...), } padded with spaces and a newline

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Options shared by the commands that write arrays (create, convert): compression and partition
 // (--codec --clevel --filters --split --chunks --blocks), and by every command that decodes or encodes
 // (--threads, default the online CPUs; --quiet, no progress line).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The progress line of long commands: on a terminal only (stderr a tty, no --quiet), after the command has run
 // for a moment, at most a few times a second: "CMD: done/total MB (P%), R MB/s, T s left". Cleared at the end so
 // the terminal shows only what the command printed. TESSERA_PROGRESS_DELAY_MS (default 500) sets the moment

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where create and convert write: a temporary name in the target's directory (".NAME.tessera-XXXXXX", a file
 // or, for a sparse frame, a directory), renamed over the target only when the array is complete. A failure, or
 // SIGINT/SIGTERM/SIGHUP/SIGPIPE, removes the temporary, so no half-written array is ever left under the name.

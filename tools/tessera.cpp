@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tessera: inspect, extract, create and check B2ND arrays (cframe files and sframe directories).
 //   tessera info FILE [--json]
 //   tessera dump FILE [--slice A:B,C:D,...] [--format raw|text|npy] [-o OUT|-]

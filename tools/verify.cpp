@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tessera verify FILE [--threads N] [--quiet]: decodes every chunk (and, for a chunk that fails, every block, to say which one) and every
 // variable-length metalayer. Damage goes to stderr, one line per damaged chunk ("chunk N block B: why"); the
 // exit status is non-zero when anything is damaged. Chunks are checked on the thread pool (each worker with its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writing a new array chunk by chunk in bounded memory, for create and convert: the caller fills one slab at a
 // time (a box made of whole chunks, C order, slab_plan says which), the writer cuts it into chunks, encodes them
 // on the thread pool (one packer per slot, `slots` chunks at a time) and appends them in chunk order. The frame

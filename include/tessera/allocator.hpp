@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Every byte the core uses comes from an allocator the caller passes (zstd's customMem, with alignment).
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// B2ND n-dimensional arrays (c-blosc2's b2nd): an array of fixed-size items cut into chunks and blocks
 /// (tessera/layout.hpp), stored in a Blosc2 frame whose "b2nd" metalayer holds the shape, the chunk and block

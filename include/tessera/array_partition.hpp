@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Automatic chunk and block shapes for a B2ND array, when the caller gives none (python-blosc2's
 /// compute_chunks_blocks, the reference users meet, made deterministic: the core cannot ask the CPU for its cache

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// A decode-only reader for a B2ND array whose contiguous frame is already in memory: memory-mapped flash, a
 /// `const uint8_t[]` linked into a firmware image, a buffer received whole. Nothing of the frame is copied: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// The "b2nd" metalayer: an array's shape, chunk shape, block shape and dtype, as msgpack
 /// (reference/README_B2ND_METALAYER.rst). Also decodes the legacy 5-element "caterva" metalayer, which has no dtype.

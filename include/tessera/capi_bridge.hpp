@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// The C API's types from C++, for the ports that give their C++ storages and directories a C face
 /// (tessera/port/tessera_memory.h, tessera/port/tessera_posix.h): the core's C API keeps the one adapter each needs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Blosc/Blosc2 chunks (README_CHUNK_FORMAT.rst): reading the header, decoding a whole chunk or one block, and
 /// encoding. Every integer of a chunk is little-endian; every size it claims is checked against the

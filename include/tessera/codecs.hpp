@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Which codec libraries, filters and automatic partition a program links. On bare metal
 /// (TESSERA_CODECS_ON_DEMAND) the core refers to LZ4, Zlib and Zstd only weakly: a firmware links one, in one

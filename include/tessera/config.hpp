@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Compile-time limits shared by the whole library.
 #pragma once

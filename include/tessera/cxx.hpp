@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// @file
 /// The few C++ library facilities the core uses, from the compiler alone: the core (include/, src/) includes no
 /// C++ standard library header, so that it builds with a toolchain that ships only a C library (a bare-metal

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// NumPy dtype strings as B2ND stores them ("<f8", "|u1", "<U10", "<M8[ns]"). A string this module does not
 /// understand (structured dtypes, objects, anything new) is never an error: callers keep it verbatim so it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Errors are values: a stable numeric code and a static message. Nothing in the core aborts on bad input.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Runs independent tasks, possibly in parallel. The core has no threads: a caller (or port/) supplies a
 /// parallel executor; the default runs every task in the calling thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// A caller's fixed buffer as a storage: no heap at all. The core's own, because the C API's tessera_buffer is
 /// this storage seen from C; the memory port (tessera/port/memory_storage.hpp) offers it with its RAM storages.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Blosc2 frames (README_CFRAME_FORMAT.rst, README_SFRAME_FORMAT.rst): a contiguous frame (header, chunks, index
 /// chunk, trailer) in one storage, or a sparse frame (the same header, index and trailer in `chunks.b2frame` and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// The geometry of a B2ND array: how its items are split into chunks and blocks, and where each item is stored.
 ///

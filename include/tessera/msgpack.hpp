@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// The subset of msgpack the Blosc2 formats use: a bounded reader over a byte span and a writer into a caller
 /// buffer. Multi-byte values are big-endian on every host.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// N-dimensional strided copy between two C-order buffers (the reference's b2nd_copy_buffer2): the workhorse of
 /// every slice read and write, so it copies whole contiguous runs with one memcpy each, after merging the

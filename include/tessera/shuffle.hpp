@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Byte shuffle and bit shuffle, the filters that make typed data compressible, with one kernel table per
 /// instruction set (highway's way): a scalar reference always built, SIMD tables chosen once at run time.

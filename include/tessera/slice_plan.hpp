@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Planning a hyper-rectangular slice [start, stop) of a B2ND array: the chunks it touches, the blocks it
 /// touches in each, and the copy region of each block. Nothing allocates; iterators hold only a few fixed arrays.

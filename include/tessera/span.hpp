@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// A non-owning view of contiguous elements (C++17 has no std::span).
 #pragma once

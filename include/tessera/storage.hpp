@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// The storage the core reads and writes frames through. Ports implement it (port/memory, port/posix,
 /// port/flash); the core never opens a file. littlefs-style: a struct of callbacks and a context.

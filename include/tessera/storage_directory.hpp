@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// A directory of named storages: what a sparse frame (sframe) lives in. The core never opens files; ports
 /// implement this (port/posix over a filesystem directory, port/memory in RAM). Like `storage`, a struct of

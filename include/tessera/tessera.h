@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file tessera.h
  * @brief Tessera's C API (C99): B2ND arrays on any storage, a thin layer over the C++ API (tessera/array.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// The library's version and build limits at run time: what the library was built as, which a program compiled
 /// against other headers (another TESSERA_MAX_DIMS, an older release) can compare with its own constants.

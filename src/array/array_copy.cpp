@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // New arrays from arrays: slices, copies with other chunk and block shapes, concatenations, squeeze and
 // expand_dims, and saving a frame's contents elsewhere.
 #include <stdint.h>

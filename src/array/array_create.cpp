@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Creating and opening arrays, their parameters, metalayers, and packing chunks for writers that append them
 // (flash).
 #include <stdint.h>

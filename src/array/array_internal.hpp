@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internals shared by the array's sources: access to the array's state, scratch helpers, and the read, write
 // and chunk-packing cores the public calls are built from.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writing an orthogonal selection (c-blosc2's b2nd_set_orthogonal_selection): the selection's indices are
 // sorted per dimension and grouped by chunk, so each touched chunk is decoded once, gets all its items, and is
 // encoded and written once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading: slices (only the chunks and blocks they touch), single items, orthogonal selections.
 #include "tessera/cxx.hpp"
 #include <stdint.h>

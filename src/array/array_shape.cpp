@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Changing an array's shape in place: resize, insert, append, delete. The chunk grid is edited with chunk
 // deletes and zero-chunk inserts (special index entries); the b2nd metalayer is rewritten after the chunks.
 #include <stdint.h>

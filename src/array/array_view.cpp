@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The decode-only reader over a frame in memory (tessera/array_view.hpp). It parses the frame with the frame
 // layer's own checks (header, trailer, index: frame_internal.hpp), the array with b2nd_geometry_read, and reads
 // slices with the array's touched-block request; only the glue is its own.

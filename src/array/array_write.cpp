@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writing slices: only the touched chunks are decoded (unless wholly covered) and re-encoded.
 #include <stdint.h>
 #include <string.h>

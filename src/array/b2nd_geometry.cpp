@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "b2nd_geometry.hpp"
 
 #include "tessera/array.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The array a frame holds, from its b2nd metalayer and the frame's header fields, every value checked as a claim
 // of the file (what layout_init refuses as an argument is a malformed file here) and against the memory budget.
 // Shared by array_open (array_create.cpp) and the in-memory view (array_view.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Sorting an orthogonal selection's indices (orthogonal_sort.hpp).
 #include "orthogonal_sort.hpp"
 

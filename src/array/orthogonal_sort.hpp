@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-dimension index lists of an orthogonal selection, sorted so that the indices one chunk or one block
 // holds are consecutive (array_orthogonal_read groups them by block, array_orthogonal_write by chunk).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Automatic chunk and block shapes (tessera/array_partition.hpp has the rule and where it comes from).
 #include <stdint.h>
 

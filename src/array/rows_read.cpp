@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Large slice reads written in the output's address order: see rows_read.hpp.
 #include "rows_read.hpp"
 

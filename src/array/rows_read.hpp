@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Large slice reads written in the output's address order (host builds only).
 //
 // A block's rows are short (blockshape's last extent) and lie far apart in a C-order output: copied out block

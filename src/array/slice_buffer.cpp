@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Slices to and from a caller's buffer of another shape (c-blosc2's buffershape in b2nd_get_slice_cbuffer and
 // b2nd_set_slice_cbuffer): the slice is read into, or written from, a box of a larger C-order buffer.
 #include <stdint.h>

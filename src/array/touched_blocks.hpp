@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The blocks a slice touches inside one chunk, and the part of the slice each holds: a box of the chunk's block
 // grid, numbered 0..nblocks-1, with each block's copy region. The numbering runs C order except that the last
 // dimension spanning several blocks (`outer`) varies slowest: neighbours along it write the same output cache

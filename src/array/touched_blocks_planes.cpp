@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A touched block's part unshuffled straight from the block's byte planes to the output (touched_blocks.hpp):
 // a slice that wants a few rows of each block (a plane across the blocks) unshuffles those rows only, and in
 // the same pass puts them where they go, instead of unshuffling the whole block and copying its part out.

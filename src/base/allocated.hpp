@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One object in memory from an allocator: the large state of a one-off path (a create's frame setup, a round of
 // chunks) that a firmware task's stack has no room for. Destroyed and freed with its holder.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Byte order of stored integers, the one home for it: frames store big-endian header fields and little-endian
 // offsets and sizes, chunks and filter elements are little-endian, on every host. Private to the core.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The codes' names (tessera/error.hpp): in the core, whichever program uses them.
 #include "tessera/error.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The first error of tasks that run on several workers: kept once (the later ones are dropped), and a flag the
 // other tasks check to stop early. The caller reads result() after the executor run has returned.
 #pragma once

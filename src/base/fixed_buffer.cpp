@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fixed buffer storage (tessera/fixed_buffer.hpp), which the C API's tessera_buffer wraps.
 #include "tessera/fixed_buffer.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The formatter of messages that name values (message_format.hpp): its own object file, linked only by code
 // that formats (never with messages compiled out).
 #include "base/message_format.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Error messages that name values ("dimension 2: stop 40 outside 0..32"), formatted into a caller's fixed buffer:
 // freestanding (no snprintf, no allocation). Only code built with TESSERA_ERROR_MESSAGES calls it, so a firmware
 // without messages never links it.

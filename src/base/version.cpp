@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The version and limits the library was built with (tessera/version.hpp), for callers built with other headers.
 #include "tessera/version.hpp"
 

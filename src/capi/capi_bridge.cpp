@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The adapters from C++ to the C API's storage and directory (tessera/capi_bridge.hpp), which the ports' C APIs
 // use. Its own object file: a program links it only when it calls them.
 #include "tessera/capi_bridge.hpp"

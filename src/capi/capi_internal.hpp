@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared glue of the C API's sources (tessera_c.cpp, tessera_c_ops.cpp): status conversion, C strings, the
 // trampolines from the C++ interfaces (storage, storage_directory, executor) to the caller's C structs, and the
 // handle behind tessera_array*.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The C API (include/tessera/tessera.h): a thin extern "C" layer over the array API, freestanding like the rest
 # of the core (C firmware links tessera_core and includes tessera.h). capi_bridge.cpp: the C faces of C++
 # storages and directories that the ports' C APIs share (include/tessera/capi_bridge.hpp).

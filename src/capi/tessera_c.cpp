@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C API's core (include/tessera/tessera.h up to the metalayers): argument checks, the fixed buffer storage,
 // creating, opening, reading and writing. The glue it shares with tessera_c_ops.cpp (status conversion, the
 // handle, the storage and executor trampolines, the parameter conversion) is in capi_internal.hpp.

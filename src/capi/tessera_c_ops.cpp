@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C API beyond creating, reading and writing (tessera.h, from "Executors" on): executors, sparse frames on a
 // caller's directory, readers that follow a writer, items and selections, shape changes, new arrays from arrays,
 // chunk access. Also the shared glue of capi_internal.hpp.

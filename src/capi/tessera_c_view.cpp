@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C face of the decode-only reader (tessera/array_view.hpp): its own object file, so that a C firmware that
 // only reads links neither the array API nor the rest of the C API.
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The encoder's block size and split decisions, made as the reference's tuner (stune) makes them so that our
 // chunks have the reference's blocks and therefore its compression ratios. The automatic block size (params.
 // blocksize 0) is in blocksize_auto.cpp: on bare metal only programs that call partition_link_auto link it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The automatic block size (params.blocksize 0), as the reference's tuner chooses it: its own object file, which
 // a bare-metal program links only by calling partition_link_auto (tessera/codecs.hpp); its checks and clamps are
 // chunk_blocksize_of's (blocksize.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared internals of the chunk reader and writer: little-endian access and the walk of a chunk's sections.
 #pragma once
 

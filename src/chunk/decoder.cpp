@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Decoding chunks: the whole chunk (blocks over the executor's workers) or one block alone.
 #include "tessera/cxx.hpp"
 #include <string.h>

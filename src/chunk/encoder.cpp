@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Encoding chunks as the reference writes them (c-blosc2 3.3.x, blosc2_compress_ctx): the filter pipeline and
 // codec per block, streams that do not shrink stored raw, runs coded without data, the all-zeros chunk, and
 // the memcpyed fallback when the chunk does not compress into the caller's buffer.

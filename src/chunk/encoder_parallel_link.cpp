@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // encoder_link_parallel: the chunk encoder's parallel rounds (encoder.cpp) reach a bare-metal image only through
 // this pointer, so only a program that calls it links them (and may give the encoder a parallel executor).
 #include "chunk/chunk_internal.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // encoder_link_plugins: the chunk encoder's user codec and user filter calls (encoder.cpp) reach a bare-metal
 // image only through this table, so only a program that calls it links them (and may give chunk_encode
 // params.plugins with a user codec or filters).

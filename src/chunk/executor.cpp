@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The serial executor and the dispatch every parallel loop of the core goes through.
 #include "tessera/executor.hpp"
 

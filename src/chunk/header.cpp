@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading and validating chunk headers (16-byte Blosc1 and 32-byte Blosc2), and locating a chunk's sections.
 #include <string.h>
 

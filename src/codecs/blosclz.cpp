@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BloscLZ compressor and decoder. See blosclz.hpp for the stream format.
 #include "codecs/blosclz.hpp"
 

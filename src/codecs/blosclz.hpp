@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BloscLZ, the FastLZ-derived codec native to Blosc (compcode 0), written from the format facts of c-blosc2's
 // blosclz.c (2.5.x, as shipped in c-blosc2 3.x).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The wrappers of the codec libraries (LZ4, Zlib, Zstd): one interface per direction, every library wired to the
 // caller's allocator. A build without a library keeps the interface, marked unavailable (codec_unavailable).
 #pragma once

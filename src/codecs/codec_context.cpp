@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The codec contexts' shared parts: allocation with a size prefix and releasing every library's state.
 #include <string.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every codec wrapper's object file (lz4_decode.cpp, zstd_encode.cpp, ...) shares besides its library calls:
 // its two link anchors and, for a build without its library, the interface marked unavailable.
 #pragma once

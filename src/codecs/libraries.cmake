@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The codec libraries (LZ4/LZ4HC, Zlib, Zstd), each optional: ON by default when the target has it. A build
 # without one still decodes everything else and reports codec_unavailable for its data.
 # One object file per library and direction: on bare metal the core refers to them weakly, so a firmware links

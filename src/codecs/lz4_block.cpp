@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The in-house LZ4 block reader (lz4_block.hpp): the walk, and the choice of the AVX2 decoder.
 #include "codecs/lz4_block.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The LZ4 block format (lz4's doc/lz4_Block_format.md) read in-house: a walk over a block's sequences that
 // copies nothing (a partial decode checks the rest of a stream with it), and on x86-64 hosts with AVX2 a decoder
 // that is faster than liblz4's on the streams Blosc makes of numbers: byte planes and bit planes of shuffled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The in-house LZ4 block decoder (lz4_block.hpp), compiled with -mavx2: SSSE3's byte shuffle repeats the
 // pattern of a close match in one instruction, so the usual match (at most 18 bytes) is one or two 16-byte
 // stores without a branch on its offset; long literals and far matches move 32 bytes a step.

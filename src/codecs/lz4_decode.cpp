@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LZ4 (and LZ4HC, the same format) decoding through liblz4: stateless, so nothing is allocated.
 #include <limits.h>
 

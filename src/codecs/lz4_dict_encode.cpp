@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LZ4 (fast) with a dictionary, as the reference does it: LZ4_loadDict into the state, then
 // LZ4_compress_fast_continue. Its own object file: liblz4's dictionary modes are large, and a firmware links
 // them only when it calls codec_link_lz4_dict_encoder.

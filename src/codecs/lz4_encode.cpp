@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LZ4 (fast) encoding: lz4_state_encoder over LZ4_compress_fast_extState; with a dictionary through
 // lz4_dict_compress (lz4_dict_encode.cpp), when the program links it.
 #include "codecs/lz4_state_encoder.hpp"

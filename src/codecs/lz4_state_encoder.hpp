@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LZ4 and LZ4HC encode the same way: a state from the caller's allocator, made by prepare on the caller's thread,
 // handed to liblz4's *_extState function, so liblz4 never calls malloc. One template serves both; each codec keeps
 // its own object file (lz4_encode.cpp, lz4hc_encode.cpp) so a firmware links only the one it asks for.

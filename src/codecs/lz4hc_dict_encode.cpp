@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LZ4HC with a dictionary, as the reference does it: the level set, LZ4_loadDictHC into the state, then
 // LZ4_compress_HC_continue. Its own object file, linked by a firmware only when it calls
 // codec_link_lz4hc_dict_encoder.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LZ4HC encoding: lz4_state_encoder over LZ4_compress_HC_extStateHC; with a dictionary through
 // lz4hc_dict_compress (lz4hc_dict_encode.cpp), when the program links it.
 #include "codecs/lz4_state_encoder.hpp"

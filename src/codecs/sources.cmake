@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Codecs: BloscLZ, written in-house, and the in-house LZ4 block reader (the walk everywhere; on x86-64 hosts an
 # AVX2 decoder for shuffled blocks, compiled with its own flags and chosen at run time). The wrappers of the
 # codec libraries live in libraries.cmake.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Zlib decoding (inflate) through zlib, one state per codec context made by prepare on the caller's thread and
 // reset between streams.
 #include "codecs/codec_link.hpp"

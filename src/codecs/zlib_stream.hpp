@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The z_stream both zlib directions use: zalloc/zfree routed to the caller's allocator, and refused outside
 // prepare. zlib allocates its state in inflateInit/deflateInit (inside prepare, on the caller's thread) and
 // inflate's window only when a stream does not end in one call, which a valid Blosc stream always does: so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Zstd decoding through libzstd: one static DCtx per codec context, in a workspace from the caller's allocator
 // made on the caller's thread, so zstd itself never allocates. Dictionaries are given raw, as the chunk has them.
 #include "codecs/codec_link.hpp"

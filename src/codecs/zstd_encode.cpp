@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Zstd encoding through libzstd: one static CCtx per codec context, in a workspace from the caller's allocator
 // sized for the level and the largest stream, made on the caller's thread, so zstd itself never allocates.
 #include "codecs/codec_link.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The scalar bit kernels: the table's bitshuffle entries (shuffle_scalar.cpp), in their own object file so that
 // bare metal links them only when the program calls filter_link_bitshuffle.
 #include "filters/filters.hpp"

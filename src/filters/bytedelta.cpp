@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bytedelta (Blosc2 filter 35): byte-wise delta within each of `typesize` consecutive channels.
 #include <string.h>
 

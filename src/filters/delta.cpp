@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The delta filter (Blosc2 filter 3). XOR is byte-wise, so element-wise coding reduces to bytes at a stride.
 #include <string.h>
 

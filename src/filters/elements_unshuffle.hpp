@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A run of a shuffled block's elements, unshuffled: n elements whose byte b sits at plane b's k-th byte (k < n)
 // written to dst one element after another. The planes are given by an accessor, plane(b) -> const uint8_t*
 // (back to back in one buffer, or each on its own: a stream stored as it is stays in its chunk). What a read that wants a few rows of a block does instead

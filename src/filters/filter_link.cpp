@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which filters the program links (filters.hpp): on bare metal a weak reference is null unless the program
 // called the filter's filter_link_* function (tessera/codecs.hpp), which lives in the filter's own object file.
 #include "filters/filters.hpp"

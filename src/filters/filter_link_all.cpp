@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // filter_link_all: its own object file, so that only a program that calls it links every filter.
 #include "tessera/codecs.hpp"
 #include "tessera/tessera.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The non-shuffle filters of the Blosc2 pipeline (delta, trunc_prec, bytedelta, int_trunc), each forward
 // (compression) and backward (decompression) on one block. Elements are little-endian, as chunks store them.
 #pragma once

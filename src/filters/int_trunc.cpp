@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Integer truncation (Blosc2 filter 36): zeroes low bits of unsigned integers (lossy; decode is a copy).
 #include "filters/filters.hpp"
 

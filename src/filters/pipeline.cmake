@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The non-shuffle filters of the pipeline (the shuffle kernels are listed in sources.cmake).
 tessera_core_sources(delta.cpp trunc_prec.cpp bytedelta.cpp int_trunc.cpp bitshuffle_scalar.cpp filter_link.cpp
                      filter_link_all.cpp)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Altivec/VSX kernels (ppc64le power8; big-endian ppc64 built with -maltivec, best with -mvsx): the algorithms of
 // simd_shuffle.hpp over Altivec registers.
 // - shuffle: typesizes 2, 4, 8 and 16 by blocks of 16 elements, log2(typesize) unzip rounds; unshuffle zips.

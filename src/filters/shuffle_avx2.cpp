@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AVX2 shuffle kernels (x86; compiled with -mavx2, chosen at run time when cpuid and the OS allow it).
 //
 // The byte (un)shuffle methods of simd_shuffle.hpp (zip rounds, 16 x 16 tiles) on 32-byte registers whose two 128-bit lanes carry two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every shuffle kernel table shares, scalar and SIMD: the scalar loops of the format (which also finish what
 // the vector code leaves) and the drivers that split a buffer into whole elements, or groups of 8 elements for
 // the bit shuffle, and a tail copied as it is.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Chooses the shuffle kernel table: on x86 from cpuid at the first call, elsewhere at compile time (NEON and
 // Altivec are part of the targets' baselines). The choice lives in an atomic pointer: no static-init guards,
 // and a race between first callers is harmless since they all compute the same table.

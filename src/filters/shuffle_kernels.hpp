@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The kernel tables each instruction-set file defines. A table exists only when its file is compiled for it
 // (TESSERA_HAVE_<LEVEL> is then defined by src/filters/sources.cmake).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // NEON kernels (aarch64, and armv7 built with -mfpu=neon): the algorithms of simd_shuffle.hpp over NEON registers.
 // - shuffle: typesizes 2, 4, 8 and 16 by blocks of 16 elements; vld2/vld4 deinterleave the bytes (the first two
 //   unzip rounds), further unzip rounds finish the transpose. Unshuffle runs it backwards with zips and vst2/vst4.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The scalar shuffle kernels: the plain loops that state the format (shuffle_common.hpp), always built, and the
 // reference every SIMD kernel is tested against. Endian-neutral: bytes are assembled into words explicitly, never
 // type-punned.

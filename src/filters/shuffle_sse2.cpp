@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SSE2 shuffle kernels (x86; compiled with -msse2, chosen at run time): the algorithms of simd_shuffle.hpp over
 // SSE2 registers. Byte shuffle: blocks of 16 elements (typesizes 2, 4, 8, 16) transposed by 4 rounds of zips
 // (SSE2 has no byte unzip), 16 x 16 tiles for the other typesizes. Bit shuffle: a byte shuffle of typesize

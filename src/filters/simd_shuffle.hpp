@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The SIMD shuffle algorithms, written once over a per-ISA ops struct O that each kernel file defines and
 // compiles with its own flags (the approach of highway). O provides, on O::vec (W = sizeof(O::vec) bytes):
 //   load(p), store(p, v)          unaligned W bytes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Filters: the scalar shuffle kernels (the reference every SIMD kernel is tested against) are always built;
 # each SIMD file is compiled with its own flags, only for the architectures that have it.
 option(TESSERA_SIMD "Build SIMD shuffle kernels" ON)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Truncate precision (Blosc2 filter 4): zeroes low mantissa bits of float32/float64 (lossy, decode is nothing).
 #include "filters/filters.hpp"
 #include "tessera/codecs.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tessera/b2nd_meta.hpp"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The bytes of a frame's header, trailer and index chunk, exactly as the reference lays them out. Header and
 // trailer are msgpack in the fixed encodings the format pins (so every field keeps its offset, and the writer can
 // patch sizes in place), read and written through the bounded msgpack reader and writer of src/format.

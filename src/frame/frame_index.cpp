@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The frame's index: a table in memory for frames that change, or the committed index chunk read a block at a
 // time. A file's index may claim 10^8 chunks in 221 bytes (a special-value index chunk): what a reader holds
 // must not follow that claim, so only one decoded index block (16 KiB as the reference writes them) is kept.

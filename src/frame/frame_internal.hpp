@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internals shared by the frame reader and writer: the frame's in-memory state, the byte layout of the header
 // and the trailer (the reference pins every encoding, so they are built byte by byte; byte order in
 // base/byte_order.hpp), and storage access.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Opening frames and reading them lazily: header, index and trailer at open; chunks and blocks on demand.
 #include "tessera/cxx.hpp"
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Space reuse in contiguous frames: which bytes a new chunk version, index or trailer may be written over.
 //
 // The rule that keeps commits crash-safe: nothing the last committed frame references is written before the next

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The frame's in-memory state: allocation from the caller's allocator, storage access, sparse entries.
 #include <string.h>
 #include "tessera/cxx.hpp"

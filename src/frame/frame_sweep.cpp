@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The sweep of a sparse frame's directory: chunk entries no committed index references (written by a
 // transaction a crash interrupted, or replaced by a commit a crash cut short before it removed them) and a
 // stale `chunks.b2frame.tmp` are removed. Memory is the committed index's stored chunk numbers (4 bytes each,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Creating frames and changing them: chunk and metalayer changes in memory (chunk bytes written where the
 // committed frame does not look), then frame_commit in the crash-safe order described in tessera/frame.hpp.
 #include <string.h>

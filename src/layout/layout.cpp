@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Chunk and block geometry of a B2ND array; see tessera/layout.hpp for the format's rules.
 #include "tessera/layout.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One checked int64 product for the geometry code (layout, nd_copy). Inline in the header so that every object
 // file shares one copy; out of line when optimizing for size: each inline expansion of a checked 64-bit multiply
 // costs a 32-bit target about 100 bytes.

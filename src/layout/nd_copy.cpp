@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // N-d strided copy between C-order buffers. After validation the copy is described in bytes as a list of
 // (extent, source stride, destination stride) loops, innermost first, with the item itself as an innermost loop
 // of stride 1; loops of extent 1 are dropped and a loop is merged into the one inside it when it continues it in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writes contiguous runs of the output from pieces, in address order. With `streaming` (x86-64 hosts, large
 // outputs) the runs' aligned 16-byte units are written with non-temporal stores straight from the pieces: a line
 // about to be overwritten whole is not first read from memory (the read-for-ownership that makes a big strided

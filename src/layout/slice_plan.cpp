@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Slice planning: which chunks and blocks a hyper-rectangle touches and what to copy from each. The iterators
 // only visit what is touched (the ranges of chunk and block coordinates are computed, not scanned).
 #include "tessera/slice_plan.hpp"

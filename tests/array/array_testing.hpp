@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test helpers for arrays: heap buffers from the test allocator (no std::vector: the same source runs on bare
 // metal), a plain C-order model of an array (item-by-item loops, independent of nd_copy), random geometries.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test helpers for slice reads of arrays in memory: an array made from items that are a function of their index,
 // and a read checked byte for byte against those items (host tests: std::vector).
 #pragma once

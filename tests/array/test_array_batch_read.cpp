@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Slices over several chunks of a read-only array in memory, read through a two-worker pool: the touched blocks
 // of several chunks go to the workers as one run (blocks read in place). They must give the serial bytes and the
 // items themselves, with chunks that cannot take that path (zero chunks from the index, delta-filtered chunks)

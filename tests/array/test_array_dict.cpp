@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Arrays with dictionaries (array_params::use_dict): the reference's LZ4 and LZ4HC dictionary arrays
 // (golden/b2nd-more) written again from their data come out with the reference's very chunks where the host's
 // liblz4 output is the reference's (x86-64, aarch64), and read back exactly everywhere; the frame records

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every array operation under faults: each allocation refused in turn, each storage call failed in turn (once,
 // and from there on: a crash). A failed call returns exactly out_of_memory or io, frees all it allocated, and
 // the storage holds the array as it was committed before the call or after it, never a mix; a call that

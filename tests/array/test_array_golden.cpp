@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every array the reference wrote (golden/b2nd) opens through the array API, from a file or a directory (POSIX
 // port) and from memory (memory port), and reads exactly the bytes of its .raw: the whole array, random slices,
 // elements and orthogonal selections (expected values taken from the .raw with plain loops).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Arrays of 9, 12 and 16 dimensions (c-blosc2's B2ND_MAX_DIM is 16): written from a C-order model, reopened,
 // read whole, by slices that cross chunk and block boundaries, by elements; written by a slice, resized; the
 // "b2nd" metalayer is the byte sequence the B2ND spec and the reference give. Builds with a smaller

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Memory bounds of reads (measured with the counting allocator): an element read takes at most one block of
 // scratch plus a constant, a slice read at most one decoded chunk plus a constant, whatever the array's size;
 // and chunks are decoded only where a slice touches them (a storage that counts the bytes read).

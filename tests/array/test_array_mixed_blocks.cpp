@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Arrays whose chunks were written with different Blosc block sizes (a writer that chose its own, or a chunk
 // replaced through the frame): every read decides per chunk, from its header, whether to decode single blocks
 // or the whole chunk, so the data read never depends on which chunk a read touches first.

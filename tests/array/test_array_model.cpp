@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every array operation against a plain C-order model, on random geometries (ndim 0..8, zero extents, partial
 // edge chunks and blocks, chunks larger than the shape), random item sizes, codecs and filters, in contiguous
 // frames (durable or not) and sparse frames in memory. After every change the whole array, random slices,

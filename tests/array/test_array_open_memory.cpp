@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Memory of a large array on disk (Linux: POSIX port): opening a ~106 MB array file and reading one element
 // takes well under 0.8 MiB from the array's allocator (its high-water mark), so memory does not grow with the
 // file. The file: a 400x400x300 float32 array (192 MB of items), chunks 100^3, blocks 25^3, LZ4 level 5 with

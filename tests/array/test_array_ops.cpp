@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Orthogonal writes, slices into and from a larger buffer, and resizes at a position, each against a plain
 // C-order model computed item by item here (random geometries with partial edge chunks and blocks, ndim 0 to 4),
 // and their refusals: a refused call changes nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Large chunks on a two-worker pool. Made: an array of one large chunk that cannot be gathered block by block
 // into the encoder (delta filter) has its chunk packed by the workers, block by block; a copy into such an array
 // packs the items it read from the source the same way. The chunks must be the serial ones byte for byte (output

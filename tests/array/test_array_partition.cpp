@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // array_partition_compute at its edges: given shapes that cannot partition (negative, 0 for a non-empty
 // dimension), empty dimensions with shapes given or not, blocks too large for a chunk, and the cache hints that
 // bound the automatic chunk (an L3 above the L2, a chunk smaller than its block, a block smaller than an item).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Slices that want a few rows of each block they touch (planes across the blocks, thin boxes, single items) of an
 // array in memory, read in place or as from a file (each block's streams read by the task that decodes it; a
 // one-chunk slice from a copy of the touched blocks' streams): on host builds a block whose only filter is a

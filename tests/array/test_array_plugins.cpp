@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Arrays with a user codec (id 200) and a user filter (id 170) passed in array_params / array_open_options: the
 // frame records them as the reference does (codec 6 with udcodec, the filter slot), the array reads back
 // exactly after create, reopen, a partial write, array_open_again and array_copy (which keep the plugins),

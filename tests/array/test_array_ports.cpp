@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Arrays on the other homes and the automatic shapes: written chunk by chunk to simulated NOR flash (the
 // finalized frame opens as an array), in a caller's fixed buffer, with metalayers and vlmetalayers; and the
 // automatic partition rule checked on cases worked by hand from python-blosc2's compute_chunks_blocks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the array API refuses, and with which code: every call on an array that is not open (invalid_argument),
 // every writing call on an array opened read-only (read_only, the storage untouched), parameters out of range
 // at create, and the b2nd metalayer, which belongs to the array.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Large slice reads, written in the output's address order (src/array/rows_read.cpp: a row of chunks at a time,
 // each layer of blocks decoded side by side, then every output row written whole; streaming stores past 16 MiB
 // on x86-64). Host builds take that path for slices of 1 MiB and more that span several blocks along their

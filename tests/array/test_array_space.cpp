@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Files that stay the size of their data (issue 27): rewriting chunks reuses the bytes no committed frame
 // references, commits move chunks down when a frame gets loose, compaction makes a frame tight, closing with
 // changes never committed says so, and sparse frames keep no chunk entry their committed index does not

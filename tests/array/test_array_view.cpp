@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The in-memory view (tessera/array_view.hpp) against the array API: every contiguous array the reference wrote
 // (golden/b2nd, golden/b2nd-more) reads the same through both, whole, in random slices and elements (the array
 // API's reads are checked against the reference's decodes in test_array_golden.cpp). Then what a firmware meets:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Items wider than 255 bytes (golden/b2nd-more: |S300, <U64 = 256 bytes, |V2048), as python-blosc2 writes them
 // for wide strings and records: the frame keeps the real typesize, every chunk header says 1. They open and read
 // exactly (whole, slices, elements, orthogonal selections), and arrays Tessera writes with the same parameters

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Slice writes re-encode only the blocks they touch (on builds with the speed paths; bare metal encodes whole
 // chunks): either way every chunk they leave is byte for byte the chunk the same content gets when the array is
 // written once from a buffer, over codecs and filter pipelines, chunks that start as zeros, boxes that cover

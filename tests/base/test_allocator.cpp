@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tessera/allocator.hpp"
 #include "tessera/error.hpp"
 #include "tessera/span.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // detail::first_error, the first failure of tasks on several workers: the first set is kept and the later ones
 // dropped. Set here from one thread in turn, so the "already claimed" path runs in every run, not only when two
 // workers happen to fail together.

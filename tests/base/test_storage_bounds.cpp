@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The base layer at its bounds: storage ranges that overflow 64 bits, a fixed buffer without memory or asked
 // past its end, reallocation to nothing or keeping nothing, an arena whose alignment alone overflows it, the
 // refusing allocator, and message formatting into tiny or zero-sized buffers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The C tests' harness: one failure count per test case, checks that print where they failed. */
 #ifndef TESSERA_TESTS_CAPI_CHECK_H
 #define TESSERA_TESTS_CAPI_CHECK_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // tessera.h compiled as C++ on its own (first include, no C++ headers before it): the build fails if it is not
 // valid C++ or warns.
 #include "tessera/tessera.h"

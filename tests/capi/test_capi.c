@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Tests of the C API (tessera.h), written in C99 and compiled as C on every target: arrays in a fixed buffer
  * with an arena allocator written here (no heap), reads and writes against a C-order model, metalayers,
  * vlmetalayers, error codes, reopening; on hosted targets also a file through a stdio storage. */

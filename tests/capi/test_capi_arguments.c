@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The C API's argument checks, in C99 on every target: each call with each pointer argument NULL in turn (a
  * table of calls, one row per function) and with invalid values (parameters, targets, storages, allocators,
  * executors, chunks), asserting the exact status code, that the call leaves a frame it was given untouched, frees

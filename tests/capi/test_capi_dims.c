@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Tests of the C API (tessera.h) in C99, on every target: arrays of 9, 12 and 16 dimensions (or their refusal
  * by a build of fewer), the introspection of tessera_array_info (extchunkshape, cbytes, ratio, a NUL-terminated
  * dtype), params_get giving what create takes, the chunk decode size query, the version query and the layout

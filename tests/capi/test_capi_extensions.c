@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Tests of what makes the C API whole beyond the array calls (tessera.h, tessera_memory.h), in C99 on every
  * target: user codecs and filters passed from C (written, read back, refused without them), metalayer and
  * vlmetalayer listings, the memory port's growable buffer, the read-only error code and messages that name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A caller compiled with another TESSERA_MAX_DIMS than the library (4, or 5 when the library has 4): its
  * tessera_array_params and tessera_array_info have another layout. Every call that takes or fills one, and the
  * opens, must answer TESSERA_ERR_INVALID_ARGUMENT, write nothing past the caller's structs and hand out no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The C API seen by a caller compiled with another TESSERA_MAX_DIMS than the library (test_capi_layout_other.c):
  * the interface between it and test_capi_dims.c has no struct whose layout depends on TESSERA_MAX_DIMS. */
 #ifndef TESSERA_TEST_CAPI_LAYOUT_OTHER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Tests of the C API beyond create/read/write (tessera.h from "Executors" on, tessera_memory.h and, on hosted
  * targets, tessera_posix.h), written in C99 and run on every target: executors, sparse arrays on the memory
  * port's directory, readers that follow a writer, items and orthogonal selections (read and written), slices into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A chunk_block_request over a test's consumer type: its static block and consume (and range, when it has one)
 // with the consumer as context. The chunk tests' consumers differ in what they record, not in how they are asked.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Builds chunks by hand from the format description (README_CHUNK_FORMAT.rst), independently of the library's
 // encoder: headers, bstarts, streams stored raw, as zero runs or as byte runs, and the forward filters written
 // from their definitions. Tests decode what it builds and compare with the original bytes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bare metal links the filters other than shuffle only when the program calls their filter_link_* function
 // (tessera/codecs.hpp). This program calls none: writing with bitshuffle, delta or bytedelta is refused as
 // unsupported, and so is reading a chunk that needs bitshuffle; shuffle works. Nor does it call

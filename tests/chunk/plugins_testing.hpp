@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A user codec and a user filter for the plugin tests: byte run-length coding XORed with compcode_meta (id 200)
 // and a filter adding its meta to every byte (id 170). Each counts its calls in its context, so a test sees
 // that the library ran them; none allocates.

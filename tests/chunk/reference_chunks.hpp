@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Chunks made by the reference implementation (c-blosc2 3.3.2, blosc2_compress_ctx with the parameters in each
 // comment, nthreads 1) by a throwaway oracle program; `fnv1a` is the FNV-1a 64 hash of the reference's own
 // decode of the chunk (blosc2_decompress_ctx).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Chunks corrupted field by field from a valid one (each cut length, each header field and block start set to
 // what it can never be): the decoder returns the error the field calls for, never success, and writes nothing
 // past its output (run under ASan).

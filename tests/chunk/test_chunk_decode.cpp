@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Decoding hand-built chunks (special values, memcpyed, stream encodings, split and not, filters) and chunks
 // the reference made; whole chunks and single blocks, serially and over a scrambling executor.
 #include <cstdio>

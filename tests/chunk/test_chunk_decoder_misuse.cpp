@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The chunk decoder against callers that break its contract: a decoder never initialized, an executor that
 // hands tasks a worker index past its own count, a fixed scratch smaller than the chunk's blocks, an allocator
 // that refuses the fixed scratch. Each is refused with its code; nothing leaks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Dictionary chunks written by the encoder (chunk_encode_params::use_dict): the dictionary is the chunk's first
 // min(32 KiB, nbytes / 20) filtered bytes, stored after bstarts as the reference stores it, flagged in the
 // header; every block decodes against it, whole or alone, and the chunk is the same bytes whatever the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The chunk encoder: round trips through the decoder over codecs, filter pipelines, typesizes, split modes,
 // levels and sizes; the chunk structure the reference writes (memcpyed, runs, the zeros chunk, the memcpy
 // fallback, special-value chunks); the reference's automatic block sizes; executor independence; allocation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The encoder against chunks the reference wrote (Linux targets: reads /work/shared): every chunk of the golden
 // B2ND frames, decoded and encoded again with the parameters it records, comes out byte for byte; and the
 // chunk sizes the reference reaches on 4 MiB of float32 data.

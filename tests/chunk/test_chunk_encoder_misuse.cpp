@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The chunk encoder against callers that break its contract or fail under it: an executor that hands tasks a
 // worker index past its own count, a user codec failing on a worker, a split mode that does not exist, block
 // scratch that overflows, and an allocator refusing the parallel output slots. Each is refused with its code;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The non-shuffle filters against simple reference implementations written from their definitions.
 #include <cstring>
 

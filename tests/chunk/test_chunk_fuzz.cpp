@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Truncated and mutated chunks: the decoder returns data or an error, never reads or writes out of bounds
 // (run under ASan/UBSan; guard bytes around every output).
 #include <cstring>

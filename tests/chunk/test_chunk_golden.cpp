@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The reference's compatibility chunks (Blosc 1.3.0 .. 3.0.0) and VL-block frames decode to the exact bytes.
 #include <cstdio>
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Chunk headers: fields, derived layout, the Blosc1 flags-to-filters mapping and every inconsistency rejected.
 #include <cstring>
 

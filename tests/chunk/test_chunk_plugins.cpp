@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // User codecs and filters passed on the context (chunk_plugins): chunks written with a user codec (id 200) and a
 // user filter (id 170) carry them as the reference stores them (codec format 6, udcodec, compcode_meta, the
 // filter slot) and read back exactly, whole or block by block, serially or over several workers; without the

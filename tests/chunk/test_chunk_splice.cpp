@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // chunk_encode_spliced (the speed path of slice writes that touch a few blocks of a chunk): for random codecs,
 // pipelines, typesizes, split modes, levels, block sizes and data, the chunk it builds from an old chunk and the
 // changed blocks is chunk_encode's of the new content byte for byte, and it never reads the unchanged blocks of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Chunks of variable-length blocks (the reference's VL blocks), hand-built with their blocks stored as they are:
 // each decodes whole, block by block and through a block request; every field that places a block (its start,
 // its size, the total against nbytes) set to what it cannot be is refused with its code, by each reader.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Unit checks of ci/coverage.py's check against the baseline: a figure fails when it falls by more than 0.1 point
 and by more than one line or branch of its row (a racy count moves a small directory by a whole item); a rise
 passes. Exit status 0 when every check holds."""

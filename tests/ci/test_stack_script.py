@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Unit checks of ci/stack.py's reading of the sources for function pointers passed as arguments: a function
 pointer a call names binds the callee's parameter only where that is sure (the parameter is never changed, the
 name is a function and not a variable). Exit status 0 when every check holds."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BloscLZ: round trips, the reference's give-up rules, hostile streams, and known answers produced by
 // c-blosc2 3.3.2's blosclz_compress (generated once with an oracle program linked against the reference).
 #include <cstring>

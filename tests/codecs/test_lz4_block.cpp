@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The in-house LZ4 block reader (src/codecs/lz4_block.hpp) against liblz4, the decoder c-blosc2 uses: the same bytes
 // for every stream liblz4's encoders write (fast at several accelerations, HC at several levels) over data of every
 // kind and size, partial decodes included; on damaged streams, never a read or write outside the buffers, refusals only

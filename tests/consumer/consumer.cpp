@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A tiny user program, built by the consumer tests (tests/consumer/CMakeLists.txt) the ways users take Tessera in:
 // find_package from an installed prefix, add_subdirectory / FetchContent of the source tree, pkg-config. It sees
 // only the public headers and the exported targets. It encodes a B2ND metalayer and a chunk, decodes both, compares,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs one consumer test (registered by tests/consumer/CMakeLists.txt): cmake -D<VAR>=<value>... -P run_consumer.cmake
 # Lists are passed with | between items (ctest would split ;). Offline: nothing is downloaded.
 #

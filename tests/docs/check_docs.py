@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Checks README.md and docs/*.md as a product:
 
 - every fenced code block is an excerpt of a real file that CI builds or runs: the line before the block is

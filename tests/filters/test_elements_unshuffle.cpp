@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The row unshuffle that thin slice reads use (src/filters/elements_unshuffle.hpp: vector paths for elements of
 // 2, 4 and 8 bytes on SSE2 and NEON, 2 and 4 on NEON, the scalar loop otherwise) against a byte-by-byte model:
 // every count around the 16-element vector width, every typesize up to 9, planes at odd strides and offsets, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every shuffle kernel level this build and CPU can run, against a bit-by-bit model of the format written from
 // its definition (independent of any kernel's transposition tricks), for many typesizes and sizes around the
 // vector widths, plus round trips, bounds (no byte written past `size`) and the dispatch controls.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The reference vectors the reference implementation keeps for its own filters (golden/compat): the byte
 // shuffle and the bit shuffle, typesize 4, of the little-endian int32 sequence 0..999999 as one buffer of
 // 4,000,000 bytes. Every kernel level available here must produce them and undo them. Linux only (files).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writing a B2ND array (a cframe with the b2nd metalayer) to simulated NOR flash: the finalized region is a
 // cframe the frame reader opens and decodes to the data written; a power cut at every program and erase of
 // create + appends + finalize loses no acknowledged chunk, and the array can always be finished afterwards;

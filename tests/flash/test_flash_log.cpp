@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The flash log: blobs round-trip; a power cut at every program and erase of a write sequence (littlefs's
 // linear power-loss runner, without longjmp: the simulated device dies and every call fails) loses no blob
 // whose append returned, and never shows a half-written one; a full region says no_space and keeps its blobs;

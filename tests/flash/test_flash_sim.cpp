@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The simulated NOR device: its rules (alignment, program only away from the erased value, one program per
 // unit), erase counting, and the power cut with its tear modes.
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The "b2nd" metalayer of every golden array the reference wrote: found in the frame header with the msgpack
 // reader, decoded, compared with MANIFEST.tsv, and re-encoded to the very same bytes. Linux only (reads files).
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test helpers for frames: storage wrappers (no view, counting, failing), a failing directory wrapper, and
 // deterministic chunk contents built by hand (tests/chunk/chunk_builder.hpp, independent of any encoder).
 #pragma once

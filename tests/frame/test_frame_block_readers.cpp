@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The frame's two block readers for the array's slice reads (frame_internal.hpp): a few consecutive blocks of a
 // chunk read on their own (frame_blocks_reader_init, chunk_blocks_size, chunk_blocks_read) and a block request's
 // bytes copied without decoding (frame_blocks_copy). What they refuse and what they leave to other readers, then,

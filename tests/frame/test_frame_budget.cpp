@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The memory budget of a call (frame_open_options::max_alloc) swept from below a chunk header to above what any
 // call needs, over a frame read without a view and changed: open, every read, an update, a commit, the space
 // figures, a compaction. Each step either works or fails with errc::resource_limit (never another code),

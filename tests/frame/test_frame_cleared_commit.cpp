@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The durable commit of a frame left without chunks: its trailer goes right after the header, where the
 // committed frame keeps chunks and its index, so those are first moved past every byte in use and committed
 // again (frame_writer's clear of the front). Each allocation fails in turn (once, or from then on): the error

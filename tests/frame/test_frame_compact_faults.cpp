@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Compaction and the space figures of a contiguous frame with holes, with each storage call failing in turn
 // (once, or from then on like a crash) and each allocation failing in turn (once, or from then on): the error is
 // the injected one, nothing leaks, and the storage opens as the same chunks whatever step failed (compaction

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The public encoders of a frame's parts (header, index chunk, trailer, vlmetalayer chunks): what they write
 // parses back (through the reader's parser and by walking the msgpack by hand), the index and vlmetalayer
 // chunks decode to their input, the index is compressed the reference's way or stored when that does not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every storage call and every allocation of open, read, change and commit fails in turn (once, or from then
 // on like a crash): an error comes back, nothing leaks, and the storage still opens as the frame committed
 // before or the one committed after, never anything else. A sparse frame's directory, opened writable again,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every frame the reference wrote (golden/b2nd: contiguous and sparse; golden/compat frames) opens, and its
 // chunks decode to the reference's own decode: b2nd arrays item by item through the layout (chunks hold
 // blocks, padded), plain frames chunk after chunk. Each block decoded alone (lazily, through a storage without

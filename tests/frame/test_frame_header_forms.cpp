@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The frame's header is msgpack in pinned encodings read by the bounded msgpack reader: each fixed field in
 // another encoding (one that would hold the value) is refused as malformed, every cut of the fixed part is
 // truncated, and the parser never reads past the bytes it is given. Metalayer sections cut short are truncated,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The frame's index read lazily: opening costs the same memory whatever the number of chunks, every entry reads
 // back through the block cache (in place and through reads), and a writable frame builds its table on the first
 // change and keeps every chunk.

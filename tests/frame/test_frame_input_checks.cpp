@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the frame API checks of the values it is handed, and with which code: chunks it cannot store, chunk
 // positions, vlmetalayer chunks, creation parameters and header fields out of range, directories without
 // callbacks, sparse chunk names. Every refusal leaves the frame as it was.

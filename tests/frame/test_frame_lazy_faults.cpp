@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Block reads from a storage without a view (the frame reads only a chunk's header, block starts, dictionary
 // and the blocks asked for), with each storage call and each allocation of the frame failing in turn: every
 // read either hands over exactly the stored blocks or fails with the injected code, and nothing leaks. Then the

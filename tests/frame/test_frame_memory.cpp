@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The memory port's storages, and frames in one caller buffer: written with no heap at all (a fixed buffer and
 // an arena), read in place (views into the buffer, no copies), at an offset inside a larger buffer.
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Random sequences of frame changes (append, insert, update, delete chunks; vlmetalayers; fixed metalayer
 // updates; commits; reopening) checked after every step against a model, for contiguous frames (durable and
 // in place, with and without a storage view) and sparse frames in a memory directory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the frame API refuses, and with which code: every call on a frame that is not open (invalid_argument),
 // refreshing a writable frame, opening a frame again into itself; and frame_refresh, which picks up what a
 // writer committed (and on error leaves the reader as it was).

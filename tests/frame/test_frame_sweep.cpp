@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The sweep of a sparse frame's directory: entries named like chunk entries that the committed index does not
 // reference, and a stale index temporary, go at a writable open; other names stay, read-only
 // opens change nothing, a directory without a list callback is not swept, and the sweep's memory does not

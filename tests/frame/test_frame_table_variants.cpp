@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The chunk-table variants the array's writers use (frame_internal.hpp): they refuse a frame whose committed
 // index is not in memory yet, work on the same chunks as the public calls once frame_table_load read it, and
 // their refusals are those of the public calls.

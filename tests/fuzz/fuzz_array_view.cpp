@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes the decode-only reader (tessera/array_view.hpp) over untrusted bytes in memory: array_view_open, then
 // the whole array (when small), a few random slices and elements, each into a guarded buffer. The same bytes
 // through array_open (a const_buffer) are the oracle: when both read a slice, they agree byte for byte. They

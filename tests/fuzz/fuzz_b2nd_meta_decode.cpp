@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes b2nd_meta_decode: the input is one metalayer's content.
 // Invariants: no crash, no out-of-bounds access, no UB; a success reports a structure inside the input, with
 // values in the documented ranges and a dtype that views the input; it decodes the same from exactly its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes detail::blosclz_decompress. Input: 3 bytes, little-endian, the output capacity (below 1 MiB), then
 // one BloscLZ stream.
 // Invariants: no crash, no out-of-bounds access, no UB; a success returns at most the capacity and never writes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes chunk_header_read and chunk_decode: the input is one chunk.
 // Invariants: no crash, no out-of-bounds access (ASan), no UB (UBSan); a header error is also the decode's error;
 // a success returns exactly nbytes and touches neither the guards nor the output past nbytes; an output shorter

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes chunk_block_extent_get and chunk_decode_block: the input is one chunk, decoded block by block (the first
 // and last few blocks, and indices past the end) with one decoder reused throughout, as a reader of slices does.
 // Invariants: no crash, no out-of-bounds access, no UB; a block decodes to exactly its extent's size, inside

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared by the fuzzers (tests/fuzz/fuzz_*.cpp): invariant checks that trap, output buffers with guard zones, a
 // memory budget in front of the counting allocator, and parameters drawn from the input's hash.
 // Hosted code (libFuzzer or the replay driver): it may use the C library; the core under test may not.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes reading a contiguous frame: frame_open, then per chunk frame_chunk_decode (whole) and
 // frame_blocks_decode (every block in one request, in reverse), on three storages over the same bytes: one with
 // a view (the chunk is read in place), one without (the requested blocks' streams go into one sparse copy), one

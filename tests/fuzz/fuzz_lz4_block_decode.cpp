@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes the in-house LZ4 block reader (src/codecs/lz4_block.hpp) against liblz4. Input: 3 bytes, little-endian, the
 // output size (below 128 KiB), 2 bytes that pick how much a partial decode wants, then one LZ4 block. Invariants: no
 // crash, no out-of-bounds access, no UB, no write outside the output (guards); the decoder accepts exactly what the

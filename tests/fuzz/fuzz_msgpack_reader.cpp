@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes msgpack_reader: skip() over every top-level object, against a walk with the typed reads (peek_type,
 // read_int/uint, read_str/bin/ext, read_array/map, floats...), then a canonical re-encoding with msgpack_writer.
 // Invariants: no crash, no out-of-bounds access, no UB; skip() and the typed walk agree on success, error code and

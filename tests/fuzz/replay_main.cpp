@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The main of a fuzzer built without libFuzzer (every gcc build, every Linux target): runs each file named on the
 // command line, and each file of each directory named, through LLVMFuzzerTestOneInput, so the corpora (and the
 // golden files) are regression tests under ctest. Each input is also run truncated (empty, one byte, half, all

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared by the layout tests: random geometries and a brute-force model of where B2ND stores each item,
 // written from the format's definition independently of src/layout (no shared code, no derived strides).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the layout functions refuse, argument by argument: each pointer null in turn, negative shapes and
 // counts, chunk indices out of range (negative too), and a slice without its bounds. Each with its code.
 #include <cstdint>

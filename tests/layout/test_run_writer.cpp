@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // run_writer (src/layout/run_writer.hpp), the row writer of large reads: runs of pieces land exactly where a plain
 // copy puts them, with and without streaming stores, whatever the pieces' sizes (1 byte up) and the runs'
 // alignments; runs that continue the previous one merge; the bytes between runs are untouched; and the reads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The memory port's storages on their own: reads past the end, buffers at their maximum size, allocators that
 // refuse, directories that are full, names that are too long, and the C face's argument checks. The array tests
 // use these storages on their good paths; here every refusal is a value, and nothing leaks.

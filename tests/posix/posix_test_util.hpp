@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test helpers for the POSIX port: a private temporary directory removed (recursively) at scope exit.
 #pragma once
 

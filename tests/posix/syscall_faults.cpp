@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The wrappers behind syscall_faults.hpp: __wrap_X counts the call, fails it when armed, else calls __real_X
 // (the C library's X). Calls may come from several threads (a slice read's workers pread at once): each call
 // takes its number from an atomic count, and the faults are armed only while no call is in flight.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test-only fault injection for the POSIX port's system calls. The test program is linked with GNU ld's --wrap
 // for each call (tests/posix/CMakeLists.txt), so the port's references reach the wrappers in syscall_faults.cpp,
 // which pass every call through unless a fault is armed for it. Nothing of this is in the port itself.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The allocator contract: the caller's allocator is called only from the thread that called the API function,
 // and never by two threads at once, whatever the executor. Every codec, encode and decode (whole chunks, single
 // blocks, block requests, arrays through a file whose workers read their own blocks), on 1 to 4 workers, with an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The malloc-family allocator: every power-of-two alignment honored, bad requests refused, and usable by the
 // core's owned_array.
 #include <cstdint>

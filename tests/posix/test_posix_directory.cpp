@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // posix_directory as a storage_directory: mkdir -p on create, entries opened in every mode, replace, remove,
 // rename (atomic replacement), name checks, and the errors of missing entries and paths.
 #include <cstring>

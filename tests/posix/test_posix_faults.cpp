@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The POSIX port when its system calls fail: each call the port makes is failed on demand (syscall_faults.hpp,
 // link-time wrapping) with each errno the port tells apart, and the tests assert the errc it returns, that EINTR
 // is retried, that short transfers are completed, that descriptors are closed on the error paths, and that a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // posix_file as a storage: read/write/size/truncate/sync against an in-memory model, reads past the end, holes,
 // the open modes, and the errors of missing files, read-only files, directories and full devices.
 #include <cerrno>

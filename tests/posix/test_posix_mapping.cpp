@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // posix_mapping as a read-only storage: open errors (missing, directory, non-regular files), the empty file,
 // reads and the view against the file's known bytes, the mapping surviving unlink, a file larger than 4 GiB
 // (refused on 32-bit targets), and an array written with posix_file that reads the same through the mapping, in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Whole chunks over a 2-worker thread pool: encoding gives the same bytes as encoding serially, and decoding gives
 // the data back, for big chunks (many blocks on both workers) and chunks of only 2-4 blocks (one or two tasks
 // each). The speed of it is measured by tessera_bench_pool (bench/bench_pool.cpp), never asserted here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Readers of an array file that a writer is changing, and readers on several threads.
 //  - A child process appends rows to an array file and commits after each append; the parent refreshes its
 //    read-only array in a loop: every state it sees is a committed one (whole appends, the data the writer

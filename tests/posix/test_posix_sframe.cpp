@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Sparse frames over posix_directory: the reference's sparse-dir golden read in place (decoded over the thread
 // pool), a frame written, committed, reopened and read back through the filesystem, and the directory's
 // listing: a writable open removes stray chunk files and leaves every other name and kind of file alone.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The thread pool executor: every task exactly once, worker indices in range and never shared by two running
 // tasks, real concurrency, reuse over thousands of runs, concurrent and nested runs, init/release.
 #include <atomic>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The bare-metal runner: runs every registered case, prints through semihosting, and exits with the number of
 // failed cases (0 = pass), which qemu-system-arm returns as its own exit status.
 #include <cstdio>

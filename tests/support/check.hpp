@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A tiny test harness whose tests run everywhere: under GoogleTest on Linux targets (gtest_main.cpp registers
 // every case with testing::RegisterTest) and on the bare-metal Cortex-M4 (baremetal_main.cpp), where GoogleTest
 // does not build. One test source serves both, so every target runs the same assertions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading a whole file in the tests that compare with golden files (Linux targets only: it uses <fstream>).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runs the harness's cases under GoogleTest: one gtest test per TESSERA_TEST, so ctest and filters see each.
 #include <gtest/gtest.h>
 

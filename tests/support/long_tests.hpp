@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Long sweeps (a walk of every chunk of a huge index, a file of over 100 MB, randomized scenarios of many
 // operations) test logic that does not depend on the platform. They run in full where CI runs the host (ASan)
 // and ppc64 (big-endian); the other emulated Linux targets run a reduced variant that asserts the same

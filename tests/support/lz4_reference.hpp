@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the tests of the in-house LZ4 block reader (tests/codecs/test_lz4_block.cpp, tests/fuzz/
 // fuzz_lz4_block_decode.cpp) need to judge a disagreement with liblz4.
 #pragma once

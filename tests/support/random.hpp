@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A small deterministic generator (splitmix64) so every target draws the same cases from the same seed.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Allocators for tests: a counting one (live bytes, high-water mark, leaks) that can also refuse the Nth
 // allocation, so a test can fail every allocation in turn (mpack's and zstd's way) and check nothing leaks.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by the run_*.cmake scripts: run the tool or the helper (through the emulator when cross-compiling).
 cmake_minimum_required(VERSION 3.20)
 # Inputs: TOOL, AID, EMU (the emulator command, its words separated by '|'), WORK.

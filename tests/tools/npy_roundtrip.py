@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """NumPy .npy round trips of the `tessera` tool, checked by NumPy itself (Debian's python3-numpy).
 
 For every dtype B2ND stores (bool, signed and unsigned integers, floats, complex, both byte orders, S, U,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The `tessera` tool's progress line and `info --json`.
 
 Progress: with stderr a terminal (a pty here) and TESSERA_PROGRESS_DELAY_MS=0 (shown from the first update),

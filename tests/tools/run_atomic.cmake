@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A failed create or convert leaves nothing under the target name (it writes a temporary and renames it at the
 # end): an existing target keeps its contents, a new one does not appear, no temporary remains; a successful
 # one replaces a file or a sparse frame's directory; a directory holding other files is not replaced.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The files the bad-input tests use (in WORK/bad): a 16-byte raw input, a truncated and a half cframe, a file of
 # garbage, an empty file, an empty directory.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # `tessera compact`: a file whose rewrites left dead chunk versions (testaid rewrite, keeping every old frame)
 # shrinks to the size `convert` writes for the same array, reads the same items, verifies, and `info` reports its
 # free bytes before (more than half the file) and none after. A sparse frame is left as it is.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # `tessera convert` of a golden array with options OPTS (separated by '|'): the result dumps to the golden .raw,
 # passes verify, says the new parameters in info, keeps the other metalayers and the vlmetalayers, is the same
 # file with 1 and 3 threads, and survives a trip through a sparse frame (converted back with the same options:

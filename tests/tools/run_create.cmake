@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # `tessera create` from generated C-order bytes (testaid gen), then: `dump --format raw` returns the input,
 # a slice returns the same slice of the input, `info` names the shape, dtype, codec and filters, `verify`
 # passes; and a copy with a damaged block stream (testaid corrupt) fails `verify` with a message naming the

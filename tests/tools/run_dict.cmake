@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # `tessera create --dict` of the reference's LZ4 and LZ4HC dictionary arrays (golden/b2nd-more) from their .raw:
 # the same file, byte for byte, where the target's liblz4 output is the reference's (SAME_BYTES=ON), and the
 # same data everywhere; `info` says so; --dict with a codec that has no dictionaries fails and leaves no file.

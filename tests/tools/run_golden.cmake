@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # One golden array (GOLDEN/NAME.b2nd, written by the reference): `tessera dump --format raw` gives its .raw
 # (the whole array), and two slices give the same slices of the .raw (computed by testaid with plain loops).
 # Also `info` names its shape and `verify` passes.

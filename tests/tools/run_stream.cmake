@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Streaming and threads: a 64 MiB array (256^3 float32) created from a file and through a pipe, with 1, 2 and 3
 # threads, equals byte for byte the array the library writes from the whole buffer at once (testaid
 # arraycreate, the tool's former way); dump with 1, 2 and 3 threads, to a file and to stdout (-o -), returns the

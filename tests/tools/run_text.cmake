@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # `dump --format text` prints values by dtype: arrays made from spelled-out bytes (testaid writehex), each with
 # its expected text worked out by hand from the bytes (byte order, sign, float formats, complex, bool, strings
 # as NumPy shows them, UCS-4 as UTF-8, records of simple fields as tuples, hex for the rest).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Helper of the `tessera` tool's tests (not the tool itself): makes inputs and expected outputs independently of
 // the tool's code paths, and damages files on purpose.
 //   testaid gen OUT DTYPE NITEMS SEED           deterministic items (smooth plus noise; floats hold small

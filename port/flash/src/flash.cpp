@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tessera/port/flash.hpp"
 
 namespace tessera {

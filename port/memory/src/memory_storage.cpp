@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RAM storages: read-only views, allocator-grown buffers and a directory of them (fixed caller buffers: the core).
 #include "tessera/port/memory_storage.hpp"
 

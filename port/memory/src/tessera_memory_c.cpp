@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The memory port's C API (tessera/port/tessera_memory.h): the RAM directory as a C tessera_storage_directory,
 // through the core's C directory adapter (tessera/capi_bridge.hpp), its open entries boxed from the directory's
 // allocator.

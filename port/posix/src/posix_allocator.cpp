@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // malloc for alignments malloc already guarantees, posix_memalign beyond (both released with free). On Linux,
 // large blocks are mappings of their own that ask for transparent huge pages (see kLargeBlock).
 #include "tessera/port/posix_allocator.hpp"

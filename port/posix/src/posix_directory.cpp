@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A storage_directory over a filesystem directory: openat/unlinkat/renameat relative to the directory's
 // descriptor (no path buffers, no races with the directory being renamed), fsync of the directory after each
 // change of its entries.

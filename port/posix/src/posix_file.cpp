@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // File storage over POSIX descriptors. Every transfer loops over short counts and EINTR; errno is turned into a
 // static message naming the call (errors are values; no exceptions, no allocation).
 #include "tessera/port/posix_file.hpp"

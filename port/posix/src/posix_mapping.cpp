@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A read-only mmap of a whole file as a storage, touched only under a read lease (see the header); the descriptor
 // stays open for the lease and for the reads outside it. errno is turned into a static message naming the call.
 #include "tessera/port/posix_mapping.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The POSIX port's C API (tessera/port/tessera_posix.h): the C faces of posix_allocator, thread_pool,
 // posix_file, posix_mapping and posix_directory, and arrays by path on top of them. Storages are exposed to C
 // through small adapters of the core (tessera/capi_bridge.hpp); a directory's open entries are boxes from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The thread pool behind the parallel executor.
 //
 // The hot path takes no lock. One atomic word holds the run's generation, whether the run is open, and how many

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Raw NOR flash, littlefs style (lfs_config): the geometry of the part and four callbacks with a context.
 /// The callbacks see sector-relative addresses and are only ever called with aligned, in-bounds requests (the

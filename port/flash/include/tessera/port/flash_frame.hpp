@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Writing a Blosc2 contiguous frame (a B2ND array: the b2nd metalayer is one of the params' metalayers) to raw
 /// NOR flash during acquisition, safe against power loss, through the flash log (flash_log.hpp).

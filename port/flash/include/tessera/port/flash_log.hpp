@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// A power-loss-safe, append-only log of blobs in a region of raw NOR flash: the layer under the B2ND flash
 /// writer. Blobs (chunks, later the frame's index, trailer and header) are programmed into the region where the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// A simulated NOR flash in RAM for tests (host and bare metal), in the spirit of littlefs's emubd: it enforces
 /// the part's rules, counts erases per sector, and can cut the power at the Nth program or erase, tearing the

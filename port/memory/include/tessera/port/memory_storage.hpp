@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// Storages in RAM: a caller's fixed buffer (no heap at all), a read-only view of bytes, a buffer that grows
 /// through an allocator, and a small directory of growable buffers (for sparse frames). Freestanding like the

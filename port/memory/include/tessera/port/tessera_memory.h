@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file tessera_memory.h
  * @brief The memory port in C (C99): a RAM buffer that grows as a ::tessera_storage (an array serialized into

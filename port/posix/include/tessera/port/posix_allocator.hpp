@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// The malloc-family allocator: malloc for ordinary alignments, posix_memalign for larger ones.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// A filesystem directory as a tessera::storage_directory (the home of a sparse frame): entries are files opened
 /// relative to the directory's descriptor (openat/unlinkat/renameat), and every change of the directory is made

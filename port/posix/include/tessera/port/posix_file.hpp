@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// A file as a tessera::storage (POSIX: open/pread/pwrite/fstat/ftruncate/fsync). Errors are values: errc::io
 /// with a message naming the failed call, errc::no_space when the disk (or quota, or size limit) is full,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// A whole file mapped read-only into memory as a tessera::storage (POSIX: open/fstat/mmap/munmap).
 ///

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file tessera_posix.h
  * @brief The POSIX port in C (C99): arrays in files (contiguous frames) or directories (sparse frames) by path,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /// \file
 /// A fixed pool of threads behind a tessera::executor. The caller of run() works too (as worker 0), the pool's
 /// threads as workers 1..workers-1; tasks are claimed one at a time from an atomic counter, so a run of a few
