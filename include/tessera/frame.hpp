@@ -13,12 +13,21 @@
 ///   1. new chunk bytes were written where the committed frame does not look (see "Space" below);
 ///   2. the new index chunk and trailer are written after the last chunk, also where the committed frame does not
 ///      look; sync;
-///   3. the header (its fixed fields and metalayers, one write of header_len bytes) is rewritten: from here on
-///      the storage holds the new frame; sync;
+///   3. the header bytes that changed (the fixed fields in its first 70 bytes, and a metalayer's content when
+///      it changed) are rewritten in one write that lies inside one 512-byte sector of the storage: from here
+///      on the storage holds the new frame; sync;
 ///   4. the storage is cut to the new frame's end (when the frame ends the storage and it can be truncated).
 /// A failure (or crash) before step 3 leaves the old frame intact; after it, the new one. The only in-place
-/// write is the header of step 3, which the reference format pins at the frame's start: it must not tear (a
-/// sector-sized write; b2nd headers are about 200 bytes).
+/// write is step 3's, which the reference format pins at the frame's start; the storage must write a write
+/// inside one aligned 512-byte sector whole or not at all (storage.hpp). A commit whose header change would
+/// cross a sector (a frame whose base_offset puts its header across one, and a metalayer change there) is
+/// refused with unsupported before anything is written. A frame left without chunks keeps its trailer right
+/// after the header (the format reads it there): over a committed frame, the header is padded so that the new
+/// trailer goes where the committed frame does not look (past it, or back right after the header's content
+/// when it fits below the committed trailer). A failed sync poisons the handle: after a failed fsync the
+/// system may have dropped the writes since the last sync yet show them to reads, so every later change,
+/// commit and compaction returns that error, and closing writes nothing; reopen the frame to go on from what
+/// is durable.
 /// Space (contiguous frames): bytes the last committed frame does not reference are free, and new bytes go
 /// there before the storage grows. A chunk version written since the last commit is free as soon as it is
 /// replaced or deleted; a version the committed frame uses, and the committed index and trailer, become free
@@ -320,7 +329,8 @@ struct frame_create_params {
 
 /// Makes every change since the last commit durable, in the order described at the top of this file. On error
 /// the committed frame is the previous one (or, when the header write itself failed, possibly either) and the
-/// in-memory state is unchanged: retry, or close and reopen.
+/// in-memory state is unchanged: retry, or close and reopen. After a failed sync the handle is poisoned (every
+/// later write or commit returns that error): close and reopen.
 [[nodiscard]] status frame_commit(frame& f) noexcept;
 /// Whether there are uncommitted changes.
 [[nodiscard]] bool frame_dirty(const frame& f) noexcept;

@@ -24,6 +24,11 @@ struct storage {
   /// Cuts (or extends with zeros) the storage to `size` bytes. nullptr when the storage cannot.
   status (*truncate)(void* context, uint64_t size) noexcept = nullptr;
   /// Makes every write so far durable (fsync, flash program completion). nullptr means writes are durable.
+  /// What a durable frame assumes of a storage (docs/architecture.md, "The commit protocol"): a write is durable
+  /// once a later sync succeeded; before that, a crash may lose it or keep any of its 512-byte sectors; a write
+  /// that lies inside one aligned 512-byte sector is never torn; after a failed sync, the writes since the last
+  /// successful one may be lost even though reads still return them (the frame then refuses every later write
+  /// until it is reopened).
   status (*sync)(void* context) noexcept = nullptr;
   /// Optional: the storage's bytes, when it already is memory, so frames are read in place without copies.
   /// Returns an empty view when it cannot; the view stays valid until the next write or truncate (and, for a

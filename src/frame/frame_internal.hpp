@@ -93,6 +93,7 @@ inline constexpr uint32_t kSpaceExtentsMax = 1024;
 struct space_map {
   bool active = false;    // placement goes through the map
   bool disabled = false;  // never reuse (chunks that share or overlap bytes, or after an uncertain commit)
+  bool uncertain = false; // disabled by a commit whose header write failed: either frame may be live until the next
   extent_set free;
   extent_set retired;
   extent meta{};          // durable: the committed index and trailer (free after the next commit)
@@ -193,6 +194,9 @@ struct frame_state {
 
   int64_t nspecial = 0;          // index entries holding special values
   uint32_t reads_open = 0;       // read brackets open on this handle (frame_reads_scope)
+  // A failed sync: the storage may have dropped the writes since the last commit while still showing them (Linux
+  // marks the pages clean after a failed fsync), so no later write or commit of this handle can be trusted.
+  errc poisoned = errc::ok;
   bool dirty = false;
   uint8_t* scratch = nullptr;   // grow-only buffer for reads
   size_t scratch_cap = 0;
@@ -257,6 +261,9 @@ void space_disable(frame_state& s) noexcept;
 [[nodiscard]] uint64_t space_take_below(frame_state& s, uint64_t n, uint64_t limit) noexcept;
 // Bytes nothing references any more (written and superseded before a commit, or a failed write): free now.
 void space_free(frame_state& s, uint64_t pos, uint64_t len) noexcept;
+// Frees [from, to) but what the durable frame still references there (retired extents, the committed index and
+// trailer): whatever failed before, no free byte is one a crash could need.
+void space_free_unreferenced(frame_state& s, uint64_t from, uint64_t to) noexcept;
 // A stored chunk version the pending frame drops: free now when fresh (or not durable), else at the next commit.
 void space_drop_chunk(frame_state& s, const frame_chunk_entry& e) noexcept;
 // The end of the pending frame's chunks (header_len when none). Needs every stored chunk's size (active map).
@@ -320,6 +327,9 @@ void info_from_params(const frame_create_params& p, frame_info& info) noexcept;
 [[nodiscard]] result<uint32_t> header_size_of(const frame_create_params& p, uint64_t* idx_size) noexcept;
 [[nodiscard]] result<uint32_t> header_encode(const frame_create_params& p, const frame_header_fields& fields,
                                              bytes_mut out, frame_meta_entry* offsets_out) noexcept;
+// Where the header's content (fixed fields and metalayers) ends: before header_len when the header is padded (a
+// durable frame without chunks moves its trailer past the committed one: see cframe_commit_materialized).
+[[nodiscard]] uint32_t header_content_end(const frame_state& s) noexcept;
 // Builds a complete header for the params into s.header (and s.metas).
 [[nodiscard]] status header_build(frame_state& s, const frame_create_params& p) noexcept;
 

@@ -17,7 +17,18 @@ namespace {
 status writable_check(const frame_state* s) noexcept {
   if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
   if (!s->options.writable) return make_error(errc::read_only, TESSERA_MSG("frame: opened read-only"));
+  if (s->poisoned != errc::ok)
+    return make_error(s->poisoned, TESSERA_MSG("frame: a sync failed earlier: writes since the last commit may be lost; reopen the frame"));
   return ok_status();
+}
+
+// A sync of the frame's storage (or a sparse entry's). A failure poisons the handle: after a failed fsync Linux
+// may drop the dirty pages yet mark them clean, so a retried commit would succeed over bytes that never reached
+// the disk (PostgreSQL's lesson of 2018). Only a reopen, from what is durable, writes again.
+status durable_sync(frame_state& s, const storage& st) noexcept {
+  const status r = storage_sync(st);
+  if (!r.ok()) s.poisoned = r.code;
+  return r;
 }
 
 status name_check(span<const char> name) noexcept {
@@ -81,7 +92,7 @@ __attribute__((noinline)) result<int64_t> chunk_store(frame_state& s, const inco
     sparse_entry e;
     TESSERA_TRY(e.open_name(s, name, storage_open::replace));
     status w = storage_write(e.st, 0, in.bytes);
-    if (w.ok() && s.options.durable) w = storage_sync(e.st);
+    if (w.ok() && s.options.durable) w = durable_sync(s, e.st);
     status c = e.close();
     if (!w.ok() || !c.ok()) {
       (void)storage_directory_remove(s.dir, name);
@@ -237,7 +248,7 @@ struct temp_buffer {
   }
 };
 
-status sync_if(frame_state& s) noexcept { return s.options.durable ? storage_sync(s.st) : ok_status(); }
+status sync_if(frame_state& s) noexcept { return s.options.durable ? durable_sync(s, s.st) : ok_status(); }
 
 // The encoder for the index and vlmetalayers: the caller's, or the frame's own (inited once, on first need).
 result<chunk_encoder*> encoder_get(frame_state& s) noexcept {
@@ -260,6 +271,31 @@ result<uint32_t> index_build(frame_state& s, chunk_encoder* enc, const frame_chu
   auto size = index_encode(enc, bytes_view(src.p, static_cast<size_t>(n) * 8), out);
   if (!size.ok()) return size.err();
   return static_cast<uint32_t>(*size);
+}
+
+// The storage's sector: a write that lies inside one aligned sector of this size is taken to reach the disk whole
+// or not at all (docs/architecture.md, "The commit protocol"). Every commit point is such a write.
+constexpr uint64_t kCommitSector = 512;
+
+// The commit point: the header bytes h[0, len) that differ from the storage's, in one write; the others are
+// equal already. With `durable`, that write must lie inside one sector: the fixed fields a commit changes sit
+// in the header's first 70 bytes (and a resize's shape in the b2nd metalayer after them). A change that would
+// cross a sector is refused before anything is written (the frame's base_offset puts the header across one).
+// *header_tried: the write was (maybe) made, so either frame may be the live one. Its own frame: the read
+// buffer's locals stay off the commit's.
+__attribute__((noinline)) status header_commit_write(frame_state& s, const uint8_t* h, uint32_t len,
+                                                     bool* header_tried) noexcept {
+  temp_buffer cur;
+  TESSERA_TRY(cur.get(s, len));
+  TESSERA_TRY(frame_read_into(s, 0, bytes_mut(cur.p, len)));
+  uint32_t a = 0, b = len;
+  while (a < len && cur.p[a] == h[a]) ++a;
+  if (a == len) return ok_status();
+  while (b > a && cur.p[b - 1] == h[b - 1]) --b;
+  if (s.options.durable && (s.base + a) / kCommitSector != (s.base + b - 1) / kCommitSector)
+    return make_error(errc::unsupported, TESSERA_MSG("frame: the commit's header change would cross a 512-byte sector of the storage and could tear: give the frame a base_offset that keeps its header's first bytes in one sector"));
+  *header_tried = true;
+  return frame_write(s, a, bytes_view(h + a, b - a));
 }
 
 // What a clear of the front needs of the committed frame: its fixed header's sizes and its index chunk's place.
@@ -342,7 +378,8 @@ __attribute__((noinline)) status clear_front_move(frame_state& s, uint32_t tl, c
   TESSERA_TRY(frame_read_into(s, 0, bytes_mut(hb.p, hl)));
   header_sizes_patch(hb.p, len, static_cast<int64_t>(pos - hl));
   if (s.committed_len < len) s.committed_len = len;  // from here on either frame may be the live one
-  TESSERA_TRY(frame_write(s, 0, bytes_view(hb.p, hl)));
+  bool tried = false;
+  TESSERA_TRY(header_commit_write(s, hb.p, hl, &tried));
   TESSERA_TRY(sync_if(s));
   return ok_status();
 }
@@ -428,10 +465,10 @@ result<uint32_t> commit_index_build(frame_state& s, const commit_parts& c, uint8
 }
 
 // The writes of a commit: index and trailer (buf + lead, at idx_pos) then the header, or, joined, header and
-// trailer in one write. *header_tried: the header was (maybe) written, so either frame may be the live one.
+// trailer in one write (a frame without chunks over nothing durable: its creation, or not durable).
+// *header_tried: the header was (maybe) written, so either frame may be the live one.
 status cframe_commit_writes(frame_state& s, const frame_info& ni, bool joined, const uint8_t* buf, size_t lead,
                             uint64_t idx_pos, size_t tail_size, bool* header_tried) noexcept {
-  const uint32_t hl = s.info.header_len;
   if (joined) {
     if (s.committed_len < ni.frame_len) s.committed_len = ni.frame_len;
     *header_tried = true;
@@ -441,12 +478,26 @@ status cframe_commit_writes(frame_state& s, const frame_info& ni, bool joined, c
   TESSERA_TRY(frame_write(s, idx_pos, bytes_view(buf + lead, tail_size)));
   TESSERA_TRY(sync_if(s));
   temp_buffer hb;
-  TESSERA_TRY(hb.get(s, hl));
+  TESSERA_TRY(hb.get(s, ni.header_len));
   header_compose(s, ni, hb.p);
   if (s.committed_len < ni.frame_len) s.committed_len = ni.frame_len;
-  *header_tried = true;
-  TESSERA_TRY(frame_write(s, 0, bytes_view(hb.p, hl)));
+  TESSERA_TRY(header_commit_write(s, hb.p, ni.header_len, header_tried));
   return sync_if(s);
+}
+
+// A durable frame left without chunks over a committed frame: the format reads its trailer at header_len, where
+// the committed frame keeps its own, so the header grows a pad and the trailer goes past what is durable (or
+// into an earlier pad, right after the header's content, when it fits below the committed trailer). The pad
+// holds the storage's bytes as they are, so the header's write touches only its content. Returns the new
+// header_len; s.header is grown to it.
+__attribute__((noinline)) result<uint32_t> header_pad_for_trailer(frame_state& s, uint32_t tl) noexcept {
+  const uint32_t ce = header_content_end(s);
+  const uint64_t at = uint64_t{ce} + tl <= s.info.header_len ? ce : s.committed_len;
+  if (at > static_cast<uint64_t>(INT32_MAX)) return make_error(errc::overflow, TESSERA_MSG("frame: header too large"));
+  const auto hl = static_cast<uint32_t>(at);
+  TESSERA_TRY(state_buffer_reserve(s, &s.header, &s.header_cap, hl));
+  if (hl > ce) TESSERA_TRY(frame_read_into(s, ce, bytes_mut(s.header + ce, hl - ce)));
+  return hl;
 }
 
 __attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noexcept {
@@ -457,8 +508,17 @@ __attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noex
   frame_info& ni = c.ni;
   if (!has_data) ni.cbytes = 0;
   temp_buffer buf;
-  const bool joined = !has_data && !(s.options.durable && s.committed_has_index);
-  // Without chunks and without a committed index, header and trailer are rewritten together (one write).
+  const bool without_index = !has_data && !(s.options.durable && s.committed_has_index);
+  // Without chunks and without a committed index, the trailer follows the header: over nothing durable, both are
+  // written together (one write); over a durable frame, the header is padded so that the trailer goes where the
+  // committed frame does not look.
+  const bool padded = without_index && s.options.durable && s.committed_len > 0;
+  const bool joined = without_index && !padded;
+  if (padded) {
+    auto phl = header_pad_for_trailer(s, tl);
+    if (!phl.ok()) return phl.err();
+    ni.header_len = *phl;
+  }
   const size_t lead = joined ? hl : 0;
   TESSERA_TRY(buf.get(s, lead + c.ibound + tl));
   auto r = commit_index_build(s, c, buf.p + lead);
@@ -468,7 +528,7 @@ __attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noex
   // Where the index and trailer go: right after the chunks when they may be overwritten (not durable), else the
   // lowest free place past the last chunk (reuse), else past everything.
   const bool reuse = s.space.active;
-  uint64_t idx_pos = hl;
+  uint64_t idx_pos = ni.header_len;
   bool taken = false;
   if (has_data) {
     if (reuse) {
@@ -490,11 +550,16 @@ __attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noex
   bool header_tried = false;
   const status w = cframe_commit_writes(s, ni, joined, buf.p, lead, idx_pos, m, &header_tried);
   if (!w.ok()) {
-    if (header_tried && s.options.durable) space_disable(s);  // either frame may be live: keep every byte
-    else if (taken) space_free(s, idx_pos, m);
+    if (header_tried && s.options.durable) {
+      space_disable(s);  // either frame may be live: keep every byte
+      s.space.uncertain = true;
+    } else if (taken) {
+      space_free(s, idx_pos, m);
+    }
     return w;
   }
   // Committed.
+  s.info.header_len = ni.header_len;
   s.info.trailer_len = tl;
   s.info.frame_len = ni.frame_len;
   s.info.cbytes = ni.cbytes;
@@ -506,6 +571,17 @@ __attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noex
   if (s.space.active) space_committed(s, idx_pos, m);
   else
     for (int64_t i = 0; i < s.nchunks; ++i) s.chunks[i].fresh = 0;
+  if (padded && s.space.active) {  // nothing below the trailer but the header (and its pad) now
+    s.space.free.n = 0;
+    s.space.retired.n = 0;
+    s.space.meta = extent{idx_pos, m};
+    s.space.end = idx_pos + m;
+  }
+  if (s.space.uncertain) {
+    // Only the frame just committed is live: the map may be built again from it (at the next change).
+    s.space.uncertain = false;
+    s.space.disabled = false;
+  }
   if (s.options.truncate_tail && s.st.truncate != nullptr) {
     auto size = storage_size(s.st);
     if (size.ok() && *size > s.base + ni.frame_len) (void)storage_truncate(s.st, s.base + ni.frame_len);
@@ -646,7 +722,7 @@ __attribute__((always_inline)) inline status cframe_tidy(frame_state& s, uint64_
 }  // namespace
 
 status cframe_close_tidy(frame_state& s) noexcept {
-  if (s.sparse || !s.options.writable || s.dirty) return ok_status();
+  if (s.sparse || !s.options.writable || s.dirty || s.poisoned != errc::ok) return ok_status();
   return cframe_tidy(s, 0, 0, kTidyAtClose);
 }
 
@@ -670,7 +746,7 @@ __attribute__((noinline)) status sframe_commit_materialized(frame_state& s) noex
     sparse_entry e;
     TESSERA_TRY(e.open_name(s, target, storage_open::replace));
     status w = storage_write(e.st, 0, bytes_view(buf.p, static_cast<size_t>(ni.frame_len)));
-    if (w.ok() && s.options.durable) w = storage_sync(e.st);
+    if (w.ok() && s.options.durable) w = durable_sync(s, e.st);
     const status closed = e.close();
     if (w.ok()) w = closed;
     if (!w.ok()) {
@@ -1018,11 +1094,11 @@ status chunk_move(frame_state& s, int64_t i, uint64_t q) noexcept {
   return ok_status();
 }
 
-// Only [from, to) is free (nothing the committed frame or the pending one uses lies there).
+// Only [from, to) is free (nothing the pending frame uses lies there), less what the durable frame references.
 void space_free_only(frame_state& s, uint64_t from, uint64_t to) noexcept {
   s.space.free.n = 0;
   s.space.lost = 0;
-  if (to > from) space_free(s, from, to - from);
+  if (to > from) space_free_unreferenced(s, from, to);
 }
 
 // A commit of moved chunks: the same content, so a failure leaves nothing pending for the caller.
@@ -1049,6 +1125,9 @@ status cframe_compact(frame_state& s) noexcept {
 // The chunk table is in memory (frame_compact reads it first; the tidy's frames have an active map).
 status cframe_compact_active(frame_state& s) noexcept {
   TESSERA_TRY(space_activate_table(s));
+  // Moves an earlier tidy could not commit (its error was not the caller's) are committed first: compaction
+  // starts from a pending frame that is the durable one, so what it frees no crash can need.
+  if (s.space.active && s.space.retired.n > 0) TESSERA_TRY(commit_moves(s));
   // Without chunks there is nothing to move (the map is off after the commit that cleared the frame): only the
   // bytes past the frame go.
   if (!s.space.active && s.nchunks > 0)
