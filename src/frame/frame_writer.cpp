@@ -500,7 +500,37 @@ __attribute__((noinline)) result<uint32_t> header_pad_for_trailer(frame_state& s
   return hl;
 }
 
+// A padded header (left by a commit without chunks) loses its pad at the first commit with chunks: c-blosc2
+// rebuilds headers at their computed size when it changes a frame and refuses a longer one. The chunks stay
+// where they are: the header ends at its content, and their offsets (from the header's end) grow by the pad,
+// which joins the chunks section as a hole. Undone when the commit fails.
+struct header_unpad {
+  frame_state& s;
+  uint32_t pad = 0;
+  bool keep = false;
+  explicit header_unpad(frame_state& state) noexcept : s(state) {
+    if (s.nchunks == 0) return;
+    const uint32_t ce = header_content_end(s);
+    pad = s.info.header_len - ce;
+    shift(static_cast<int64_t>(pad));
+    s.info.header_len = ce;
+  }
+  ~header_unpad() {
+    if (keep || pad == 0) return;
+    s.info.header_len += pad;
+    shift(-static_cast<int64_t>(pad));
+  }
+  header_unpad(const header_unpad&) = delete;
+  header_unpad& operator=(const header_unpad&) = delete;
+  void shift(int64_t by) noexcept {
+    if (by == 0) return;
+    for (int64_t i = 0; i < s.nchunks; ++i)
+      if (s.chunks[i].offset >= 0) s.chunks[i].offset += by;
+  }
+};
+
 __attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noexcept {
+  header_unpad unpad(s);
   commit_parts c;
   TESSERA_TRY(commit_parts_get(s, c));
   const uint32_t tl = c.tl, hl = c.hl;
@@ -559,6 +589,7 @@ __attribute__((noinline)) status cframe_commit_materialized(frame_state& s) noex
     return w;
   }
   // Committed.
+  unpad.keep = true;
   s.info.header_len = ni.header_len;
   s.info.trailer_len = tl;
   s.info.frame_len = ni.frame_len;
