@@ -302,6 +302,12 @@ typedef struct tessera_array_params {
   int32_t keep_old_frames;
   /** User codecs and filters for writing and reading the array (NULL, the default: none); copied. */
   const tessera_plugins* plugins;
+  /**
+   * The codec's meta byte, 0..255 (default 0), kept in the frame and every chunk: a user codec's parameter (for
+   * c-blosc2's ZFP codecs the accuracy, precision or rate; for NDLZ the cell edge). ::tessera_array_params_get
+   * returns it, so a copy made with those params keeps it.
+   */
+  int32_t compcode_meta;
 } tessera_array_params;
 
 /**
@@ -769,6 +775,7 @@ typedef struct tessera_chunk_params {
   int32_t splitmode;     /**< a ::tessera_split_mode (default ::TESSERA_SPLIT_FORWARD_COMPAT) */
   int32_t blocksize;     /**< bytes per block; 0 (default): automatic */
   int32_t use_dict;      /**< nonzero: a dictionary in the chunk (LZ4, LZ4HC, Zstd). Default 0. */
+  int32_t compcode_meta; /**< the codec's meta byte, 0..255 (default 0), handed to a user codec */
 } tessera_chunk_params;
 
 /** Sets p to the reference's defaults. */

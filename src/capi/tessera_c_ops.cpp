@@ -344,6 +344,8 @@ tessera_status params_from_c(const tessera_array_params* c, array_params& p, fra
   if (c->splitmode < 1 || c->splitmode > 4) return c_error(errc::invalid_argument, TESSERA_MSG("capi: splitmode not 1..4"));
   p.split = static_cast<split_mode>(c->splitmode);
   p.use_dict = c->use_dict != 0;
+  if (c->compcode_meta < 0 || c->compcode_meta > 255) return c_error(errc::invalid_argument, TESSERA_MSG("capi: compcode_meta not 0..255"));
+  p.compcode_meta = static_cast<uint8_t>(c->compcode_meta);
   if (c->nmetalayers > TESSERA_MAX_METALAYERS) return c_error(errc::invalid_argument, TESSERA_MSG("capi: too many metalayers"));
   if (c->nmetalayers > 0 && c->metalayers == nullptr) {
     return c_error(errc::invalid_argument, TESSERA_MSG("capi: null metalayers"));
@@ -611,6 +613,7 @@ tessera_status tessera_array_params_get_layout(const tessera_array* a, tessera_a
   filters_copy(*out, p);
   out->splitmode = static_cast<int32_t>(p.split);
   out->use_dict = p.use_dict ? 1 : 0;
+  out->compcode_meta = p.compcode_meta;
   out->executor = nullptr;
   return c_ok();
 }
@@ -721,6 +724,7 @@ tessera_status tessera_array_chunk_params_get(const tessera_array* a, tessera_ch
   filters_copy(*out, p);
   out->splitmode = static_cast<int32_t>(p.split);
   out->use_dict = p.use_dict ? 1 : 0;
+  out->compcode_meta = p.compcode_meta;
   out->blocksize = static_cast<int32_t>(l.block_nitems * itemsize);  // fits: checked when the array opened
   return c_ok();
 }
@@ -747,7 +751,9 @@ tessera_status tessera_chunk_encode(const tessera_allocator* alloc, const tesser
   if (params->typesize < 1 || params->typesize > 255) return c_error(errc::invalid_argument, TESSERA_MSG("capi: typesize not 1..255"));
   if (!codec_valid(params->codec)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: unknown codec"));
   if (params->splitmode < 1 || params->splitmode > 4) return c_error(errc::invalid_argument, TESSERA_MSG("capi: splitmode not 1..4"));
+  if (params->compcode_meta < 0 || params->compcode_meta > 255) return c_error(errc::invalid_argument, TESSERA_MSG("capi: compcode_meta not 0..255"));
   tessera::chunk_encode_params p;
+  p.compcode_meta = static_cast<uint8_t>(params->compcode_meta);
   p.typesize = static_cast<uint8_t>(params->typesize);
   p.clevel = params->clevel;
   p.compressor = static_cast<tessera::codec>(params->codec);

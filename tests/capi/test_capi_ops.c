@@ -512,6 +512,9 @@ static void test_new_arrays(void) {
   model_fill(g_model, 10 * 12, 11);
   params_grid(&p, 10, 12);
   f = fill_of(g_model, 10 * 12);
+  p.compcode_meta = 256;
+  CHECK_ERR(tessera_array_create(&a, &sa, &al, &p, &f), TESSERA_ERR_INVALID_ARGUMENT);
+  p.compcode_meta = 7; /* a codec's parameter (ZFP's rate, say): kept by every copy */
   REQUIRE_OK(tessera_array_create(&a, &sa, &al, &p, &f));
 
   /* params_get reflects the array. */
@@ -519,6 +522,7 @@ static void test_new_arrays(void) {
   CHECK(q.ndim == 2 && q.shape[0] == 10 && q.shape[1] == 12 && q.itemsize == 4);
   CHECK(q.chunkshape[0] == 4 && q.chunkshape[1] == 5 && q.blockshape[0] == 2 && q.blockshape[1] == 5);
   CHECK(q.codec == TESSERA_CODEC_BLOSCLZ && q.clevel == 5 && q.filters[5] == TESSERA_FILTER_SHUFFLE);
+  CHECK(q.compcode_meta == 7);
 
   /* Rechunk and recompress (zlib level 1 when the build has it is not assumed: BloscLZ level 9) on a C
    * executor. */
@@ -540,8 +544,12 @@ static void test_new_arrays(void) {
   CHECK(es.runs > 0);
   {
     tessera_array_params g;
+    tessera_chunk_params cp;
     REQUIRE_OK(tessera_array_params_get(b, &g));
     CHECK(g.clevel == 9);
+    CHECK(g.compcode_meta == 7); /* params_get + a re-chunking copy keep the codec meta */
+    REQUIRE_OK(tessera_array_chunk_params_get(b, &cp));
+    CHECK(cp.compcode_meta == 7);
   }
   REQUIRE_OK(tessera_array_close(b));
 
