@@ -240,7 +240,14 @@ status plugins_copy(plugin_tables& t, const tessera_plugins* c, const allocator&
 
 tessera_status layout_check(uint32_t layout) noexcept {
   if (layout == kLayout) return c_ok();
-  if ((layout & 0xffu) != static_cast<uint32_t>(kMaxDims)) {
+  // A layout some build could have made: TESSERA_MAX_DIMS 1..64 and both struct sizes set. Anything else is a
+  // struct that tessera_array_params_init (or tessera_open_options_init) never saw.
+  const uint32_t dims = layout & 0xffu, params_size = (layout >> 8) & 0xfffu, info_size = layout >> 20;
+  if (dims == 0 || dims > 64 || params_size == 0 || info_size == 0) {
+    return c_error(errc::invalid_argument,
+                   TESSERA_MSG("capi: params not initialized: call tessera_array_params_init (or tessera_open_options_init) first"));
+  }
+  if (dims != static_cast<uint32_t>(kMaxDims)) {
     return c_error(errc::invalid_argument,
                    TESSERA_MSG("capi: the caller was compiled with another TESSERA_MAX_DIMS than the library (tessera_max_dims)"));
   }

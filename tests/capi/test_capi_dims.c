@@ -315,6 +315,13 @@ static void test_version_and_layout(void) {
   p.splitmode = 4;
   CHECK_ERR(tessera_array_create(&a, &st, &al, &p, NULL), TESSERA_ERR_INVALID_ARGUMENT);
   CHECK(a == NULL && buf.size == 0);
+  {
+    /* ... and named as such (not as another TESSERA_MAX_DIMS), where the build keeps its messages. */
+    const tessera_status s = tessera_array_create(&a, &st, &al, &p, NULL);
+    const tessera_status other = tessera_layout_check(TESSERA_LAYOUT ^ 1u);
+    CHECK(strstr(s.message, "not initialized") != NULL || strcmp(s.message, "invalid_argument") == 0);
+    CHECK(strstr(other.message, "TESSERA_MAX_DIMS") != NULL || strcmp(other.message, "invalid_argument") == 0);
+  }
 }
 
 /* A caller compiled with another TESSERA_MAX_DIMS (test_capi_layout_other.c) gets errors, never a crash or a
