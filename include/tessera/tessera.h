@@ -525,8 +525,9 @@ tessera_status tessera_array_vlmeta_exists(const tessera_array* a, const char* n
 tessera_status tessera_array_vlmeta_size(const tessera_array* a, const char* name, size_t* size);
 
 /**
- * Decodes variable-length metalayer name into out (size bytes); *written (may be NULL) receives its length.
- * Errors: BUFFER_TOO_SMALL, OUT_OF_RANGE (no such metalayer). The array is not const (unlike
+ * Decodes variable-length metalayer name into out (size bytes); *written (may be NULL) receives its length, or,
+ * with BUFFER_TOO_SMALL, the size out needs (grow it and call again). Errors: BUFFER_TOO_SMALL, OUT_OF_RANGE (no
+ * such metalayer). The array is not const (unlike
  * ::tessera_array_vlmeta_size): the content is a compressed chunk, decoded with the handle's decoder and its
  * scratch (no allocation per call).
  */
@@ -661,6 +662,51 @@ tessera_status tessera_array_orthogonal_get(tessera_array* a, const int64_t* con
  */
 tessera_status tessera_array_orthogonal_set(tessera_array* a, const int64_t* const* indices, const int64_t* counts,
                                             const void* src, size_t size);
+
+/** \cond internal: b2nd's selection (int64_t* sel[]) as the const one; C++ converts it implicitly. */
+#ifdef __cplusplus
+#define TESSERA_SELECTION_(s) (s)
+#else
+#define TESSERA_SELECTION_(s) ((const int64_t* const*)(s))
+#endif
+/** \endcond */
+
+/**
+ * ::tessera_array_orthogonal_get for b2nd's selection idiom, `int64_t* selection[ndim]` (b2nd_get_orthogonal_selection's
+ * `int64_t **selection`), which C does not pass as `const int64_t* const*` without a warning.
+ */
+static inline tessera_status tessera_array_orthogonal_get_b2nd(tessera_array* a, int64_t* const* selection,
+                                                               const int64_t* counts, void* out, size_t size) {
+  return tessera_array_orthogonal_get(a, TESSERA_SELECTION_(selection), counts, out, size);
+}
+
+/** ::tessera_array_orthogonal_set for b2nd's selection idiom (see ::tessera_array_orthogonal_get_b2nd). */
+static inline tessera_status tessera_array_orthogonal_set_b2nd(tessera_array* a, int64_t* const* selection,
+                                                               const int64_t* counts, const void* src, size_t size) {
+  return tessera_array_orthogonal_set(a, TESSERA_SELECTION_(selection), counts, src, size);
+}
+
+/* ---- The "b2nd" metalayer on its own ------------------------------------------------------------------- */
+
+/**
+ * b2nd_serialize_meta: the "b2nd" metalayer for this geometry and dtype (NUL-terminated NumPy string;
+ * dtype_format 0), byte for byte as c-blosc2 writes it, into out (size bytes). *written receives its length, or,
+ * with BUFFER_TOO_SMALL, the size out needs. shape, chunkshape and blockshape hold ndim entries (0..TESSERA_MAX_DIMS).
+ * Errors: INVALID_ARGUMENT (null pointers, a geometry or dtype_format out of range), BUFFER_TOO_SMALL.
+ */
+tessera_status tessera_b2nd_meta_serialize(int32_t ndim, const int64_t* shape, const int32_t* chunkshape,
+                                           const int32_t* blockshape, const char* dtype, int32_t dtype_format,
+                                           void* out, size_t size, size_t* written);
+
+/**
+ * b2nd_deserialize_meta: reads a "b2nd" (or the older "caterva") metalayer. shape, chunkshape and blockshape hold
+ * `capacity` entries and receive *ndim of them; *dtype views the dtype inside meta (dtype_len bytes, not
+ * NUL-terminated; "|u1" for the caterva form). Errors: TRUNCATED, MALFORMED (naming the field), UNSUPPORTED (ndim
+ * above the library's TESSERA_MAX_DIMS), BUFFER_TOO_SMALL (ndim above capacity), INVALID_ARGUMENT (null pointers).
+ */
+tessera_status tessera_b2nd_meta_deserialize(const void* meta, size_t size, int32_t capacity, int32_t* ndim,
+                                             int64_t* shape, int32_t* chunkshape, int32_t* blockshape,
+                                             const char** dtype, size_t* dtype_len, int32_t* dtype_format);
 
 /**
  * The slice [start, stop) into the box of the same extent at buffer_start of buffer, a C-order array of

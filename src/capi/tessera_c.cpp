@@ -399,7 +399,13 @@ tessera_status tessera_array_vlmeta_get(tessera_array* a, const char* name, void
   if (a == nullptr || (out == nullptr && size != 0)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: null array or out"));
   if (!c_string(name, kNameScan, n)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: bad vlmetalayer name"));
   const tessera::bytes_mut dst(static_cast<uint8_t*>(out), size);
-  return value_to_c(tessera::array_vlmeta_read(a->arr, n, dst), written);
+  const tessera_status s = value_to_c(tessera::array_vlmeta_read(a->arr, n, dst), written);
+  if (s.code == TESSERA_ERR_BUFFER_TOO_SMALL && written != nullptr) {
+    // The size it needs, as tessera_chunk_read reports it: a caller grows its buffer and calls again.
+    const tessera::result<size_t> need = tessera::array_vlmeta_nbytes(a->arr, n);
+    if (need.ok()) *written = *need;
+  }
+  return s;
 }
 
 tessera_status tessera_array_vlmeta_set(tessera_array* a, const char* name, const void* content, size_t size) {

@@ -9,6 +9,7 @@
 
 #include "capi_internal.hpp"
 #include "tessera/array.hpp"
+#include "tessera/b2nd_meta.hpp"
 #include "tessera/tessera.h"
 
 using tessera::errc;
@@ -858,5 +859,56 @@ tessera_status tessera_array_chunk_update(tessera_array* a, int64_t nchunk, cons
   const status s = tessera::frame_chunk_update(f, nchunk, view_of(chunk, size));
   if (!s.ok()) return to_c(s);
   if (a->arr.auto_commit) return to_c(tessera::array_commit(a->arr));
+  return c_ok();
+}
+
+// ---- The b2nd metalayer -------------------------------------------------------------------------------------
+
+tessera_status tessera_b2nd_meta_serialize(int32_t ndim, const int64_t* shape, const int32_t* chunkshape,
+                                           const int32_t* blockshape, const char* dtype, int32_t dtype_format,
+                                           void* out, size_t size, size_t* written) {
+  if (written != nullptr) *written = 0;
+  if (written == nullptr || dtype == nullptr || (out == nullptr && size != 0) ||
+      (ndim > 0 && (shape == nullptr || chunkshape == nullptr || blockshape == nullptr)))
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null geometry, dtype, out or written"));
+  if (ndim < 0 || ndim > tessera::kMaxDims) return c_error(errc::invalid_argument, TESSERA_MSG("capi: ndim outside 0..TESSERA_MAX_DIMS"));
+  if (dtype_format < 0 || dtype_format > 127) return c_error(errc::invalid_argument, TESSERA_MSG("capi: dtype_format not 0..127"));
+  tessera::b2nd_meta m;
+  m.ndim = static_cast<int8_t>(ndim);
+  for (int d = 0; d < ndim; ++d) {
+    m.shape[d] = shape[d];
+    m.chunkshape[d] = chunkshape[d];
+    m.blockshape[d] = blockshape[d];
+  }
+  m.dtype_format = static_cast<int8_t>(dtype_format);
+  m.dtype = tessera::span<const char>(dtype, strlen(dtype));
+  m.has_dtype = true;
+  const size_t need = tessera::b2nd_meta_encoded_size(m);
+  if (need != 0 && need > size) {
+    *written = need;
+    return c_error(errc::buffer_too_small, TESSERA_MSG("capi: out cannot hold the metalayer"));
+  }
+  return value_to_c(tessera::b2nd_meta_encode(m, mut_of(out, size)), written);
+}
+
+tessera_status tessera_b2nd_meta_deserialize(const void* meta, size_t size, int32_t capacity, int32_t* ndim,
+                                             int64_t* shape, int32_t* chunkshape, int32_t* blockshape,
+                                             const char** dtype, size_t* dtype_len, int32_t* dtype_format) {
+  if ((meta == nullptr && size != 0) || ndim == nullptr || dtype == nullptr || dtype_len == nullptr ||
+      dtype_format == nullptr || (capacity > 0 && (shape == nullptr || chunkshape == nullptr || blockshape == nullptr)))
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null meta or outputs"));
+  const tessera::result<tessera::b2nd_meta> m = tessera::b2nd_meta_decode(view_of(meta, size));
+  if (!m.ok()) return to_c(m.err());
+  if (m->ndim > capacity) return c_error(errc::buffer_too_small, TESSERA_MSG("capi: the metalayer has more dimensions than capacity"));
+  *ndim = m->ndim;
+  for (int d = 0; d < m->ndim; ++d) {
+    shape[d] = m->shape[d];
+    chunkshape[d] = m->chunkshape[d];
+    blockshape[d] = m->blockshape[d];
+  }
+  const tessera::span<const char> dt = tessera::b2nd_meta_dtype_or_default(*m);
+  *dtype = dt.data();
+  *dtype_len = dt.size();
+  *dtype_format = m->dtype_format;
   return c_ok();
 }

@@ -412,6 +412,81 @@ static void test_metalayer_listing(void) {
   CHECK(g_arena.live == 0);
 }
 
+/* What a C programmer porting b2nd code meets: a vlmetalayer read into a short buffer reports the size it needs,
+ * b2nd's selection idiom (int64_t* sel[]) compiles without a warning (the tests build with -Werror), and the
+ * "b2nd" metalayer serializes and parses on its own. */
+static void test_b2nd_idioms(void) {
+  tessera_allocator al = arena_reset();
+  tessera_buffer buf;
+  tessera_storage st;
+  tessera_array_params p;
+  tessera_fill fill;
+  tessera_array* a = NULL;
+  char small[4];
+  char big[16];
+  size_t written = 0;
+  int64_t rows[2] = {1, 0}, cols[3] = {2, 0, 1};
+  int64_t* sel[2];
+  int64_t counts[2] = {2, 3};
+  int32_t got[6], again[6];
+  const int64_t* csel[2];
+  int k;
+
+  params_grid(&p);
+  fill = fill_items();
+  tessera_buffer_init(&buf, g_frame, sizeof g_frame, 0);
+  st = tessera_buffer_storage(&buf);
+  REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &fill));
+  REQUIRE_OK(tessera_array_vlmeta_set(a, "note", "hello, world", 12));
+  CHECK_ERR(tessera_array_vlmeta_get(a, "note", small, sizeof small, &written), TESSERA_ERR_BUFFER_TOO_SMALL);
+  CHECK(written == 12);
+  REQUIRE_OK(tessera_array_vlmeta_get(a, "note", big, written, &written));
+  CHECK(written == 12 && memcmp(big, "hello, world", 12) == 0);
+
+  sel[0] = rows;
+  sel[1] = cols;
+  REQUIRE_OK(tessera_array_orthogonal_get_b2nd(a, sel, counts, got, sizeof got));
+  csel[0] = rows;
+  csel[1] = cols;
+  REQUIRE_OK(tessera_array_orthogonal_get(a, csel, counts, again, sizeof again));
+  for (k = 0; k < 6; ++k) CHECK(got[k] == again[k]);
+  for (k = 0; k < 6; ++k) got[k] = -k;
+  REQUIRE_OK(tessera_array_orthogonal_set_b2nd(a, sel, counts, got, sizeof got));
+  REQUIRE_OK(tessera_array_orthogonal_get(a, csel, counts, again, sizeof again));
+  for (k = 0; k < 6; ++k) CHECK(again[k] == -k);
+
+  /* b2nd_serialize_meta / b2nd_deserialize_meta: the bytes the array's own "b2nd" metalayer holds. */
+  {
+    const void* stored = NULL;
+    size_t stored_size = 0;
+    uint8_t meta[128];
+    int32_t ndim = -1, format = -1;
+    int64_t shape[TESSERA_MAX_DIMS];
+    int32_t chunks[TESSERA_MAX_DIMS], blocks[TESSERA_MAX_DIMS];
+    const char* dtype = NULL;
+    size_t dtype_len = 0;
+    REQUIRE_OK(tessera_array_meta_get(a, "b2nd", &stored, &stored_size));
+    CHECK_ERR(tessera_b2nd_meta_serialize(p.ndim, p.shape, p.chunkshape, p.blockshape, p.dtype, 0, meta, 8, &written),
+              TESSERA_ERR_BUFFER_TOO_SMALL);
+    CHECK(written == stored_size);
+    REQUIRE_OK(tessera_b2nd_meta_serialize(p.ndim, p.shape, p.chunkshape, p.blockshape, p.dtype, 0, meta, sizeof meta,
+                                           &written));
+    CHECK(written == stored_size && memcmp(meta, stored, written) == 0);
+    REQUIRE_OK(tessera_b2nd_meta_deserialize(stored, stored_size, TESSERA_MAX_DIMS, &ndim, shape, chunks, blocks, &dtype,
+                                             &dtype_len, &format));
+    CHECK(ndim == 2 && shape[0] == ROWS && shape[1] == COLS && chunks[0] == 10 && blocks[0] == 5 && format == 0);
+    CHECK(dtype_len == 3 && memcmp(dtype, "<i4", 3) == 0);
+    CHECK_ERR(tessera_b2nd_meta_deserialize(stored, stored_size, 1, &ndim, shape, chunks, blocks, &dtype, &dtype_len,
+                                            &format), TESSERA_ERR_BUFFER_TOO_SMALL);
+    CHECK_ERR(tessera_b2nd_meta_deserialize(stored, stored_size - 1, TESSERA_MAX_DIMS, &ndim, shape, chunks, blocks,
+                                            &dtype, &dtype_len, &format), TESSERA_ERR_TRUNCATED);
+    CHECK_ERR(tessera_b2nd_meta_serialize(-1, p.shape, p.chunkshape, p.blockshape, p.dtype, 0, meta, sizeof meta,
+                                          &written), TESSERA_ERR_INVALID_ARGUMENT);
+  }
+  REQUIRE_OK(tessera_array_close(a));
+  CHECK(g_arena.live == 0);
+}
+
 /* ---- The growable memory buffer ---------------------------------------------------------------------------- */
 
 static void test_memory_buffer(void) {
@@ -605,6 +680,7 @@ static const test_case g_cases[] = {
     {"user_codec_and_filter", test_user_codec_and_filter},
     {"user_codec_copy", test_user_codec_copy},
     {"metalayer_listing", test_metalayer_listing},
+    {"b2nd_idioms", test_b2nd_idioms},
     {"memory_buffer", test_memory_buffer},
     {"errors", test_errors},
     {"constants_and_copies", test_constants_and_copies},
