@@ -8,8 +8,8 @@
 # -rss_limit_mb=512) is a finding: its input is kept in build/fuzz/artifacts/<fuzzer>/ and the run fails.
 #
 # Environment: FUZZ_SECONDS (per fuzzer, default 60), FUZZ_TARGETS (a subset, e.g. "chunk_decode msgpack_reader"),
-# TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (golden files; default ../shared),
-# TESSERA_JOBS (build jobs, default 2), TESSERA_SKIP_DEPS=1 (do not install missing packages),
+# TESSERA_BUILD_ROOT (default build, relative to the repository), TESSERA_JOBS (build jobs, default 2),
+# TESSERA_SKIP_DEPS=1 (do not install missing packages),
 # FUZZ_CC / FUZZ_CXX (default clang-14 / clang++-14).
 # Output: libFuzzer's log per fuzzer, then one summary line per fuzzer and a last line "N passed, M failed".
 # Exit status 0 only when no fuzzer found anything.
@@ -23,7 +23,7 @@ jobs=${TESSERA_JOBS:-2}
 build_root=${TESSERA_BUILD_ROOT:-build}
 [[ $build_root == /* ]] || build_root=$repo/$build_root
 dir=$build_root/fuzz
-shared=${SHARED_DIR:-$repo/../shared}
+golden=$repo/tests/data/golden  # the reference-written test data (tests/data/README.md)
 cc=${FUZZ_CC:-clang-14}
 cxx=${FUZZ_CXX:-clang++-14}
 all_fuzzers=(chunk_decode chunk_decode_block b2nd_meta_decode msgpack_reader blosclz_decompress frame_read array_view
@@ -66,7 +66,7 @@ fi
 
 # ---- Build.
 config=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx"
-        -DTESSERA_BUILD_TESTS=ON -DTESSERA_FUZZ=ON -DTESSERA_SANITIZE=ON -DTESSERA_SHARED_DIR="$shared")
+        -DTESSERA_BUILD_TESTS=ON -DTESSERA_FUZZ=ON -DTESSERA_SANITIZE=ON)
 targets=()
 for f in "${fuzzers[@]}"; do targets+=("fuzz_$f"); done
 if ! cmake -S "$repo" -B "$dir" "${config[@]}" || ! ninja -C "$dir" -j "$jobs" "${targets[@]}"; then
@@ -98,13 +98,13 @@ for f in "${fuzzers[@]}"; do
   fi
   cp "$seeds"/* "$work"/
   if [[ $f == chunk_decode* ]]; then
-    # The reference's compatibility chunks (small ones) as extra seeds; a missing shared dir fails the run.
-    if ! compgen -G "$shared/golden/compat/blosc-*.cdata" >/dev/null; then
-      summary+=("$(printf '%-20s FAILED: no golden chunks in %s' "$f" "$shared/golden/compat")")
+    # The reference's compatibility chunks (small ones) as extra seeds; missing ones fail the run.
+    if ! compgen -G "$golden/compat/blosc-*.cdata" >/dev/null; then
+      summary+=("$(printf '%-20s FAILED: no golden chunks in %s' "$f" "$golden/compat")")
       failed=$((failed + 1))
       continue
     fi
-    find "$shared/golden/compat" -name 'blosc-*.cdata' -size -64k -exec cp {} "$work"/ \;
+    find "$golden/compat" -name 'blosc-*.cdata' -size -64k -exec cp {} "$work"/ \;
   fi
   seeds_count=$(find "$work" -type f | wc -l)
   touch "$work_root/$f.start"

@@ -31,8 +31,11 @@
 # first runs: it is there for the messages' build, size and the tests that print them. Every other test runs
 # in full on every target.
 #
-# Environment: TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (golden files and
-# specs; default ../shared), TESSERA_TARGETS (a subset, e.g. "host cortex-m4"), TESSERA_JOBS (default 2),
+# The tests read their data in place from the repository's tests/data (the reference's golden files and the
+# digests of its large decodes: tests/data/README.md); nothing outside the repository is needed.
+# Environment: TESSERA_BUILD_ROOT (default build, relative to the repository), SHARED_DIR (optional: a directory
+# with the reference's golden/, default ../shared when it exists; the host target's test_data_provenance then
+# checks tests/data against it), TESSERA_TARGETS (a subset, e.g. "host cortex-m4"), TESSERA_JOBS (default 2),
 # TESSERA_SKIP_DEPS=1 (do not run install-deps.sh), TESSERA_SKIP_FUZZ=1 (no libFuzzer run), FUZZ_SECONDS,
 # TESSERA_HOST_COVERAGE=0 (the host target without gcov's counters: a plain ctest), COVERAGE_WRITE_BASELINE=1
 # (the host's measured coverage written as ci/coverage-baseline.txt instead of checked).
@@ -60,9 +63,10 @@ if [[ ${TESSERA_SKIP_DEPS:-0} != 1 ]]; then
 fi
 
 common=(-G Ninja -DTESSERA_BUILD_TESTS=ON -DTESSERA_CHECK_FREESTANDING=ON)
-if [[ -n ${SHARED_DIR:-} ]]; then
-  common+=("-DTESSERA_SHARED_DIR=$SHARED_DIR")
-fi
+# Optional: tests/data checked against the reference's golden files (the data itself is in the repository).
+shared=${SHARED_DIR:-}
+[[ -z $shared && -d $repo/../shared/golden ]] && shared=$(cd "$repo/../shared" && pwd)
+common+=("-DTESSERA_SHARED_DIR=$shared")
 
 # The long sweeps: in full on big-endian ppc64 and for ThreadSanitizer, reduced on the other Linux targets.
 full="-DTESSERA_LONG_TESTS=full"

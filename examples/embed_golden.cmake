@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Build step of the flash_reader example (examples/CMakeLists.txt): turns a golden array the reference wrote
 # (ARRAY, a .b2nd contiguous frame) into a C++ source that holds its bytes as a `const uint8_t[]` (in .rodata:
-# flash on a microcontroller), and, from the reference's own decode (RAW, C order), the expected bytes of the
-# reads the example makes. No tool but CMake.
-#   cmake -DARRAY=x.b2nd -DRAW=x.raw -DSHAPE=40,50,60 -DCHUNKS=20,25,30 -DBLOCKS=10,5,15 -DITEMSIZE=4
-#         -DNAME=codec-blosclz-f4-3d -DOUTPUT=flash_array.cpp -P embed_golden.cmake
+# flash on a microcontroller), and, from the reference's own decode (RAW, C order, from item RAW_FIRST_ITEM on:
+# tests/data keeps a window of the larger decodes), the expected bytes of the reads the example makes. No tool
+# but CMake.
+#   cmake -DARRAY=x.b2nd -DRAW=x.raw [-DRAW_FIRST_ITEM=0] -DSHAPE=40,50,60 -DCHUNKS=20,25,30 -DBLOCKS=10,5,15
+#         -DITEMSIZE=4 -DNAME=codec-blosclz-f4-3d -DOUTPUT=flash_array.cpp -P embed_golden.cmake
 # The reads (ndim >= 2), chosen from the geometry so that they cross chunk and block boundaries:
 #   element  coords[d] = chunk[d] + block[d] + 1 (capped at shape[d] - 1): not in the first chunk or block;
 #   slice    a 2-D window over the last two axes, [chunk - 5, chunk + 5) along each (capped), the leading axes
@@ -18,9 +19,13 @@ foreach(var ARRAY RAW SHAPE CHUNKS BLOCKS ITEMSIZE NAME OUTPUT)
 endforeach()
 foreach(file ARRAY RAW)
   if(NOT EXISTS "${${file}}")
-    message(FATAL_ERROR "embed_golden.cmake: ${${file}} does not exist (TESSERA_SHARED_DIR?)")
+    message(FATAL_ERROR "embed_golden.cmake: ${${file}} does not exist (TESSERA_TEST_DATA_DIR?)")
   endif()
 endforeach()
+if(NOT DEFINED RAW_FIRST_ITEM OR RAW_FIRST_ITEM STREQUAL "")
+  set(RAW_FIRST_ITEM 0)
+endif()
+file(SIZE "${RAW}" raw_size)
 string(REPLACE "," ";" shape "${SHAPE}")
 string(REPLACE "," ";" chunks "${CHUNKS}")
 string(REPLACE "," ";" blocks "${BLOCKS}")
@@ -43,15 +48,20 @@ function(cap value limit out)  # min(value, limit)
   endif()
   set(${out} ${value} PARENT_SCOPE)
 endfunction()
-# The C-order byte offset of coords in the raw decode.
-function(raw_offset coords out)
+# The byte offset in RAW of the `count` items from coords on (C order), which RAW must hold.
+function(raw_offset coords out count)
   set(offset 0)
   foreach(d RANGE ${last})
     list(GET shape ${d} n)
     list(GET coords ${d} c)
     math(EXPR offset "${offset} * ${n} + ${c}")
   endforeach()
-  math(EXPR offset "${offset} * ${ITEMSIZE}")
+  math(EXPR offset "(${offset} - ${RAW_FIRST_ITEM}) * ${ITEMSIZE}")
+  math(EXPR end "${offset} + ${count} * ${ITEMSIZE}")
+  if(offset LESS 0 OR end GREATER raw_size)
+    message(FATAL_ERROR
+            "embed_golden.cmake: ${RAW} (from item ${RAW_FIRST_ITEM}) does not hold the ${count} items at ${coords}")
+  endif()
   set(${out} ${offset} PARENT_SCOPE)
 endfunction()
 
@@ -66,7 +76,7 @@ foreach(d RANGE ${last})
   cap(${v} ${top} v)
   list(APPEND element ${v})
 endforeach()
-raw_offset("${element}" at)
+raw_offset("${element}" at 1)
 file(READ "${RAW}" element_hex OFFSET ${at} LIMIT ${ITEMSIZE} HEX)
 
 # The slice: its start and stop, then its rows (the last axis, contiguous in the raw file) one by one.
@@ -103,7 +113,8 @@ foreach(row RANGE ${row_begin} ${row_last})
   set(coords ${start})
   list(REMOVE_AT coords ${first_window})
   list(INSERT coords ${first_window} ${row})
-  raw_offset("${coords}" at)
+  math(EXPR row_items "${col_end} - ${col_begin}")
+  raw_offset("${coords}" at ${row_items})
   file(READ "${RAW}" hex OFFSET ${at} LIMIT ${row_bytes} HEX)
   string(APPEND slice_hex "${hex}")
 endforeach()

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 struct flash_golden {
-  const char* name;                 ///< the golden case (shared/golden/b2nd/MANIFEST.tsv)
+  const char* name;                 ///< the golden case (tests/data/golden/b2nd/MANIFEST.tsv)
   const uint8_t* frame;             ///< the .b2nd file's bytes, in flash
   size_t frame_size;
   int ndim;

@@ -20,7 +20,7 @@ using namespace tessera;
 
 namespace {
 
-const std::string kMore = std::string(TESSERA_SHARED_DIR) + "/golden/b2nd-more/";
+const std::string kMore = test::data_path("golden/b2nd-more/");
 
 struct dict_case {
   const char* name;

@@ -22,16 +22,16 @@ using namespace tessera;
 
 namespace {
 
-const std::string kShared = std::string(TESSERA_SHARED_DIR) + "/golden/";
+const std::string kData = test::data_path("golden/");
 
 // The contiguous arrays of a golden directory's MANIFEST.tsv (sparse ones are directories: not for a view).
 std::vector<std::string> contiguous_goldens(const std::string& dir) {
   std::vector<std::string> out;
-  std::ifstream f(kShared + dir + "/MANIFEST.tsv");
+  std::ifstream f(kData + dir + "/MANIFEST.tsv");
   std::string line;
   while (std::getline(f, line)) {
     if (line.empty() || line[0] == '#' || line.find("sparse=1") != std::string::npos) continue;
-    out.push_back(kShared + dir + "/" + line.substr(0, line.find('\t')) + ".b2nd");
+    out.push_back(kData + dir + "/" + line.substr(0, line.find('\t')) + ".b2nd");
   }
   return out;
 }
@@ -155,7 +155,7 @@ TESSERA_TEST(array_view, the_estimate_is_an_arena_that_never_refuses) {
 
 TESSERA_TEST(array_view, refuses_what_it_does_not_read) {
   std::vector<uint8_t> bytes;
-  REQUIRE(test::file_load(kShared + "b2nd/codec-lz4-f4-3d.b2nd", bytes));
+  REQUIRE(test::file_load(kData + "b2nd/codec-lz4-f4-3d.b2nd", bytes));
   test::counting_allocator heap;
   array_view v;
   int64_t c[3] = {0, 0, 0};
@@ -180,7 +180,7 @@ TESSERA_TEST(array_view, refuses_what_it_does_not_read) {
 // the reads fail or succeed; nothing reads past the prefix (ASan sees the copy's end).
 TESSERA_TEST(array_view, every_truncation_fails_cleanly) {
   std::vector<uint8_t> bytes;
-  REQUIRE(test::file_load(kShared + "b2nd/codec-blosclz-f4-3d.b2nd", bytes));
+  REQUIRE(test::file_load(kData + "b2nd/codec-blosclz-f4-3d.b2nd", bytes));
   test::counting_allocator heap;
   size_t opened = 0;
   for (size_t n = 0; n < bytes.size(); n += (n < 4096 ? 1 : 997)) {
@@ -198,7 +198,7 @@ TESSERA_TEST(array_view, damaged_frames_fail_cleanly) {
   test::counting_allocator heap;
   for (const char* name : {"b2nd/codec-lz4-f4-3d.b2nd", "b2nd/codec-zstd-f4-3d.b2nd", "b2nd/filter-bitshuffle-f8.b2nd"}) {
     std::vector<uint8_t> bytes;
-    REQUIRE(test::file_load(kShared + name, bytes));
+    REQUIRE(test::file_load(kData + name, bytes));
     test::rng r(7);
     size_t reads_ok = 0, errors = 0;
     for (int round = 0; round < 300; ++round) {
@@ -235,7 +235,7 @@ TESSERA_TEST(array_view, damaged_frames_fail_cleanly) {
 TESSERA_TEST(array_view, every_failed_allocation_is_reported) {
   for (const char* name : {"b2nd/codec-lz4-f4-3d.b2nd", "b2nd/codec-zstd-f4-3d.b2nd"}) {
     std::vector<uint8_t> bytes;
-    REQUIRE(test::file_load(kShared + name, bytes));
+    REQUIRE(test::file_load(kData + name, bytes));
     bool passed = false;
     for (size_t nth = 1; nth < 64 && !passed; ++nth) {
       test::counting_allocator heap;
@@ -261,7 +261,7 @@ TESSERA_TEST(array_view, every_failed_allocation_is_reported) {
 // A frame whose index claims 10^8 chunks (all zeros, 221 bytes): opening and reading decode one index block.
 TESSERA_TEST(array_view, hundred_million_chunks_in_bounded_memory) {
   std::vector<uint8_t> bytes;
-  REQUIRE(test::file_load(kShared + "huge-sparse/zeros-1e8-chunks.b2nd", bytes));
+  REQUIRE(test::file_load(kData + "huge-sparse/zeros-1e8-chunks.b2nd", bytes));
   test::counting_allocator heap;
   array_view v;
   REQUIRE_OK(array_view_open(v, bytes_view(bytes.data(), bytes.size()), heap.get()));
@@ -283,7 +283,7 @@ TESSERA_TEST(array_view, hundred_million_chunks_in_bounded_memory) {
 TESSERA_TEST(frame_index, a_special_index_chunk_is_one_run) {
   for (const char* name : {"zeros-1e7-chunks", "zeros-1e8-chunks"}) {
     std::vector<uint8_t> bytes;
-    REQUIRE(test::file_load(kShared + "huge-sparse/" + name + ".b2nd", bytes));
+    REQUIRE(test::file_load(kData + "huge-sparse/" + name + ".b2nd", bytes));
     const_buffer in{bytes.data(), bytes.size()};
     frame f;
     REQUIRE_OK(frame_open(f, const_buffer_storage(in), test::system_allocator()));

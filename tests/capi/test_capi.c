@@ -741,9 +741,9 @@ static void test_golden_file(void) {
   static const uint8_t note[6] = {0xa5, 'h', 'e', 'l', 'l', 'o'};
   uint8_t vl[16];
   long raw_len, golden_len;
-  FILE* f = fopen(TESSERA_SHARED_DIR "/golden/b2nd/with-metalayers.b2nd", "rb");
+  FILE* f = fopen(TESSERA_TEST_DATA_DIR "/golden/b2nd/with-metalayers.b2nd", "rb");
   REQUIRE(f != NULL); /* a missing golden file fails */
-  raw_len = file_slurp(TESSERA_SHARED_DIR "/golden/b2nd/with-metalayers.raw", g_model, sizeof(g_model));
+  raw_len = file_slurp(TESSERA_TEST_DATA_DIR "/golden/b2nd/with-metalayers.raw", g_model, sizeof(g_model));
   REQUIRE(raw_len == 50 * 60 * 4);
   memset(&st, 0, sizeof(st));
   st.read = file_read;
@@ -772,7 +772,7 @@ static void test_golden_file(void) {
   CHECK(g_arena.live == 0);
 
   /* The same array written through the C API into a buffer: the reference's bytes. */
-  golden_len = file_slurp(TESSERA_SHARED_DIR "/golden/b2nd/with-metalayers.b2nd", g_src, sizeof(g_src));
+  golden_len = file_slurp(TESSERA_TEST_DATA_DIR "/golden/b2nd/with-metalayers.b2nd", g_src, sizeof(g_src));
   REQUIRE(golden_len > 0);
   {
     tessera_buffer buf;

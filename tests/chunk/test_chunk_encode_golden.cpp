@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The encoder against chunks the reference wrote (Linux targets: reads /work/shared): every chunk of the golden
+// The encoder against chunks the reference wrote (Linux targets: reads tests/data): every chunk of the golden
 // B2ND frames, decoded and encoded again with the parameters it records, comes out byte for byte; and the
 // chunk sizes the reference reaches on 4 MiB of float32 data.
 #include <cmath>
@@ -29,7 +29,7 @@ bool read_file(const std::string& path, std::vector<uint8_t>& data) {
   return true;
 }
 
-std::string golden(const std::string& name) { return std::string(TESSERA_SHARED_DIR) + "/golden/" + name; }
+std::string golden(const std::string& name) { return std::string(TESSERA_TEST_DATA_DIR) + "/golden/" + name; }
 
 // The value of `key=` in a manifest field ("" when absent).
 std::string param(const std::string& text, const std::string& key) {

@@ -27,7 +27,7 @@ bool read_file(const std::string& path, std::vector<uint8_t>& data) {
   return true;
 }
 
-std::string compat(const char* name) { return std::string(TESSERA_SHARED_DIR) + "/golden/compat/" + name; }
+std::string compat(const char* name) { return std::string(TESSERA_TEST_DATA_DIR) + "/golden/compat/" + name; }
 
 // The first n bytes of the little-endian int32 sequence 0, 1, 2, ...
 std::vector<uint8_t> int32_sequence(size_t n) {

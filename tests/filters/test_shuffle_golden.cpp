@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The reference vectors the reference implementation keeps for its own filters (golden/compat): the byte
 // shuffle and the bit shuffle, typesize 4, of the little-endian int32 sequence 0..999999 as one buffer of
-// 4,000,000 bytes. Every kernel level available here must produce them and undo them. Linux only (files).
+// 4,000,000 bytes. tests/data keeps their SHA-256 (NAME.cdata.sha256): each vector is made here from its
+// definition with plain loops and must have the reference's digest; then every kernel level available here must
+// produce it and undo it. Linux only (files).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -10,6 +12,7 @@
 #include "tessera/shuffle.hpp"
 
 #include "../support/check.hpp"
+#include "../support/test_data.hpp"
 
 using namespace tessera;
 
@@ -25,26 +28,48 @@ std::vector<uint8_t> int32_sequence() {
   return v;
 }
 
-// The whole file, or an empty vector when it cannot be read.
-std::vector<uint8_t> read_golden(const char* name) {
-  std::string path = std::string(TESSERA_SHARED_DIR) + "/golden/compat/" + name;
-  std::vector<uint8_t> data;
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return data;
-  uint8_t buf[65536];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) data.insert(data.end(), buf, buf + got);
-  std::fclose(f);
-  return data;
+// The byte shuffle of seq by its definition: byte b of every item, then byte b + 1 of every item.
+std::vector<uint8_t> byte_shuffle_of(const std::vector<uint8_t>& seq) {
+  std::vector<uint8_t> out(kBytes);
+  for (size_t b = 0; b < 4; ++b)
+    for (size_t i = 0; i < kCount; ++i) out[b * kCount + i] = seq[4 * i + b];
+  return out;
+}
+
+// The bit shuffle of seq by its definition: 32 bit planes of kCount bits (plane 8 * b + k: bit k of byte b of
+// every item), item i's bit at bit i % 8 of byte i / 8 of its plane.
+std::vector<uint8_t> bit_shuffle_of(const std::vector<uint8_t>& seq) {
+  std::vector<uint8_t> out(kBytes, 0);
+  for (size_t plane = 0; plane < 32; ++plane)
+    for (size_t i = 0; i < kCount; ++i)
+      if ((seq[4 * i + plane / 8] >> (plane % 8)) & 1u)
+        out[plane * (kCount / 8) + i / 8] |= static_cast<uint8_t>(1u << (i % 8));
+  return out;
+}
+
+// The vector `name` (compat/NAME.cdata), made by its definition; empty when its SHA-256 is not the digest
+// tests/data keeps (or that is missing): the check then fails.
+std::vector<uint8_t> reference_vector(test::context& t, const char* name, bool bits, const std::vector<uint8_t>& seq) {
+  test::reference_output ref;
+  if (!test::reference_load(test::data_path(std::string("golden/compat/") + name), ref)) return {};
+  std::vector<uint8_t> v = bits ? bit_shuffle_of(seq) : byte_shuffle_of(seq);
+  if (!test::reference_matches(ref, v.data(), v.size())) {
+    char text[160];
+    std::snprintf(text, sizeof text, "the %s of the int32 sequence does not have the SHA-256 of %s",
+                  bits ? "bit shuffle" : "byte shuffle", name);
+    test::report_failure(t, __FILE__, __LINE__, text);
+    return {};
+  }
+  return v;
 }
 
 constexpr simd_level kLevels[] = {simd_level::scalar, simd_level::sse2, simd_level::avx2, simd_level::neon,
                                   simd_level::altivec};
 
 void check_levels(test::context& t, const char* file, bool bits) {
-  const std::vector<uint8_t> golden = read_golden(file);
-  REQUIRE_EQ(golden.size(), kBytes);  // a missing or short file fails
   const std::vector<uint8_t> seq = int32_sequence();
+  const std::vector<uint8_t> golden = reference_vector(t, file, bits, seq);
+  REQUIRE_EQ(golden.size(), kBytes);  // a missing digest, or a vector without it, fails
   std::vector<uint8_t> out(kBytes), back(kBytes), scratch(kBytes);
   int levels = 0;
   for (simd_level level : kLevels) {

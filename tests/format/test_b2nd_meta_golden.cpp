@@ -19,7 +19,7 @@ using namespace tessera;
 
 namespace {
 
-const std::string kShared = TESSERA_SHARED_DIR;
+const std::string kShared = TESSERA_TEST_DATA_DIR;  // tests/data
 
 // A failure that names the golden file.
 #define GOLDEN_CHECK(cond, name)                                                             \

@@ -25,7 +25,7 @@ using namespace frame_test;
 
 namespace {
 
-const std::string kShared = TESSERA_SHARED_DIR;
+const std::string kShared = TESSERA_TEST_DATA_DIR;
 
 #define GOLDEN_CHECK(cond, name)                                                                      \
   do {                                                                                                \

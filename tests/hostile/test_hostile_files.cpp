@@ -39,7 +39,7 @@ constexpr uint64_t kSmallMaxAlloc = 256 * 1024;  // the second configuration's m
 constexpr size_t kWholeMax = 64 * 1024;          // arrays read whole when they are this small
 constexpr size_t kSeedMax = 8 * 1024;
 
-const std::string kShared = TESSERA_SHARED_DIR;
+const std::string kShared = TESSERA_TEST_DATA_DIR;  // tests/data
 
 // ---- Bytes ---------------------------------------------------------------------------------------------------
 

@@ -131,9 +131,9 @@ TESSERA_TEST(posix_sframe, writable_open_sweeps_stray_chunk_files) {
 
 TESSERA_TEST(posix_sframe, reference_sparse_dir_decodes) {
   // sparse-dir (MANIFEST): shape 60x60 <f4, chunks 30x30, blocks 10x10, 4 chunks, LZ4 + shuffle.
-  const std::string dir = std::string(TESSERA_SHARED_DIR) + "/golden/b2nd/sparse-dir.b2nd";
+  const std::string dir = std::string(TESSERA_TEST_DATA_DIR) + "/golden/b2nd/sparse-dir.b2nd";
   std::vector<uint8_t> raw;
-  REQUIRE(read_whole(std::string(TESSERA_SHARED_DIR) + "/golden/b2nd/sparse-dir.raw", raw));
+  REQUIRE(read_whole(std::string(TESSERA_TEST_DATA_DIR) + "/golden/b2nd/sparse-dir.raw", raw));
   REQUIRE_EQ(raw.size(), 60u * 60u * 4u);
   auto dr = posix_directory_open(dir.c_str(), false);
   REQUIRE_OK(dr);

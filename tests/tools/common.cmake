@@ -40,6 +40,24 @@ function(same_files a b what)
   endif()
 endfunction()
 
+# same_as_reference(file reference what): fails the test unless file is the reference output `reference` (a .raw
+# of tests/data): the same bytes, or, where tests/data keeps only reference.sha256, the same SHA-256.
+function(same_as_reference file reference what)
+  if(EXISTS ${reference})
+    same_files(${file} ${reference} "${what}")
+  elseif(EXISTS ${reference}.sha256)
+    file(READ ${reference}.sha256 line)
+    string(REGEX MATCH "^[0-9a-f]+" want "${line}")
+    file(SHA256 ${file} got)
+    if(NOT got STREQUAL want)
+      file(SIZE ${file} size)
+      message(FATAL_ERROR "${what}: ${file} (${size} bytes) has SHA-256 ${got}, ${reference} has ${want}")
+    endif()
+  else()
+    message(FATAL_ERROR "${what}: neither ${reference} nor ${reference}.sha256 exists")
+  endif()
+endfunction()
+
 # expect_one_line_failure(prefix regex what): the run <prefix> exited non-zero (not by a signal) with exactly one
 # line on stderr, "tessera: ..." matching regex.
 function(expect_one_line_failure prefix regex what)
