@@ -183,6 +183,10 @@ status frame_read_into(frame_state& s, uint64_t pos, bytes_mut dst) noexcept {
 
 status frame_write(frame_state& s, uint64_t pos, bytes_view src) noexcept {
   if (pos > UINT64_MAX - s.base) return make_error(errc::overflow, TESSERA_MSG("frame: position overflows"));
+  // After a failed sync nothing this handle writes can be trusted to land (every internal path too: a tidy's or
+  // a compaction's commit goes no further).
+  if (s.poisoned != errc::ok)
+    return make_error(s.poisoned, TESSERA_MSG("frame: a sync failed earlier: writes since the last commit may be lost; reopen the frame"));
   return storage_write(s.st, s.base + pos, src);
 }
 

@@ -26,6 +26,8 @@ status writable_check(const frame_state* s) noexcept {
 // may drop the dirty pages yet mark them clean, so a retried commit would succeed over bytes that never reached
 // the disk (PostgreSQL's lesson of 2018). Only a reopen, from what is durable, writes again.
 status durable_sync(frame_state& s, const storage& st) noexcept {
+  if (s.poisoned != errc::ok)
+    return make_error(s.poisoned, TESSERA_MSG("frame: a sync failed earlier: writes since the last commit may be lost; reopen the frame"));
   const status r = storage_sync(st);
   if (!r.ok()) s.poisoned = r.code;
   return r;
@@ -277,12 +279,14 @@ result<uint32_t> index_build(frame_state& s, chunk_encoder* enc, const frame_chu
 // or not at all (docs/architecture.md, "The commit protocol"). Every commit point is such a write.
 constexpr uint64_t kCommitSector = 512;
 
-// The commit point: the header bytes h[0, len) that differ from the storage's, in one write; the others are
-// equal already. With `durable`, that write must lie inside one sector: the fixed fields a commit changes sit
-// in the header's first 70 bytes (and a resize's shape in the b2nd metalayer after them). A change that would
-// cross a sector is refused before anything is written (the frame's base_offset puts the header across one).
-// *header_tried: the write was (maybe) made, so either frame may be the live one. Its own frame: the read
-// buffer's locals stay off the commit's.
+// The commit point, and its sync: the header bytes h[0, len) that differ from the storage's, in one write; the
+// others are equal already. With `durable`, that write must lie inside one sector: the fixed fields a commit
+// changes sit in the header's first 70 bytes (and a resize's shape in the b2nd metalayer after them). A change
+// that would cross a sector is refused before anything is written (the frame's base_offset puts the header
+// across one). When the write or its sync fails, the storage may show the new header while its disk keeps the
+// old one, and a reopen would read the new one: the old bytes are written back and synced (best effort), so
+// that what reads see is what is durable. *header_tried: the write was (maybe) made, so either frame may be the
+// live one. Its own frame: the read buffer's locals stay off the commit's.
 __attribute__((noinline)) status header_commit_write(frame_state& s, const uint8_t* h, uint32_t len,
                                                      bool* header_tried) noexcept {
   temp_buffer cur;
@@ -290,12 +294,16 @@ __attribute__((noinline)) status header_commit_write(frame_state& s, const uint8
   TESSERA_TRY(frame_read_into(s, 0, bytes_mut(cur.p, len)));
   uint32_t a = 0, b = len;
   while (a < len && cur.p[a] == h[a]) ++a;
-  if (a == len) return ok_status();
+  if (a == len) return sync_if(s);
   while (b > a && cur.p[b - 1] == h[b - 1]) --b;
   if (s.options.durable && (s.base + a) / kCommitSector != (s.base + b - 1) / kCommitSector)
     return make_error(errc::unsupported, TESSERA_MSG("frame: the commit's header change would cross a 512-byte sector of the storage and could tear: give the frame a base_offset that keeps its header's first bytes in one sector"));
   *header_tried = true;
-  return frame_write(s, a, bytes_view(h + a, b - a));
+  status w = frame_write(s, a, bytes_view(h + a, b - a));
+  if (w.ok()) w = sync_if(s);
+  if (!w.ok() && s.options.durable && storage_write(s.st, s.base + a, bytes_view(cur.p + a, b - a)).ok())
+    (void)storage_sync(s.st);
+  return w;
 }
 
 // What a clear of the front needs of the committed frame: its fixed header's sizes and its index chunk's place.
@@ -338,7 +346,10 @@ __attribute__((noinline)) status clear_front_move(frame_state& s, uint32_t tl, c
   const uint32_t hl = s.info.header_len;
   const int64_t cn = c.nchunks;
   bool moved = c.index_pos < uint64_t{hl} + tl;
+  // Past every byte in use and past where the cleared frame's trailer goes: what moves here is the durable
+  // frame until the clear commits.
   uint64_t pos = place_at(s);
+  if (pos < uint64_t{hl} + tl) pos = uint64_t{hl} + tl;
   for (int64_t i = 0; i < cn; ++i) {
     const int64_t off = tmp.chunks[i].offset;
     if (off < 0 || static_cast<uint64_t>(off) >= tl) continue;
@@ -379,9 +390,7 @@ __attribute__((noinline)) status clear_front_move(frame_state& s, uint32_t tl, c
   header_sizes_patch(hb.p, len, static_cast<int64_t>(pos - hl));
   if (s.committed_len < len) s.committed_len = len;  // from here on either frame may be the live one
   bool tried = false;
-  TESSERA_TRY(header_commit_write(s, hb.p, hl, &tried));
-  TESSERA_TRY(sync_if(s));
-  return ok_status();
+  return header_commit_write(s, hb.p, hl, &tried);
 }
 
 // Durable commit of a frame left without chunks: the trailer must sit right after the header, where the
@@ -481,8 +490,7 @@ status cframe_commit_writes(frame_state& s, const frame_info& ni, bool joined, c
   TESSERA_TRY(hb.get(s, ni.header_len));
   header_compose(s, ni, hb.p);
   if (s.committed_len < ni.frame_len) s.committed_len = ni.frame_len;
-  TESSERA_TRY(header_commit_write(s, hb.p, ni.header_len, header_tried));
-  return sync_if(s);
+  return header_commit_write(s, hb.p, ni.header_len, header_tried);
 }
 
 // A durable frame left without chunks over a committed frame: the format reads its trailer at header_len, where
