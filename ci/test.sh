@@ -26,7 +26,8 @@
 # tests/support/long_tests.hpp) test logic that does not depend on the platform: ppc64 (big-endian) runs them
 # in full, and host-tsan those of them that use threads; host (at -O0 with gcov's counters), nehalem, aarch64,
 # armhf, ppc64le and riscv64 run a reduced variant asserting the same properties (-DTESSERA_LONG_TESTS=reduced). The tool's tests (label `tools`) run on the host, ppc64
-# (big-endian) and armhf (32-bit): the other 64-bit little-endian Linux targets would repeat them. The second
+# (big-endian) and armhf (32-bit): the other 64-bit little-endian Linux targets would repeat them. The page-cache
+# crash sweeps (label `crash`) run on the host only, reduced (TESSERA_LONG_TESTS=full runs them whole). The second
 # Cortex-M4 configuration runs every test but the three largest test images (array, chunk, frame), which the
 # first runs: it is there for the messages' build, size and the tests that print them. Every other test runs
 # in full on every target.
@@ -175,10 +176,12 @@ for target in "${targets[@]}"; do
     ctest_env=(env "TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}")
     label_args=(-L threads)
   fi
-  # Which tests: the tool's on the host, ppc64 and armhf only; the M4's second configuration without the three
-  # largest test images (the header says why).
+  # Which tests: the tool's on the host, ppc64 and armhf only; the page-cache crash sweeps (label `crash`: the
+  # commit protocol's logic, which no platform changes) on the host only; the M4's second configuration without
+  # the three largest test images (the header says why).
   case $target in
-    nehalem | aarch64 | ppc64le | riscv64) label_args+=(-LE tools) ;;
+    nehalem | aarch64 | ppc64le | riscv64) label_args+=(-LE 'tools|crash') ;;
+    armhf | ppc64) label_args+=(-LE crash) ;;
     cortex-m4-messages) label_args+=(-E '^tessera_test_(array|chunk|frame)$') ;;
   esac
   if [[ $target == host && $host_coverage == ON ]]; then
