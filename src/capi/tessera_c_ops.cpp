@@ -881,7 +881,7 @@ tessera_status tessera_b2nd_meta_serialize(int32_t ndim, const int64_t* shape, c
     m.blockshape[d] = blockshape[d];
   }
   m.dtype_format = static_cast<int8_t>(dtype_format);
-  if (!c_string(dtype, kArrayMaxDtypeLen, m.dtype)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: dtype longer than 255 bytes"));
+  if (!c_string(dtype, tessera::kArrayMaxDtypeLen, m.dtype)) return c_error(errc::invalid_argument, TESSERA_MSG("capi: dtype longer than 255 bytes"));
   m.has_dtype = true;
   const size_t need = tessera::b2nd_meta_encoded_size(m);
   if (need != 0 && need > size) {
