@@ -200,6 +200,8 @@ class driver : public crash_sweep::driver<fmodel> {
       : crash_sweep::driver<fmodel>(base, plan, [base](const bytes& image) { return decode_image(image, base); },
                                     canon_of, describe) {}
 
+  // A fixed buffer (or a full disk): from now on the storage holds at most `extra` bytes more than it does.
+  void capacity_from_now(uint64_t extra) { pc_.capacity = extra == UINT64_MAX ? UINT64_MAX : pc_.visible().size() + extra; }
   void append(uint64_t seed, size_t n) {
     const bytes c = chunk_of(seed, n);
     op("append", [&] { return frame_chunk_append(f_, bytes_view(c.data(), c.size())); },
@@ -462,6 +464,29 @@ void wl_at_offset(driver& d, bool meta) {
   d.close();
 }
 
+// A fixed buffer with room for about one chunk more than the frame: new versions go into holes or fail with
+// no_space (the frame as it was), deletions make room, compaction needs room for its copy.
+void wl_full_storage(driver& d) {
+  d.create();
+  for (int i = 0; i < 8; ++i) d.append(13000 + static_cast<uint64_t>(i), 1024);
+  d.commit();
+  d.capacity_from_now(1536);
+  d.focus();
+  for (int r = 0; r < 4; ++r) {
+    d.update(r, 13100 + static_cast<uint64_t>(r), 1024);
+    d.commit();
+  }
+  d.erase(7);
+  d.commit();
+  d.update(6, 13200, 1024);
+  d.append(13201, 1024);
+  d.commit();
+  d.compact();
+  d.capacity_from_now(UINT64_MAX);
+  d.commit();
+  d.close();
+}
+
 const workload kAppendsEqual{"appends_equal", 0, wl_appends_equal};
 const workload kAppendsVarying{"appends_varying", 0, wl_appends_varying};
 const workload kRewriteLoop{"rewrite_loop", 0, wl_rewrite_loop};
@@ -474,6 +499,7 @@ const workload kEmptyFrame{"empty_frame", 0, wl_empty_frame};
 const workload kCleared{"cleared", 0, wl_cleared};
 const workload kBase97{"base_97", 97, [](driver& d) { wl_at_offset(d, true); }};
 const workload kBase4000{"base_4000", 4000, [](driver& d) { wl_at_offset(d, false); }};
+const workload kFullStorage{"full_storage", 0, wl_full_storage};
 
 }  // namespace
 
@@ -503,3 +529,4 @@ TESSERA_FRAME_CRASH_TESTS(empty_frame, kEmptyFrame)
 TESSERA_FRAME_CRASH_TESTS(cleared, kCleared)
 TESSERA_FRAME_CRASH_TESTS(base_97, kBase97)
 TESSERA_FRAME_CRASH_TESTS(base_4000, kBase4000)
+TESSERA_FRAME_CRASH_TESTS(full_storage, kFullStorage)

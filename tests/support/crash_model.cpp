@@ -234,6 +234,7 @@ status page_cache::cb_write(void* c, uint64_t offset, bytes_view src) noexcept {
   // Checked even when it fails: the writer issued it (and a real write may fail half done).
   if (!m->paused && m->checks_) m->check_write(offset, src);
   if (!ok) return make_error(errc::io, "crash model: injected write failure");
+  if (offset + src.size() > m->capacity) return make_error(errc::no_space, "crash model: the storage is full");
   pending_op op;
   op.offset = offset;
   op.data.assign(src.data(), src.data() + src.size());

@@ -104,6 +104,8 @@ class page_cache {
   std::function<void(uint64_t call, call_kind kind)> on_call;
   // Prints every counted call (number, kind, range, outcome) to stderr: for a failing sweep's reader.
   bool trace = false;
+  // A fixed buffer's or a full disk's size: a write reaching past it fails with no_space and writes nothing.
+  uint64_t capacity = UINT64_MAX;
 
   [[nodiscard]] uint64_t calls() const noexcept { return calls_; }
   [[nodiscard]] uint64_t syncs() const noexcept { return syncs_; }
