@@ -325,6 +325,12 @@ status array_close(array& a) noexcept;
 [[nodiscard]] result<bytes_view> array_meta_find(const array& a, span<const char> name) noexcept;
 /// Replaces the content of fixed metalayer `name` with content of the same size (see above).
 [[nodiscard]] status array_meta_update(array& a, span<const char> name, bytes_view content) noexcept;
+/// Adds fixed metalayer `name` (c-blosc2's blosc2_meta_add) to an open writable array, chunks and all: pending
+/// changes are committed first, then the frame's header grows in commits that each leave the old array or the
+/// new one (frame_meta_add). Errors: invalid_argument (a bad name, one that exists), out_of_range (16
+/// metalayers), unsupported (keep_old_frames; a durable frame whose longer header would leave the storage's
+/// first 512-byte sector), read_only, and those of commits and the storage.
+[[nodiscard]] status array_meta_add(array& a, span<const char> name, bytes_view content) noexcept;
 /// The number of fixed metalayers, "b2nd" included (blosc2's schunk->nmetalayers).
 [[nodiscard]] uint32_t array_meta_count(const array& a) noexcept;
 /// The name of fixed metalayer i (header order; "b2nd" is one of them). Errors: out_of_range (i >= count).

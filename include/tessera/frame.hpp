@@ -318,6 +318,14 @@ struct frame_create_params {
 
 /// Replaces the content of fixed metalayer `name` with one of the same size.
 [[nodiscard]] status frame_meta_update(frame& f, span<const char> name, bytes_view content) noexcept;
+/// Adds fixed metalayer `name` (c-blosc2's blosc2_meta_add, which only an empty super-chunk survives) to a frame
+/// that may hold chunks: pending changes are committed first, then the header grows. In a contiguous frame the
+/// chunks, index and trailer in the way move past what is used and are committed (the same content), then a
+/// commit writes the longer header; each commit leaves the old frame or the new one. A durable frame's longer
+/// header must fit the storage's first 512-byte sector past byte 11 (the commit point is one write):
+/// unsupported when it would not, and with keep_old_frames. Errors: invalid_argument (a bad or existing name),
+/// out_of_range (16 metalayers already), those of commits and the storage.
+[[nodiscard]] status frame_meta_add(frame& f, span<const char> name, bytes_view content) noexcept;
 /// Adds or replaces variable-length metalayer `name`; content is stored as the Blosc2 chunk frame_vlmeta_encode
 /// makes (the reference's blosc2_vlmeta_add with default cparams). _chunk takes an already made chunk, checked
 /// to be one.

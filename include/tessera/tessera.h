@@ -500,6 +500,14 @@ tessera_status tessera_array_meta_get(const tessera_array* a, const char* name, 
 /** Replaces fixed metalayer name's content with size bytes (its size is fixed: the same size). */
 tessera_status tessera_array_meta_set(tessera_array* a, const char* name, const void* content, size_t size);
 
+/**
+ * Adds fixed metalayer name with size bytes of content (blosc2_meta_add), to an array with chunks too: pending
+ * changes are committed first, then the header grows in commits that each leave the old array or the new one.
+ * Needs a writable array. Errors: INVALID_ARGUMENT (a bad name, one that exists), OUT_OF_RANGE (16 metalayers),
+ * UNSUPPORTED (keep_old_frames; a durable frame whose longer header would leave the storage's first 512 bytes).
+ */
+tessera_status tessera_array_meta_add(tessera_array* a, const char* name, const void* content, size_t size);
+
 /** The number of fixed metalayers ("b2nd" included, as blosc2's schunk->nmetalayers) into *count. */
 tessera_status tessera_array_meta_count(const tessera_array* a, uint32_t* count);
 

@@ -1025,6 +1025,13 @@ status array_meta_update(array& a, span<const char> name, bytes_view content) no
   return detail::array_finish(a);
 }
 
+status array_meta_add(array& a, span<const char> name, bytes_view content) noexcept {
+  TESSERA_TRY(detail::array_check_open(a));
+  if (!array_access::writable(a)) return make_error(errc::read_only, TESSERA_MSG("array: opened read-only"));
+  TESSERA_TRY(frame_meta_add(array_access::frm(a), name, content));
+  return detail::array_finish(a);
+}
+
 uint32_t array_meta_count(const array& a) noexcept {
   const frame_info* info = array_access::open(a) ? frame_info_get(array_access::frm(a)) : nullptr;
   return info != nullptr ? info->nmetalayers : 0;

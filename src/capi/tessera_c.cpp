@@ -329,6 +329,10 @@ tessera_status tessera_array_meta_set(tessera_array* a, const char* name, const 
   return meta_write(a, name, content, size, tessera::array_meta_update);
 }
 
+tessera_status tessera_array_meta_add(tessera_array* a, const char* name, const void* content, size_t size) {
+  return meta_write(a, name, content, size, tessera::array_meta_add);
+}
+
 namespace {
 
 // A name from a listing into the caller's buffer, NUL-terminated.

@@ -197,6 +197,7 @@ struct frame_state {
   // A failed sync: the storage may have dropped the writes since the last commit while still showing them (Linux
   // marks the pages clean after a failed fsync), so no later write or commit of this handle can be trusted.
   errc poisoned = errc::ok;
+  uint32_t header_reserve = 0;   // a padded header is at least this long (frame_meta_add's first commit)
   bool dirty = false;
   uint8_t* scratch = nullptr;   // grow-only buffer for reads
   size_t scratch_cap = 0;
@@ -264,6 +265,8 @@ void space_free(frame_state& s, uint64_t pos, uint64_t len) noexcept;
 // Frees [from, to) but what the durable frame still references there (retired extents, the committed index and
 // trailer): whatever failed before, no free byte is one a crash could need.
 void space_free_unreferenced(frame_state& s, uint64_t from, uint64_t to) noexcept;
+// Takes [from, to) out of the free space (the map grows past it when needed): no new byte goes there.
+void space_reserve(frame_state& s, uint64_t from, uint64_t to) noexcept;
 // A stored chunk version the pending frame drops: free now when fresh (or not durable), else at the next commit.
 void space_drop_chunk(frame_state& s, const frame_chunk_entry& e) noexcept;
 // The end of the pending frame's chunks (header_len when none). Needs every stored chunk's size (active map).

@@ -304,6 +304,25 @@ void space_free_unreferenced(frame_state& s, uint64_t from, uint64_t to) noexcep
   if (cursor < to) space_free(s, cursor, to - cursor);
 }
 
+void space_reserve(frame_state& s, uint64_t from, uint64_t to) noexcept {
+  extent_set& f = s.space.free;
+  for (uint32_t i = 0; i < f.n;) {
+    const extent e = f.v[i];
+    if (ext_end(e) <= from || e.pos >= to) {
+      ++i;
+      continue;
+    }
+    set_erase(f, i);
+    if (e.pos < from) set_add(s, f, e.pos, from - e.pos);
+    if (ext_end(e) > to) set_add(s, f, to, ext_end(e) - to);
+    i = 0;  // the pieces lie outside [from, to): each pass removes one overlap
+  }
+  if (s.space.end < to) {
+    if (s.space.end < from) set_add(s, f, s.space.end, from - s.space.end);
+    s.space.end = to;
+  }
+}
+
 void space_drop_chunk(frame_state& s, const frame_chunk_entry& e) noexcept {
   if (e.offset < 0 || e.cbytes <= 0) return;
   const uint64_t pos = s.info.header_len + static_cast<uint64_t>(e.offset);

@@ -500,7 +500,8 @@ status cframe_commit_writes(frame_state& s, const frame_info& ni, bool joined, c
 // header_len; s.header is grown to it.
 __attribute__((noinline)) result<uint32_t> header_pad_for_trailer(frame_state& s, uint32_t tl) noexcept {
   const uint32_t ce = header_content_end(s);
-  const uint64_t at = uint64_t{ce} + tl <= s.info.header_len ? ce : s.committed_len;
+  uint64_t at = uint64_t{ce} + tl <= s.info.header_len ? ce : s.committed_len;
+  if (at < s.header_reserve) at = s.committed_len > s.header_reserve ? s.committed_len : s.header_reserve;
   if (at > static_cast<uint64_t>(INT32_MAX)) return make_error(errc::overflow, TESSERA_MSG("frame: header too large"));
   const auto hl = static_cast<uint32_t>(at);
   TESSERA_TRY(state_buffer_reserve(s, &s.header, &s.header_cap, hl));
@@ -981,6 +982,153 @@ status frame_chunk_delete(frame& f, int64_t nchunk) noexcept {
   if (nchunk < 0 || nchunk >= s->nchunks) return make_error(errc::out_of_range, TESSERA_MSG("frame: no chunk to delete there"));
   TESSERA_TRY(detail::state_index_materialize(*s));
   return detail::frame_chunk_delete_table(f, nchunk);
+}
+
+namespace detail {
+namespace {
+
+status chunk_move(frame_state& s, int64_t i, uint64_t q) noexcept;
+status commit_moves(frame_state& s) noexcept;
+
+// The header with one fixed metalayer more: s's metalayers (contents from s.header) and `name`, laid out as the
+// reference lays them out, the fixed fields copied from s.header (a commit rewrites the ones that change).
+// Into a buffer from the allocator (*out, *len) and the entries' new offsets into metas (kFrameMaxMetalayers).
+status header_with_meta(frame_state& s, span<const char> name, bytes_view content, uint8_t** out, uint32_t* len,
+                        frame_meta_entry* metas) noexcept {
+  const size_t inits_size = sizeof(frame_metalayer_init) * kFrameMaxMetalayers;
+  auto* inits = static_cast<frame_metalayer_init*>(allocator_allocate(s.alloc, inits_size, alignof(frame_metalayer_init)));
+  if (inits == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the metalayer table"));
+  for (uint32_t i = 0; i < s.nmetas; ++i) {
+    inits[i].name = span<const char>(s.metas[i].name, s.metas[i].name_len);
+    inits[i].content = bytes_view(s.header + s.metas[i].content_off, s.metas[i].content_len);
+  }
+  inits[s.nmetas].name = name;
+  inits[s.nmetas].content = content;
+  frame_create_params p;
+  p.typesize = s.info.typesize > 0 ? s.info.typesize : 1;
+  p.metalayers = inits;
+  p.nmetalayers = s.nmetas + 1;
+  uint64_t idx = 0;
+  status st = ok_status();
+  auto size = header_size_of(p, &idx);
+  if (!size.ok()) st = size.err();
+  uint8_t* h = nullptr;
+  if (st.ok()) {
+    h = static_cast<uint8_t*>(allocator_allocate(s.alloc, *size, 16));
+    if (h == nullptr) st = make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused a header"));
+  }
+  if (st.ok()) {
+    frame_header_fields fields;
+    fields.kind = s.sparse ? frame_kind::sparse : frame_kind::contiguous;
+    auto w = header_encode(p, fields, bytes_mut(h, *size), metas);
+    if (!w.ok()) st = w.err();
+  }
+  if (st.ok()) {
+    memcpy(h, s.header, kFhMetalayers);  // the fixed fields as they are (the commit sets header_len and sizes)
+    for (uint32_t i = 0; i <= s.nmetas; ++i) {
+      const span<const char> n = inits[i].name;
+      memcpy(metas[i].name, n.data(), n.size());
+      metas[i].name[n.size()] = 0;
+      metas[i].name_len = static_cast<uint8_t>(n.size());
+      metas[i].content_len = static_cast<uint32_t>(inits[i].content.size());
+    }
+    *out = h;
+    *len = *size;
+  } else if (h != nullptr) {
+    allocator_deallocate(s.alloc, h, *size, 16);
+  }
+  allocator_deallocate(s.alloc, inits, inits_size, alignof(frame_metalayer_init));
+  return st;
+}
+
+// A contiguous frame's header grows from hl to nhl bytes. First [hl, nhl) is cleared: the chunks there move past
+// what is used and, when durable, a commit of the same content puts them, the index and the trailer out of it (a
+// frame without chunks pads its header to at least nhl). Then the new header takes the place: every chunk's offset
+// from the longer header, and a commit whose header write covers the new bytes (one sector: checked before).
+status cframe_header_grow(frame_state& s, uint32_t nhl) noexcept {
+  const uint32_t hl = s.info.header_len;
+  if (nhl <= hl) return ok_status();
+  const bool durable = s.options.durable;
+  space_reserve(s, hl, nhl);
+  bool moved = false;
+  for (int64_t i = 0; i < s.nchunks; ++i) {
+    const frame_chunk_entry& e = s.chunks[i];
+    if (e.offset < 0 || e.cbytes <= 0 || uint64_t{hl} + static_cast<uint64_t>(e.offset) >= nhl) continue;
+    const uint64_t q = space_take(s, static_cast<uint64_t>(e.cbytes));
+    const status st = chunk_move(s, i, q);
+    if (!st.ok()) {
+      space_free(s, q, static_cast<uint64_t>(e.cbytes));
+      return st;
+    }
+    space_reserve(s, hl, nhl);  // not durable, the old bytes were freed at once: they stay the header's
+    moved = true;
+  }
+  const extent meta = s.space.meta;
+  const bool meta_in = durable && (s.nchunks == 0 || (meta.len > 0 && meta.pos < nhl && meta.pos + meta.len > hl));
+  if (durable && (moved || meta_in)) {
+    s.header_reserve = nhl;
+    const status st = commit_moves(s);
+    s.header_reserve = 0;
+    TESSERA_TRY(st);
+    space_reserve(s, hl, nhl);  // what that commit freed there is the header's now
+  }
+  const uint32_t grow = nhl - hl;
+  for (int64_t i = 0; i < s.nchunks; ++i)
+    if (s.chunks[i].offset >= 0) s.chunks[i].offset -= grow;
+  s.info.header_len = nhl;
+  return ok_status();
+}
+
+}  // namespace
+}  // namespace detail
+
+status frame_meta_add(frame& f, span<const char> name, bytes_view content) noexcept {
+  frame_state* s = frame_access::get(f);
+  TESSERA_TRY(detail::writable_check(s));
+  TESSERA_TRY(detail::name_check(name));
+  for (uint32_t i = 0; i < s->nmetas; ++i)
+    if (detail::names_equal(s->metas[i], name)) return make_error(errc::invalid_argument, TESSERA_MSG("frame: a fixed metalayer with that name exists"));
+  if (s->nmetas >= kFrameMaxMetalayers) return make_error(errc::out_of_range, TESSERA_MSG("frame: more than 16 metalayers"));
+  if (content.size() > static_cast<size_t>(INT32_MAX) - 64) return make_error(errc::invalid_argument, TESSERA_MSG("frame: metalayer content too large"));
+  if (!s->sparse && (s->options.keep_old_frames || s->space.disabled))
+    return make_error(errc::unsupported, TESSERA_MSG("frame: adding a metalayer rewrites the frame's front: not with keep_old_frames, nor over chunks that share bytes"));
+  TESSERA_TRY(frame_commit(f));
+  TESSERA_TRY(detail::state_index_materialize(*s));
+  if (!s->sparse) TESSERA_TRY(detail::space_activate_table(*s));
+  if (!s->sparse && !s->space.active && s->nchunks > 0)
+    return make_error(errc::unsupported, TESSERA_MSG("frame: adding a metalayer rewrites the frame's front: not over chunks that share bytes"));
+  const size_t metas_size = sizeof(detail::frame_meta_entry) * kFrameMaxMetalayers;
+  void* mem = allocator_allocate(s->alloc, metas_size, alignof(detail::frame_meta_entry));
+  if (mem == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("frame: allocator refused the metalayer table"));
+  auto* metas = static_cast<detail::frame_meta_entry*>(mem);
+  for (uint32_t i = 0; i < kFrameMaxMetalayers; ++i) new (tessera::cxx::place, &metas[i]) detail::frame_meta_entry;
+  uint8_t* h = nullptr;
+  uint32_t nhl = 0;
+  status st = detail::header_with_meta(*s, name, content, &h, &nhl, metas);
+  // The commit point covers the fixed fields (from byte 11) to the new header's end: it must fit one sector.
+  if (st.ok() && !s->sparse && s->options.durable && nhl > s->info.header_len &&
+      (s->base + 11) / detail::kCommitSector != (s->base + nhl - 1) / detail::kCommitSector)
+    st = make_error(errc::unsupported, TESSERA_MSG("frame: the header with that metalayer would not fit the storage's first 512-byte sector: its write could tear"));
+  const uint32_t old_hl = s->info.header_len;
+  const uint32_t new_hl = nhl > old_hl ? nhl : old_hl;
+  // Room first: once the header has grown, nothing but the commit may fail (the pending frame stays whole).
+  if (st.ok()) st = detail::state_buffer_reserve(*s, &s->header, &s->header_cap, new_hl);
+  if (st.ok() && !s->sparse) st = detail::cframe_header_grow(*s, new_hl);
+  if (st.ok()) {
+    // A padded header longer than the new one keeps its pad after it (the storage's bytes, as they are).
+    memcpy(s->header, h, nhl);
+    for (uint32_t i = 0; i <= s->nmetas; ++i) {
+      s->metas[i] = metas[i];
+    }
+    s->nmetas += 1;
+    s->info.nmetalayers = s->nmetas;
+    if (s->sparse) s->info.header_len = nhl;
+    s->dirty = true;
+    st = frame_commit(f);
+  }
+  if (h != nullptr) allocator_deallocate(s->alloc, h, nhl, 16);
+  allocator_deallocate(s->alloc, mem, metas_size, alignof(detail::frame_meta_entry));
+  return st;
 }
 
 status frame_meta_update(frame& f, span<const char> name, bytes_view content) noexcept {

@@ -413,8 +413,8 @@ static void test_metalayer_listing(void) {
 }
 
 /* What a C programmer porting b2nd code meets: a vlmetalayer read into a short buffer reports the size it needs,
- * b2nd's selection idiom (int64_t* sel[]) compiles without a warning (the tests build with -Werror), and the
- * "b2nd" metalayer serializes and parses on its own. */
+ * b2nd's selection idiom (int64_t* sel[]) compiles without a warning (the tests build with -Werror), the
+ * "b2nd" metalayer serializes and parses on its own, and a fixed metalayer is added to an array with chunks. */
 static void test_b2nd_idioms(void) {
   tessera_allocator al = arena_reset();
   tessera_buffer buf;
@@ -482,6 +482,24 @@ static void test_b2nd_idioms(void) {
                                             &dtype, &dtype_len, &format), TESSERA_ERR_TRUNCATED);
     CHECK_ERR(tessera_b2nd_meta_serialize(-1, p.shape, p.chunkshape, p.blockshape, p.dtype, 0, meta, sizeof meta,
                                           &written), TESSERA_ERR_INVALID_ARGUMENT);
+  }
+
+  /* blosc2_meta_add on an array with chunks (the reference's leaves such a file unreadable). */
+  {
+    const uint8_t extra[3] = {0x93, 7, 8};
+    const void* got_meta = NULL;
+    size_t got_size = 0;
+    uint32_t count = 0;
+    REQUIRE_OK(tessera_array_meta_add(a, "extra", extra, sizeof extra));
+    CHECK_ERR(tessera_array_meta_add(a, "extra", extra, sizeof extra), TESSERA_ERR_INVALID_ARGUMENT);
+    REQUIRE_OK(tessera_array_close(a));
+    REQUIRE_OK(tessera_array_open(&a, &st, &al, NULL));
+    REQUIRE_OK(tessera_array_meta_count(a, &count));
+    CHECK(count == 2);
+    REQUIRE_OK(tessera_array_meta_get(a, "extra", &got_meta, &got_size));
+    CHECK(got_size == sizeof extra && memcmp(got_meta, extra, sizeof extra) == 0);
+    REQUIRE_OK(tessera_array_orthogonal_get(a, csel, counts, again, sizeof again));
+    for (k = 0; k < 6; ++k) CHECK(again[k] == -k);
   }
   REQUIRE_OK(tessera_array_close(a));
   CHECK(g_arena.live == 0);

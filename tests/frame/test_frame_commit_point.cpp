@@ -269,3 +269,113 @@ TESSERA_TEST(frame_commit_point, a_failed_sync_poisons_the_handle) {
   CHECK(std::memcmp(g.out, g.src, kChunk) == 0);
   (void)frame_close(r2);
 }
+
+// frame_meta_add (c-blosc2's blosc2_meta_add, which leaves a file with chunks unreadable): the header grows over
+// a frame with stored chunks, special chunks, none, in a sparse directory and without durability; the chunks
+// read as before, the metalayers in order. The crash sweeps (test_frame_crash_model.cpp, meta_add*) hold the
+// old-or-new promise through it.
+TESSERA_TEST(frame_meta_add, chunks_move_out_of_the_longer_header) {
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator(), chunk_decoder_options{}));
+  static const uint8_t kExtra[] = {0x93, 1, 2};
+  for (int variant = 0; variant < 5; ++variant) {
+    // 0: stored chunks; 1: at base 97; 2: zeros chunks only; 3: no chunks; 4: not durable.
+    growable_buffer buf;
+    growable_buffer_init(buf, test::system_allocator());
+    frame_metalayer_init m;
+    const frame_create_params p = params_with_meta(m, 40);
+    frame_open_options o;
+    o.base_offset = variant == 1 ? 97 : 0;
+    o.durable = variant != 4;
+    frame f;
+    REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), test::system_allocator(), p, o));
+    const int n = variant == 3 ? 0 : 4;
+    for (int i = 0; i < n; ++i) REQUIRE_OK(frame_chunk_append(f, g.chunk_of(variant == 2 ? 0 : 20 + static_cast<uint64_t>(i))));
+    REQUIRE_OK(frame_vlmeta_set(f, nm("v"), bytes_view(g_meta, 30)));
+    REQUIRE_OK(frame_commit(f));
+    const uint32_t hl = frame_info_get(f)->header_len;
+    CHECK_ERR(frame_meta_add(f, nm("b2nd"), bytes_view(kExtra, sizeof kExtra)), errc::invalid_argument);
+    REQUIRE_OK(frame_meta_add(f, nm("extra"), bytes_view(kExtra, sizeof kExtra)));
+    CHECK(frame_info_get(f)->header_len > hl);
+    CHECK(!frame_dirty(f));
+    (void)frame_close(f);
+    frame r;
+    o.writable = false;
+    REQUIRE_OK(frame_open(r, growable_buffer_storage(buf), test::system_allocator(), o));
+    const frame_info* info = frame_info_get(r);
+    CHECK_EQ(info->nmetalayers, 2u);
+    CHECK_EQ(info->nchunks, static_cast<int64_t>(n));
+    auto extra = frame_meta_find(r, nm("extra"));
+    CHECK(extra.ok() && extra->size() == sizeof kExtra && std::memcmp(extra->data(), kExtra, sizeof kExtra) == 0);
+    auto first = frame_meta_find(r, nm("b2nd"));
+    CHECK(first.ok() && first->size() == 40 && std::memcmp(first->data(), g_meta, 40) == 0);
+    for (int i = 0; i < n; ++i) {
+      REQUIRE_OK(frame_chunk_decode(r, d, i, bytes_mut(g.out, sizeof g.out)));
+      if (variant == 2) {
+        for (int k = 0; k < kChunk; ++k) CHECK(g.out[k] == 0);
+      } else {
+        (void)g.chunk_of(20 + static_cast<uint64_t>(i));
+        CHECK(std::memcmp(g.out, g.src, kChunk) == 0);
+      }
+    }
+    uint8_t vl[30];
+    auto vn = frame_vlmeta_decode(r, d, nm("v"), bytes_mut(vl, sizeof vl));
+    CHECK(vn.ok() && *vn == 30 && std::memcmp(vl, g_meta, 30) == 0);
+    (void)frame_close(r);
+  }
+}
+
+TESSERA_TEST(frame_meta_add, refusals_leave_the_frame_as_it_was) {
+  static const uint8_t kExtra[] = {0x93, 1, 2};
+  growable_buffer buf;
+  growable_buffer_init(buf, test::system_allocator());
+  frame_metalayer_init m;
+  const frame_create_params p = params_with_meta(m, 40);
+  // A frame at 400: its longer header would reach past byte 512 (the commit point could tear).
+  frame_open_options o;
+  o.base_offset = 400;
+  frame f;
+  REQUIRE_OK(frame_create(f, growable_buffer_storage(buf), test::system_allocator(), p, o));
+  REQUIRE_OK(frame_chunk_append(f, g.chunk_of(3)));
+  REQUIRE_OK(frame_commit(f));
+  const uint32_t hl = frame_info_get(f)->header_len;
+  CHECK_ERR(frame_meta_add(f, nm("extra"), bytes_view(kExtra, sizeof kExtra)), errc::unsupported);
+  CHECK_EQ(frame_info_get(f)->header_len, hl);
+  CHECK_EQ(frame_info_get(f)->nmetalayers, 1u);
+  (void)frame_close(f);
+  // keep_old_frames: the front would be rewritten under readers of older frames.
+  growable_buffer buf2;
+  growable_buffer_init(buf2, test::system_allocator());
+  frame_open_options k;
+  k.keep_old_frames = true;
+  REQUIRE_OK(frame_create(f, growable_buffer_storage(buf2), test::system_allocator(), p, k));
+  CHECK_ERR(frame_meta_add(f, nm("extra"), bytes_view(kExtra, sizeof kExtra)), errc::unsupported);
+  CHECK_ERR(frame_meta_add(f, nm(""), bytes_view(kExtra, sizeof kExtra)), errc::invalid_argument);
+  (void)frame_close(f);
+}
+
+TESSERA_TEST(frame_meta_add, in_a_sparse_frame) {
+  static const uint8_t kExtra[] = {0x93, 1, 2};
+  chunk_decoder d;
+  REQUIRE_OK(chunk_decoder_init(d, test::system_allocator(), chunk_decoder_options{}));
+  memory_directory md;
+  REQUIRE_OK(memory_directory_init(md, test::system_allocator(), 16));
+  const storage_directory dir = memory_directory_interface(md);
+  frame_metalayer_init m;
+  const frame_create_params p = params_with_meta(m, 40);
+  frame f;
+  REQUIRE_OK(frame_create_sparse(f, dir, test::system_allocator(), p));
+  REQUIRE_OK(frame_chunk_append(f, g.chunk_of(31)));
+  REQUIRE_OK(frame_meta_add(f, nm("extra"), bytes_view(kExtra, sizeof kExtra)));  // commits the append too
+  (void)frame_close(f);
+  frame r;
+  REQUIRE_OK(frame_open_sparse(r, dir, test::system_allocator(), frame_open_options{}));
+  CHECK_EQ(frame_info_get(r)->nmetalayers, 2u);
+  auto extra = frame_meta_find(r, nm("extra"));
+  CHECK(extra.ok() && extra->size() == sizeof kExtra && std::memcmp(extra->data(), kExtra, sizeof kExtra) == 0);
+  REQUIRE_OK(frame_chunk_decode(r, d, 0, bytes_mut(g.out, sizeof g.out)));
+  (void)g.chunk_of(31);
+  CHECK(std::memcmp(g.out, g.src, kChunk) == 0);
+  (void)frame_close(r);
+  memory_directory_release(md);
+}

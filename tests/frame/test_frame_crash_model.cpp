@@ -247,6 +247,17 @@ class driver : public crash_sweep::driver<fmodel> {
     op("meta update", [&] { return frame_meta_update(f_, nm("m"), bytes_view(content.data(), content.size())); },
        [&] { m_.metas[0].second = content; });
   }
+  // frame_meta_add: commits what is pending, then (contiguous) moves what lies where the longer header goes and
+  // commits, then commits the longer header. A failure leaves the metalayer pending or not: the model follows
+  // the live frame then.
+  void meta_add(const std::string& name, uint64_t seed, size_t n) {
+    const bytes content = content_of(seed, n);
+    commit();  // what frame_meta_add does first: a commit of its own in the model
+    meta_adding_ = true;
+    committing("meta add", [&] { return frame_meta_add(f_, nm(name), bytes_view(content.data(), content.size())); },
+               [&] { m_.metas.emplace_back(name, content); });
+    meta_adding_ = false;
+  }
   [[nodiscard]] int64_t nchunks() const { return static_cast<int64_t>(m_.chunks.size()); }
 
  protected:
@@ -267,6 +278,8 @@ class driver : public crash_sweep::driver<fmodel> {
   status handle_commit() override { return frame_commit(f_); }
   status handle_compact() override { return frame_compact(f_); }
   fmodel handle_read() override { return read_frame(f_); }
+  bool failed_ops_may_change() override { return meta_adding_; }
+  bool meta_adding_ = false;
   fmodel initial_model() override {
     fmodel m0;
     m0.metas.emplace_back("m", bytes{1, 2, 3, 4, 5, 6, 7, 8});
@@ -487,6 +500,33 @@ void wl_full_storage(driver& d) {
   d.close();
 }
 
+// Fixed metalayers added to a frame with chunks (they move out of the way of the longer header), with a
+// vlmetalayer, and to a frame at an offset.
+void wl_meta_add(driver& d) {
+  d.create();
+  for (int i = 0; i < 5; ++i) d.append(14000 + static_cast<uint64_t>(i), 1024);
+  d.vlmeta_set("v", 14050, 40);
+  d.commit();
+  d.focus();
+  d.meta_add("added", 14100, 12);
+  d.update(1, 14101, 1024);
+  d.meta_add("second", 14102, 30);
+  d.commit();
+  d.close();
+}
+
+// An empty frame (its trailer right after the header) gets a metalayer, then chunks.
+void wl_meta_add_empty(driver& d) {
+  d.create();
+  d.vlmeta_set("v", 14200, 300);
+  d.commit();
+  d.focus();
+  d.meta_add("added", 14201, 16);
+  d.append(14202, 1024);
+  d.commit();
+  d.close();
+}
+
 const workload kAppendsEqual{"appends_equal", 0, wl_appends_equal};
 const workload kAppendsVarying{"appends_varying", 0, wl_appends_varying};
 const workload kRewriteLoop{"rewrite_loop", 0, wl_rewrite_loop};
@@ -500,6 +540,9 @@ const workload kCleared{"cleared", 0, wl_cleared};
 const workload kBase97{"base_97", 97, [](driver& d) { wl_at_offset(d, true); }};
 const workload kBase4000{"base_4000", 4000, [](driver& d) { wl_at_offset(d, false); }};
 const workload kFullStorage{"full_storage", 0, wl_full_storage};
+const workload kMetaAdd{"meta_add", 0, wl_meta_add};
+const workload kMetaAddEmpty{"meta_add_empty", 0, wl_meta_add_empty};
+const workload kMetaAdd97{"meta_add_97", 97, wl_meta_add};
 
 }  // namespace
 
@@ -530,3 +573,6 @@ TESSERA_FRAME_CRASH_TESTS(cleared, kCleared)
 TESSERA_FRAME_CRASH_TESTS(base_97, kBase97)
 TESSERA_FRAME_CRASH_TESTS(base_4000, kBase4000)
 TESSERA_FRAME_CRASH_TESTS(full_storage, kFullStorage)
+TESSERA_FRAME_CRASH_TESTS(meta_add, kMetaAdd)
+TESSERA_FRAME_CRASH_TESTS(meta_add_empty, kMetaAddEmpty)
+TESSERA_FRAME_CRASH_TESTS(meta_add_97, kMetaAdd97)

@@ -480,8 +480,9 @@ void page_cache::check_write(uint64_t offset, bytes_view src) {
   const frame_extents& d = durable_frame();
   if (!d.valid) return;
   const uint64_t header_end = base_ + d.header_len;
-  if (a >= base_ && b <= header_end) {
-    // The commit point: one write within the durable header.
+  if (a >= base_ && a < header_end) {
+    // The commit point: one write from within the durable header (a header that grows reaches past it, into
+    // bytes the durable frame must not reference).
     if (a / 512 != (b - 1) / 512)
       violation("header " + w + " spans the 512-byte sector boundary at " + std::to_string((a / 512 + 1) * 512) +
                 " (it may tear)");
@@ -522,6 +523,13 @@ void page_cache::check_write(uint64_t offset, bytes_view src) {
     if (count > 0)
       violation("header " + w + " commits a frame that references bytes not durable (" + std::to_string(count) +
                 " ranges)" + problems);
+    if (b > header_end) {
+      std::string past;
+      for (const extent& e : d.extents)
+        if (e.begin >= header_end && header_end < e.end && e.begin < b)
+          past += (past.empty() ? "" : ", ") + e.what + " " + range_text(e.begin, e.end);
+      if (!past.empty()) violation("header " + w + " reaches past the durable header over what it references: " + past);
+    }
     return;
   }
   std::string hit;

@@ -455,8 +455,14 @@ class driver {
   // A commit (or compaction): the model recorded first.
   template <class Call>
   void committing(const char* name, Call&& call) {
+    committing(name, call, [] {});
+  }
+  // A commit that also changes the content (apply: the model's change, made after the check of the writer).
+  template <class Call, class Apply>
+  void committing(const char* name, Call&& call, Apply&& apply) {
     if (stopped_ || !open_) return;
     if (!plan_.faulty()) live_check(name, "before");
+    apply();
     const size_t v0 = pc_.violations().size();
     const uint64_t fs0 = pc_.failed_syncs();
     const int id = ver_.add(m_);
