@@ -467,20 +467,6 @@ result<uint32_t> header_encode(const frame_create_params& p, const frame_header_
   return *hl;
 }
 
-uint32_t header_content_end(const frame_state& s) noexcept {
-  uint64_t end = 0;
-  for (uint32_t i = 0; i < s.nmetas; ++i) {
-    const uint64_t e = uint64_t{s.metas[i].content_off} + s.metas[i].content_len;
-    if (e > end) end = e;
-  }
-  if (s.nmetas == 0) {  // the section of no metalayers
-    uint64_t idx = 0;
-    auto size = metas_size(init_entries{nullptr, 0}, kFrameMaxMetalayers, &idx);
-    end = kFhMetalayers + (size.ok() ? *size : 0);
-  }
-  return end < s.info.header_len ? static_cast<uint32_t>(end) : s.info.header_len;
-}
-
 status header_build(frame_state& s, const frame_create_params& prm) noexcept {
   uint64_t idx = 0;
   auto hl = header_size_of(prm, &idx);

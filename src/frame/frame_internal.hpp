@@ -262,9 +262,6 @@ void space_disable(frame_state& s) noexcept;
 [[nodiscard]] uint64_t space_take_below(frame_state& s, uint64_t n, uint64_t limit) noexcept;
 // Bytes nothing references any more (written and superseded before a commit, or a failed write): free now.
 void space_free(frame_state& s, uint64_t pos, uint64_t len) noexcept;
-// Frees [from, to) but what the durable frame still references there (retired extents, the committed index and
-// trailer): whatever failed before, no free byte is one a crash could need.
-void space_free_unreferenced(frame_state& s, uint64_t from, uint64_t to) noexcept;
 // Takes [from, to) out of the free space (the map grows past it when needed): no new byte goes there.
 void space_reserve(frame_state& s, uint64_t from, uint64_t to) noexcept;
 // A stored chunk version the pending frame drops: free now when fresh (or not durable), else at the next commit.
@@ -330,9 +327,6 @@ void info_from_params(const frame_create_params& p, frame_info& info) noexcept;
 [[nodiscard]] result<uint32_t> header_size_of(const frame_create_params& p, uint64_t* idx_size) noexcept;
 [[nodiscard]] result<uint32_t> header_encode(const frame_create_params& p, const frame_header_fields& fields,
                                              bytes_mut out, frame_meta_entry* offsets_out) noexcept;
-// Where the header's content (fixed fields and metalayers) ends: before header_len when the header is padded (a
-// durable frame without chunks moves its trailer past the committed one: see cframe_commit_materialized).
-[[nodiscard]] uint32_t header_content_end(const frame_state& s) noexcept;
 // Builds a complete header for the params into s.header (and s.metas).
 [[nodiscard]] status header_build(frame_state& s, const frame_create_params& p) noexcept;
 

@@ -281,29 +281,6 @@ void space_free(frame_state& s, uint64_t pos, uint64_t len) noexcept {
   free_absorb(s);
 }
 
-void space_free_unreferenced(frame_state& s, uint64_t from, uint64_t to) noexcept {
-  const extent_set& r = s.space.retired;
-  const extent meta = s.space.meta;
-  uint64_t cursor = from;
-  // The durable frame's extents in position order: the retired ones (sorted) with the committed index and
-  // trailer merged in.
-  bool meta_done = meta.len == 0;
-  for (uint32_t i = 0; cursor < to && (i < r.n || !meta_done);) {
-    extent b;
-    if (!meta_done && (i >= r.n || meta.pos <= r.v[i].pos)) {
-      b = meta;
-      meta_done = true;
-    } else {
-      b = r.v[i++];
-    }
-    if (ext_end(b) <= cursor) continue;
-    if (b.pos >= to) break;
-    if (b.pos > cursor) space_free(s, cursor, b.pos - cursor);
-    cursor = ext_end(b);
-  }
-  if (cursor < to) space_free(s, cursor, to - cursor);
-}
-
 void space_reserve(frame_state& s, uint64_t from, uint64_t to) noexcept {
   extent_set& f = s.space.free;
   for (uint32_t i = 0; i < f.n;) {

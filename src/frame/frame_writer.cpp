@@ -26,8 +26,6 @@ status writable_check(const frame_state* s) noexcept {
 // may drop the dirty pages yet mark them clean, so a retried commit would succeed over bytes that never reached
 // the disk (PostgreSQL's lesson of 2018). Only a reopen, from what is durable, writes again.
 status durable_sync(frame_state& s, const storage& st) noexcept {
-  if (s.poisoned != errc::ok)
-    return make_error(s.poisoned, TESSERA_MSG("frame: a sync failed earlier: writes since the last commit may be lost; reopen the frame"));
   const status r = storage_sync(st);
   if (!r.ok()) s.poisoned = r.code;
   return r;
@@ -295,14 +293,16 @@ __attribute__((noinline)) status header_commit_write(frame_state& s, const uint8
   uint32_t a = 0, b = len;
   while (a < len && cur.p[a] == h[a]) ++a;
   if (a == len) return sync_if(s);
-  while (b > a && cur.p[b - 1] == h[b - 1]) --b;
+  while (cur.p[b - 1] == h[b - 1]) --b;  // stops after a: cur.p[a] differs
   if (s.options.durable && (s.base + a) / kCommitSector != (s.base + b - 1) / kCommitSector)
     return make_error(errc::unsupported, TESSERA_MSG("frame: the commit's header change would cross a 512-byte sector of the storage and could tear: give the frame a base_offset that keeps its header's first bytes in one sector"));
   *header_tried = true;
   status w = frame_write(s, a, bytes_view(h + a, b - a));
   if (w.ok()) w = sync_if(s);
-  if (!w.ok() && s.options.durable && storage_write(s.st, s.base + a, bytes_view(cur.p + a, b - a)).ok())
+  if (!w.ok()) {
+    (void)storage_write(s.st, s.base + a, bytes_view(cur.p + a, b - a));
     (void)storage_sync(s.st);
+  }
   return w;
 }
 
@@ -491,6 +491,22 @@ status cframe_commit_writes(frame_state& s, const frame_info& ni, bool joined, c
   header_compose(s, ni, hb.p);
   if (s.committed_len < ni.frame_len) s.committed_len = ni.frame_len;
   return header_commit_write(s, hb.p, ni.header_len, header_tried);
+}
+
+// Where the header's content (fixed fields and metalayers) ends: before header_len when the header is padded (a
+// durable frame without chunks moves its trailer past the committed one: cframe_commit_materialized).
+uint32_t header_content_end(const frame_state& s) noexcept {
+  uint64_t end = 0;
+  for (uint32_t i = 0; i < s.nmetas; ++i) {
+    const uint64_t e = uint64_t{s.metas[i].content_off} + s.metas[i].content_len;
+    if (e > end) end = e;
+  }
+  if (s.nmetas == 0) {  // the section of no metalayers: the header of a frame created without any
+    uint64_t idx = 0;
+    auto size = header_size_of(frame_create_params{}, &idx);
+    end = size.ok() ? *size : s.info.header_len;
+  }
+  return end < s.info.header_len ? static_cast<uint32_t>(end) : s.info.header_len;
 }
 
 // A durable frame left without chunks over a committed frame: the format reads its trailer at header_len, where
@@ -1281,11 +1297,14 @@ status chunk_move(frame_state& s, int64_t i, uint64_t q) noexcept {
   return ok_status();
 }
 
-// Only [from, to) is free (nothing the pending frame uses lies there), less what the durable frame references.
+// Only [from, to) is free (nothing the pending frame uses lies there), never the committed index and trailer.
+// Nothing else the durable frame references lies there: compaction commits any pending moves first (retired
+// extents are then free).
 void space_free_only(frame_state& s, uint64_t from, uint64_t to) noexcept {
   s.space.free.n = 0;
   s.space.lost = 0;
-  if (to > from) space_free_unreferenced(s, from, to);
+  if (to > from) space_free(s, from, to - from);
+  if (s.space.meta.len > 0) space_reserve(s, s.space.meta.pos, s.space.meta.pos + s.space.meta.len);
 }
 
 // A commit of moved chunks: the same content, so a failure leaves nothing pending for the caller.

@@ -505,6 +505,58 @@ static void test_b2nd_idioms(void) {
   CHECK(g_arena.live == 0);
 }
 
+/* The b2nd metalayer calls refuse every missing pointer and every value outside its range, and the layout check
+ * tells a struct never initialized (no layout a build makes) from one of another build. */
+static void test_b2nd_meta_arguments(void) {
+  const int64_t shape[2] = {4, 5};
+  const int32_t chunks[2] = {2, 5}, blocks[2] = {1, 5};
+  int64_t oshape[2];
+  int32_t ochunks[2], oblocks[2], ondim = 0, oformat = 0;
+  uint8_t meta[128];
+  size_t written = 0, len = 0, dlen = 0;
+  const char* dt = NULL;
+  char long_dtype[300];
+  REQUIRE_OK(tessera_b2nd_meta_serialize(2, shape, chunks, blocks, "<i4", 0, meta, sizeof meta, &len));
+  CHECK_ERR(tessera_b2nd_meta_serialize(2, shape, chunks, blocks, "<i4", 0, meta, sizeof meta, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_serialize(2, shape, chunks, blocks, NULL, 0, meta, sizeof meta, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_serialize(2, shape, chunks, blocks, "<i4", 0, NULL, sizeof meta, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_serialize(2, NULL, chunks, blocks, "<i4", 0, meta, sizeof meta, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_serialize(2, shape, NULL, blocks, "<i4", 0, meta, sizeof meta, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_serialize(2, shape, chunks, NULL, "<i4", 0, meta, sizeof meta, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_serialize(TESSERA_MAX_DIMS + 1, shape, chunks, blocks, "<i4", 0, meta, sizeof meta, &written),
+            TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_serialize(2, shape, chunks, blocks, "<i4", -1, meta, sizeof meta, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_serialize(2, shape, chunks, blocks, "<i4", 128, meta, sizeof meta, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  memset(long_dtype, 'x', sizeof long_dtype - 1);
+  long_dtype[sizeof long_dtype - 1] = 0;
+  CHECK_ERR(tessera_b2nd_meta_serialize(2, shape, chunks, blocks, long_dtype, 0, meta, sizeof meta, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  {
+    /* A geometry the format cannot hold (a negative shape): refused by the encoder. */
+    const int64_t bad[2] = {-1, 5};
+    CHECK_ERR(tessera_b2nd_meta_serialize(2, bad, chunks, blocks, "<i4", 0, meta, sizeof meta, &written), TESSERA_ERR_INVALID_ARGUMENT);
+  }
+  REQUIRE_OK(tessera_b2nd_meta_serialize(0, NULL, NULL, NULL, "<f8", 0, meta, sizeof meta, &written)); /* a scalar */
+  REQUIRE_OK(tessera_b2nd_meta_deserialize(meta, written, 0, &ondim, NULL, NULL, NULL, &dt, &dlen, &oformat));
+  CHECK(ondim == 0 && dlen == 3 && memcmp(dt, "<f8", 3) == 0);
+  REQUIRE_OK(tessera_b2nd_meta_serialize(2, shape, chunks, blocks, "<i4", 0, meta, sizeof meta, &len));
+  CHECK_ERR(tessera_b2nd_meta_deserialize(NULL, len, 2, &ondim, oshape, ochunks, oblocks, &dt, &dlen, &oformat), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_deserialize(meta, len, 2, NULL, oshape, ochunks, oblocks, &dt, &dlen, &oformat), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_deserialize(meta, len, 2, &ondim, NULL, ochunks, oblocks, &dt, &dlen, &oformat), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_deserialize(meta, len, 2, &ondim, oshape, NULL, oblocks, &dt, &dlen, &oformat), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_deserialize(meta, len, 2, &ondim, oshape, ochunks, NULL, &dt, &dlen, &oformat), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_deserialize(meta, len, 2, &ondim, oshape, ochunks, oblocks, NULL, &dlen, &oformat), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_deserialize(meta, len, 2, &ondim, oshape, ochunks, oblocks, &dt, NULL, &oformat), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_b2nd_meta_deserialize(meta, len, 2, &ondim, oshape, ochunks, oblocks, &dt, &dlen, NULL), TESSERA_ERR_INVALID_ARGUMENT);
+  REQUIRE_OK(tessera_b2nd_meta_deserialize(meta, len, 2, &ondim, oshape, ochunks, oblocks, &dt, &dlen, &oformat));
+  CHECK(ondim == 2 && oshape[1] == 5 && ochunks[0] == 2 && oblocks[0] == 1);
+
+  /* Layouts no build makes: not initialized. */
+  CHECK_ERR(tessera_layout_check(0), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_layout_check((TESSERA_LAYOUT & ~0xffu) | 65u), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_layout_check(TESSERA_LAYOUT & ~(0xfffu << 8)), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_layout_check(TESSERA_LAYOUT & 0xfffffu), TESSERA_ERR_INVALID_ARGUMENT);
+}
+
 /* ---- The growable memory buffer ---------------------------------------------------------------------------- */
 
 static void test_memory_buffer(void) {
@@ -699,6 +751,7 @@ static const test_case g_cases[] = {
     {"user_codec_copy", test_user_codec_copy},
     {"metalayer_listing", test_metalayer_listing},
     {"b2nd_idioms", test_b2nd_idioms},
+    {"b2nd_meta_arguments", test_b2nd_meta_arguments},
     {"memory_buffer", test_memory_buffer},
     {"errors", test_errors},
     {"constants_and_copies", test_constants_and_copies},
