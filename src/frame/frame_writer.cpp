@@ -89,8 +89,15 @@ __attribute__((noinline)) result<int64_t> chunk_store(frame_state& s, const inco
       TESSERA_TRY(state_ids_push(s, &s.fresh, &s.nfresh, &s.fresh_cap, id));
       --s.nfresh;
     }
+    // Each number is tried once: an entry whose creation failed may stay with its name never made durable
+    // (posix syncs the directory when it creates a file, not when it opens one that exists), so a retry that
+    // reopened it would commit a name a crash can lose.
+    s.next_id = id + 1;
     sparse_entry e;
-    TESSERA_TRY(e.open_name(s, name, storage_open::replace));
+    if (const status o = e.open_name(s, name, storage_open::replace); !o.ok()) {
+      (void)storage_directory_remove(s.dir, name);
+      return o;
+    }
     status w = storage_write(e.st, 0, in.bytes);
     if (w.ok() && s.options.durable) w = durable_sync(s, e.st);
     status c = e.close();
@@ -100,7 +107,6 @@ __attribute__((noinline)) result<int64_t> chunk_store(frame_state& s, const inco
     }
     // Cannot fail: its room was reserved before the entry was written.
     TESSERA_TRY(state_ids_push(s, &s.fresh, &s.nfresh, &s.fresh_cap, id));  // GCOVR_EXCL_BR_LINE: see above
-    s.next_id = id + 1;
     return id;
   }
   const bool reuse = s.space.active;
