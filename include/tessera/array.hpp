@@ -262,6 +262,16 @@ status array_close(array& a) noexcept;
 
 [[nodiscard]] bool array_is_open(const array& a) noexcept;  ///< true between a successful create/open and close
 [[nodiscard]] const array_layout& array_layout_get(const array& a) noexcept;  ///< ndim, shape, chunk/block shapes
+/// The n-d geometry of the chunks of an array of layout l (its ndim and block shape), for a chunk decoder or
+/// encoder that works on an array's chunks outside the array calls (chunk_decoder_options::geometry,
+/// chunk_encode_params::geometry): the chunks that use NDLZ, NDCELL or NDMEAN need it. The array's own
+/// decoder and chunk writers (and array_view's) have it.
+[[nodiscard]] inline chunk_nd_geometry array_chunk_geometry(const array_layout& l) noexcept {
+  chunk_nd_geometry g;
+  g.ndim = static_cast<int8_t>(l.ndim);
+  for (int d = 0; d < l.ndim; ++d) g.blockshape[d] = static_cast<int32_t>(l.blockshape[d]);
+  return g;
+}
 [[nodiscard]] int32_t array_itemsize(const array& a) noexcept;             ///< bytes per item
 [[nodiscard]] int64_t array_nbytes(const array& a) noexcept;               ///< prod(shape) * itemsize
 [[nodiscard]] span<const char> array_dtype(const array& a) noexcept;  ///< the NumPy dtype string (the array's copy)

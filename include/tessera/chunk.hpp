@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "tessera/allocator.hpp"
+#include "tessera/config.hpp"
 #include "tessera/error.hpp"
 #include "tessera/executor.hpp"
 #include "tessera/span.hpp"
@@ -56,7 +57,10 @@ enum class codec : uint8_t {
   lz4 = 1,      ///< LZ4
   lz4hc = 2,    ///< LZ4HC (LZ4's format, slower and denser)
   zlib = 4,     ///< Zlib
-  zstd = 5      ///< Zstd
+  zstd = 5,     ///< Zstd
+  /// NDLZ, c-blosc2's registered codec 32 (= chunk_user_codec_id(32)): 2-D blocks of bytes in cells of 4x4 or
+  /// 8x8 (compcode_meta 4 or 8). Needs the block shape (chunk_nd_geometry) to write, not to read.
+  ndlz = 32
 };
 /// The codec *format* stored in flags bits 5..7 (lz4 and lz4hc share one format).
 enum class codec_format : uint8_t {
@@ -85,17 +89,26 @@ enum class filter_id : uint8_t {
   bitshuffle = 2,   ///< bit shuffle of the chunk's typesize
   delta = 3,        ///< against the chunk's first block
   trunc_prec = 4,   ///< meta: mantissa bits to keep (lossy; nothing to undo)
+  /// c-blosc2's registered NDCELL (meta: the cell edge): each block's items regrouped cell by cell, C order.
+  /// Needs the block shape (chunk_nd_geometry) both ways.
+  ndcell = 32,
+  /// c-blosc2's registered NDMEAN (meta: the cell edge, 1..127; float32 or float64 items): every item of a cell
+  /// replaced by the cell's mean, cell by cell (lossy). Needs the block shape (chunk_nd_geometry) both ways.
+  ndmean = 33,
   bytedelta = 35,   ///< meta: typesize (0: the chunk's typesize)
   int_trunc = 36,   ///< meta: bits to keep (lossy; nothing to undo)
 };
 
 /// Whether this build applies the filter (encode) and undoes it (decode): small firmware compiles filters out
 /// (CMake TESSERA_WITH_BITSHUFFLE, _DELTA, _BYTEDELTA, _TRUNC); a chunk that needs one is then unsupported.
-/// trunc_prec and int_trunc have nothing to undo: chunks that used them always decode.
+/// trunc_prec and int_trunc have nothing to undo: chunks that used them always decode. ndcell and ndmean are
+/// always built (on bare metal linked on demand, tessera/codecs.hpp).
 [[nodiscard]] constexpr bool chunk_filter_available(filter_id f) noexcept {
   switch (f) {
     case filter_id::none:
-    case filter_id::shuffle: return true;
+    case filter_id::shuffle:
+    case filter_id::ndcell:
+    case filter_id::ndmean: return true;
     // NOLINTNEXTLINE(bugprone-branch-clone): the branches differ by build option, equal only in a full build
     case filter_id::bitshuffle: return TESSERA_WITH_BITSHUFFLE != 0;
     case filter_id::delta: return TESSERA_WITH_DELTA != 0;
@@ -152,14 +165,30 @@ struct chunk_header {
 
 // ---- User codecs and filters ------------------------------------------------------------------------------
 
-/// Codec and filter ids an application may implement (the reference's registered ids 32..159, such as NDLZ 32
-/// and ZFP 33..35, and user ids 160..255). A chunk with a user codec stores codec format 6 (codec_format::user)
-/// and the id in its udcodec byte, and hands compcode_meta to the codec; user filters sit in the filter slots
-/// with their meta. Encoding selects a user codec with `chunk_encode_params::compressor = chunk_user_codec_id(id)`.
+/// Codec and filter ids an application may implement (the reference's registered ids 32..159, such as ZFP
+/// 33..35, and user ids 160..255). A chunk with a user codec stores codec format 6 (codec_format::user) and the
+/// id in its udcodec byte, and hands compcode_meta to the codec; user filters sit in the filter slots with their
+/// meta. Encoding selects a user codec with `chunk_encode_params::compressor = chunk_user_codec_id(id)`.
+///
+/// Three of the reference's registered plugins are the library's own, chosen by the chunk header's ids with
+/// nothing to register: codec NDLZ 32 (codec::ndlz), filters NDCELL 32 and NDMEAN 33 (filter_id::ndcell,
+/// filter_id::ndmean). They work on the block's n-d shape, which the decoder and encoder learn from a
+/// chunk_nd_geometry (the array layer gives its own). A codec or filter of chunk_plugins with the same id takes
+/// precedence over the library's (the reference, which refuses user registrations below 160, always runs its own).
 inline constexpr uint8_t kChunkUserIdFirst = 32;  ///< the first id of a user codec or filter
 inline constexpr uint8_t kChunkUserIdPrivate = 160;  ///< the first id the reference leaves to applications
 /// The codec value that selects user codec `id` (kChunkUserIdFirst..255) in chunk_encode_params::compressor.
 [[nodiscard]] constexpr codec chunk_user_codec_id(uint8_t id) noexcept { return static_cast<codec>(id); }
+
+/// The n-d geometry of the blocks of the chunks a decoder or encoder works on: what c-blosc2's n-d plugins
+/// (NDLZ, NDCELL, NDMEAN) read from the array's b2nd metalayer. The array layer fills it for its chunks
+/// (array_chunk_geometry, tessera/array.hpp); chunk-level callers set it from the array they work for. ndim 0
+/// (the default) says the geometry is unknown: chunks that need it fail with unsupported. Only those plugins
+/// read it; every other chunk encodes and decodes the same with or without it.
+struct chunk_nd_geometry {
+  int8_t ndim = 0;                   ///< 0: unknown; else the blocks' number of dimensions (1..kMaxDims)
+  int32_t blockshape[kMaxDims] = {};  ///< items per block per dimension (the b2nd blockshape)
+};
 
 /// A codec the application implements. Both functions may be null (a program that only reads needs decode).
 /// encode: compress `in` into `out` (out.size() is the most it may write) and set *written; 0 (or in.size())
@@ -180,7 +209,7 @@ struct chunk_user_codec {
 /// A filter the application implements: forward on encode, backward on decode, each from `in` to `out` of the
 /// same size (one block; `typesize` is the chunk's, `meta` the slot's). Either may be null. Same rules as
 /// chunk_user_codec (thread-safe, no allocation). Ids the library implements itself (0..4, 35, 36) never reach
-/// a user filter.
+/// a user filter; ndcell 32 and ndmean 33 do when one is given (it takes precedence).
 struct chunk_user_filter {
   uint8_t id = 0;  ///< kChunkUserIdFirst..255
   /// Applies the filter (encode).
@@ -227,7 +256,8 @@ struct chunk_missing {
   chunk_missing_kind kind = chunk_missing_kind::none;  ///< what is missing
   uint8_t id = 0;  ///< the udcodec (kind codec) or the filter id
 };
-/// The first user codec or filter the chunk of header h needs that `plugins` (may be null) lacks.
+/// The first user codec or filter the chunk of header h needs that `plugins` (may be null) lacks and the library
+/// does not implement itself (NDLZ, NDCELL and NDMEAN are the library's, on bare metal when linked).
 [[nodiscard]] chunk_missing chunk_plugins_missing(const chunk_header& h, const chunk_plugins* plugins) noexcept;
 
 
@@ -263,6 +293,8 @@ struct chunk_decoder_options {
   executor exec = executor_serial();  ///< exec.workers sets the number of per-worker scratch sets
   /// User codecs and filters this decoder may run (chunks that need others fail codec_unavailable / unsupported).
   const chunk_plugins* plugins = nullptr;
+  /// The blocks' n-d shape, for the chunks that use NDCELL or NDMEAN (see chunk_nd_geometry).
+  chunk_nd_geometry geometry{};
 };
 
 /// The decoder's state: per-worker scratch and codec contexts, all from the allocator. Not copyable; movable.
@@ -368,6 +400,9 @@ struct chunk_encode_params {
   /// Zstd's dictionary is those bytes as raw content (the reference trains one with ZDICT, which allocates
   /// outside any allocator), read by the reference and every Zstd decoder.
   bool use_dict = false;
+  /// The blocks' n-d shape, for NDLZ, NDCELL and NDMEAN (see chunk_nd_geometry): with them, blocksize must be
+  /// prod(geometry.blockshape) * typesize.
+  chunk_nd_geometry geometry{};
 };
 
 /// The block size the encoder uses for `nbytes` bytes with these parameters (the reference's stune choice when

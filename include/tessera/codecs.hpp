@@ -21,6 +21,8 @@ void codec_link_zlib_decoder() noexcept;  ///< reading Zlib
 void codec_link_zlib_encoder() noexcept;  ///< writing Zlib
 void codec_link_zstd_decoder() noexcept;  ///< reading Zstd
 void codec_link_zstd_encoder() noexcept;  ///< writing Zstd
+void codec_link_ndlz_decoder() noexcept;  ///< reading NDLZ (c-blosc2's codec 32, codec::ndlz)
+void codec_link_ndlz_encoder() noexcept;  ///< writing NDLZ
 /// Every codec of the build, both directions (tests, tools, and firmware that has the room).
 void codec_link_all() noexcept;
 ///@}
@@ -33,6 +35,8 @@ void filter_link_bitshuffle() noexcept;  ///< bitshuffle, both directions
 void filter_link_delta() noexcept;       ///< delta, both directions
 void filter_link_bytedelta() noexcept;   ///< bytedelta, both directions
 void filter_link_trunc() noexcept;  ///< trunc_prec and int_trunc: writing only (chunks that used them always read)
+void filter_link_ndcell() noexcept;  ///< ndcell (c-blosc2's filter 32), both directions
+void filter_link_ndmean() noexcept;  ///< ndmean (c-blosc2's filter 33), both directions
 void filter_link_all() noexcept;         ///< every filter of the build
 ///@}
 

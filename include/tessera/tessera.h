@@ -176,7 +176,8 @@ typedef enum tessera_codec {
   TESSERA_CODEC_LZ4 = 1,
   TESSERA_CODEC_LZ4HC = 2,
   TESSERA_CODEC_ZLIB = 4,
-  TESSERA_CODEC_ZSTD = 5
+  TESSERA_CODEC_ZSTD = 5,
+  TESSERA_CODEC_NDLZ = 32 /**< c-blosc2's registered NDLZ: 2-D blocks of bytes, compcode_meta 4 or 8 (the cell edge) */
 } tessera_codec;
 
 /** Filters (the Blosc2 filter ids). */
@@ -186,6 +187,8 @@ typedef enum tessera_filter {
   TESSERA_FILTER_BITSHUFFLE = 2,
   TESSERA_FILTER_DELTA = 3,
   TESSERA_FILTER_TRUNC_PREC = 4,
+  TESSERA_FILTER_NDCELL = 32,  /**< c-blosc2's registered NDCELL (meta: the cell edge) */
+  TESSERA_FILTER_NDMEAN = 33,  /**< c-blosc2's registered NDMEAN (meta: the cell edge; float32, float64; lossy) */
   TESSERA_FILTER_BYTEDELTA = 35,
   TESSERA_FILTER_INT_TRUNC = 36
 } tessera_filter;
@@ -909,6 +912,8 @@ void tessera_filter_link_bitshuffle(void);
 void tessera_filter_link_delta(void);      /**< delta (tessera::filter_link_delta) */
 void tessera_filter_link_bytedelta(void);  /**< bytedelta (tessera::filter_link_bytedelta) */
 void tessera_filter_link_trunc(void);      /**< trunc_prec and int_trunc, writing only */
+void tessera_filter_link_ndcell(void);     /**< ndcell, both directions (tessera::filter_link_ndcell) */
+void tessera_filter_link_ndmean(void);     /**< ndmean, both directions (tessera::filter_link_ndmean) */
 void tessera_filter_link_all(void);        /**< every filter of the build */
 /** The automatic chunk, block shapes and block size the same way (tessera/codecs.hpp: partition_link_auto). */
 void tessera_partition_link_auto(void);
@@ -930,6 +935,8 @@ void tessera_codec_link_zlib_decoder(void);        /**< reading Zlib */
 void tessera_codec_link_zlib_encoder(void);        /**< writing Zlib */
 void tessera_codec_link_zstd_decoder(void);        /**< reading Zstd */
 void tessera_codec_link_zstd_encoder(void);        /**< writing Zstd */
+void tessera_codec_link_ndlz_decoder(void);        /**< reading NDLZ (c-blosc2's codec 32) */
+void tessera_codec_link_ndlz_encoder(void);        /**< writing NDLZ */
 
 /* ---- The decode-only reader over a frame in memory (tessera/array_view.hpp) ---------------------------------- */
 

@@ -63,6 +63,7 @@ status decoder_setup(array& a) noexcept {
   o.max_blocksize = block > 0 ? static_cast<size_t>(block) : 1;
   o.exec = array_access::exec(a);
   o.plugins = array_access::plugins(a);
+  o.geometry = array_chunk_geometry(array_access::layout(a));
   return chunk_decoder_init(array_access::decoder(a), array_access::alloc(a), o);
 }
 
@@ -148,6 +149,7 @@ status array_frame_setup_make(array_frame_setup& setup, const array_params& para
   e.blocksize = static_cast<int32_t>(sizes->block_nbytes);
   e.plugins = params.plugins;
   e.use_dict = params.use_dict;
+  e.geometry = array_chunk_geometry(setup.layout);
 
   // The b2nd metalayer.
   b2nd_meta meta;
@@ -456,6 +458,7 @@ status array_attach(array& a, frame&& f, bool writable, const allocator& alloc, 
   if (!dt.empty()) memcpy(array_access::dtype(a).data(), dt.data(), dt.size());
   array_access::encode(a) = encode_params_from(*info, array_access::sizes(a).block_nbytes);
   array_access::encode(a).plugins = array_access::plugins(a);
+  array_access::encode(a).geometry = array_chunk_geometry(array_access::layout(a));
   TESSERA_TRY(decoder_setup(a));
   array_access::frm(a) = tessera::cxx::move(f);
   array_access::writable(a) = writable;

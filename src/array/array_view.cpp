@@ -153,6 +153,7 @@ status array_view_open(array_view& v, bytes_view frame, const allocator& alloc, 
     chunk_decoder_options o;
     o.max_blocksize = 0;  // scratch is made when a read first needs it, sized by that chunk's pipeline
     o.plugins = options.plugins;
+    o.geometry = array_chunk_geometry(v.layout);
     e = chunk_decoder_init(v.decoder, alloc, o);
   }
   v.open = e.ok();

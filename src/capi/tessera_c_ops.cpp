@@ -838,6 +838,7 @@ tessera_status tessera_array_chunk_decode(tessera_array* a, int64_t nchunk, void
   const tessera::array_params ap = tessera::array_params_get(a->arr);
   o.exec = ap.exec;
   o.plugins = ap.plugins;
+  o.geometry = tessera::array_chunk_geometry(tessera::array_layout_get(a->arr));
   o.max_blocksize = ref->blocksize > 0 ? static_cast<size_t>(ref->blocksize) : 1;
   tessera::chunk_decoder d;
   const status s = tessera::chunk_decoder_init(d, a->alloc, o);

@@ -7,6 +7,7 @@
 #include "codecs/blosclz.hpp"
 #include "codecs/codec.hpp"
 #include "codecs/lz4_block.hpp"
+#include "codecs/ndlz.hpp"
 #include "filters/elements_unshuffle.hpp"
 #include "filters/filters.hpp"
 #include "tessera/shuffle.hpp"
@@ -27,6 +28,7 @@ struct chunk_decoder::worker {
   bool fixed = false;  // options.fixed_scratch: made at init for max_blocksize, larger blocks refused
   detail::codec_context codecs;
   const chunk_plugins* plugins = nullptr;  // the decoder's options.plugins
+  const chunk_nd_geometry* geometry = nullptr;  // the decoder's options.geometry (moves with the decoder)
   status err;
   // A few elements of a block decoded in place, on their way to their places (gather::stack): in the worker,
   // not on the stack of every block decode (a firmware task's stack is small).
@@ -113,11 +115,21 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
     case codec_format::snappy:
       return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs the Snappy codec, which Blosc2 dropped"));
     case codec_format::user: {
-      // The whole stream: a user codec has no way to stop early.
+      // The whole stream: a user codec has no way to stop early. The application's codec first, then the
+      // library's own (NDLZ).
       const chunk_user_codec* u = chunk_plugins_codec(w.plugins, h.udcodec);
-      if (u == nullptr || u->decode == nullptr)
+      if (u == nullptr || u->decode == nullptr) {
+        if (h.udcodec == detail::kNdlzId) {
+          // GCOVR_EXCL_BR_START: the host build links NDLZ (bare metal links it on demand).
+          if (!detail::ndlz_decoder_linked())
+            return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs NDLZ, which this program does not link "
+                                                                   "(tessera::codec_link_ndlz_decoder)"));
+          // GCOVR_EXCL_BR_STOP
+          return detail::ndlz_decompress(in, out, h.compcode_meta);
+        }
         return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs a user codec (udcodec) that the decoder's plugins do not "
                                                                "register (chunk_plugins_missing names its id)"));
+      }
       size_t n = 0;
       TESSERA_TRY(u->decode(u->context, in, out, h.compcode_meta, &n));
       if (n != out.size()) return make_error(errc::corrupt, TESSERA_MSG("chunk: a user codec decoded a stream to a wrong size"));
@@ -179,11 +191,23 @@ status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugi
         // GCOVR_EXCL_BR_STOP
         p.delta = true;
         break;
+      case filter_id::ndcell:
+      case filter_id::ndmean: {
+        // The application's filter of that id first, else the library's own.
+        const chunk_user_filter* u = chunk_plugins_filter(plugins, f);
+        p.user[p.count] = u != nullptr && u->backward != nullptr ? u : nullptr;
+        // GCOVR_EXCL_BR_START: the host build links every filter (bare metal links them on demand).
+        if (p.user[p.count] == nullptr && !detail::filter_linked(static_cast<filter_id>(f)))
+          return detail::filter_unlinked_error(static_cast<filter_id>(f));
+        // GCOVR_EXCL_BR_STOP
+        ++p.copying;
+        break;
+      }
       default: {
         const chunk_user_filter* u = chunk_plugins_filter(plugins, f);
         if (u == nullptr || u->backward == nullptr)
           return make_error(errc::unsupported,
-                            TESSERA_MSG("the chunk uses a user filter (or ndcell, ndmean, the old bytedelta 34) that neither "
+                            TESSERA_MSG("the chunk uses a user filter (such as the old bytedelta 34) that neither "
                             "this library nor the decoder's plugins provide (chunk_plugins_missing names its id)"));
         p.user[p.count] = u;
         ++p.copying;
@@ -430,10 +454,14 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
         if constexpr (TESSERA_WITH_BYTEDELTA != 0)
           detail::bytedelta_decode(meta != 0 ? meta : h.typesize, cur, target, bsize);
         break;
-      default:  // a user filter (backward_plan_make found it)
+      default:  // a user filter (backward_plan_make found it), or the library's ndcell and ndmean
         if (plan.user[k] != nullptr) {
           const chunk_user_filter& u = *plan.user[k];
           TESSERA_TRY(u.backward(u.context, bytes_view(cur, bsize), bytes_mut(target, bsize), plan.metas[k], h.typesize));
+        } else {  // ndcell or ndmean: backward_plan_make lets no other id through without a user filter
+          TESSERA_TRY(f == filter_id::ndcell
+                          ? detail::ndcell_backward(*w.geometry, plan.metas[k], h.typesize, cur, target, bsize)
+                          : detail::ndmean_backward(*w.geometry, plan.metas[k], h.typesize, cur, target, bsize));
         }
         break;
     }
@@ -568,6 +596,7 @@ struct chunk_decoder_access {
     chunk_decoder::worker proto;
     proto.codecs.alloc = alloc;
     proto.plugins = options.plugins;
+    proto.geometry = &d.options_.geometry;
     proto.fixed = options.fixed_scratch;
     for (uint32_t i = 0; i < n; ++i) new (tessera::cxx::place, &d.workers_[i]) chunk_decoder::worker(proto);
     if (options.fixed_scratch && options.max_blocksize > 0) {  // else allocated when a chunk needs it
@@ -591,6 +620,7 @@ struct chunk_decoder_access {
     to.scratch_blocksize_ = from.scratch_blocksize_;
     to.block0_ = from.block0_;
     to.block0_size_ = from.block0_size_;
+    for (uint32_t i = 0; i < to.nworkers_; ++i) to.workers_[i].geometry = &to.options_.geometry;
     from.workers_ = nullptr;
     from.nworkers_ = 0;
     from.scratch_blocksize_ = 0;
@@ -950,7 +980,11 @@ chunk_missing chunk_plugins_missing(const chunk_header& h, const chunk_plugins* 
       default: break;
     }
     const chunk_user_filter* u = chunk_plugins_filter(plugins, f);
-    if (u == nullptr || u->backward == nullptr) {
+    // GCOVR_EXCL_BR_START: the host build links every filter and NDLZ (bare metal links them on demand).
+    const bool own = (f == static_cast<uint8_t>(filter_id::ndcell) || f == static_cast<uint8_t>(filter_id::ndmean)) &&
+                     detail::filter_linked(static_cast<filter_id>(f));
+    // GCOVR_EXCL_BR_STOP
+    if ((u == nullptr || u->backward == nullptr) && !own) {
       m.kind = chunk_missing_kind::filter;
       m.id = f;
       return m;
@@ -958,7 +992,8 @@ chunk_missing chunk_plugins_missing(const chunk_header& h, const chunk_plugins* 
   }
   if (h.format == codec_format::user) {
     const chunk_user_codec* u = chunk_plugins_codec(plugins, h.udcodec);
-    if (u == nullptr || u->decode == nullptr) {
+    const bool own = h.udcodec == detail::kNdlzId && detail::ndlz_decoder_linked();  // GCOVR_EXCL_BR_LINE: see above
+    if ((u == nullptr || u->decode == nullptr) && !own) {
       m.kind = chunk_missing_kind::codec;
       m.id = h.udcodec;
     }

@@ -13,6 +13,7 @@
 #include "chunk/chunk_internal.hpp"
 #include "codecs/blosclz.hpp"
 #include "codecs/codec.hpp"
+#include "codecs/ndlz.hpp"
 #include "filters/filters.hpp"
 #include "tessera/shuffle.hpp"
 
@@ -22,8 +23,9 @@ using detail::chunk_store_i32;
 
 struct chunk_encoder::worker {
   uint8_t* scratch = nullptr;    // 3 blocks: two pipeline buffers and the bit-shuffle scratch
-  uint8_t* workspace = nullptr;  // BloscLZ's hash table
+  uint8_t* workspace = nullptr;  // BloscLZ's hash table (NDLZ's three tables, grown to them when NDLZ needs it)
   size_t workspace_size = 0;
+  size_t blosclz_bytes = 0;      // the part BloscLZ uses: its table as the options chose it
   detail::codec_context codecs;
   status err;
 };
@@ -88,6 +90,7 @@ uint8_t codec_format_of(codec c) noexcept {
     case codec::lz4hc: return static_cast<uint8_t>(codec_format::lz4);
     case codec::zlib: return static_cast<uint8_t>(codec_format::zlib);
     case codec::zstd: return static_cast<uint8_t>(codec_format::zstd);
+    case codec::ndlz: break;
   }
   return static_cast<uint8_t>(codec_format::user);  // params_check let through only user codecs; udcodec holds the id
 }
@@ -143,12 +146,25 @@ bool bytes_run(const uint8_t* p, const uint8_t* end) noexcept {
   return p == end;
 }
 
+// Whether the codec of params is the library's NDLZ: codec 32 that params.plugins does not implement.
+bool own_ndlz(const chunk_encode_params& params) noexcept {
+  if (static_cast<uint8_t>(params.compressor) != detail::kNdlzId) return false;
+  const chunk_user_codec* u = chunk_plugins_codec(params.plugins, detail::kNdlzId);
+  return u == nullptr || u->encode == nullptr;
+}
+
+// The application's implementation of filter id f (with a forward pass) in params.plugins, or null.
+const chunk_user_filter* user_forward(const chunk_encode_params& params, uint8_t f) noexcept {
+  const chunk_user_filter* u = chunk_plugins_filter(params.plugins, f);
+  return u != nullptr && u->forward != nullptr ? u : nullptr;
+}
+
 // Compresses one stream into out (the reference's maxout bytes); 0 when the codec does not fit it.
 result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, bytes_view in,
                                bytes_mut out) noexcept {
   switch (p.compressor) {
     case codec::blosclz:
-      return detail::blosclz_compress(p.clevel, in, out, bytes_mut(w.workspace, w.workspace_size));
+      return detail::blosclz_compress(p.clevel, in, out, bytes_mut(w.workspace, w.blosclz_bytes));
     case codec::lz4:
     case codec::lz4hc:
     case codec::zlib:
@@ -158,6 +174,13 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
         return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: the codec is not linked"));  // GCOVR_EXCL_LINE
       return impl->compress(w.codecs, in, out, p.codec_level, p.dict);
     }
+    case codec::ndlz:
+      // The library's NDLZ unless params.plugins implements codec 32 (params_check found which; codecs_prepare
+      // grew the workspace to NDLZ's tables).
+      if (own_ndlz(*p.params))
+        return detail::ndlz_compress(in, out, p.params->compcode_meta, p.params->geometry,
+                                     bytes_mut(w.workspace, w.workspace_size));
+      break;
   }
   // A user codec: params_check found it, through the plugins link (so that is there). block_encode checks the
   // size it claims: 0 or in.size() is stored raw, past out an overrun error.
@@ -213,6 +236,17 @@ status block_filter(const encode_plan& p, chunk_encoder::worker& w, size_t nbloc
         if constexpr (TESSERA_WITH_TRUNC != 0)
           TESSERA_TRY(detail::int_trunc_encode(static_cast<int8_t>(meta), p.typesize, cur, next, bsize));
         break;
+      case filter_id::ndcell:
+      case filter_id::ndmean:
+        // The library's own unless params.plugins implements the id (then as any user filter, below).
+        if (user_forward(*p.params, p.params->filters[i]) == nullptr) {
+          if (f == filter_id::ndcell)
+            TESSERA_TRY(detail::ndcell_forward(p.params->geometry, meta, p.typesize, cur, next, bsize));
+          else
+            TESSERA_TRY(detail::ndmean_forward(p.params->geometry, meta, p.typesize, cur, next, bsize));
+          break;
+        }
+        [[fallthrough]];
       default:  // a user filter: params_check found it, through the plugins link
         TESSERA_TRY(detail::encoder_plugins.forward(p.params->plugins, p.params->filters[i], meta, p.typesize,
                                                     bytes_view(cur, bsize), bytes_mut(next, bsize)));
@@ -360,7 +394,15 @@ status params_check(const chunk_encode_params& params) noexcept {
     return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: use_dict needs a dictionary encoder linked "
                                                            "(tessera::codec_link_lz4*_dict_encoder or codec_link_zstd_encoder)"));
 #endif
-  if (!codec_known(params.compressor)) {
+  if (own_ndlz(params)) {
+    // GCOVR_EXCL_BR_START: the host build links NDLZ (bare metal links it on demand).
+    if (!detail::ndlz_encoder_linked())
+      return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: this program does not link NDLZ's encoder "
+                                                             "(tessera::codec_link_ndlz_encoder)"));
+    // GCOVR_EXCL_BR_STOP
+    // Its meta and geometry are checked where it runs, as the reference does: a chunk stored verbatim, or
+    // whose streams are all runs, never calls it and is written whatever they are.
+  } else if (!codec_known(params.compressor)) {
     const uint8_t id = static_cast<uint8_t>(params.compressor);
     if (id < kChunkUserIdFirst) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));
     TESSERA_TRY(plugins_linked());
@@ -401,6 +443,15 @@ status params_check(const chunk_encode_params& params) noexcept {
         if (!detail::filter_linked(f)) return detail::filter_unlinked_error(f);
         // GCOVR_EXCL_BR_STOP
         break;
+      case filter_id::ndcell:
+      case filter_id::ndmean:
+        if (user_forward(params, params.filters[i]) == nullptr) {  // the library's own
+          // GCOVR_EXCL_BR_START: the host build links every filter (bare metal links them on demand).
+          if (!detail::filter_linked(f)) return detail::filter_unlinked_error(f);
+          // GCOVR_EXCL_BR_STOP
+          break;  // its meta and geometry are checked where it runs (a verbatim chunk runs no filter)
+        }
+        [[fallthrough]];
       default:
         TESSERA_TRY(plugins_linked());
         TESSERA_TRY(detail::encoder_plugins.filter_check(params.plugins, params.filters[i]));
@@ -496,6 +547,7 @@ struct chunk_encoder_access {
   // encode its blocks: tasks never allocate. Sized for the scratch's block size, which only grows.
   static status codecs_prepare(chunk_encoder& e, const encode_plan& p) noexcept {
     const uint32_t n = parallel(e) && p.nblocks > 1 ? e.nworkers_ : 1;
+    if (own_ndlz(*p.params)) TESSERA_TRY(workspace_ensure(e, detail::kNdlzWorkspace, n));
     for (uint32_t i = 0; i < n; ++i) {
       detail::codec_context& c = e.workers_[i].codecs;
       // BloscLZ's workspace is made at init; the libraries' state here.
@@ -505,6 +557,23 @@ struct chunk_encoder_access {
       const size_t dict_room = p.use_dict ? static_cast<size_t>(kChunkMaxDictSize) + 1024 : 0;
       if (impl != nullptr && impl->available && impl->prepare != nullptr)
         TESSERA_TRY(impl->prepare(c, p.codec_level, e.scratch_blocksize_ + dict_room));
+    }
+    return ok_status();
+  }
+
+  // The first n workers' workspaces hold at least `bytes` (NDLZ's tables; BloscLZ keeps using its part).
+  static status workspace_ensure(chunk_encoder& e, size_t bytes, uint32_t n) noexcept {
+    for (uint32_t i = 0; i < n; ++i) {
+      chunk_encoder::worker& w = e.workers_[i];
+      if (w.workspace_size >= bytes) continue;
+      if (e.options_.fixed_scratch)
+        return make_error(errc::buffer_too_small, TESSERA_MSG("chunk_encode: NDLZ's tables do not fit the encoder's fixed "
+                                                              "workspace (a BloscLZ table of 2^14 entries holds them)"));
+      auto* grown = static_cast<uint8_t*>(allocator_allocate(e.alloc_, bytes, 8));
+      if (grown == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("chunk_encode: allocator refused NDLZ's tables"));
+      allocator_deallocate(e.alloc_, w.workspace, w.workspace_size, 8);
+      w.workspace = grown;
+      w.workspace_size = bytes;
     }
     return ok_status();
   }
@@ -534,6 +603,7 @@ struct chunk_encoder_access {
     const size_t ws = blosclz_table_bytes(options);
     for (uint32_t i = 0; i < n; ++i) {
       e.workers_[i].workspace_size = ws;
+      e.workers_[i].blosclz_bytes = ws;
       e.workers_[i].workspace = static_cast<uint8_t*>(allocator_allocate(alloc, ws, 8));
       if (e.workers_[i].workspace == nullptr) {
         workers_free(e);
@@ -838,7 +908,8 @@ struct chunk_encoder_access {
       return size_t{0};
     if (static_cast<uint8_t>(params.compressor) >= kChunkUserIdFirst) return size_t{0};
     for (uint8_t f : params.filters)
-      if (f == static_cast<uint8_t>(filter_id::delta) || (f != 0 && !chunk_filter_available(static_cast<filter_id>(f))))
+      if (f == static_cast<uint8_t>(filter_id::delta) || f == static_cast<uint8_t>(filter_id::ndcell) ||
+          f == static_cast<uint8_t>(filter_id::ndmean) || (f != 0 && !chunk_filter_available(static_cast<filter_id>(f))))
         return size_t{0};
     auto bsr = detail::chunk_blocksize_of(params, src.size());
     if (!bsr.ok()) return bsr.err();
@@ -911,7 +982,10 @@ size_t chunk_encoder_estimate(const chunk_encoder_options& options) noexcept {
     if (impl != nullptr && impl->available && impl->state_estimate != nullptr)
       state = impl->state_estimate(codec_level_of(options.estimate_codec, clevel), options.max_blocksize);
   }
-  total += n * (kScratchBlocks * options.max_blocksize + slack + blosclz_table_bytes(options) + slack + state);
+  size_t table = blosclz_table_bytes(options);
+  // NDLZ grows the workspace to its tables (a new block: an arena does not get the old one back).
+  if (options.estimate_codec == codec::ndlz && table < detail::kNdlzWorkspace) table += detail::kNdlzWorkspace + slack;
+  total += n * (kScratchBlocks * options.max_blocksize + slack + table + slack + state);
   if (options.exec.run != nullptr && n > 1) total += slot_count(n) * slot_size(options.max_blocksize) + slack;
   return total;
 }
@@ -994,8 +1068,8 @@ status encoder_user_filter_check(const chunk_plugins* plugins, uint8_t id) noexc
   const chunk_user_filter* u = chunk_plugins_filter(plugins, id);
   if (u == nullptr || u->forward == nullptr)
     return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: a filter this library cannot apply (only shuffle, "
-                                         "bitshuffle, delta, trunc_prec, bytedelta 35, int_trunc 36) and that "
-                                         "params.plugins does not register as a user filter"));
+                                         "bitshuffle, delta, trunc_prec, ndcell 32, ndmean 33, bytedelta 35, "
+                                         "int_trunc 36) and that params.plugins does not register as a user filter"));
   return ok_status();
 }
 

@@ -4,6 +4,7 @@
 
 #include "chunk/chunk_internal.hpp"
 #include "codecs/codec.hpp"
+#include "codecs/ndlz.hpp"
 
 namespace tessera {
 
@@ -16,6 +17,7 @@ const char* codec_name(codec c) noexcept {
     case codec::lz4hc: return "lz4hc";
     case codec::zlib: return "zlib";
     case codec::zstd: return "zstd";
+    case codec::ndlz: return "ndlz";
   }
   return "unknown";
 }
@@ -31,6 +33,7 @@ bool codec_available(codec c) noexcept {
       const detail::codec_decoder_impl* impl = detail::codec_decoder_find(f);
       return impl != nullptr && impl->available;
     }
+    case codec::ndlz: return detail::ndlz_decoder_linked();
   }
   return false;
 }

@@ -15,6 +15,8 @@ void codec_link_all() noexcept {
   codec_link_zlib_encoder();
   codec_link_zstd_decoder();
   codec_link_zstd_encoder();
+  codec_link_ndlz_decoder();
+  codec_link_ndlz_encoder();
 }
 
 }  // namespace tessera

@@ -11,6 +11,8 @@ bool filter_linked(filter_id f) noexcept {
     case filter_id::bitshuffle: return &bitshuffle_scalar != nullptr && &bitunshuffle_scalar != nullptr;
     case filter_id::delta: return &delta_decode != nullptr;
     case filter_id::bytedelta: return &bytedelta_decode != nullptr;
+    case filter_id::ndcell: return &ndcell_backward != nullptr;
+    case filter_id::ndmean: return &ndmean_backward != nullptr;
     case filter_id::trunc_prec:
     case filter_id::int_trunc: return &trunc_prec_encode != nullptr && &int_trunc_encode != nullptr;
     case filter_id::none:
@@ -32,6 +34,10 @@ status filter_unlinked_error(filter_id f) noexcept {
     what = TESSERA_MSG("chunk: delta is not linked into this program (call tessera::filter_link_delta)");
   else if (f == filter_id::bytedelta)
     what = TESSERA_MSG("chunk: bytedelta is not linked into this program (call tessera::filter_link_bytedelta)");
+  else if (f == filter_id::ndcell)
+    what = TESSERA_MSG("chunk: ndcell is not linked into this program (call tessera::filter_link_ndcell)");
+  else if (f == filter_id::ndmean)
+    what = TESSERA_MSG("chunk: ndmean is not linked into this program (call tessera::filter_link_ndmean)");
   return make_error(errc::unsupported, what);
 }
 // GCOVR_EXCL_STOP

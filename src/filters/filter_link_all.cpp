@@ -10,6 +10,8 @@ void filter_link_all() noexcept {
   filter_link_delta();
   filter_link_bytedelta();
   filter_link_trunc();
+  filter_link_ndcell();
+  filter_link_ndmean();
 }
 
 }  // namespace tessera

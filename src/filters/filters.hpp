@@ -63,6 +63,22 @@ TESSERA_FILTER_LINK void bytedelta_decode(size_t typesize, const uint8_t* src, u
 // int_trunc.cpp's link anchor: filter_link_trunc (in trunc_prec.cpp) calls it, which links both files.
 void int_trunc_link() noexcept;
 
+// c-blosc2's registered n-d filters (ndcell.cpp, ndmean.cpp; the cells are nd_cells.hpp's): one block of `size`
+// bytes from src to dst (not overlapping), its shape from the geometry, `meta` the filter slot's meta (the cell
+// edge), elements of `typesize` bytes (ndmean's little-endian floats). NDCELL regroups the items cell by cell;
+// NDMEAN writes each cell as its mean, repeated (lossy; its backward pass only puts the cells back).
+// Errors: unsupported (no geometry, more than 8 dimensions, a cell larger than the block for ndcell, ndmean
+// forward on items that are not float32 or float64, ndmean's geometries the reference cannot read back),
+// malformed (meta out of range, a block that is not prod(blockshape) items).
+[[nodiscard]] TESSERA_FILTER_LINK status ndcell_forward(const chunk_nd_geometry& g, uint8_t meta, size_t typesize,
+                                                        const uint8_t* src, uint8_t* dst, size_t size) noexcept;
+[[nodiscard]] TESSERA_FILTER_LINK status ndcell_backward(const chunk_nd_geometry& g, uint8_t meta, size_t typesize,
+                                                         const uint8_t* src, uint8_t* dst, size_t size) noexcept;
+[[nodiscard]] TESSERA_FILTER_LINK status ndmean_forward(const chunk_nd_geometry& g, uint8_t meta, size_t typesize,
+                                                        const uint8_t* src, uint8_t* dst, size_t size) noexcept;
+[[nodiscard]] TESSERA_FILTER_LINK status ndmean_backward(const chunk_nd_geometry& g, uint8_t meta, size_t typesize,
+                                                         const uint8_t* src, uint8_t* dst, size_t size) noexcept;
+
 // The scalar bit kernels (bitshuffle_scalar.cpp), in their own object file so that bare metal links them only
 // through filter_link_bitshuffle; the scalar kernel table refers to them weakly there.
 TESSERA_FILTER_LINK void bitshuffle_scalar(size_t typesize, size_t size, const uint8_t* src, uint8_t* dst,

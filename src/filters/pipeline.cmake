@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The non-shuffle filters of the pipeline (the shuffle kernels are listed in sources.cmake).
 tessera_core_sources(delta.cpp trunc_prec.cpp bytedelta.cpp int_trunc.cpp bitshuffle_scalar.cpp filter_link.cpp
-                     filter_link_all.cpp)
+                     filter_link_all.cpp ndcell.cpp ndmean.cpp)
 # Small firmware can compile filters out (config.hpp): a chunk that needs one is then unsupported, and the code
 # of the filter is not linked. PUBLIC: chunk_filter_available (chunk.hpp) reports the setting to every user.
 option(TESSERA_WITH_DELTA "Build the delta filter" ON)
