@@ -102,12 +102,16 @@ opened_array::~opened_array() {
   if (dir.fd >= 0) (void)posix_directory_close(dir);
 }
 
+uint64_t g_read_offset = 0;
+
 int array_open_path(const char* cmd, const char* path, opened_array& o, const executor& exec) noexcept {
   struct stat sb;
   if (::stat(path, &sb) != 0) return fail(kExitFailure, cmd, "%s: %s", path, std::strerror(errno));
   array_open_options options;
   options.exec = exec;
+  options.frame.base_offset = g_read_offset;
   if (S_ISDIR(sb.st_mode)) {
+    if (g_read_offset != 0) return fail(kExitUsage, cmd, "%s: --offset applies to a file, not a sparse frame's directory", path);
     o.sparse = true;
     auto d = posix_directory_open(path, false);
     if (!d.ok()) return fail_error(cmd, path, d.err());

@@ -50,6 +50,9 @@ struct opened_array {
 };
 // Opens `path` (a directory: a sparse frame; else a contiguous frame file). Reports failures itself (returns
 // the exit status, 0 on success).
+// Where the frame starts in a file that `--offset N` names (info, dump, verify and convert: a frame inside a
+// larger image, as c-blosc2's b2nd_open_offset reads it); 0 by default.
+extern uint64_t g_read_offset;
 [[nodiscard]] int array_open_path(const char* cmd, const char* path, opened_array& o, const executor& exec) noexcept;
 
 // Whether the host stores integers little-endian.

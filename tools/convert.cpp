@@ -56,7 +56,10 @@ int cmd_convert(int argc, char** argv) noexcept {
   if (int rc = array_open_path(kCmd, in_path, o, rw.exec); rc != 0) return rc;
 
   array_params p = array_params_get(o.a);
-  if (wo.codec_set) p.compressor = given.compressor;
+  if (wo.codec_set) {
+    p.compressor = given.compressor;
+    p.compcode_meta = given.compcode_meta;  // NDLZ's cell edge; 0 for the others
+  }
   if (wo.clevel_set) p.clevel = given.clevel;
   if (wo.split_set) p.split = given.split;
   if (wo.dict_set) p.use_dict = true;

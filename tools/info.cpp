@@ -51,6 +51,8 @@ bool filters_print(const frame_info& fi, const char* sep, bool quoted) {
       case filter_id::trunc_prec: std::printf("trunc:%d", static_cast<int8_t>(m)); break;
       case filter_id::bytedelta: std::printf("bytedelta"); break;
       case filter_id::int_trunc: std::printf("int_trunc:%d", static_cast<int8_t>(m)); break;
+      case filter_id::ndcell: std::printf("ndcell:%u", m); break;
+      case filter_id::ndmean: std::printf("ndmean:%u", m); break;
       default: std::printf("filter%u(meta %u)", f, m); break;
     }
     std::printf("%s", q);
@@ -179,6 +181,8 @@ int cmd_info(int argc, char** argv) noexcept {
   std::printf("typesize: %d\n", array_itemsize(o.a));
   if (const char* name = known_codec_name(*fi))
     std::printf("codec: %s\n", name);
+  else if (fi->compcode == static_cast<uint8_t>(codec::ndlz))
+    std::printf("codec: ndlz:%u (c-blosc2's registered codec 32)\n", fi->compcode_meta);
   else
     std::printf("codec: %u (user codec %u)\n", fi->compcode, fi->udcodec);
   std::printf("clevel: %u\n", fi->clevel);

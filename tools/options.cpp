@@ -37,6 +37,15 @@ int filters_parse(const char* cmd, const char* text, array_params& p) {
       id = static_cast<uint8_t>(filter_id::delta);
     } else if (std::strcmp(item, "bytedelta") == 0) {
       id = static_cast<uint8_t>(filter_id::bytedelta);  // meta: the typesize, set once it is known
+    } else if (std::strncmp(item, "ndcell:", 7) == 0 || std::strncmp(item, "ndmean:", 7) == 0) {
+      // c-blosc2's n-d filters, the cell edge as meta (NDMEAN reads it as a signed byte).
+      const bool mean = item[2] == 'm';
+      int64_t edge = 0;
+      if (!parse_int(item + 7, 1, mean ? 127 : 255, edge))
+        return fail(kExitUsage, cmd, "--filters: filter %d: %.6s:EDGE needs EDGE in [1, %d], got '%s'", idx, item,
+                    mean ? 127 : 255, item + 7);
+      id = static_cast<uint8_t>(mean ? filter_id::ndmean : filter_id::ndcell);
+      meta = static_cast<uint8_t>(edge);
     } else if (std::strncmp(item, "trunc:", 6) == 0) {
       int64_t bits = 0;
       if (!parse_int(item + 6, 1, 64, bits))
@@ -46,7 +55,8 @@ int filters_parse(const char* cmd, const char* text, array_params& p) {
       meta = static_cast<uint8_t>(bits);
     } else {
       return fail(kExitUsage, cmd,
-                  "--filters: filter %d: unknown '%s' (shuffle, bitshuffle, delta, trunc:BITS, bytedelta, none)", idx,
+                  "--filters: filter %d: unknown '%s' (shuffle, bitshuffle, delta, trunc:BITS, bytedelta, ndcell:EDGE, "
+                  "ndmean:EDGE, none)", idx,
                   item);
     }
     if (id != 0) {
@@ -81,15 +91,21 @@ int write_option_take(const char* cmd, int argc, char** argv, int& i, array_para
     if (!v) return fail(kExitUsage, cmd, "--blocks needs a value (N,...)");
     o.blocks = v;
   } else if (option_take(argc, argv, i, "--codec", v)) {
-    if (!v) return fail(kExitUsage, cmd, "--codec needs a value (blosclz, lz4, lz4hc, zlib, zstd)");
+    if (!v) return fail(kExitUsage, cmd, "--codec needs a value (blosclz, lz4, lz4hc, zlib, zstd, ndlz:4, ndlz:8)");
     const codec all[] = {codec::blosclz, codec::lz4, codec::lz4hc, codec::zlib, codec::zstd};
     bool found = false;
+    p.compcode_meta = 0;
     for (codec c : all)
       if (std::strcmp(v, codec_name(c)) == 0) {
         p.compressor = c;
         found = true;
       }
-    if (!found) return fail(kExitUsage, cmd, "--codec: unknown '%s' (blosclz, lz4, lz4hc, zlib, zstd)", v);
+    if (std::strcmp(v, "ndlz:4") == 0 || std::strcmp(v, "ndlz:8") == 0) {  // the cell edge is the codec's meta
+      p.compressor = codec::ndlz;
+      p.compcode_meta = static_cast<uint8_t>(v[5] - '0');
+      found = true;
+    }
+    if (!found) return fail(kExitUsage, cmd, "--codec: unknown '%s' (blosclz, lz4, lz4hc, zlib, zstd, ndlz:4, ndlz:8)", v);
     if (!codec_available(p.compressor)) return fail(kExitUsage, cmd, "--codec: %s is not in this build of tessera", v);
     o.codec_set = true;
   } else if (option_take(argc, argv, i, "--clevel", v)) {

@@ -12,6 +12,7 @@
 // Exit status 0 on success; on failure one line on stderr ("tessera: CMD: what") and a non-zero status
 // (1: bad data or I/O, 2: bad command line).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "cli.hpp"
@@ -35,8 +36,8 @@ constexpr command_help kHelp[] = {
      "      .npy file; without --format, text to a terminal and raw bytes to a file or a pipe\n"},
     {"create",
      "  tessera create OUT (--dtype DT --shape N,... | --input X.npy) [--chunks N,...] [--blocks N,...]\n"
-     "                 [--codec blosclz|lz4|lz4hc|zlib|zstd] [--clevel 0-9]\n"
-     "                 [--filters shuffle,bitshuffle,delta,trunc:BITS,bytedelta,none]\n"
+     "                 [--codec blosclz|lz4|lz4hc|zlib|zstd|ndlz:4|ndlz:8] [--clevel 0-9]\n"
+     "                 [--filters shuffle,bitshuffle,delta,trunc:BITS,bytedelta,ndcell:EDGE,ndmean:EDGE,none]\n"
      "                 [--split always|never|auto] [--dict] [--sparse] [--format raw|npy] --input FILE|-\n"
      "      a new array (a cframe file, or with --sparse an sframe directory) from C-order bytes or a .npy\n"
      "      file (its dtype and shape; the name ends in .npy, or --format npy)\n"},
@@ -62,6 +63,8 @@ constexpr char kCommon[] =
     "a symbolic link is followed: the file it names is replaced, the link kept.\n"
     "  tessera help [COMMAND]    this text, or one command's\n"
     "  tessera --version         the version\n"
+    "info, dump, verify and convert: --offset N reads the frame that starts at byte N of FILE (a frame inside a\n"
+    "larger image, such as a flash dump; c-blosc2's b2nd_open_offset).\n"
     "Environment: TESSERA_MEMORY_REPORT=PATH writes \"peak_allocated_bytes N\" to PATH at exit (the most bytes\n"
     "the tool's allocator held at once).\n";
 
@@ -105,6 +108,24 @@ int command_run(int argc, char** argv) {
     return 0;
   }
   if (help_find(cmd) != nullptr && argc == 3 && is_help(argv[2])) return help_print(cmd);
+  // --offset N: the reading commands open the frame at byte N of FILE (taken out of the arguments here).
+  const bool reads = std::strcmp(cmd, "info") == 0 || std::strcmp(cmd, "dump") == 0 || std::strcmp(cmd, "verify") == 0 ||
+                     std::strcmp(cmd, "convert") == 0;
+  for (int i = 2; i < argc; ++i) {
+    const bool joined = std::strncmp(argv[i], "--offset=", 9) == 0;
+    if (!joined && std::strcmp(argv[i], "--offset") != 0) continue;
+    if (!reads) return fail(kExitUsage, cmd, "--offset is for info, dump, verify and convert");
+    char* end = nullptr;
+    const char* v = joined ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : "");
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (*v < '0' || *v > '9' || end == nullptr || *end != '\0')
+      return fail(kExitUsage, cmd, "--offset: '%s' is not a byte offset", v);
+    g_read_offset = n;
+    const int taken = joined ? 1 : 2;
+    for (int k = i; k + taken < argc; ++k) argv[k] = argv[k + taken];
+    argc -= taken;
+    --i;
+  }
   if (std::strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (std::strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
   if (std::strcmp(cmd, "create") == 0) return cmd_create(argc - 2, argv + 2);

@@ -147,6 +147,7 @@ int cmd_verify(int argc, char** argv) noexcept {
   if (workers == nullptr || msgs == nullptr || blocks == nullptr) return fail(kExitFailure, kCmd, "out of memory");
   chunk_decoder_options dopt;
   dopt.max_blocksize = static_cast<size_t>(l.block_nitems) * static_cast<size_t>(itemsize);
+  dopt.geometry = array_chunk_geometry(l);  // NDCELL and NDMEAN chunks need the block shape
   for (uint32_t w = 0; w < nworkers; ++w) {
     if (auto e = frame_open_again(workers[w].f, f, tool_allocator()); !e.ok()) return fail_error(kCmd, path, e);
     workers[w].open = true;

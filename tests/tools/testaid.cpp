@@ -10,6 +10,7 @@
 //                                               when no chunk has block streams (all special or verbatim)
 //   testaid truncate SRC DST NBYTES             the first NBYTES bytes of SRC into DST
 //   testaid writehex DST HEX                    a file holding the bytes spelled in HEX (two digits a byte)
+//   testaid prepend SRC DST NBYTES              NBYTES bytes of 0xA5, then SRC, into DST (a frame inside an image)
 //   testaid blockdiff GOT RAW ITEMSIZE SHAPE CHUNKS BLOCKS
 //                                               succeeds when GOT and RAW differ in exactly one block, not a
 //                                               block 0 (the reference's delta quirk; see test_array_golden.cpp)
@@ -332,6 +333,13 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i + 1 < hex.size(); i += 2)
       bytes.push_back(static_cast<uint8_t>(std::strtoul(hex.substr(i, 2).c_str(), nullptr, 16)));
     return write_file(argv[2], bytes.data(), bytes.size()) ? 0 : die("cannot write");
+  }
+  if (cmd == "prepend" && argc == 5) {
+    std::vector<uint8_t> all;
+    if (!read_file(argv[2], all)) return die("cannot read the source");
+    std::vector<uint8_t> out(static_cast<size_t>(std::atoll(argv[4])), 0xA5);
+    out.insert(out.end(), all.begin(), all.end());
+    return write_file(argv[3], out.data(), out.size()) ? 0 : die("cannot write");
   }
   if (cmd == "arraycreate" && argc == 11) return arraycreate(argv + 2);
   if (cmd == "rss" && argc >= 4) return rss(std::atol(argv[2]), argv + 3);
