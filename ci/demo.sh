@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# The main job: builds the host `tessera` tool (cmake + ninja into build/demo; installs nothing) and shows it at
+# The main job: builds the host `tessera` tool (the release preset, into build/demo; installs nothing) and shows it at
 # work on a float32 array: create (from generated data, and from stdin into a sparse frame), info, a slice as
 # text, verify, the round trip back to the input bytes, and clean one-line errors for bad input.
 # Needs cmake, ninja, a C++ compiler and the codec libraries: when one is missing it runs
@@ -28,10 +28,9 @@ fi
 step() { printf '\n=== %s\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
-step "build the tool (Release, into $build)"
+step "build the tool (the release preset: Release, no tests; into $build)"
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTESSERA_BUILD_TESTS=OFF \
-    -DTESSERA_BUILD_EXAMPLES=OFF -DTESSERA_BUILD_TOOLS=ON >/dev/null
+  (cd "$root" && cmake --preset release -B "$build" >/dev/null)
 fi
 jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 ninja -C "$build" -j "$jobs" tessera | tail -n 1

@@ -13,8 +13,8 @@
 set -euo pipefail
 
 packages=(
-  # Host build and tests
-  cmake ninja-build g++ googletest libbenchmark-dev doxygen
+  # Host build and tests; pkg-config for the consumer tests and ci/package.sh (dpkg-dev, below, for its .deb)
+  cmake ninja-build g++ googletest libbenchmark-dev doxygen pkgconf
   # The tool's NumPy .npy round trips (tests/tools) and the tool's measurement (ci/tool-bench.sh: /usr/bin/time)
   python3-numpy time
   # Codec libraries of the host build
@@ -50,7 +50,7 @@ case ${1:-} in
   --check) check_only=true ;;
   --host) host_only=true ;;
 esac
-if $host_only; then  # what the host build of the library and the tool needs (ci/demo.sh): no cross targets
+if $host_only; then  # what the host build of the library and the tool needs (ci/demo.sh, README's Install): no cross
   packages=(cmake ninja-build g++ liblz4-dev libzstd-dev zlib1g-dev)
 fi
 

@@ -18,6 +18,9 @@
 #              default configuration is the small one (error messages compiled out)
 #   cortex-m4-messages  the same with the error messages' texts kept (TESSERA_ERROR_MESSAGES=ON)
 #   static-analysis  clang-tidy and cppcheck with zero findings (ci/static-analysis.sh), counted as one test
+#   package    the install and the Debian package (ci/package.sh): the release preset built without GoogleTest and
+#              installed, tessera_VERSION_ARCH.deb built, installed with dpkg -i, used (the tool, C++ and C
+#              programs through find_package and pkg-config) and removed with dpkg -r; counted as one test
 #   rv32-baremetal  bare metal RISC-V RV32IMAC, picolibc, QEMU virt with semihosting: a compiler without a C++
 #              library (the core builds from the C library's headers; tests and examples get a few C++ library
 #              headers from tests/support/cxx_shim), its own size and stack budgets
@@ -52,7 +55,7 @@ build_root=${TESSERA_BUILD_ROOT:-build}
 [[ $build_root == /* ]] || build_root=$repo/$build_root
 jobs=${TESSERA_JOBS:-2}
 all_targets=(host host-tsan nehalem aarch64 armhf ppc64le ppc64 riscv64 cortex-m4 cortex-m4-messages rv32-baremetal
-  static-analysis)
+  static-analysis package)
 read -r -a targets <<<"${TESSERA_TARGETS:-${all_targets[*]}}"
 
 if [[ ${TESSERA_SKIP_DEPS:-0} != 1 ]]; then
@@ -119,6 +122,19 @@ for target in "${targets[@]}"; do
       total_failed=$((total_failed + 1))
       summary+=("$(printf '%-10s     0 passed,   1 failed  (%ds) findings: %s' "$target" $((SECONDS - start)) \
         "$build_root/static-analysis.log")")
+    fi
+    continue
+  fi
+  if [[ $target == package ]]; then
+    # The install and the .deb (ci/package.sh): built, installed, used and removed, one test.
+    mkdir -p "$build_root"
+    if TESSERA_JOBS=$jobs TESSERA_BUILD_ROOT=$build_root bash "$repo/ci/package.sh" 2>&1 | tee "$build_root/package.log"; then
+      total_passed=$((total_passed + 1))
+      summary+=("$(printf '%-10s     1 passed,   0 failed  (%ds)' "$target" $((SECONDS - start)))")
+    else
+      total_failed=$((total_failed + 1))
+      summary+=("$(printf '%-10s     0 passed,   1 failed  (%ds) %s' "$target" $((SECONDS - start)) \
+        "$(grep -E '^package: FAILED' "$build_root/package.log" | tail -n 1)")")
     fi
     continue
   fi

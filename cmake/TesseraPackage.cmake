@@ -168,3 +168,62 @@ if(NOT TESSERA_BAREMETAL)
                       tessera "${_libs}" "")
   endforeach()
 endif()
+
+# ---- The licence, the manual page and the Debian package.
+# The licence goes with every installation, as the Debian copyright file (machine-readable format: the whole
+# LICENSE, third-party test data note included) in share/doc/tessera/copyright.
+file(READ ${PROJECT_SOURCE_DIR}/LICENSE _tessera_licence)
+string(REGEX REPLACE "\n+$" "" _tessera_licence "${_tessera_licence}")
+string(REGEX REPLACE "\n\n" "\n.\n" _tessera_licence "${_tessera_licence}")
+string(REGEX REPLACE "\n\n" "\n.\n" _tessera_licence "${_tessera_licence}")
+string(REPLACE "\n" "\n " _tessera_licence " ${_tessera_licence}")
+file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/package/copyright CONTENT "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: tessera
+Comment: ${PROJECT_DESCRIPTION}
+
+Files: *
+Copyright: 2025-2026, The Tessera authors
+License: BSD-3-Clause
+${_tessera_licence}
+" @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/package/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# The tool's manual page, made from its --help (cmake/tessera_man.cmake), where the tool runs on this machine.
+if(TARGET tessera AND NOT CMAKE_CROSSCOMPILING)
+  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/package/tessera.1
+    COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:tessera> -DOUT=${PROJECT_BINARY_DIR}/package/tessera.1
+            -DVERSION=${PROJECT_VERSION} -P ${PROJECT_SOURCE_DIR}/cmake/tessera_man.cmake
+    DEPENDS tessera ${PROJECT_SOURCE_DIR}/cmake/tessera_man.cmake
+    COMMENT "The manual page tessera.1, from tessera --help" VERBATIM)
+  add_custom_target(tessera_man ALL DEPENDS ${PROJECT_BINARY_DIR}/package/tessera.1)
+  install(FILES ${PROJECT_BINARY_DIR}/package/tessera.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endif()
+
+# CPack: one Debian package, tessera_VERSION_ARCH.deb (`cpack --preset package`, or `cmake --workflow --preset
+# package`; ci/package.sh builds, installs, uses and removes it): what `cmake --install` installs, under /usr.
+# Hosts only: a firmware takes the sources (add_subdirectory) or its own install.
+if(NOT TESSERA_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
+  set(CPACK_GENERATOR DEB)
+  set(CPACK_PACKAGE_NAME tessera)
+  set(CPACK_PACKAGE_VENDOR "The Tessera authors")
+  set(CPACK_PACKAGE_CONTACT "The Tessera authors")
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Blosc2 B2ND arrays: the tessera tool and a freestanding C++17/C library")
+  set(CPACK_PACKAGE_DESCRIPTION "Tessera reads and writes Blosc2 B2ND n-dimensional arrays (the format of c-blosc2 \
+and python-blosc2). This package holds the tessera command-line tool (info, dump, create, convert, verify, \
+compact), the static libraries (the core and the memory, flash and POSIX ports), their headers, the CMake package \
+(find_package(tessera)) and the pkg-config files.")
+  set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # tessera_<version>_<architecture>.deb
+  set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
+  # The tool's run-time libraries from dpkg-shlibdeps (dpkg-dev); the codec libraries' -dev packages because the
+  # static libraries, the CMake package and the pkg-config files link them.
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  set(_tessera_deb_dev_LZ4 liblz4-dev)
+  set(_tessera_deb_dev_ZSTD libzstd-dev)
+  set(_tessera_deb_dev_ZLIB zlib1g-dev)
+  set(_tessera_deb_depends "")
+  foreach(_codec IN LISTS _tessera_pkg_codecs)
+    list(APPEND _tessera_deb_depends ${_tessera_deb_dev_${_codec}})
+  endforeach()
+  string(REPLACE ";" ", " CPACK_DEBIAN_PACKAGE_DEPENDS "${_tessera_deb_depends}")
+  include(CPack)
+endif()

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# The command-line tool's tour as README.md and docs/tool.md show it: every command there is run here, by ctest
+# The command-line tool's tour as docs/tool.md shows it: every command there is run here, by ctest
 # (example_tool_tour), in a scratch directory, with `tessera` on PATH. Needs Python 3 with NumPy for the .npy
 # lines. Usage: tool_tour.sh WORKDIR
 set -eu
@@ -19,6 +19,11 @@ tessera create copy.b2nd --input field.npy --codec lz4
 tessera dump copy.b2nd --format npy -o back.npy
 tessera convert field.b2nd small.b2nd --codec zstd --clevel 9 --chunks 128,128
 tessera convert field.b2nd field.sframe --sparse
+
+# Check with two threads and no progress line; keep a file tight after rewrites; every fact as JSON.
+tessera verify field.sframe --threads 2 --quiet
+tessera compact small.b2nd
+tessera info --json small.b2nd
 
 # Raw bytes out, through a pipe or into a file.
 tessera dump small.b2nd -o small.raw

@@ -8,6 +8,7 @@
 //   TESSERA_CONSUMER_MEMORY  the memory port: the chunk is also read back through a const_buffer storage
 //   TESSERA_CONSUMER_FLASH   the flash port: a simulated NOR device is created
 //   TESSERA_CONSUMER_POSIX   the POSIX port: the coder's scratch comes from posix_allocator() (malloc)
+//   TESSERA_CONSUMER_ARENA_BYTES  without the POSIX port: the size of the static arena (default 1 MiB)
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,7 +36,10 @@ namespace {
 
 constexpr size_t kItems = 4096;
 #if !defined(TESSERA_CONSUMER_POSIX)
-alignas(64) uint8_t g_arena[1024 * 1024];
+#if !defined(TESSERA_CONSUMER_ARENA_BYTES)
+#define TESSERA_CONSUMER_ARENA_BYTES (1024 * 1024)
+#endif
+alignas(64) uint8_t g_arena[TESSERA_CONSUMER_ARENA_BYTES];  // every byte the library uses comes from here
 #endif
 int32_t g_data[kItems];
 int32_t g_back[kItems];

@@ -2,20 +2,25 @@
 # Runs one consumer test (registered by tests/consumer/CMakeLists.txt): cmake -D<VAR>=<value>... -P run_consumer.cmake
 # Lists are passed with | between items (ctest would split ;). Offline: nothing is downloaded.
 #
-#   MODE=install     BUILD_DIR PREFIX SOURCE_DIR PORTS LIBDIR INCLUDEDIR BINDIR [PKGCONFIG=ON]
+#   MODE=install     BUILD_DIR PREFIX SOURCE_DIR PORTS LIBDIR INCLUDEDIR BINDIR DOCDIR MANDIR [PKGCONFIG=ON]
+#                    [MANPAGE=ON]
 #       A fresh `cmake --install BUILD_DIR --prefix PREFIX`; then every public header of the source tree (and of
 #       the PORTS built) must be in the prefix, the libraries, the package config and the pkg-config files too,
-#       and nothing else (no test framework, no private header).
-#   MODE=project     PROJECT_DIR WORK_DIR CONFIGURE_ARGS [TARGET] [JOBS] [EMULATOR] EXPECT
+#       the licence (DOCDIR/copyright) and the tool's manual page (MANDIR/man1/tessera.1, with MANPAGE), and
+#       nothing else (no test framework, no private header).
+#   MODE=project     PROJECT_DIR WORK_DIR CONFIGURE_ARGS [TARGET] [JOBS] [EMULATOR] EXPECT [EXPECT_C]
 #       Configures the project PROJECT_DIR in WORK_DIR/build (a fresh folder) with CONFIGURE_ARGS, builds it
-#       (TARGET, or everything), runs the program whose path the project wrote to consumer_path.txt (under
-#       EMULATOR when given) and requires exit status 0 and output matching the regular expression EXPECT.
-#   MODE=pkg-config  PREFIX WORK_DIR PKG_CONFIG MODULES LIBDIR CXX SOURCE DEFINES EXPECT
+#       (TARGET, or everything), runs the programs whose paths the project wrote to consumer_path.txt, one per
+#       line (under EMULATOR when given), and requires exit status 0 and output matching the regular expression
+#       EXPECT (the first program) or EXPECT_C (the others: the C program).
+#   MODE=pkg-config  PREFIX WORK_DIR PKG_CONFIG MODULES LIBDIR CXX SOURCE DEFINES EXPECT [CC SOURCE_C EXPECT_C]
 #       Copies PREFIX to WORK_DIR/moved (the .pc files must be relocatable), compiles SOURCE with one plain
-#       compiler command and the flags of `pkg-config --cflags --libs MODULES`, runs it as above.
+#       compiler command and the flags of `pkg-config --cflags --libs MODULES`, runs it as above; with CC, the C
+#       program SOURCE_C the same way with the C compiler.
 #   MODE=presets     SOURCE_DIR
 #       CMakePresets.json parses (cmake --list-presets), has a configure, build and test preset for every toolchain
-#       file, and every toolchain file it names exists.
+#       file (a configure preset that turns TESSERA_BUILD_TESTS off needs no test preset), and every toolchain file
+#       it names exists.
 
 cmake_minimum_required(VERSION 3.20)
 
@@ -66,6 +71,10 @@ if(MODE STREQUAL "install")
                "${LIBDIR}/cmake/tessera/tesseraConfigVersion.cmake" "${LIBDIR}/cmake/tessera/tesseraTargets.cmake")
   if(PKGCONFIG)
     list(APPEND expected "${LIBDIR}/pkgconfig/tessera.pc")
+  endif()
+  list(APPEND expected "${DOCDIR}/copyright")
+  if(MANPAGE)
+    list(APPEND expected "${MANDIR}/man1/tessera.1")
   endif()
   file(GLOB headers RELATIVE "${SOURCE_DIR}/include" "${SOURCE_DIR}/include/tessera/*.hpp"
        "${SOURCE_DIR}/include/tessera/*.h")
@@ -125,8 +134,15 @@ elseif(MODE STREQUAL "project")
     list(APPEND build_args --parallel "${JOBS}")
   endif()
   run_step("build" "${CMAKE_COMMAND}" ${build_args})
-  file(READ "${WORK_DIR}/build/consumer_path.txt" program)
-  run_program("${program}")
+  file(STRINGS "${WORK_DIR}/build/consumer_path.txt" programs)
+  set(expect_first "${EXPECT}")
+  foreach(program IN LISTS programs)
+    run_program("${program}")
+    if(DEFINED EXPECT_C)
+      set(EXPECT "${EXPECT_C}")  # the programs after the first are C programs
+    endif()
+  endforeach()
+  set(EXPECT "${expect_first}")
 
 elseif(MODE STREQUAL "pkg-config")
   file(REMOVE_RECURSE "${WORK_DIR}")
@@ -148,6 +164,19 @@ elseif(MODE STREQUAL "pkg-config")
   run_step("compile and link" "${CXX}" -std=c++17 -Wall -Wextra -Werror ${defines} "${SOURCE}" ${flags}
            -o "${WORK_DIR}/consumer")
   run_program("${WORK_DIR}/consumer")
+  if(CC)
+    # The C program: the memory and posix ports' C headers, when those ports are among the modules.
+    set(defines_c "")
+    foreach(define IN LISTS defines)
+      if(define MATCHES "^-DTESSERA_CONSUMER_(MEMORY|POSIX)$")
+        list(APPEND defines_c "${define}")
+      endif()
+    endforeach()
+    run_step("compile and link (C)" "${CC}" -std=c99 -Wall -Wextra -Werror ${defines_c} "${SOURCE_C}" ${flags}
+             -o "${WORK_DIR}/consumer_c")
+    set(EXPECT "${EXPECT_C}")
+    run_program("${WORK_DIR}/consumer_c")
+  endif()
 
 elseif(MODE STREQUAL "presets")
   # CMake itself must accept the file (schema, inheritance, names).
@@ -158,6 +187,46 @@ elseif(MODE STREQUAL "presets")
   # Every toolchain file a preset names exists, and every toolchain file (one that sets CMAKE_SYSTEM_PROCESSOR;
   # linux-cross.cmake and linux-static-libraries.cmake are parts of others) has a configure, build and test preset.
   file(READ "${SOURCE_DIR}/CMakePresets.json" json)
+  # A configure preset's cache variable, through its "inherits" (a name or a list of names), or "".
+  function(preset_cache_variable out preset variable)
+    string(JSON n LENGTH "${json}" configurePresets)
+    math(EXPR last "${n} - 1")
+    foreach(i RANGE ${last})
+      string(JSON name GET "${json}" configurePresets ${i} name)
+      if(NOT name STREQUAL preset)
+        continue()
+      endif()
+      string(JSON value ERROR_VARIABLE no_value GET "${json}" configurePresets ${i} cacheVariables ${variable})
+      if(NOT no_value)
+        set(${out} "${value}" PARENT_SCOPE)
+        return()
+      endif()
+      string(JSON type ERROR_VARIABLE no_parent TYPE "${json}" configurePresets ${i} inherits)
+      if(no_parent)
+        break()
+      endif()
+      set(parents "")
+      if(type STREQUAL "ARRAY")
+        string(JSON np LENGTH "${json}" configurePresets ${i} inherits)
+        math(EXPR lastp "${np} - 1")
+        foreach(k RANGE ${lastp})
+          string(JSON parent GET "${json}" configurePresets ${i} inherits ${k})
+          list(APPEND parents "${parent}")
+        endforeach()
+      else()
+        string(JSON parents GET "${json}" configurePresets ${i} inherits)
+      endif()
+      foreach(parent IN LISTS parents)
+        preset_cache_variable(value "${parent}" ${variable})
+        if(NOT value STREQUAL "")
+          set(${out} "${value}" PARENT_SCOPE)
+          return()
+        endif()
+      endforeach()
+      break()
+    endforeach()
+    set(${out} "" PARENT_SCOPE)
+  endfunction()
   set(used "")
   foreach(kind configurePresets buildPresets testPresets)
     set(names_${kind} "")
@@ -191,7 +260,12 @@ elseif(MODE STREQUAL "presets")
     endif()
   endforeach()
   foreach(name IN LISTS names_configurePresets)
-    foreach(kind buildPresets testPresets)
+    set(kinds buildPresets testPresets)
+    preset_cache_variable(tests "${name}" TESSERA_BUILD_TESTS)
+    if(tests STREQUAL "OFF")
+      set(kinds buildPresets)  # nothing to test: the release and package presets
+    endif()
+    foreach(kind IN LISTS kinds)
       if(NOT name IN_LIST names_${kind})
         message(FATAL_ERROR "consumer: configure preset ${name} has no ${kind} entry of the same name")
       endif()
