@@ -68,6 +68,7 @@ cat "$rows"
 
 if [[ ${COVERAGE_WRITE_BASELINE:-0} == 1 ]]; then
   {
+    echo "# SPDX-License-Identifier: BSD-3-Clause"
     echo "# Coverage baseline of ci/test.sh's host target (Debug, AddressSanitizer, gcov; ci/coverage.sh): lines and"
     echo "# branches per directory, and what each fuzzer's corpus reaches of its decoder. The target fails when a"
     echo "# figure falls more than 0.1 point (and one line or branch) below its row. Written by COVERAGE_WRITE_BASELINE=1 with"
