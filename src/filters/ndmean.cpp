@@ -10,6 +10,7 @@
 // links it.
 #include <string.h>
 
+#include "base/byte_order.hpp"
 #include "filters/filters.hpp"
 #include "filters/nd_cells.hpp"
 #include "tessera/codecs.hpp"
@@ -55,9 +56,10 @@ status ndmean_cells(const chunk_nd_geometry& g, uint8_t meta, size_t typesize, s
   return ok_status();
 }
 
-// The cells of src as their means into dst (elements of T in the host's byte order: the items are the caller's
-// floats, as the reference reads them through a float pointer).
-template <typename T>
+// The cells of src as their means into dst (elements of T, stored as little-endian U bits: the items are the
+// file's little-endian floats, "<f4" and "<f8", so a block gives the same chunk on every host, byte for byte the
+// reference's on the little-endian hosts it runs on).
+template <typename T, typename U>
 void means(const nd_cells& c, const uint8_t* src, uint8_t* dst) noexcept {
   T sum = 0;
   uint8_t* o = dst;
@@ -65,14 +67,17 @@ void means(const nd_cells& c, const uint8_t* src, uint8_t* dst) noexcept {
       c,
       [&](size_t at, size_t len) noexcept {
         for (size_t i = 0; i < len; ++i) {
+          const U bits = static_cast<U>(le_load(src + (at + i) * sizeof(T), sizeof(T)));
           T v;
-          memcpy(&v, src + (at + i) * sizeof(T), sizeof v);
+          memcpy(&v, &bits, sizeof v);
           sum += v;
         }
       },
       [&](size_t items) noexcept {
         const T mean = sum / static_cast<T>(static_cast<uint32_t>(items));
-        for (size_t i = 0; i < items; ++i, o += sizeof(T)) memcpy(o, &mean, sizeof mean);
+        U bits;
+        memcpy(&bits, &mean, sizeof bits);
+        for (size_t i = 0; i < items; ++i, o += sizeof(T)) le_store(o, bits, sizeof(T));
         sum = 0;
       });
 }
@@ -84,8 +89,8 @@ status ndmean_forward(const chunk_nd_geometry& g, uint8_t meta, size_t typesize,
   TESSERA_TRY(ndmean_typesize(typesize));
   nd_cells c;
   TESSERA_TRY(ndmean_cells(g, meta, typesize, size, c));
-  if (typesize == 4) means<float>(c, src, dst);
-  else means<double>(c, src, dst);
+  if (typesize == 4) means<float, uint32_t>(c, src, dst);
+  else means<double, uint64_t>(c, src, dst);
   return ok_status();
 }
 

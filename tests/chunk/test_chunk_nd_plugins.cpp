@@ -424,6 +424,28 @@ TESSERA_TEST(NdPlugins, NdcellRegroupsCellsAndRoundTrips) {
   CHECK(checked > 60);
 }
 
+// Items as NDMEAN reads them: little-endian floats (the file's "<f4" and "<f8"), whatever the host's order.
+void le_put(uint8_t* p, float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  for (int k = 0; k < 4; ++k) p[k] = static_cast<uint8_t>(u >> (8 * k));
+}
+void le_put(uint8_t* p, double v) {
+  uint64_t u;
+  std::memcpy(&u, &v, 8);
+  for (int k = 0; k < 8; ++k) p[k] = static_cast<uint8_t>(u >> (8 * k));
+}
+void le_get(const uint8_t* p, float* v) {
+  uint32_t u = 0;
+  for (int k = 0; k < 4; ++k) u |= static_cast<uint32_t>(p[k]) << (8 * k);
+  std::memcpy(v, &u, 4);
+}
+void le_get(const uint8_t* p, double* v) {
+  uint64_t u = 0;
+  for (int k = 0; k < 8; ++k) u |= static_cast<uint64_t>(p[k]) << (8 * k);
+  std::memcpy(v, &u, 8);
+}
+
 // NDMEAN's means by the model: each cell's items summed in C order in T, divided by their count.
 template <typename T>
 bool means_match(int ndim, const int32_t* bs, const int32_t* cs, const uint8_t* src, const uint8_t* dec) {
@@ -433,14 +455,15 @@ bool means_match(int ndim, const int32_t* bs, const int32_t* cs, const uint8_t* 
   std::memset(counts, 0, sizeof counts);
   cells_model(ndim, bs, cs, [&](int64_t cell, int64_t at) {
     T v;
-    std::memcpy(&v, src + static_cast<size_t>(at) * sizeof(T), sizeof v);
+    le_get(src + static_cast<size_t>(at) * sizeof(T), &v);
     sums[cell] += v;
     ++counts[cell];
   });
   bool ok = true;
   cells_model(ndim, bs, cs, [&](int64_t cell, int64_t at) {
-    const T mean = sums[cell] / static_cast<T>(counts[cell]);
-    ok = ok && std::memcmp(dec + static_cast<size_t>(at) * sizeof(T), &mean, sizeof(T)) == 0;
+    uint8_t mean[sizeof(T)];
+    le_put(mean, sums[cell] / static_cast<T>(counts[cell]));
+    ok = ok && std::memcmp(dec + static_cast<size_t>(at) * sizeof(T), mean, sizeof(T)) == 0;
   });
   return ok;
 }
@@ -457,12 +480,8 @@ TESSERA_TEST(NdPlugins, NdmeanWritesTheReferenceMeans) {
     const uint8_t meta = static_cast<uint8_t>(r.range(1, 7));
     for (size_t i = 0; i < items; ++i) {
       const double v = static_cast<double>(static_cast<int64_t>(r.next() % 20000) - 10000) / 7.0;
-      if (typesize == 4) {
-        const float f = static_cast<float>(v);
-        std::memcpy(g_src + i * 4, &f, 4);
-      } else {
-        std::memcpy(g_src + i * 8, &v, 8);
-      }
+      if (typesize == 4) le_put(g_src + i * 4, static_cast<float>(v));
+      else le_put(g_src + i * 8, v);
     }
     const chunk_encode_params p = filter_params(33, meta, typesize, ndim, bs);
     chunk_decoder_options o;
