@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tessera/chunk.hpp"
 #include "tessera/error.hpp"
@@ -84,6 +85,31 @@ void nd_cells_walk(const nd_cells& c, Row&& row, CellEnd&& cell_end) noexcept {
     while (d >= 0 && ++ii[d] == ncell[d]) ii[d--] = 0;
     if (d < 0) break;
   }
+}
+
+// The block src (C order) into dst in cell order: the cells one after another, each in C order (NDCELL's
+// forward pass).
+inline void nd_cells_gather(const nd_cells& c, size_t typesize, const uint8_t* src, uint8_t* dst) noexcept {
+  size_t o = 0;
+  nd_cells_walk(
+      c,
+      [&](size_t at, size_t len) noexcept {
+        memcpy(dst + o, src + at * typesize, len * typesize);
+        o += len * typesize;
+      },
+      [](size_t) noexcept {});
+}
+
+// The reverse: src in cell order back into dst in C order (both filters' backward pass).
+inline void nd_cells_scatter(const nd_cells& c, size_t typesize, const uint8_t* src, uint8_t* dst) noexcept {
+  size_t o = 0;
+  nd_cells_walk(
+      c,
+      [&](size_t at, size_t len) noexcept {
+        memcpy(dst + at * typesize, src + o, len * typesize);
+        o += len * typesize;
+      },
+      [](size_t) noexcept {});
 }
 
 }  // namespace tessera::detail

@@ -98,14 +98,7 @@ status ndmean_backward(const chunk_nd_geometry& g, uint8_t meta, size_t typesize
                        size_t size) noexcept {
   nd_cells c;
   TESSERA_TRY(ndmean_cells(g, meta, typesize, size, c));
-  size_t o = 0;
-  nd_cells_walk(
-      c,
-      [&](size_t at, size_t len) noexcept {
-        memcpy(dst + at * typesize, src + o, len * typesize);
-        o += len * typesize;
-      },
-      [](size_t) noexcept {});
+  nd_cells_scatter(c, typesize, src, dst);
   return ok_status();
 }
 
