@@ -72,6 +72,9 @@ int main() {
 #ifdef TESSERA_READER_CODEC_LINK
   tessera::TESSERA_READER_CODEC_LINK();  // links the one codec library this array needs, its decoder only
 #endif
+#ifdef TESSERA_READER_FILTER_LINK
+  tessera::TESSERA_READER_FILTER_LINK();  // and the filter it needs besides shuffle (an n-d plugin's)
+#endif
   const flash_golden& g = kFlashGolden;
   arena heap;
   arena_init(heap, g_arena, sizeof g_arena);
