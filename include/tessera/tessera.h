@@ -832,7 +832,16 @@ typedef struct tessera_chunk_params {
   int32_t splitmode;     /**< a ::tessera_split_mode (default ::TESSERA_SPLIT_FORWARD_COMPAT) */
   int32_t blocksize;     /**< bytes per block; 0 (default): automatic */
   int32_t use_dict;      /**< nonzero: a dictionary in the chunk (LZ4, LZ4HC, Zstd). Default 0. */
-  int32_t compcode_meta; /**< the codec's meta byte, 0..255 (default 0), handed to a user codec */
+  int32_t compcode_meta; /**< the codec's meta byte, 0..255 (default 0): NDLZ's cell edge (4 or 8), a user codec's */
+  /**
+   * The blocks' n-d shape, which the NDLZ codec and the NDCELL and NDMEAN filters need (c-blosc2 reads it from
+   * the array's b2nd metalayer): nd_ndim (1..TESSERA_MAX_DIMS) items per block per dimension at nd_blockshape,
+   * whose product times typesize must be blocksize. nd_ndim 0 (default, nd_blockshape NULL): no geometry, and
+   * a chunk with those plugins is refused (UNSUPPORTED). Read during the call only.
+   * ::tessera_array_chunk_params_get points it at the array's block shape (valid until the array is closed).
+   */
+  int32_t nd_ndim;
+  const int32_t* nd_blockshape; /**< nd_ndim items per block per dimension (see nd_ndim); NULL when nd_ndim is 0 */
 } tessera_chunk_params;
 
 /** Sets p to the reference's defaults. */
@@ -875,6 +884,15 @@ tessera_status tessera_chunk_encode(const tessera_allocator* alloc, const tesser
 /** Decodes a chunk (chunk_size bytes) into out (size bytes); *written (may be NULL) receives nbytes. */
 tessera_status tessera_chunk_decode(const tessera_allocator* alloc, const void* chunk, size_t chunk_size, void* out,
                                     size_t size, size_t* written);
+
+/**
+ * ::tessera_chunk_decode for chunks whose filters need the blocks' n-d shape (NDCELL, NDMEAN; NDLZ decodes
+ * without it): nd_ndim (1..TESSERA_MAX_DIMS) items per block per dimension at nd_blockshape, as in
+ * ::tessera_chunk_params. Without it such a chunk is UNSUPPORTED.
+ */
+tessera_status tessera_chunk_decode_nd(const tessera_allocator* alloc, int32_t nd_ndim, const int32_t* nd_blockshape,
+                                       const void* chunk, size_t chunk_size, void* out, size_t size,
+                                       size_t* written);
 
 /**
  * Copies a's compressed chunk nchunk (special index entries: a 32-byte special-value chunk) into out (size

@@ -47,6 +47,7 @@ struct tessera_array {
   tessera::array arr;
   char* dtype = nullptr;
   size_t dtype_size = 0;
+  tessera::chunk_nd_geometry geometry{};  // the blocks' shape, where tessera_array_chunk_params_get points
 };
 
 namespace tessera {

@@ -324,6 +324,7 @@ tessera_status handle_finish(tessera_array** out, tessera_array* h, const status
   }
   if (!dtype.empty()) memcpy(h->dtype, dtype.data(), dtype.size());
   h->dtype[dtype.size()] = '\0';
+  h->geometry = array_chunk_geometry(array_layout_get(h->arr));
   *out = h;
   return c_ok();
 }
@@ -734,6 +735,8 @@ tessera_status tessera_array_chunk_params_get(const tessera_array* a, tessera_ch
   out->use_dict = p.use_dict ? 1 : 0;
   out->compcode_meta = p.compcode_meta;
   out->blocksize = static_cast<int32_t>(l.block_nitems * itemsize);  // fits: checked when the array opened
+  out->nd_ndim = a->geometry.ndim;
+  out->nd_blockshape = a->geometry.blockshape;
   return c_ok();
 }
 
@@ -748,6 +751,30 @@ tessera_status tessera_chunk_info_get(const void* chunk, size_t size, tessera_ch
   out->special = static_cast<int32_t>(r->special);
   return c_ok();
 }
+
+namespace {
+
+// The n-d geometry a C caller gives (nd_ndim items at nd_blockshape; 0 and NULL: none).
+tessera_status geometry_from_c(int32_t ndim, const int32_t* blockshape, tessera::chunk_nd_geometry& g) noexcept {
+  g = tessera::chunk_nd_geometry{};
+  if (ndim == 0) return c_ok();
+  if (ndim < 0 || ndim > tessera::kMaxDims) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: nd_ndim outside 0..TESSERA_MAX_DIMS"));
+  }
+  if (blockshape == nullptr) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: nd_ndim set but nd_blockshape NULL"));
+  }
+  for (int32_t d = 0; d < ndim; ++d) {
+    if (blockshape[d] < 1) {
+      return c_error(errc::invalid_argument, TESSERA_MSG("capi: nd_blockshape has an entry below 1"));
+    }
+    g.blockshape[d] = blockshape[d];
+  }
+  g.ndim = static_cast<int8_t>(ndim);
+  return c_ok();
+}
+
+}  // namespace
 
 tessera_status tessera_chunk_encode(const tessera_allocator* alloc, const tessera_chunk_params* params,
                                     const void* src, size_t size, void* out, size_t out_size, size_t* written) {
@@ -769,6 +796,8 @@ tessera_status tessera_chunk_encode(const tessera_allocator* alloc, const tesser
   p.split = static_cast<tessera::split_mode>(params->splitmode);
   p.blocksize = params->blocksize;
   p.use_dict = params->use_dict != 0;
+  const tessera_status gs = geometry_from_c(params->nd_ndim, params->nd_blockshape, p.geometry);
+  if (gs.code != TESSERA_OK) return gs;
   const tessera::result<int32_t> bs = tessera::chunk_blocksize_compute(p, size);
   if (!bs.ok()) return to_c(bs.err());
   tessera::chunk_encoder_options eo;
@@ -783,9 +812,10 @@ namespace {
 
 // A decoder whose scratch fits this chunk's blocks (1 byte for special chunks, which have none).
 status decoder_for(tessera::chunk_decoder& d, const tessera::allocator& alloc, tessera::bytes_view chunk,
-                   const tessera::executor& exec) noexcept {
+                   const tessera::executor& exec, const tessera::chunk_nd_geometry& geometry = {}) noexcept {
   tessera::chunk_decoder_options o;
   o.exec = exec;
+  o.geometry = geometry;
   o.max_blocksize = 1;
   const tessera::result<tessera::chunk_header> h = tessera::chunk_header_read(chunk);
   if (h.ok() && !h->vlblocks && h->blocksize > 0) o.max_blocksize = static_cast<size_t>(h->blocksize);
@@ -802,6 +832,23 @@ tessera_status tessera_chunk_decode(const tessera_allocator* alloc, const void* 
   }
   tessera::chunk_decoder d;
   const status s = decoder_for(d, tessera::allocator_from_c(*alloc), view_of(chunk, chunk_size), tessera::executor_serial());
+  if (!s.ok()) return to_c(s);
+  return value_to_c(tessera::chunk_decode(d, view_of(chunk, chunk_size), mut_of(out, size)), written);
+}
+
+tessera_status tessera_chunk_decode_nd(const tessera_allocator* alloc, int32_t nd_ndim, const int32_t* nd_blockshape,
+                                       const void* chunk, size_t chunk_size, void* out, size_t size,
+                                       size_t* written) {
+  if (written != nullptr) *written = 0;
+  if (alloc == nullptr || (chunk == nullptr && chunk_size != 0) || (out == nullptr && size != 0)) {
+    return c_error(errc::invalid_argument, TESSERA_MSG("capi: null allocator, chunk or out"));
+  }
+  tessera::chunk_nd_geometry g;
+  const tessera_status gs = geometry_from_c(nd_ndim, nd_blockshape, g);
+  if (gs.code != TESSERA_OK) return gs;
+  tessera::chunk_decoder d;
+  const status s =
+      decoder_for(d, tessera::allocator_from_c(*alloc), view_of(chunk, chunk_size), tessera::executor_serial(), g);
   if (!s.ok()) return to_c(s);
   return value_to_c(tessera::chunk_decode(d, view_of(chunk, chunk_size), mut_of(out, size)), written);
 }

@@ -22,6 +22,14 @@ constexpr uint32_t kMaxDistance = 65535;  // a match must lie closer than this
 inline bool wraps(uint32_t offset, uint32_t add) noexcept { return offset + add > 0xffffu; }
 constexpr size_t kHeader = 9;
 
+// The hashes and compares of the cells run at every cell with a constant size: inlined, they unroll (size builds
+// keep one copy each).
+#if defined(__OPTIMIZE_SIZE__)
+#define TESSERA_NDLZ_INLINE inline
+#else
+#define TESSERA_NDLZ_INLINE [[gnu::always_inline]] inline
+#endif
+
 // XXH32 (the public xxHash algorithm) of n bytes, little-endian reads on every host.
 constexpr uint32_t kPrime1 = 0x9E3779B1u;
 constexpr uint32_t kPrime2 = 0x85EBCA77u;
@@ -32,7 +40,7 @@ constexpr uint32_t kPrime5 = 0x165667B1u;
 inline uint32_t rotl32(uint32_t x, unsigned r) noexcept { return (x << r) | (x >> (32 - r)); }
 inline uint32_t xxh_round(uint32_t acc, uint32_t in) noexcept { return rotl32(acc + in * kPrime2, 13) * kPrime1; }
 
-uint32_t xxh32(const uint8_t* p, size_t n, uint32_t seed) noexcept {
+TESSERA_NDLZ_INLINE uint32_t xxh32(const uint8_t* p, size_t n, uint32_t seed) noexcept {
   const uint8_t* const end = p + n;
   uint32_t h;
   if (n >= 16) {
@@ -59,7 +67,7 @@ uint32_t xxh32(const uint8_t* p, size_t n, uint32_t seed) noexcept {
 }
 
 // The table slot of n bytes.
-inline uint32_t slot(const uint8_t* p, size_t n) noexcept { return xxh32(p, n, 1) >> 20; }
+TESSERA_NDLZ_INLINE uint32_t slot(const uint8_t* p, size_t n) noexcept { return xxh32(p, n, 1) >> 20; }
 
 // The three tables: positions in the output (0: empty) of literal cells, row triples and row pairs.
 struct tables {
@@ -83,12 +91,12 @@ struct out_stream {
     op += n;
   }
   // Whether table entry `at` (0: empty) holds the n bytes of p.
-  [[nodiscard]] bool holds(uint32_t at, const uint8_t* p, size_t n) const noexcept {
+  [[nodiscard]] TESSERA_NDLZ_INLINE bool holds(uint32_t at, const uint8_t* p, size_t n) const noexcept {
     return at != 0 && memcmp(o + at, p, n) == 0;
   }
 };
 
-bool all_equal(const uint8_t* p, size_t n) noexcept {
+TESSERA_NDLZ_INLINE bool all_equal(const uint8_t* p, size_t n) noexcept {
   for (size_t i = 1; i < n; ++i)
     if (p[i] != p[0]) return false;
   return true;
@@ -285,7 +293,8 @@ status encode_check(const chunk_nd_geometry& g, uint8_t meta) noexcept {
   if (meta != 4 && meta != 8)
     return make_error(errc::unsupported, TESSERA_MSG("ndlz: the codec meta (compcode_meta, the cell edge) must be 4 or 8"));
   if (g.ndim == 0)
-    return make_error(errc::unsupported, TESSERA_MSG("ndlz: writing needs the blocks' 2-D shape (chunk_encode_params::geometry)"));
+    return make_error(errc::unsupported, TESSERA_MSG("ndlz: writing needs the blocks' 2-D shape "
+                                                     "(chunk_encode_params::geometry; C: nd_blockshape)"));
   if (g.ndim != 2) return make_error(errc::unsupported, TESSERA_MSG("ndlz: NDLZ codes 2-D blocks only (the reference's rule)"));
   return ok_status();
 }

@@ -30,7 +30,7 @@ status ndcell_cell_fits(const chunk_nd_geometry& g, uint8_t meta, uint64_t nitem
 status ndcell_cells(const chunk_nd_geometry& g, uint8_t meta, size_t typesize, size_t size, nd_cells& c) noexcept {
   TESSERA_TRY(nd_cells_block(g, typesize, size, c,
                              TESSERA_MSG("ndcell: needs the blocks' n-d shape (chunk_decoder_options::geometry, "
-                                         "chunk_encode_params::geometry; arrays give their own)"),
+                                         "chunk_encode_params::geometry, C: nd_blockshape; arrays give their own)"),
                              TESSERA_MSG("ndcell: more than 8 dimensions (the reference's limit)"),
                              TESSERA_MSG("ndcell: a block that is not prod(blockshape) items of typesize bytes (a "
                                          "chunk whose blocks are not the geometry's)")));

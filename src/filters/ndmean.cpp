@@ -46,7 +46,7 @@ status ndmean_typesize(size_t typesize) noexcept {
 status ndmean_cells(const chunk_nd_geometry& g, uint8_t meta, size_t typesize, size_t size, nd_cells& c) noexcept {
   TESSERA_TRY(nd_cells_block(g, typesize, size, c,
                              TESSERA_MSG("ndmean: needs the blocks' n-d shape (chunk_decoder_options::geometry, "
-                                         "chunk_encode_params::geometry; arrays give their own)"),
+                                         "chunk_encode_params::geometry, C: nd_blockshape; arrays give their own)"),
                              TESSERA_MSG("ndmean: more than 8 dimensions (the reference's limit)"),
                              TESSERA_MSG("ndmean: a block that is not prod(blockshape) items of typesize bytes (a "
                                          "chunk whose blocks are not the geometry's)")));

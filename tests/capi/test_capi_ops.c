@@ -1125,6 +1125,143 @@ static void test_dict_chunks(void) {
   CHECK(g_arena.live == 0);
 }
 
+/* An image-like byte grid of (rows, cols): 8x8 cells drawn from a few patterns, so that NDLZ finds repeats. */
+static void nd_image(uint8_t* img, int rows, int cols) {
+  int r, c;
+  for (r = 0; r < rows; ++r)
+    for (c = 0; c < cols; ++c) {
+      const int cell = (r / 8 * 5 + c / 8 * 3) % 7;
+      img[r * cols + c] = (uint8_t)(cell == 6 ? (r * 31 + c * 17) & 0xff : cell * 40 + (r % 8) * 5 + c % 8);
+    }
+}
+
+/* Chunk-level NDLZ, NDCELL and NDMEAN from C: the blocks' n-d shape in tessera_chunk_params (nd_ndim,
+ * nd_blockshape) and tessera_chunk_decode_nd; without it the chunk is refused with UNSUPPORTED, naming what is
+ * missing; an array's chunk parameters carry its own, and encode its chunk as the array wrote it. */
+static void test_nd_chunks(void) {
+  tessera_allocator al = arena_reset();
+  static uint8_t img[2 * 32 * 48], back[sizeof img];
+  static uint8_t enc[TESSERA_CHUNK_ENCODE_BOUND(sizeof img)], enc2[sizeof enc];
+  const int32_t blockshape[2] = {32, 48};
+  static const int32_t bad_shape[2] = {0, 48};
+  tessera_chunk_params cp;
+  tessera_chunk_info ci;
+  tessera_status s;
+  size_t n = 0, m = 0;
+  nd_image(img, 2 * 32, 48); /* two blocks of 32x48 */
+
+  tessera_chunk_params_init(&cp);
+  CHECK(cp.nd_ndim == 0 && cp.nd_blockshape == NULL);
+  cp.codec = TESSERA_CODEC_NDLZ;
+  cp.compcode_meta = 4;
+  cp.filters[TESSERA_MAX_FILTERS - 1] = TESSERA_FILTER_NONE;
+  cp.blocksize = 32 * 48;
+  /* No geometry: refused, nothing written, and the message says what is missing. */
+  n = 7;
+  s = tessera_chunk_encode(&al, &cp, img, sizeof img, enc, sizeof enc, &n);
+  CHECK(s.code == TESSERA_ERR_UNSUPPORTED && n == 0);
+  /* (a build without the messages' texts, bare metal's default, gives the code's name) */
+  CHECK(s.message != NULL &&
+        (strstr(s.message, "nd_blockshape") != NULL || strcmp(s.message, tessera_errc_name(s.code)) == 0));
+  /* Bad geometries. */
+  cp.nd_ndim = 2;
+  CHECK_ERR(tessera_chunk_encode(&al, &cp, img, sizeof img, enc, sizeof enc, &n), TESSERA_ERR_INVALID_ARGUMENT);
+  cp.nd_blockshape = bad_shape;
+  CHECK_ERR(tessera_chunk_encode(&al, &cp, img, sizeof img, enc, sizeof enc, &n), TESSERA_ERR_INVALID_ARGUMENT);
+  cp.nd_ndim = TESSERA_MAX_DIMS + 1;
+  cp.nd_blockshape = blockshape;
+  CHECK_ERR(tessera_chunk_encode(&al, &cp, img, sizeof img, enc, sizeof enc, &n), TESSERA_ERR_INVALID_ARGUMENT);
+  cp.nd_ndim = 1; /* NDLZ codes 2-D blocks only */
+  CHECK_ERR(tessera_chunk_encode(&al, &cp, img, sizeof img, enc, sizeof enc, &n), TESSERA_ERR_UNSUPPORTED);
+  cp.nd_ndim = 2;
+  cp.compcode_meta = 5; /* cells of 4 or 8 */
+  CHECK_ERR(tessera_chunk_encode(&al, &cp, img, sizeof img, enc, sizeof enc, &n), TESSERA_ERR_UNSUPPORTED);
+
+  /* NDLZ, cells of 4 and of 8: smaller than the image, and decoded back (NDLZ reads without the geometry). */
+  cp.compcode_meta = 4;
+  REQUIRE_OK(tessera_chunk_encode(&al, &cp, img, sizeof img, enc, sizeof enc, &n));
+  REQUIRE_OK(tessera_chunk_info_get(enc, n, &ci));
+  CHECK(ci.nbytes == (int32_t)sizeof img && ci.blocksize == 32 * 48 && n < sizeof img * 3 / 4);
+  REQUIRE_OK(tessera_chunk_decode(&al, enc, n, back, sizeof back, &m));
+  CHECK(m == sizeof img && memcmp(back, img, sizeof img) == 0);
+  cp.compcode_meta = 8;
+  REQUIRE_OK(tessera_chunk_encode(&al, &cp, img, sizeof img, enc2, sizeof enc2, &m));
+  CHECK(m < sizeof img * 3 / 4 && (m != n || memcmp(enc, enc2, n) != 0));
+  memset(back, 0, sizeof back);
+  REQUIRE_OK(tessera_chunk_decode(&al, enc2, m, back, sizeof back, &m));
+  CHECK(m == sizeof img && memcmp(back, img, sizeof img) == 0);
+
+  /* NDCELL before NDLZ: reading needs the geometry too (tessera_chunk_decode_nd). */
+  cp.compcode_meta = 4;
+  cp.filters[TESSERA_MAX_FILTERS - 1] = TESSERA_FILTER_NDCELL;
+  cp.filters_meta[TESSERA_MAX_FILTERS - 1] = 4;
+  REQUIRE_OK(tessera_chunk_encode(&al, &cp, img, sizeof img, enc, sizeof enc, &n));
+  CHECK_ERR(tessera_chunk_decode(&al, enc, n, back, sizeof back, &m), TESSERA_ERR_UNSUPPORTED);
+  memset(back, 0, sizeof back);
+  REQUIRE_OK(tessera_chunk_decode_nd(&al, 2, blockshape, enc, n, back, sizeof back, &m));
+  CHECK(m == sizeof img && memcmp(back, img, sizeof img) == 0);
+  CHECK_ERR(tessera_chunk_decode_nd(&al, 2, NULL, enc, n, back, sizeof back, &m), TESSERA_ERR_INVALID_ARGUMENT);
+  CHECK_ERR(tessera_chunk_decode_nd(&al, -1, blockshape, enc, n, back, sizeof back, &m), TESSERA_ERR_INVALID_ARGUMENT);
+
+  /* NDMEAN on float32: each 4x4 cell of a block becomes its mean (lossy), the same written and read back. */
+  {
+    static float f[32 * 48], fb[32 * 48];
+    int i, k;
+    for (i = 0; i < 32 * 48; ++i) f[i] = (float)(img[i] % 16) * 0.5f;
+    tessera_chunk_params_init(&cp);
+    cp.typesize = 4;
+    cp.codec = TESSERA_CODEC_BLOSCLZ;
+    cp.blocksize = 32 * 48 * 4;
+    cp.filters[TESSERA_MAX_FILTERS - 1] = TESSERA_FILTER_NDMEAN;
+    cp.filters_meta[TESSERA_MAX_FILTERS - 1] = 4;
+    CHECK_ERR(tessera_chunk_encode(&al, &cp, f, sizeof f, enc, sizeof enc, &n), TESSERA_ERR_UNSUPPORTED);
+    cp.nd_ndim = 2;
+    cp.nd_blockshape = blockshape;
+    REQUIRE_OK(tessera_chunk_encode(&al, &cp, f, sizeof f, enc, sizeof enc, &n));
+    REQUIRE_OK(tessera_chunk_decode_nd(&al, 2, blockshape, enc, n, fb, sizeof fb, &m));
+    CHECK(m == sizeof f);
+    for (i = 0; i < 32 * 48; i += 4 * 48 + 5) { /* the cell of item i: its mean */
+      const int r0 = i / 48 / 4 * 4, c0 = i % 48 / 4 * 4;
+      float sum = 0.0f;
+      for (k = 0; k < 16; ++k) sum += f[(r0 + k / 4) * 48 + c0 + k % 4];
+      CHECK(fb[i] == sum / 16.0f);
+    }
+  }
+
+  /* An NDLZ array's chunk parameters carry its block shape: its one chunk (one block) encodes as it wrote it. */
+  {
+    tessera_buffer buf;
+    tessera_storage st;
+    tessera_array_params p;
+    tessera_fill f;
+    tessera_array* a = NULL;
+    tessera_array_params_init(&p);
+    p.ndim = 2;
+    p.shape[0] = 32, p.shape[1] = 48;
+    p.chunkshape[0] = 32, p.chunkshape[1] = 48;
+    p.blockshape[0] = 32, p.blockshape[1] = 48;
+    p.dtype = "|u1";
+    p.durable = 0;
+    p.codec = TESSERA_CODEC_NDLZ;
+    p.compcode_meta = 8;
+    p.filters[TESSERA_MAX_FILTERS - 1] = TESSERA_FILTER_NONE;
+    f.kind = TESSERA_FILL_BUFFER;
+    f.data = img;
+    f.size = 32 * 48;
+    tessera_buffer_init(&buf, g_frame_a, sizeof(g_frame_a), 0);
+    st = tessera_buffer_storage(&buf);
+    REQUIRE_OK(tessera_array_create(&a, &st, &al, &p, &f));
+    REQUIRE_OK(tessera_array_chunk_params_get(a, &cp));
+    CHECK(cp.codec == TESSERA_CODEC_NDLZ && cp.compcode_meta == 8 && cp.nd_ndim == 2 && cp.nd_blockshape != NULL);
+    if (cp.nd_blockshape != NULL) CHECK(cp.nd_blockshape[0] == 32 && cp.nd_blockshape[1] == 48);
+    REQUIRE_OK(tessera_chunk_encode(&al, &cp, img, 32 * 48, enc, sizeof enc, &n));
+    REQUIRE_OK(tessera_array_chunk_read(a, 0, enc2, sizeof enc2, &m));
+    CHECK(m == n && memcmp(enc, enc2, n) == 0);
+    REQUIRE_OK(tessera_array_close(a));
+  }
+  CHECK(g_arena.live == 0);
+}
+
 /* The code a slice write gets on a's array when a is read-only (the one every write on it must get). */
 static int32_t read_only_code(tessera_array* a) {
   int64_t start[2] = {0, 0}, stop[2] = {1, 1};
@@ -1378,6 +1515,7 @@ static const test_case g_cases[] = {
     {"chunks", test_chunks},
     {"contiguous_executor", test_contiguous_executor},
     {"dict_chunks", test_dict_chunks},
+    {"nd_chunks", test_nd_chunks},
 #ifdef TESSERA_TEST_POSIX
     {"posix", test_posix},
     {"posix_refusals", test_posix_refusals},
