@@ -168,7 +168,11 @@ status cells_decode(const ndlz_stream& s, uint8_t* out, size_t bs0, size_t bs1) 
         TESSERA_TRY(rows8(s, token, cur, &pos, cell));
       }
       uint8_t* dst = out + r * kEdge * bs1 + c * kEdge;
-      for (size_t i = 0; i < p0; ++i) memcpy(dst + i * bs1, src + i * p1, p1);
+      if (p0 == kEdge && p1 == kEdge) {  // a whole cell: rows of a constant size, moved inline (most cells)
+        for (size_t i = 0; i < kEdge; ++i) memcpy(dst + i * bs1, src + i * kEdge, kEdge);
+      } else {
+        for (size_t i = 0; i < p0; ++i) memcpy(dst + i * bs1, src + i * p1, p1);
+      }
     }
   }
   return ok_status();
