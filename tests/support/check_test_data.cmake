@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Checks the test data (tests/data, DATA). Run by ctest (tests/CMakeLists.txt):
 #   cmake -DDATA=tests/data -P check_test_data.cmake
-#     test_data_budget: the files' bytes stay under 10,000,000; every NAME.sha256 is one sha256sum line naming
-#     NAME; every file of golden/<folder>/ is described in README.md (its name without .sha256 and its type).
+#     test_data_budget: the bytes of every file under tests/data (golden/, plugins/ and any other folder, the
+#     READMEs included) stay under 10,000,000; every NAME.sha256 is one sha256sum line naming NAME; every file of
+#     golden/<folder>/ is described in README.md, and every file of another folder in that folder's README.md (its
+#     name without .sha256 and its type).
 #   cmake -DDATA=tests/data -DSHARED=../shared -P check_test_data.cmake
 #     test_data_provenance: every file kept is byte for byte the one in SHARED/golden/, every digest is the
 #     SHA-256 of the file it stands for, the window codec-f4-3d-items-A-B.raw is items [A, B) of the codec-*-f4-3d
@@ -27,8 +29,52 @@ if(NOT DEFINED SHARED)
     math(EXPR total "${total} + ${n}")
   endforeach()
   if(NOT total LESS budget)
-    string(APPEND failures "tests/data holds ${total} bytes, the budget is ${budget}\n")
+    math(EXPR over "${total} - ${budget} + 1")
+    string(APPEND failures "tests/data holds ${total} bytes, the budget is under ${budget}: ${over} too many\n")
   endif()
+  # The folders besides golden/ (the n-d plugins' arrays...): each file named in its folder's README.md, each
+  # digest well formed; and each folder's bytes, for the summary.
+  file(GLOB tops RELATIVE "${DATA}" "${DATA}/*")
+  set(summary "")
+  foreach(top IN LISTS tops)
+    if(NOT IS_DIRECTORY "${DATA}/${top}")
+      continue()
+    endif()
+    file(GLOB_RECURSE in_top RELATIVE "${DATA}/${top}" "${DATA}/${top}/*")
+    set(top_bytes 0)
+    foreach(rel IN LISTS in_top)
+      file(SIZE "${DATA}/${top}/${rel}" n)
+      math(EXPR top_bytes "${top_bytes} + ${n}")
+    endforeach()
+    string(APPEND summary " ${top}/ ${top_bytes},")
+    if(top STREQUAL "golden")
+      continue()
+    endif()
+    if(NOT EXISTS "${DATA}/${top}/README.md")
+      string(APPEND failures "${top}/: no README.md describing its files\n")
+      continue()
+    endif()
+    file(READ "${DATA}/${top}/README.md" top_readme)
+    foreach(rel IN LISTS in_top)
+      get_filename_component(name "${rel}" NAME)
+      if(name STREQUAL "README.md")
+        continue()
+      endif()
+      if(name MATCHES "\\.sha256$")
+        string(REGEX REPLACE "\\.sha256$" "" stands_for "${name}")
+        file(READ "${DATA}/${top}/${rel}" line)
+        if(NOT line MATCHES "^[0-9a-f]+  ([^\n]+)\n$" OR NOT CMAKE_MATCH_1 STREQUAL stands_for)
+          string(APPEND failures "${top}/${rel}: not one sha256sum line for ${stands_for}\n")
+        endif()
+        set(name "${stands_for}")
+      endif()
+      string(REGEX REPLACE "\\.[a-z0-9]+$" "" stem "${name}")
+      string(FIND "${top_readme}" "${stem}" at)
+      if(at LESS 0)
+        string(APPEND failures "${top}/${rel}: '${stem}' is not in ${top}/README.md\n")
+      endif()
+    endforeach()
+  endforeach()
   file(READ "${DATA}/README.md" readme)
   foreach(rel IN LISTS files)
     get_filename_component(name "${rel}" NAME)
@@ -57,7 +103,10 @@ if(NOT DEFINED SHARED)
     endif()
   endforeach()
   list(LENGTH files count)
-  message(STATUS "tests/data: ${count} files under golden/, ${total} bytes in all (budget ${budget})")
+  list(LENGTH all count_all)
+  string(REGEX REPLACE ",$" "" summary "${summary}")
+  message(STATUS "tests/data: ${count_all} files (${count} under golden/), ${total} bytes in all (budget under "
+                 "${budget}:${summary})")
 else()
   if(NOT IS_DIRECTORY "${SHARED}/golden")
     message(FATAL_ERROR "check_test_data.cmake: TESSERA_SHARED_DIR='${SHARED}' has no golden/")
