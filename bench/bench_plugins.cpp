@@ -7,7 +7,7 @@
 // compared with Tessera's byte for byte, and ratio = reference time / Tessera time (above 1: Tessera is faster).
 // Every figure is the median of --rounds rounds (default 15); in each round every case runs once, Tessera and
 // the reference one after the other, so that load from other processes falls on both alike.
-//   tessera_bench_plugins [--rounds N]
+//   tessera_bench_plugins [--rounds N] [--case NAME]   (--case: only that case, e.g. ndlz:4, for profilers)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -202,8 +202,11 @@ void reference_decode(plugin_case& c) {
 
 int main(int argc, char** argv) {
   int rounds = 15;
-  for (int a = 1; a + 1 < argc; a += 2)
+  const char* only = nullptr;
+  for (int a = 1; a + 1 < argc; a += 2) {
     if (std::strcmp(argv[a], "--rounds") == 0) rounds = std::max(1, std::atoi(argv[a + 1]));
+    if (std::strcmp(argv[a], "--case") == 0) only = argv[a + 1];
+  }
   const allocator alloc = posix_allocator();
 #ifdef TESSERA_BENCH_BLOSC2
   blosc2_init();
@@ -244,6 +247,7 @@ int main(int argc, char** argv) {
 
   std::vector<plugin_case*> active;
   for (plugin_case& c : cases) {
+    if (only != nullptr && std::strcmp(c.name, only) != 0) continue;
     if (!codec_available(static_cast<codec>(c.codec_id))) {
       std::printf("%-12s not in this build of Tessera: skipped\n", c.name);
       continue;
