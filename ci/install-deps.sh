@@ -17,8 +17,8 @@ packages=(
   cmake ninja-build g++ googletest libbenchmark-dev doxygen pkgconf
   # The tool's NumPy .npy round trips (tests/tools) and the tool's measurement (ci/tool-bench.sh: /usr/bin/time)
   python3-numpy time
-  # Codec libraries of the host build
-  liblz4-dev libzstd-dev zlib1g-dev
+  # Codec libraries of the host build (libzfp-dev: ZFP, host only; no cross sysroot has it)
+  liblz4-dev libzstd-dev zlib1g-dev libzfp-dev
   # Emulators: qemu-user runs the Linux cross targets (and x86-64 as a Nehalem), qemu-system-arm the Cortex-M4
   qemu-user qemu-system-arm
   # Linux cross compilers: 64-bit ARM, 32-bit ARM hard-float, POWER little- and big-endian
@@ -51,7 +51,7 @@ case ${1:-} in
   --host) host_only=true ;;
 esac
 if $host_only; then  # what the host build of the library and the tool needs (ci/demo.sh, README's Install): no cross
-  packages=(cmake ninja-build g++ liblz4-dev libzstd-dev zlib1g-dev)
+  packages=(cmake ninja-build g++ liblz4-dev libzstd-dev zlib1g-dev libzfp-dev)
 fi
 
 installed() {

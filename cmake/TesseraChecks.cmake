@@ -42,18 +42,28 @@ function(_tessera_freestanding_allow out)
     list(APPEND patterns "^(deflate|inflate)(Init2?_|End|Reset|Bound|SetDictionary|Params)?$"
                          "^(zlibVersion|compressBound|crc32|adler32)$")
   endif()
+  # ZFP's two entry points, in the hosted library tessera_zfp (src/codecs/zfp.hpp), which the core calls when
+  # the build has libzfp: libzfp allocates with malloc, so neither is part of the core or of this check.
+  if(TESSERA_WITH_ZFP)
+    list(APPEND patterns "^_ZN7tessera6detail1[24]zfp_[a-z]*compressE")  # zfp_decompress, zfp_compress
+  endif()
   # Instrumented code calls the sanitizers' and gcov's run times; they are not linked into freestanding builds.
   tessera_instrumentation_prefixes(prefixes)
   if(prefixes)
     list(APPEND patterns "^__(${prefixes})_")
   endif()
-  # One regular expression (the script takes one): alternatives joined with |.
+  # One regular expression (the script takes one): alternatives joined with |, each in parentheses only when it
+  # has alternatives of its own (CMake's regular expressions take at most 9 groups).
   set(allow "")
   foreach(pattern IN LISTS patterns)
     if(allow)
       string(APPEND allow "|")
     endif()
-    string(APPEND allow "(${pattern})")
+    if(pattern MATCHES "[|]")
+      string(APPEND allow "(${pattern})")
+    else()
+      string(APPEND allow "${pattern}")
+    endif()
   endforeach()
   set(${out} "${allow}" PARENT_SCOPE)
 endfunction()

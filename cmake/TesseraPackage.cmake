@@ -49,6 +49,11 @@ endif()
 
 set(_tessera_pkg_cmakedir ${CMAKE_INSTALL_LIBDIR}/cmake/tessera)
 set(_tessera_pkg_targets tessera_core)
+# ZFP's hosted wrapper (src/codecs/libraries.cmake), which tessera_core links when the build has libzfp.
+if(TARGET tessera_zfp)
+  set_target_properties(tessera_zfp PROPERTIES EXPORT_NAME zfp)
+  list(APPEND _tessera_pkg_targets tessera_zfp)
+endif()
 foreach(_port IN LISTS _tessera_pkg_ports)
   list(APPEND _tessera_pkg_targets tessera_${_port})
 endforeach()
@@ -73,7 +78,7 @@ endif()
 # package config checks they still exist; the pkg-config file names their pkg-config modules where they have one.
 set(_tessera_pkg_codecs "")
 set(_tessera_pkg_codec_files "")
-foreach(_codec LZ4 ZLIB ZSTD)
+foreach(_codec LZ4 ZLIB ZSTD ZFP)
   if(TESSERA_WITH_${_codec})
     list(APPEND _tessera_pkg_codecs ${_codec})
     if(IS_ABSOLUTE "${TESSERA_${_codec}_LIBRARY}")
@@ -121,7 +126,10 @@ if(NOT TESSERA_BAREMETAL)
     if(PKG_CONFIG_FOUND AND NOT CMAKE_CROSSCOMPILING)
       pkg_check_modules(_tessera_pcmod_${_codec} QUIET ${_module})
     endif()
-    if(_tessera_pcmod_${_codec}_FOUND)
+    if(_codec STREQUAL "ZFP")
+      # After the core, which calls it; libzfp has no pkg-config module; m for pow.
+      string(APPEND _tessera_pc_core_libs " -ltessera_zfp ${TESSERA_ZFP_LIBRARY} -lm")
+    elseif(_tessera_pcmod_${_codec}_FOUND)
       list(APPEND _tessera_pc_core_requires ${_module})
     else()
       string(APPEND _tessera_pc_core_libs " ${TESSERA_${_codec}_LIBRARY}")
@@ -210,7 +218,7 @@ if(NOT TESSERA_BAREMETAL AND NOT CMAKE_CROSSCOMPILING)
   set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Blosc2 B2ND arrays: the tessera tool and a freestanding C++17/C library")
   set(CPACK_PACKAGE_DESCRIPTION "Tessera reads and writes Blosc2 B2ND n-dimensional arrays (the format of c-blosc2 \
 and python-blosc2). This package holds the tessera command-line tool (info, dump, create, convert, verify, \
-compact), the static libraries (the core and the memory, flash and POSIX ports), their headers, the CMake package \
+compact), the static libraries (the core, ZFP's wrapper where built, and the memory, flash and POSIX ports), their headers, the CMake package \
 (find_package(tessera)) and the pkg-config files.")
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # tessera_<version>_<architecture>.deb
   set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
@@ -220,6 +228,7 @@ compact), the static libraries (the core and the memory, flash and POSIX ports),
   set(_tessera_deb_dev_LZ4 liblz4-dev)
   set(_tessera_deb_dev_ZSTD libzstd-dev)
   set(_tessera_deb_dev_ZLIB zlib1g-dev)
+  set(_tessera_deb_dev_ZFP libzfp-dev)
   set(_tessera_deb_depends "")
   foreach(_codec IN LISTS _tessera_pkg_codecs)
     list(APPEND _tessera_deb_depends ${_tessera_deb_dev_${_codec}})

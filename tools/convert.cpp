@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// tessera convert IN OUT [--chunks ...] [--blocks ...] [--codec ...] [--clevel ...] [--filters ...] [--split ...]
+// tessera convert IN OUT [--chunks ...] [--blocks ...] [--codec ...] [--codec-meta N] [--clevel ...] [--filters ...] [--split ...]
 // [--sparse]: IN as a new array with other compression and/or chunk and block shapes (unset options keep IN's;
 // new chunks without new blocks get automatic blocks), as a cframe file or (--sparse) an sframe directory.
 // Streamed like create: one slab of whole output chunks at a time is read from IN (array_slice_read, its blocks
@@ -58,7 +58,7 @@ int cmd_convert(int argc, char** argv) noexcept {
   array_params p = array_params_get(o.a);
   if (wo.codec_set) {
     p.compressor = given.compressor;
-    p.compcode_meta = given.compcode_meta;  // NDLZ's cell edge; 0 for the others
+    p.compcode_meta = given.compcode_meta;  // ndlz:N's cell edge (--codec-meta: codec_finish); else 0
   }
   if (wo.clevel_set) p.clevel = given.clevel;
   if (wo.split_set) p.split = given.split;
@@ -73,6 +73,7 @@ int cmd_convert(int argc, char** argv) noexcept {
   if (wo.chunks != nullptr && wo.blocks == nullptr)
     for (int d = 0; d < kMaxDims; ++d) p.blockshape[d] = 0;  // IN's blocks may not fit the new chunks
   if (int rc = shapes_apply(kCmd, wo, p); rc != 0) return rc;
+  if (int rc = codec_finish(kCmd, wo, p); rc != 0) return rc;
   // IN's other fixed metalayers go along.
   frame& src = array_frame(o.a);
   const frame_info* fi = frame_info_get(src);

@@ -199,6 +199,7 @@ int cmd_create(int argc, char** argv) noexcept {
   }
   filters_finish(p);
   if (int rc = shapes_apply(kCmd, wo, p); rc != 0) return rc;
+  if (int rc = codec_finish(kCmd, wo, p); rc != 0) return rc;
 
   // The input: exactly prod(shape) * itemsize bytes.
   uint64_t nbytes = static_cast<uint64_t>(p.itemsize);

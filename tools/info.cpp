@@ -29,6 +29,12 @@ const char* split_name(uint8_t mode) {
 }
 
 // The name of the frame's codec; nullptr for a user codec (or a number no Blosc2 codec has: 3 is unused).
+// The bit planes ZFP's fixed precision keeps for meta m in ndim dimensions (the reference's rule).
+unsigned zfp_planes(uint8_t m, int ndim) {
+  const unsigned planes = m + 2u * static_cast<unsigned>(ndim) + 3u;
+  return planes > 64 ? 64 : planes;
+}
+
 const char* known_codec_name(const frame_info& fi) {
   return fi.compcode <= 5 && fi.compcode != 3 ? codec_name(static_cast<codec>(fi.compcode)) : nullptr;
 }
@@ -105,6 +111,10 @@ int info_json(const char* path, opened_array& o) {
   std::printf(",\n  \"typesize\": %d,\n", array_itemsize(o.a));
   if (const char* name = known_codec_name(*fi))
     std::printf("  \"codec\": \"%s\",\n", name);
+  else if (fi->compcode >= static_cast<uint8_t>(codec::zfp_acc) && fi->compcode <= static_cast<uint8_t>(codec::zfp_rate))
+    std::printf("  \"codec\": \"%s\",\n  \"codec_meta\": %d,\n", codec_name(static_cast<codec>(fi->compcode)),
+                fi->compcode == static_cast<uint8_t>(codec::zfp_acc) ? static_cast<int8_t>(fi->compcode_meta)
+                                                                     : static_cast<int>(fi->compcode_meta));
   else
     std::printf("  \"codec\": %u,\n  \"udcodec\": %u,\n", fi->compcode, fi->udcodec);
   std::printf("  \"clevel\": %u,\n  \"filters\": [", fi->clevel);
@@ -183,6 +193,15 @@ int cmd_info(int argc, char** argv) noexcept {
     std::printf("codec: %s\n", name);
   else if (fi->compcode == static_cast<uint8_t>(codec::ndlz))
     std::printf("codec: ndlz:%u (c-blosc2's registered codec 32)\n", fi->compcode_meta);
+  else if (fi->compcode == static_cast<uint8_t>(codec::zfp_acc))
+    std::printf("codec: zfp_acc, meta %d (c-blosc2's registered codec 33: ZFP, tolerance 10^%d)\n",
+                static_cast<int8_t>(fi->compcode_meta), static_cast<int8_t>(fi->compcode_meta));
+  else if (fi->compcode == static_cast<uint8_t>(codec::zfp_prec))
+    std::printf("codec: zfp_prec, meta %u (c-blosc2's registered codec 34: ZFP, %u bit planes)\n", fi->compcode_meta,
+                zfp_planes(fi->compcode_meta, l.ndim));
+  else if (fi->compcode == static_cast<uint8_t>(codec::zfp_rate))
+    std::printf("codec: zfp_rate, meta %u (c-blosc2's registered codec 35: ZFP, %u%% of the items' bits)\n",
+                fi->compcode_meta, fi->compcode_meta);
   else
     std::printf("codec: %u (user codec %u)\n", fi->compcode, fi->udcodec);
   std::printf("clevel: %u\n", fi->clevel);

@@ -5,10 +5,15 @@
 #include <limits>
 
 #include "cli.hpp"
+#include "tessera/dtype.hpp"
 
 namespace tessera::cli {
 
 namespace {
+
+constexpr char kCodecNames[] = "blosclz, lz4, lz4hc, zlib, zstd, ndlz:4, ndlz:8, zfp_acc, zfp_prec, zfp_rate";
+
+bool codec_is_zfp(codec c) noexcept { return c == codec::zfp_acc || c == codec::zfp_prec || c == codec::zfp_rate; }
 
 int filters_parse(const char* cmd, const char* text, array_params& p) {
   // Given filters fill the last slots in order (the reference's default pipeline has shuffle in the last).
@@ -82,6 +87,54 @@ int filters_parse(const char* cmd, const char* text, array_params& p) {
 
 }  // namespace
 
+int codec_finish(const char* cmd, const write_options& o, array_params& p) noexcept {
+  if (o.codec_meta != nullptr) {
+    if (!o.codec_set) return fail(kExitUsage, cmd, "--codec-meta needs --codec (the codec it is the meta of)");
+    int64_t lo = 0, hi = 255;
+    const char* what = "a byte, stored in the chunks as it is";
+    switch (p.compressor) {
+      case codec::ndlz: lo = 4; hi = 8; what = "the cell edge, 4 or 8"; break;
+      case codec::zfp_acc: lo = -128; hi = 127; what = "the tolerance's exponent: 10^N, -128..127"; break;
+      case codec::zfp_prec: lo = 1; hi = 64; what = "bit planes kept (N + 2 * ndim + 3, at most 64), 1..64"; break;
+      case codec::zfp_rate: lo = 1; hi = 100; what = "the percent of the items' bits kept, 1..100"; break;
+      default: break;
+    }
+    int64_t m = 0;
+    if (!parse_int(o.codec_meta, lo, hi, m) || (p.compressor == codec::ndlz && m != 4 && m != 8))
+      return fail(kExitUsage, cmd, "--codec-meta: '%s' is not a meta of %s (%s)", o.codec_meta, codec_name(p.compressor), what);
+    p.compcode_meta = static_cast<uint8_t>(m & 0xff);  // zfp_acc: the signed byte
+  } else if (o.codec_set && codec_is_zfp(p.compressor)) {
+    return fail(kExitUsage, cmd, "--codec %s needs --codec-meta N (%s)", codec_name(p.compressor),
+                p.compressor == codec::zfp_acc    ? "the tolerance is 10^N, N in -128..127"
+                : p.compressor == codec::zfp_prec ? "N + 2 * ndim + 3 bit planes, N in 1..64"
+                                                  : "N percent of the items' bits, N in 1..100");
+  } else if (o.codec_set && p.compressor == codec::ndlz && p.compcode_meta == 0) {
+    return fail(kExitUsage, cmd, "--codec ndlz needs its cell edge: ndlz:4, ndlz:8 or --codec-meta 4|8");
+  }
+  if (!o.codec_set || !codec_is_zfp(p.compressor)) return 0;
+  const char* name = codec_name(p.compressor);
+  const dtype_info di = dtype_parse(p.dtype);
+  if (di.kind != 'f' || (p.itemsize != 4 && p.itemsize != 8))
+    return fail(kExitUsage, cmd, "--codec %s: ZFP takes float32 or float64 items (<f4, <f8), not %.*s", name,
+                static_cast<int>(p.dtype.size()), p.dtype.data());
+  if (p.ndim < 1 || p.ndim > 4)
+    return fail(kExitUsage, cmd, "--codec %s: ZFP takes arrays of 1 to 4 dimensions, not %d", name, p.ndim);
+  for (int d = 0; d < p.ndim; ++d)
+    if (p.blockshape[d] != 0 && p.blockshape[d] < 4)
+      return fail(kExitUsage, cmd, "--codec %s: ZFP takes blocks of at least 4 items each way (--blocks: %d in dimension %d)",
+                  name, p.blockshape[d], d);
+  for (int i = 0; i < kChunkMaxFilters; ++i) {
+    if (!o.filters_set) {
+      p.filters[i] = p.filters_meta[i] = 0;  // ZFP reads the items as numbers: no default shuffle
+    } else if (p.filters[i] == static_cast<uint8_t>(filter_id::shuffle) ||
+               p.filters[i] == static_cast<uint8_t>(filter_id::bitshuffle)) {
+      return fail(kExitUsage, cmd, "--codec %s: ZFP takes no shuffle or bitshuffle filter (it reads the items as numbers)",
+                  name);
+    }
+  }
+  return 0;
+}
+
 int write_option_take(const char* cmd, int argc, char** argv, int& i, array_params& p, write_options& o) noexcept {
   const char* v = nullptr;
   if (option_take(argc, argv, i, "--chunks", v)) {
@@ -90,9 +143,14 @@ int write_option_take(const char* cmd, int argc, char** argv, int& i, array_para
   } else if (option_take(argc, argv, i, "--blocks", v)) {
     if (!v) return fail(kExitUsage, cmd, "--blocks needs a value (N,...)");
     o.blocks = v;
+  } else if (option_take(argc, argv, i, "--codec-meta", v)) {
+    if (!v) return fail(kExitUsage, cmd, "--codec-meta needs a value (N: the codec's meta, see tessera help create)");
+    o.codec_meta = v;
   } else if (option_take(argc, argv, i, "--codec", v)) {
-    if (!v) return fail(kExitUsage, cmd, "--codec needs a value (blosclz, lz4, lz4hc, zlib, zstd, ndlz:4, ndlz:8)");
-    const codec all[] = {codec::blosclz, codec::lz4, codec::lz4hc, codec::zlib, codec::zstd};
+    if (!v) return fail(kExitUsage, cmd, "--codec needs a value (%s)", kCodecNames);
+    const codec all[] = {codec::blosclz, codec::lz4,     codec::lz4hc,    codec::zlib,
+                         codec::zstd,    codec::ndlz,    codec::zfp_acc,  codec::zfp_prec,
+                         codec::zfp_rate};
     bool found = false;
     p.compcode_meta = 0;
     for (codec c : all)
@@ -105,8 +163,10 @@ int write_option_take(const char* cmd, int argc, char** argv, int& i, array_para
       p.compcode_meta = static_cast<uint8_t>(v[5] - '0');
       found = true;
     }
-    if (!found) return fail(kExitUsage, cmd, "--codec: unknown '%s' (blosclz, lz4, lz4hc, zlib, zstd, ndlz:4, ndlz:8)", v);
-    if (!codec_available(p.compressor)) return fail(kExitUsage, cmd, "--codec: %s is not in this build of tessera", v);
+    if (!found) return fail(kExitUsage, cmd, "--codec: unknown '%s' (%s)", v, kCodecNames);
+    if (!codec_available(p.compressor))
+      return fail(kExitUsage, cmd, "--codec: %s is not in this build of tessera%s", v,
+                  codec_is_zfp(p.compressor) ? " (ZFP needs libzfp when tessera is built: hosts only)" : "");
     o.codec_set = true;
   } else if (option_take(argc, argv, i, "--clevel", v)) {
     int64_t c = 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Options shared by the commands that write arrays (create, convert): compression and partition
-// (--codec --clevel --filters --split --chunks --blocks), and by every command that decodes or encodes
+// (--codec --codec-meta --clevel --filters --split --chunks --blocks), and by every command that decodes or encodes
 // (--threads, default the online CPUs; --quiet, no progress line).
 #pragma once
 
@@ -14,6 +14,7 @@ namespace tessera::cli {
 struct write_options {
   const char* chunks = nullptr;  // as given; applied by shapes_apply once ndim is known
   const char* blocks = nullptr;
+  const char* codec_meta = nullptr;  // --codec-meta as given; applied by codec_finish once the codec is known
   bool codec_set = false, clevel_set = false, filters_set = false, split_set = false, dict_set = false;
 };
 
@@ -26,6 +27,10 @@ struct run_options {
 /// value); -1 when it is not one of them.
 [[nodiscard]] int write_option_take(const char* cmd, int argc, char** argv, int& i, array_params& p,
                                     write_options& o) noexcept;
+/// Applies --codec-meta to p.compcode_meta and checks what the codec of --codec needs (its meta's range; ZFP:
+/// float32 or float64 items, 1 to 4 dimensions, block edges of at least 4, no shuffle, and no filters unless
+/// --filters gives some), once p has its dtype, shape and partition. Returns 0 or the exit status of a refusal.
+[[nodiscard]] int codec_finish(const char* cmd, const write_options& o, array_params& p) noexcept;
 /// The same for --threads and --quiet.
 [[nodiscard]] int run_option_take(const char* cmd, int argc, char** argv, int& i, run_options& o) noexcept;
 /// The worker count: --threads, or the online CPUs.

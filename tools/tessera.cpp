@@ -36,14 +36,22 @@ constexpr command_help kHelp[] = {
      "      .npy file; without --format, text to a terminal and raw bytes to a file or a pipe\n"},
     {"create",
      "  tessera create OUT (--dtype DT --shape N,... | --input X.npy) [--chunks N,...] [--blocks N,...]\n"
-     "                 [--codec blosclz|lz4|lz4hc|zlib|zstd|ndlz:4|ndlz:8] [--clevel 0-9]\n"
+     "                 [--codec blosclz|lz4|lz4hc|zlib|zstd|ndlz:4|ndlz:8|zfp_acc|zfp_prec|zfp_rate]\n"
+     "                 [--codec-meta N] [--clevel 0-9]\n"
      "                 [--filters shuffle,bitshuffle,delta,trunc:BITS,bytedelta,ndcell:EDGE,ndmean:EDGE,none]\n"
      "                 [--split always|never|auto] [--dict] [--sparse] [--format raw|npy] --input FILE|-\n"
      "      a new array (a cframe file, or with --sparse an sframe directory) from C-order bytes or a .npy\n"
-     "      file (its dtype and shape; the name ends in .npy, or --format npy)\n"},
+     "      file (its dtype and shape; the name ends in .npy, or --format npy)\n"
+     "      --codec-meta N: the codec's meta (c-blosc2's compcode_meta), checked before anything is written:\n"
+     "        zfp_acc   lossy ZFP, fixed accuracy: error at most 10^N, N in -128..127 (required)\n"
+     "        zfp_prec  lossy ZFP, fixed precision: N + 2 * ndim + 3 bit planes (at most 64), N in 1..64 (required)\n"
+     "        zfp_rate  lossy ZFP, fixed rate: N percent of the items' bits, N in 1..100 (required)\n"
+     "        ndlz      the cell edge, 4 or 8 (as ndlz:4, ndlz:8); other codecs: 0..255, stored as it is\n"
+     "      ZFP (tessera builds with libzfp): <f4 or <f8 items, 1 to 4 dimensions, blocks of at least 4 each way,\n"
+     "      no filters unless --filters gives some (never shuffle or bitshuffle)\n"},
     {"convert",
-     "  tessera convert IN OUT [--chunks N,...] [--blocks N,...] [--codec C] [--clevel L] [--filters F,...]\n"
-     "                 [--split S] [--dict] [--sparse]\n"
+     "  tessera convert IN OUT [--chunks N,...] [--blocks N,...] [--codec C] [--codec-meta N] [--clevel L]\n"
+     "                 [--filters F,...] [--split S] [--dict] [--sparse]\n"
      "      IN recompressed and/or rechunked (unset options keep IN's), as a cframe (or --sparse an sframe)\n"},
     {"verify",
      "  tessera verify FILE\n"

@@ -264,7 +264,7 @@ status array_close(array& a) noexcept;
 [[nodiscard]] const array_layout& array_layout_get(const array& a) noexcept;  ///< ndim, shape, chunk/block shapes
 /// The n-d geometry of the chunks of an array of layout l (its ndim and block shape), for a chunk decoder or
 /// encoder that works on an array's chunks outside the array calls (chunk_decoder_options::geometry,
-/// chunk_encode_params::geometry): the chunks that use NDLZ, NDCELL or NDMEAN need it. The array's own
+/// chunk_encode_params::geometry): the chunks that use NDLZ, ZFP, NDCELL or NDMEAN need it. The array's own
 /// decoder and chunk writers (and array_view's) have it.
 [[nodiscard]] inline chunk_nd_geometry array_chunk_geometry(const array_layout& l) noexcept {
   chunk_nd_geometry g;

@@ -60,7 +60,14 @@ enum class codec : uint8_t {
   zstd = 5,     ///< Zstd
   /// NDLZ, c-blosc2's registered codec 32 (= chunk_user_codec_id(32)): 2-D blocks of bytes in cells of 4x4 or
   /// 8x8 (compcode_meta 4 or 8). Needs the block shape (chunk_nd_geometry) to write, not to read.
-  ndlz = 32
+  ndlz = 32,
+  /// ZFP, c-blosc2's registered codecs 33 to 35 (lossy; float32 and float64 items, blocks of 1 to 4 dimensions,
+  /// each edge at least 4), through libzfp: a build without it reports codec_available false. Needs the block
+  /// shape (chunk_nd_geometry) both ways. compcode_meta: zfp_acc, the tolerance's exponent as a signed byte
+  /// (10^meta); zfp_prec, meta + 2 * ndim + 3 bit planes (at most 64); zfp_rate, meta percent of the items' bits.
+  zfp_acc = 33,
+  zfp_prec = 34,  ///< ZFP with fixed precision (see zfp_acc)
+  zfp_rate = 35   ///< ZFP with fixed rate (see zfp_acc)
 };
 /// The codec *format* stored in flags bits 5..7 (lz4 and lz4hc share one format).
 enum class codec_format : uint8_t {
@@ -165,14 +172,14 @@ struct chunk_header {
 
 // ---- User codecs and filters ------------------------------------------------------------------------------
 
-/// Codec and filter ids an application may implement (the reference's registered ids 32..159, such as ZFP
-/// 33..35, and user ids 160..255). A chunk with a user codec stores codec format 6 (codec_format::user) and the
+/// Codec and filter ids an application may implement (the reference's registered ids 32..159 and user ids
+/// 160..255). A chunk with a user codec stores codec format 6 (codec_format::user) and the
 /// id in its udcodec byte, and hands compcode_meta to the codec; user filters sit in the filter slots with their
 /// meta. Encoding selects a user codec with `chunk_encode_params::compressor = chunk_user_codec_id(id)`.
 ///
-/// Three of the reference's registered plugins are the library's own, chosen by the chunk header's ids with
-/// nothing to register: codec NDLZ 32 (codec::ndlz), filters NDCELL 32 and NDMEAN 33 (filter_id::ndcell,
-/// filter_id::ndmean). They work on the block's n-d shape, which the decoder and encoder learn from a
+/// Some of the reference's registered plugins are the library's own, chosen by the chunk header's ids with
+/// nothing to register: codecs NDLZ 32 (codec::ndlz) and, in builds with libzfp, ZFP 33..35 (codec::zfp_acc,
+/// zfp_prec, zfp_rate); filters NDCELL 32 and NDMEAN 33 (filter_id::ndcell, filter_id::ndmean). They work on the block's n-d shape, which the decoder and encoder learn from a
 /// chunk_nd_geometry (the array layer gives its own). A codec or filter of chunk_plugins with the same id takes
 /// precedence over the library's (the reference, which refuses user registrations below 160, always runs its own).
 inline constexpr uint8_t kChunkUserIdFirst = 32;  ///< the first id of a user codec or filter
@@ -181,7 +188,7 @@ inline constexpr uint8_t kChunkUserIdPrivate = 160;  ///< the first id the refer
 [[nodiscard]] constexpr codec chunk_user_codec_id(uint8_t id) noexcept { return static_cast<codec>(id); }
 
 /// The n-d geometry of the blocks of the chunks a decoder or encoder works on: what c-blosc2's n-d plugins
-/// (NDLZ, NDCELL, NDMEAN) read from the array's b2nd metalayer. The array layer fills it for its chunks
+/// (NDLZ, ZFP, NDCELL, NDMEAN) read from the array's b2nd metalayer. The array layer fills it for its chunks
 /// (array_chunk_geometry, tessera/array.hpp); chunk-level callers set it from the array they work for. ndim 0
 /// (the default) says the geometry is unknown: chunks that need it fail with unsupported. Only those plugins
 /// read it; every other chunk encodes and decodes the same with or without it.
@@ -257,7 +264,8 @@ struct chunk_missing {
   uint8_t id = 0;  ///< the udcodec (kind codec) or the filter id
 };
 /// The first user codec or filter the chunk of header h needs that `plugins` (may be null) lacks and the library
-/// does not implement itself (NDLZ, NDCELL and NDMEAN are the library's, on bare metal when linked).
+/// does not implement itself (NDLZ, NDCELL and NDMEAN are the library's, on bare metal when linked; ZFP in
+/// builds with libzfp).
 [[nodiscard]] chunk_missing chunk_plugins_missing(const chunk_header& h, const chunk_plugins* plugins) noexcept;
 
 
@@ -293,7 +301,7 @@ struct chunk_decoder_options {
   executor exec = executor_serial();  ///< exec.workers sets the number of per-worker scratch sets
   /// User codecs and filters this decoder may run (chunks that need others fail codec_unavailable / unsupported).
   const chunk_plugins* plugins = nullptr;
-  /// The blocks' n-d shape, for the chunks that use NDCELL or NDMEAN (see chunk_nd_geometry).
+  /// The blocks' n-d shape, for the chunks that use ZFP, NDCELL or NDMEAN (see chunk_nd_geometry).
   chunk_nd_geometry geometry{};
 };
 
@@ -400,7 +408,7 @@ struct chunk_encode_params {
   /// Zstd's dictionary is those bytes as raw content (the reference trains one with ZDICT, which allocates
   /// outside any allocator), read by the reference and every Zstd decoder.
   bool use_dict = false;
-  /// The blocks' n-d shape, for NDLZ, NDCELL and NDMEAN (see chunk_nd_geometry): with them, blocksize must be
+  /// The blocks' n-d shape, for NDLZ, ZFP, NDCELL and NDMEAN (see chunk_nd_geometry): with them, blocksize must be
   /// prod(geometry.blockshape) * typesize.
   chunk_nd_geometry geometry{};
 };

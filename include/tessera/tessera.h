@@ -177,7 +177,10 @@ typedef enum tessera_codec {
   TESSERA_CODEC_LZ4HC = 2,
   TESSERA_CODEC_ZLIB = 4,
   TESSERA_CODEC_ZSTD = 5,
-  TESSERA_CODEC_NDLZ = 32 /**< c-blosc2's registered NDLZ: 2-D blocks of bytes, compcode_meta 4 or 8 (the cell edge) */
+  TESSERA_CODEC_NDLZ = 32, /**< c-blosc2's registered NDLZ: 2-D blocks of bytes, compcode_meta 4 or 8 (the cell edge) */
+  TESSERA_CODEC_ZFP_ACC = 33,  /**< ZFP, fixed accuracy: tolerance 10^compcode_meta (a signed byte); builds with libzfp */
+  TESSERA_CODEC_ZFP_PREC = 34, /**< ZFP, fixed precision: compcode_meta + 2 * ndim + 3 bit planes (at most 64) */
+  TESSERA_CODEC_ZFP_RATE = 35  /**< ZFP, fixed rate: compcode_meta percent of the items' bits */
 } tessera_codec;
 
 /** Filters (the Blosc2 filter ids). */

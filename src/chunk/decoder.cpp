@@ -8,6 +8,7 @@
 #include "codecs/codec.hpp"
 #include "codecs/lz4_block.hpp"
 #include "codecs/ndlz.hpp"
+#include "codecs/zfp.hpp"
 #include "filters/elements_unshuffle.hpp"
 #include "filters/filters.hpp"
 #include "tessera/shuffle.hpp"
@@ -126,6 +127,14 @@ status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_
                                                                    "(tessera::codec_link_ndlz_decoder)"));
           // GCOVR_EXCL_BR_STOP
           return detail::ndlz_decompress(in, out, h.compcode_meta);
+        }
+        if (detail::zfp_id(h.udcodec)) {
+#if defined(TESSERA_HAVE_ZFP)
+          return detail::zfp_decompress(h.udcodec, h.compcode_meta, h.typesize, *w.geometry, in, out);
+#else
+          return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs ZFP (codecs 33, 34, 35), which this build does "
+                                                                 "not have (it needs libzfp: CMake TESSERA_WITH_ZFP, hosts only)"));
+#endif
         }
         return make_error(errc::codec_unavailable, TESSERA_MSG("the chunk needs a user codec (udcodec) that the decoder's plugins do not "
                                                                "register (chunk_plugins_missing names its id)"));
@@ -992,7 +1001,8 @@ chunk_missing chunk_plugins_missing(const chunk_header& h, const chunk_plugins* 
   }
   if (h.format == codec_format::user) {
     const chunk_user_codec* u = chunk_plugins_codec(plugins, h.udcodec);
-    const bool own = h.udcodec == detail::kNdlzId && detail::ndlz_decoder_linked();  // GCOVR_EXCL_BR_LINE: see above
+    const bool own = (h.udcodec == detail::kNdlzId && detail::ndlz_decoder_linked()) ||  // GCOVR_EXCL_BR_LINE: see above
+                     (detail::zfp_id(h.udcodec) && detail::zfp_built());
     if ((u == nullptr || u->decode == nullptr) && !own) {
       m.kind = chunk_missing_kind::codec;
       m.id = h.udcodec;

@@ -14,6 +14,7 @@
 #include "codecs/blosclz.hpp"
 #include "codecs/codec.hpp"
 #include "codecs/ndlz.hpp"
+#include "codecs/zfp.hpp"
 #include "filters/filters.hpp"
 #include "tessera/shuffle.hpp"
 
@@ -90,7 +91,10 @@ uint8_t codec_format_of(codec c) noexcept {
     case codec::lz4hc: return static_cast<uint8_t>(codec_format::lz4);
     case codec::zlib: return static_cast<uint8_t>(codec_format::zlib);
     case codec::zstd: return static_cast<uint8_t>(codec_format::zstd);
-    case codec::ndlz: break;
+    case codec::ndlz:
+    case codec::zfp_acc:
+    case codec::zfp_prec:
+    case codec::zfp_rate: break;
   }
   return static_cast<uint8_t>(codec_format::user);  // params_check let through only user codecs; udcodec holds the id
 }
@@ -153,6 +157,14 @@ bool own_ndlz(const chunk_encode_params& params) noexcept {
   return u == nullptr || u->encode == nullptr;
 }
 
+// Whether the codec of params is the library's ZFP: codec 33..35 that params.plugins does not implement.
+bool own_zfp(const chunk_encode_params& params) noexcept {
+  const uint8_t id = static_cast<uint8_t>(params.compressor);
+  if (!detail::zfp_id(id)) return false;
+  const chunk_user_codec* u = chunk_plugins_codec(params.plugins, id);
+  return u == nullptr || u->encode == nullptr;
+}
+
 // The application's implementation of filter id f (with a forward pass) in params.plugins, or null.
 const chunk_user_filter* user_forward(const chunk_encode_params& params, uint8_t f) noexcept {
   const chunk_user_filter* u = chunk_plugins_filter(params.plugins, f);
@@ -180,6 +192,19 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
       if (own_ndlz(*p.params))
         return detail::ndlz_compress(in, out, p.params->compcode_meta, p.params->geometry,
                                      bytes_mut(w.workspace, w.workspace_size));
+      break;
+    case codec::zfp_acc:
+    case codec::zfp_prec:
+    case codec::zfp_rate:
+      // The library's ZFP (tessera_zfp, hosted: libzfp allocates) unless params.plugins implements the id.
+      if (own_zfp(*p.params)) {
+#if defined(TESSERA_HAVE_ZFP)
+        return detail::zfp_compress(static_cast<uint8_t>(p.compressor), p.params->compcode_meta, p.typesize,
+                                    p.params->geometry, in, out);
+#else
+        return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: ZFP is not in this build"));  // params_check refused it
+#endif
+      }
       break;
   }
   // A user codec: params_check found it, through the plugins link (so that is there). block_encode checks the
@@ -402,6 +427,16 @@ status params_check(const chunk_encode_params& params) noexcept {
     // GCOVR_EXCL_BR_STOP
     // Its meta and geometry are checked where it runs, as the reference does: a chunk stored verbatim, or
     // whose streams are all runs, never calls it and is written whatever they are.
+  } else if (own_zfp(params)) {
+    if (!detail::zfp_built())
+      return make_error(errc::codec_unavailable, TESSERA_MSG("chunk_encode: ZFP (codecs 33, 34, 35) is not in this build "
+                                                             "(it needs libzfp: CMake TESSERA_WITH_ZFP, hosts only)"));
+    // The reference refuses to make a context for ZFP with a shuffle: ZFP reads the items as numbers.
+    for (int i = 0; i < kChunkMaxFilters; ++i)
+      if (params.filters[i] == static_cast<uint8_t>(filter_id::shuffle) ||
+          params.filters[i] == static_cast<uint8_t>(filter_id::bitshuffle))
+        return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: ZFP takes no shuffle or bitshuffle filter"));
+    // Its geometry, typesize and meta are checked where it runs, as the reference does.
   } else if (!codec_known(params.compressor)) {
     const uint8_t id = static_cast<uint8_t>(params.compressor);
     if (id < kChunkUserIdFirst) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: unknown codec"));

@@ -5,6 +5,7 @@
 #include "chunk/chunk_internal.hpp"
 #include "codecs/codec.hpp"
 #include "codecs/ndlz.hpp"
+#include "codecs/zfp.hpp"
 
 namespace tessera {
 
@@ -18,6 +19,9 @@ const char* codec_name(codec c) noexcept {
     case codec::zlib: return "zlib";
     case codec::zstd: return "zstd";
     case codec::ndlz: return "ndlz";
+    case codec::zfp_acc: return "zfp_acc";
+    case codec::zfp_prec: return "zfp_prec";
+    case codec::zfp_rate: return "zfp_rate";
   }
   return "unknown";
 }
@@ -34,6 +38,9 @@ bool codec_available(codec c) noexcept {
       return impl != nullptr && impl->available;
     }
     case codec::ndlz: return detail::ndlz_decoder_linked();
+    case codec::zfp_acc:
+    case codec::zfp_prec:
+    case codec::zfp_rate: return detail::zfp_built();
   }
   return false;
 }

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# The codec libraries (LZ4/LZ4HC, Zlib, Zstd), each optional: ON by default when the target has it. A build
+# The codec libraries (LZ4/LZ4HC, Zlib, Zstd, ZFP), each optional: ON by default when the target has it. A build
 # without one still decodes everything else and reports codec_unavailable for its data.
 # One object file per library and direction: on bare metal the core refers to them weakly, so a firmware links
 # only those whose codec_link_* function it calls (tessera/codecs.hpp); hosts link every one.
@@ -60,7 +60,10 @@ endfunction()
 # (toolchains/cortex-m4.cmake: LZ4 and Zstd from ci/cross-sysroots.sh, built there without a heap), and the link
 # check rejects an archive of another CPU or float ABI. Not found: BloscLZ only.
 
-foreach(_codec LZ4 ZLIB ZSTD)
+# ZFP (c-blosc2's codecs 33, 34, 35) is for hosts only: libzfp allocates with malloc, so its wrapper is a library
+# of its own, tessera_zfp, outside the freestanding core (codecs/zfp.hpp); no cross sysroot or bare-metal target
+# has libzfp.
+foreach(_codec LZ4 ZLIB ZSTD ZFP)
   # The default this option had at the previous configure (older caches: it was TESSERA_<X>_FOUND).
   if(DEFINED _TESSERA_WITH_${_codec}_DEFAULT)
     set(_previous_default ${_TESSERA_WITH_${_codec}_DEFAULT})
@@ -80,10 +83,17 @@ int main(void) { return LZ4_versionNumber() == 0 || LZ4_compressBound(1) == 0 ||
 #include <zlib.h>
 int main(void) { return zlibVersion()[0] == 0 || compressBound(1) == 0; }
 ]])
-  else()
+  elseif(_codec STREQUAL "ZSTD")
     tessera_find_codec(ZSTD zstd.h zstd libzstd [[
 #include <zstd.h>
 int main(void) { return ZSTD_versionNumber() == 0 || ZSTD_compressBound(1) == 0; }
+]])
+  elseif(TESSERA_BAREMETAL)
+    set(TESSERA_ZFP_FOUND OFF CACHE INTERNAL "the ZFP library exists for this target")
+  else()
+    tessera_find_codec(ZFP zfp.h zfp zfp [[
+#include <zfp.h>
+int main(void) { zfp_stream* z = zfp_stream_open(0); zfp_stream_close(z); return ZFP_VERSION_MAJOR < 1; }
 ]])
   endif()
   set(_default ${TESSERA_${_codec}_FOUND})
@@ -101,8 +111,25 @@ int main(void) { return ZSTD_versionNumber() == 0 || ZSTD_compressBound(1) == 0;
       message(FATAL_ERROR "TESSERA_WITH_${_codec} is ON but the ${_codec} library was not found for this target"
                           " (cross targets: ci/cross-sysroots.sh makes it)")
     endif()
-    target_include_directories(tessera_core SYSTEM PRIVATE ${TESSERA_${_codec}_INCLUDE_DIR})
-    target_link_libraries(tessera_core PUBLIC ${TESSERA_${_codec}_LIBRARY})
+    if(_codec STREQUAL "ZFP")
+      if(TESSERA_BAREMETAL)
+        message(FATAL_ERROR "TESSERA_WITH_ZFP: ZFP is for hosts only (libzfp allocates with malloc)")
+      endif()
+      # The hosted wrapper, compiled like the core (its headers, definitions and flags), linked after it.
+      add_library(tessera_zfp STATIC ${CMAKE_CURRENT_LIST_DIR}/zfp_codec.cpp)
+      add_library(tessera::zfp ALIAS tessera_zfp)
+      target_include_directories(tessera_zfp SYSTEM PRIVATE ${TESSERA_ZFP_INCLUDE_DIR})
+      target_include_directories(tessera_zfp PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                                 $<TARGET_PROPERTY:tessera_core,INTERFACE_INCLUDE_DIRECTORIES>)
+      target_compile_definitions(tessera_zfp PRIVATE $<TARGET_PROPERTY:tessera_core,INTERFACE_COMPILE_DEFINITIONS>)
+      target_compile_options(tessera_zfp PRIVATE ${TESSERA_WARNINGS}
+                             $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti -fno-threadsafe-statics>)
+      target_link_libraries(tessera_zfp PUBLIC ${TESSERA_ZFP_LIBRARY} m)  # m: pow, for the tolerance
+      target_link_libraries(tessera_core PUBLIC tessera_zfp)
+    else()
+      target_include_directories(tessera_core SYSTEM PRIVATE ${TESSERA_${_codec}_INCLUDE_DIR})
+      target_link_libraries(tessera_core PUBLIC ${TESSERA_${_codec}_LIBRARY})
+    endif()
     target_compile_definitions(tessera_core PUBLIC TESSERA_HAVE_${_codec}=1)
     message(STATUS "tessera: codec ${_codec}: ON (${TESSERA_${_codec}_LIBRARY})")
   else()

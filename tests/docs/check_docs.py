@@ -194,7 +194,7 @@ def build_options():
     # Options named through a variable: the codec libraries.
     if "TESSERA_WITH_" in names:
         names.discard("TESSERA_WITH_")
-        names |= {"TESSERA_WITH_LZ4", "TESSERA_WITH_ZSTD", "TESSERA_WITH_ZLIB"}
+        names |= {"TESSERA_WITH_LZ4", "TESSERA_WITH_ZSTD", "TESSERA_WITH_ZLIB", "TESSERA_WITH_ZFP"}
     return names
 
 
