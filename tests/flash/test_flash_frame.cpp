@@ -246,6 +246,80 @@ TESSERA_TEST(flash_frame, finalized_region_is_a_cframe_that_decodes) {
   CHECK(!counting.leaked());
 }
 
+// A read-only device over a simulated part: its reads, and programs and erases that fail and are counted.
+uint32_t g_refused = 0;
+status refuse_prog(void*, uint32_t, uint32_t, bytes_view) noexcept {
+  ++g_refused;
+  return make_error(errc::unsupported, TESSERA_MSG("read only"));
+}
+status refuse_erase(void*, uint32_t) noexcept {
+  ++g_refused;
+  return make_error(errc::unsupported, TESSERA_MSG("read only"));
+}
+flash_log_config read_only(flash_sim& sim) {
+  flash_log_config c = region(sim);
+  c.device.prog = refuse_prog;
+  c.device.erase = refuse_erase;
+  return c;
+}
+
+// flash_frame_mount_read (a host reading a dump, without the params): on a device that cannot write it finds the
+// chunks of an array never finalized, not the one whose append a cut tore, reads and scrubs them, refuses to
+// write; once finalized, the same frame as flash_frame_mount. Nothing is programmed or erased.
+TESSERA_TEST(flash_frame, mount_read_needs_no_params_and_writes_nothing) {
+  fixture_build(t);
+  test::counting_allocator counting;
+  static uint8_t buf[kChunkBytes + kChunkMaxOverhead];
+  for (int gi = 0; gi < kGeometries; ++gi) {
+    flash_sim sim;
+    REQUIRE_OK(flash_sim_init(sim, geometry(gi), counting.get()));
+    flash_sim_fill_random(sim, 5);
+    flash_frame ff;
+    CHECK_ERR(flash_frame_mount_read(ff, read_only(sim), counting.get()), errc::malformed);  // no log yet
+    REQUIRE_OK(flash_frame_create(ff, region(sim), counting.get(), g_fx.params));
+    for (uint32_t k = 0; k < 3; ++k) REQUIRE_OK(flash_frame_append(ff, bytes_view(g_fx.chunks[k], g_fx.chunk_size[k])));
+    flash_sim_cut_after(sim, 2, flash_tear::nothing, 9);  // chunk 3's record programmed, none of its bytes
+    CHECK(!flash_frame_append(ff, bytes_view(g_fx.chunks[3], g_fx.chunk_size[3])).ok());
+    flash_sim_power_on(sim);
+    flash_frame_close(ff);
+    const uint64_t progs = sim.progs, erases = sim.erases;
+    g_refused = 0;
+    REQUIRE_OK(flash_frame_mount_read(ff, read_only(sim), counting.get()));
+    CHECK(!ff.finalized);
+    CHECK_EQ(ff.nchunks, int64_t{3});
+    for (uint32_t k = 0; k < 3; ++k) {
+      result<size_t> n = flash_frame_chunk_read(ff, k, bytes_mut(buf, sizeof buf));
+      REQUIRE_OK(n);
+      CHECK_EQ(*n, g_fx.chunk_size[k]);
+      CHECK(std::memcmp(buf, g_fx.chunks[k], *n) == 0);
+    }
+    CHECK_OK(flash_frame_scrub(ff));
+    CHECK_ERR(flash_frame_append(ff, bytes_view(g_fx.chunks[3], g_fx.chunk_size[3])), errc::invalid_argument);
+    CHECK_ERR(flash_frame_finalize(ff), errc::invalid_argument);
+    CHECK(flash_frame_storage(ff).read == nullptr);
+    flash_frame_close(ff);
+    CHECK_EQ(g_refused, 0u);
+    CHECK_EQ(sim.progs, progs);
+    CHECK_EQ(sim.erases, erases);
+    // Finalized (by a writable mount): the read-only mount finds the same frame.
+    REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+    REQUIRE_OK(flash_frame_finalize(ff));
+    const uint32_t start = ff.frame_start;
+    const uint64_t len = ff.frame_len;
+    flash_frame_close(ff);
+    REQUIRE_OK(flash_frame_mount_read(ff, read_only(sim), counting.get()));
+    CHECK(ff.finalized);
+    CHECK_EQ(ff.frame_start, start);
+    CHECK_EQ(ff.frame_len, len);
+    CHECK_EQ(ff.nchunks, int64_t{3});
+    CHECK(flash_frame_storage(ff).read != nullptr);
+    CHECK_EQ(g_refused, 0u);
+    flash_frame_close(ff);
+    flash_sim_release(sim);
+  }
+  CHECK(!counting.leaked());
+}
+
 TESSERA_TEST(flash_frame, empty_array_and_wrong_params) {
   fixture_build(t);
   test::counting_allocator counting;
