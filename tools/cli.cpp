@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "cli.hpp"
+#include "flash_image.hpp"
 
 #include <sys/stat.h>
 
@@ -98,6 +99,7 @@ bool option_take(int argc, char** argv, int& i, const char* name, const char*& v
 
 opened_array::~opened_array() {
   (void)array_close(a);
+  flash_image_free(flash);
   if (file.fd >= 0) (void)posix_file_close(file);
   if (dir.fd >= 0) (void)posix_directory_close(dir);
 }
@@ -105,6 +107,7 @@ opened_array::~opened_array() {
 uint64_t g_read_offset = 0;
 
 int array_open_path(const char* cmd, const char* path, opened_array& o, const executor& exec) noexcept {
+  if (g_flash.set) return flash_array_open(cmd, path, o, exec);
   struct stat sb;
   if (::stat(path, &sb) != 0) return fail(kExitFailure, cmd, "%s: %s", path, std::strerror(errno));
   array_open_options options;

@@ -15,6 +15,8 @@
 
 namespace tessera::cli {
 
+struct flash_image;
+
 inline constexpr int kExitFailure = 1;  // bad data, damage, I/O
 inline constexpr int kExitUsage = 2;    // bad command line
 
@@ -46,6 +48,7 @@ struct opened_array {
   posix_directory dir{};
   storage st{};
   storage_directory sd{};
+  flash_image* flash = nullptr;  // --flash-log: the image's mapping and log (freed after the array)
   array a;
 };
 // Opens `path` (a directory: a sparse frame; else a contiguous frame file). Reports failures itself (returns

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cli.hpp"
+#include "flash_image.hpp"
 
 namespace tessera::cli {
 
@@ -99,6 +100,12 @@ int info_json(const char* path, opened_array& o) {
   std::printf("{\n  \"file\": ");
   json_string(path, std::strlen(path));
   std::printf(",\n  \"frame\": \"%s\",\n  \"ndim\": %d,\n", o.sparse ? "sparse" : "contiguous", l.ndim);
+  if (o.flash != nullptr) {
+    const flash_image_summary fs = flash_image_summarize(*o.flash);
+    std::printf("  \"flash_log\": {\"offset\": %" PRIu64 ", \"size\": %" PRIu64 ", \"chunks\": %" PRId64
+                ", \"finalized\": %s, \"damaged\": %s, \"free_bytes\": %" PRIu32 "},\n", g_flash.offset, g_flash.size,
+                fs.chunks, fs.finalized ? "true" : "false", fs.damaged ? "true" : "false", fs.free_bytes);
+  }
   json_dims("shape", l.ndim, l.shape);
   int64_t v[kMaxDims] = {};
   for (int d = 0; d < l.ndim; ++d) v[d] = l.chunkshape[d];
@@ -180,6 +187,13 @@ int cmd_info(int argc, char** argv) noexcept {
   const span<const char> dt = array_dtype(o.a);
 
   std::printf("file: %s (%s frame)\n", path, o.sparse ? "sparse" : "contiguous");
+  if (o.flash != nullptr) {
+    const flash_image_summary fs = flash_image_summarize(*o.flash);
+    std::printf("flash log: region of %" PRIu64 " bytes at %" PRIu64 ", %" PRId64 " chunks committed, %s%s, %" PRIu32
+                " bytes free\n", g_flash.size, g_flash.offset, fs.chunks,
+                fs.finalized ? "finalized" : "not finalized (read as one dimension of the chunks' items)",
+                fs.damaged ? ", damaged past the last chunk read" : "", fs.free_bytes);
+  }
   std::printf("ndim: %d\n", l.ndim);
   print_dims("shape: ", l.ndim, l.shape);
   std::printf("\n");

@@ -8,6 +8,8 @@
 //                      [--split ...] [--dict] [--sparse]
 //   tessera verify FILE
 //   tessera compact FILE
+// info, dump, verify and convert take --offset N (a frame inside an image) or --flash-log GEOMETRY (the array
+// the flash port's log holds in a raw flash image, finalized or not).
 // dump, create, convert and verify take --threads N (default: the online CPUs) and --quiet (no progress line).
 // Exit status 0 on success; on failure one line on stderr ("tessera: CMD: what") and a non-zero status
 // (1: bad data or I/O, 2: bad command line).
@@ -16,6 +18,7 @@
 #include <cstring>
 
 #include "cli.hpp"
+#include "flash_image.hpp"
 
 namespace {
 
@@ -72,7 +75,9 @@ constexpr char kCommon[] =
     "  tessera help [COMMAND]    this text, or one command's\n"
     "  tessera --version         the version\n"
     "info, dump, verify and convert: --offset N reads the frame that starts at byte N of FILE (a frame inside a\n"
-    "larger image, such as a flash dump; c-blosc2's b2nd_open_offset).\n"
+    "larger image, such as a flash dump; c-blosc2's b2nd_open_offset). --flash-log offset=O,size=S,sector=E,\n"
+    "unit=U[,read=R][,erased=V][,dtype=DT]: FILE is a raw image of NOR flash and the array is the one the flash\n"
+    "port's log holds in that region, finalized or not (a logger that lost power); the image is only read.\n"
     "Environment: TESSERA_MEMORY_REPORT=PATH writes \"peak_allocated_bytes N\" to PATH at exit (the most bytes\n"
     "the tool's allocator held at once).\n";
 
@@ -134,6 +139,21 @@ int command_run(int argc, char** argv) {
     argc -= taken;
     --i;
   }
+  // --flash-log GEOMETRY: FILE is a raw flash image, the array the one the flash port's log holds in the region.
+  for (int i = 2; i < argc; ++i) {
+    const bool joined = std::strncmp(argv[i], "--flash-log=", 12) == 0;
+    if (!joined && std::strcmp(argv[i], "--flash-log") != 0) continue;
+    if (!reads) return fail(kExitUsage, cmd, "--flash-log is for info, dump, verify and convert");
+    if (!joined && i + 1 >= argc)
+      return fail(kExitUsage, cmd, "--flash-log needs a value (e.g. offset=0,size=1M,sector=4096,unit=4)");
+    if (int rc = flash_geometry_parse(cmd, joined ? argv[i] + 12 : argv[i + 1], g_flash); rc != 0) return rc;
+    const int taken = joined ? 1 : 2;
+    for (int k = i; k + taken < argc; ++k) argv[k] = argv[k + taken];
+    argc -= taken;
+    --i;
+  }
+  if (g_flash.set && g_read_offset != 0)
+    return fail(kExitUsage, cmd, "--offset and --flash-log do not go together (the region's offset= says where)");
   if (std::strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
   if (std::strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
   if (std::strcmp(cmd, "create") == 0) return cmd_create(argc - 2, argv + 2);

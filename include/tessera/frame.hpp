@@ -360,7 +360,9 @@ struct frame_space_stats {
   uint64_t meta_bytes = 0;   ///< header, index and trailer
   uint64_t free_bytes = 0;   ///< dead bytes inside the frame: frame_len - chunk_bytes - meta_bytes
 };
-/// Reads every stored chunk's header (as of the last commit or change). Errors: those of reading.
+/// As of the last commit or change. The chunk bytes come from the count the space map keeps through every change
+/// (a created frame, or an opened one after a change that freed bytes: no read); else every stored chunk's header
+/// is read. Errors: those of reading.
 [[nodiscard]] result<frame_space_stats> frame_space_get(frame& f) noexcept;
 
 // ---- Encoding a frame's parts --------------------------------------------------------------------------------

@@ -1422,17 +1422,23 @@ result<frame_space_stats> frame_space_get(frame& f) noexcept {
   if (s == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("frame: not open"));
   frame_space_stats st;
   st.frame_len = s->info.frame_len;
-  for (int64_t i = 0; i < s->nchunks; ++i) {
-    auto r = frame_chunk_locate(f, i);
-    if (!r.ok()) return r.err();
-    if (r->special == chunk_special::none) {
-      st.chunk_bytes += static_cast<uint64_t>(r->cbytes);
-      continue;
+  if (!s->sparse && s->space.active && !s->space.disabled) {
+    // The space map counts the pending frame's stored chunk bytes through every change (space_map::live): a
+    // created frame, or an opened one once a change built the map, reads no chunk header.
+    st.chunk_bytes = s->space.live;
+  } else {
+    for (int64_t i = 0; i < s->nchunks; ++i) {
+      auto r = frame_chunk_locate(f, i);
+      if (!r.ok()) return r.err();
+      if (r->special == chunk_special::none) {
+        st.chunk_bytes += static_cast<uint64_t>(r->cbytes);
+        continue;
+      }
+      // A run of special entries holds no bytes: skipped at once (10^8 zero chunks cost one step).
+      auto run = detail::index_special_run(*s, i, s->nchunks);
+      if (!run.ok()) return run.err();
+      if (*run > 1) i += *run - 1;
     }
-    // A run of special entries holds no bytes: skipped at once (10^8 zero chunks cost one step).
-    auto run = detail::index_special_run(*s, i, s->nchunks);
-    if (!run.ok()) return run.err();
-    if (*run > 1) i += *run - 1;
   }
   if (s->sparse) {
     st.meta_bytes = st.frame_len;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Tests of the C API (tessera.h), written in C99 and compiled as C on every target: arrays in a fixed buffer
- * with an arena allocator written here (no heap), reads and writes against a C-order model, metalayers,
+ * with the harness's arena allocator (no heap), reads and writes against a C-order model, metalayers,
  * vlmetalayers, error codes, reopening; on hosted targets also a file through a stdio storage. */
 #include <stdint.h>
 #include <stdio.h>
@@ -8,99 +8,15 @@
 
 #include "tessera/tessera.h"
 
-/* ---- A tiny harness --------------------------------------------------------------------------------------- */
-
-static int g_case_failures;
-
-#define CHECK(cond)                                                       \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      printf("%s:%d: Failure\n  %s\n", __FILE__, __LINE__, #cond);        \
-      ++g_case_failures;                                                  \
-    }                                                                     \
-  } while (0)
-#define REQUIRE(cond)                                                     \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      printf("%s:%d: Failure (required)\n  %s\n", __FILE__, __LINE__, #cond); \
-      ++g_case_failures;                                                  \
-      return;                                                             \
-    }                                                                     \
-  } while (0)
-/* A call that must succeed; prints the code and message when it does not. */
-#define REQUIRE_OK(call)                                                                        \
-  do {                                                                                          \
-    tessera_status s_ = (call);                                                                 \
-    if (s_.code != TESSERA_OK) {                                                                \
-      printf("%s:%d: Failure\n  %s -> %s (%d): %s\n", __FILE__, __LINE__, #call,               \
-             tessera_errc_name(s_.code), (int)s_.code, s_.message);                             \
-      ++g_case_failures;                                                                        \
-      return;                                                                                   \
-    }                                                                                           \
-  } while (0)
-/* A call that must fail with `code` and a message. */
-#define CHECK_ERR(call, want)                                                                   \
-  do {                                                                                          \
-    tessera_status s_ = (call);                                                                 \
-    if (s_.code != (want) || s_.message == NULL || s_.message[0] == '\0') {                     \
-      printf("%s:%d: Failure\n  %s -> %s (%d) \"%s\", expected %s\n", __FILE__, __LINE__, #call, \
-             tessera_errc_name(s_.code), (int)s_.code, s_.message ? s_.message : "(null)",      \
-             tessera_errc_name(want));                                                          \
-      ++g_case_failures;                                                                        \
-    }                                                                                           \
-  } while (0)
-
-/* ---- An arena allocator over a static buffer (no heap) ---------------------------------------------------- */
-
-typedef struct test_arena {
-  uint8_t* base;
-  size_t capacity;
-  size_t used;
-  size_t high_water;
-  long live;         /* blocks allocated and not yet freed */
-  long fail_at;      /* refuse the allocation with this number (0-based), -1: never */
-  long nallocs;
-} test_arena;
-
-static void* arena_allocate(void* context, size_t size, size_t alignment) {
-  test_arena* a = (test_arena*)context;
-  uintptr_t at = (uintptr_t)(a->base + a->used);
-  size_t pad = (size_t)((alignment - (at % alignment)) % alignment);
-  long n = a->nallocs++;
-  if (n == a->fail_at) return NULL;
-  if (pad > a->capacity - a->used || size > a->capacity - a->used - pad) return NULL;
-  a->used += pad + size;
-  if (a->used > a->high_water) a->high_water = a->used;
-  ++a->live;
-  return (void*)(at + pad);
-}
-
-static void arena_deallocate(void* context, void* block, size_t size, size_t alignment) {
-  test_arena* a = (test_arena*)context;
-  (void)alignment;
-  --a->live;
-  if ((uint8_t*)block + size == a->base + a->used) a->used -= size; /* the last block gives its bytes back */
-  if (a->live == 0) a->used = 0;
-}
+#include "capi_check.h"
 
 #define ARENA_BYTES (6u * 1024u * 1024u)
 static uint64_t g_arena_memory[ARENA_BYTES / 8];
 static test_arena g_arena;
 
-static tessera_allocator arena_reset(void) {
-  tessera_allocator al;
-  g_arena.base = (uint8_t*)g_arena_memory;
-  g_arena.capacity = sizeof(g_arena_memory);
-  g_arena.used = 0;
-  g_arena.high_water = 0;
-  g_arena.live = 0;
-  g_arena.fail_at = -1;
-  g_arena.nallocs = 0;
-  al.allocate = arena_allocate;
-  al.deallocate = arena_deallocate;
-  al.context = &g_arena;
-  return al;
-}
+/* The arena, empty. */
+static tessera_allocator arena_reset(void) { return test_arena_init(&g_arena, g_arena_memory, sizeof g_arena_memory); }
+
 
 /* ---- Fixtures ----------------------------------------------------------------------------------------------- */
 
@@ -556,15 +472,15 @@ static void test_errors(void) {
   /* An allocator that refuses: the handle first, then later requests. */
   {
     long k;
-    g_arena.fail_at = 0;
-    g_arena.nallocs = 0;
+    g_arena.refuse_at = 1;
+    g_arena.requests = 0;
     CHECK_ERR(tessera_array_create(&a, &st, &al, &p, NULL), TESSERA_ERR_OUT_OF_MEMORY);
     CHECK(g_arena.live == 0);
     for (k = 1; k < 6; ++k) {
       tessera_status s;
       tessera_buffer_init(&buf, g_frame_memory, sizeof(g_frame_memory), 0);
-      g_arena.fail_at = k;
-      g_arena.nallocs = 0;
+      g_arena.refuse_at = k + 1;
+      g_arena.requests = 0;
       s = tessera_array_create(&a, &st, &al, &p, NULL);
       if (s.code == TESSERA_OK) {
         CHECK(tessera_array_close(a).code == TESSERA_OK);
@@ -574,7 +490,7 @@ static void test_errors(void) {
       }
       CHECK(g_arena.live == 0);
     }
-    g_arena.fail_at = -1;
+    g_arena.refuse_at = 0;
   }
 
   /* Bad slices and buffers on a good array. */
@@ -849,11 +765,6 @@ static void test_buffer_callbacks(void) {
 
 /* ---- The runner --------------------------------------------------------------------------------------------- */
 
-typedef struct test_case {
-  const char* name;
-  void (*fn)(void);
-} test_case;
-
 /* The decode-only reader over the frame's bytes: what the array API wrote reads back in place, item for item;
  * a cut frame is an error; every byte allocated is given back. */
 static void test_view(void) {
@@ -917,21 +828,5 @@ int main(void) {
   tessera_filter_link_all();
   tessera_partition_link_auto();
   tessera_encoder_link_parallel();
-  int passed = 0, failed = 0;
-  size_t i;
-  for (i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); ++i) {
-    printf("[ RUN      ] capi.%s\n", g_cases[i].name);
-    g_case_failures = 0;
-    g_cases[i].fn();
-    if (g_case_failures == 0) {
-      ++passed;
-      printf("[       OK ] capi.%s\n", g_cases[i].name);
-    } else {
-      ++failed;
-      printf("[  FAILED  ] capi.%s\n", g_cases[i].name);
-    }
-  }
-  printf("%d passed, %d failed\n", passed, failed);
-  fflush(stdout);
-  return failed != 0;
+  return capi_cases_run("capi", g_cases, sizeof(g_cases) / sizeof(g_cases[0]));
 }

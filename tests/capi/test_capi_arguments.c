@@ -10,70 +10,8 @@
 
 #include "tessera/tessera.h"
 
-/* ---- A tiny harness (as test_capi.c) ---------------------------------------------------------------------- */
+#include "capi_check.h"
 
-static int g_case_failures;
-
-#define CHECK(cond)                                                       \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      printf("%s:%d: Failure\n  %s\n", __FILE__, __LINE__, #cond);        \
-      ++g_case_failures;                                                  \
-    }                                                                     \
-  } while (0)
-#define REQUIRE_OK(call)                                                                        \
-  do {                                                                                          \
-    tessera_status s_ = (call);                                                                 \
-    if (s_.code != TESSERA_OK) {                                                                \
-      printf("%s:%d: Failure\n  %s -> %s (%d): %s\n", __FILE__, __LINE__, #call,               \
-             tessera_errc_name(s_.code), (int)s_.code, s_.message);                             \
-      ++g_case_failures;                                                                        \
-      return;                                                                                   \
-    }                                                                                           \
-  } while (0)
-#define CHECK_ERR(call, want)                                                                   \
-  do {                                                                                          \
-    tessera_status s_ = (call);                                                                 \
-    if (s_.code != (want) || s_.message == NULL || s_.message[0] == '\0') {                     \
-      printf("%s:%d: Failure\n  %s -> %s (%d) \"%s\", expected %s\n", __FILE__, __LINE__, #call, \
-             tessera_errc_name(s_.code), (int)s_.code, s_.message ? s_.message : "(null)",      \
-             tessera_errc_name(want));                                                          \
-      ++g_case_failures;                                                                        \
-    }                                                                                           \
-  } while (0)
-
-/* ---- An arena allocator over a static buffer, counting live blocks; it refuses everything when `refuse`, and
- * the request numbered refuse_at (1-based, counted in `requests`; 0: none). ------------------------------------ */
-
-typedef struct test_arena {
-  uint8_t* base;
-  size_t capacity;
-  size_t used;
-  long live;
-  int refuse;
-  long requests;
-  long refuse_at;
-} test_arena;
-
-static void* arena_allocate(void* context, size_t size, size_t alignment) {
-  test_arena* a = (test_arena*)context;
-  uintptr_t at = (uintptr_t)(a->base + a->used);
-  size_t pad = (size_t)((alignment - (at % alignment)) % alignment);
-  ++a->requests;
-  if (a->refuse || a->requests == a->refuse_at) return NULL;
-  if (pad > a->capacity - a->used || size > a->capacity - a->used - pad) return NULL;
-  a->used += pad + size;
-  ++a->live;
-  return (void*)(at + pad);
-}
-
-static void arena_deallocate(void* context, void* block, size_t size, size_t alignment) {
-  test_arena* a = (test_arena*)context;
-  (void)alignment;
-  --a->live;
-  if ((uint8_t*)block + size == a->base + a->used) a->used -= size;
-  if (a->live == 0) a->used = 0;
-}
 
 /* Two arenas: the fixture's (long-lived) and the calls' (empty again after each call, so that it never
  * fragments). Each fits an array that writes (BloscLZ's table alone is 64 KiB). */
@@ -122,24 +60,9 @@ static void params_grid(tessera_array_params* p) {
   p->durable = 0;
 }
 
-static tessera_allocator arena_init(test_arena* a, uint64_t* memory) {
-  tessera_allocator al;
-  a->base = (uint8_t*)memory;
-  a->capacity = ARENA_BYTES;
-  a->used = 0;
-  a->live = 0;
-  a->refuse = 0;
-  a->requests = 0;
-  a->refuse_at = 0;
-  al.allocate = arena_allocate;
-  al.deallocate = arena_deallocate;
-  al.context = a;
-  return al;
-}
-
 static void arena_reset(void) {
-  g_al = arena_init(&g_arena, g_arena_memory);
-  g_fixture_al = arena_init(&g_fixture_arena, g_fixture_memory);
+  g_al = test_arena_init(&g_arena, g_arena_memory, sizeof g_arena_memory);
+  g_fixture_al = test_arena_init(&g_fixture_arena, g_fixture_memory, sizeof g_fixture_memory);
 }
 
 /* Builds the fixture; returns 0 (and records a failure) when it cannot. */
@@ -973,11 +896,6 @@ static void test_directory(void) {
   CHECK(g_arena.live == 0);
 }
 
-typedef struct test_case {
-  const char* name;
-  void (*fn)(void);
-} test_case;
-
 /* A NULL buffer with size 0 is an empty buffer, not a null argument: the call goes on and refuses the size (or
  * does nothing when nothing is asked); arrays of 0 dimensions need no coordinates, start, stop or shape. */
 static void test_empty_buffers_and_no_dims(void) {
@@ -1261,25 +1179,9 @@ static const test_case g_cases[] = {
 };
 
 int main(void) {
-  int passed = 0, failed = 0;
-  size_t i;
   tessera_codec_link_all(); /* bare metal links on request what the valid calls use */
   tessera_filter_link_all();
   tessera_partition_link_auto();
   tessera_encoder_link_parallel();
-  for (i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); ++i) {
-    printf("[ RUN      ] capi_arguments.%s\n", g_cases[i].name);
-    g_case_failures = 0;
-    g_cases[i].fn();
-    if (g_case_failures == 0) {
-      ++passed;
-      printf("[       OK ] capi_arguments.%s\n", g_cases[i].name);
-    } else {
-      ++failed;
-      printf("[  FAILED  ] capi_arguments.%s\n", g_cases[i].name);
-    }
-  }
-  printf("%d passed, %d failed\n", passed, failed);
-  fflush(stdout);
-  return failed != 0;
+  return capi_cases_run("capi_arguments", g_cases, sizeof(g_cases) / sizeof(g_cases[0]));
 }

@@ -12,72 +12,18 @@
 
 #include "test_capi_layout_other.h"
 
-static int g_case_failures;
+#include "capi_check.h"
 
-#define CHECK(cond)                                                \
-  do {                                                             \
-    if (!(cond)) {                                                 \
-      printf("%s:%d: Failure\n  %s\n", __FILE__, __LINE__, #cond); \
-      ++g_case_failures;                                           \
-    }                                                              \
-  } while (0)
-#define REQUIRE(cond)                                                         \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      printf("%s:%d: Failure (required)\n  %s\n", __FILE__, __LINE__, #cond); \
-      ++g_case_failures;                                                      \
-      return;                                                                 \
-    }                                                                         \
-  } while (0)
-#define REQUIRE_OK(call)                                                                                \
-  do {                                                                                                  \
-    tessera_status s_ = (call);                                                                         \
-    if (s_.code != TESSERA_OK) {                                                                        \
-      printf("%s:%d: Failure\n  %s -> %s (%d): %s\n", __FILE__, __LINE__, #call,                       \
-             tessera_errc_name(s_.code), (int)s_.code, s_.message);                                     \
-      ++g_case_failures;                                                                                \
-      return;                                                                                           \
-    }                                                                                                   \
-  } while (0)
-#define CHECK_ERR(call, want)                                                                           \
-  do {                                                                                                  \
-    tessera_status s_ = (call);                                                                         \
-    if (s_.code != (want) || s_.message == NULL || s_.message[0] == '\0') {                             \
-      printf("%s:%d: Failure\n  %s -> %s (%d), expected %s\n", __FILE__, __LINE__, #call,               \
-             tessera_errc_name(s_.code), (int)s_.code, tessera_errc_name(want));                        \
-      ++g_case_failures;                                                                                \
-    }                                                                                                   \
-  } while (0)
-
-/* ---- A bump allocator over a static buffer (no heap); everything is freed between cases ------------------ */
-
+/* A 2 MiB arena, empty again whenever every block is freed (between cases). */
 static uint64_t g_arena_memory[2u * 1024u * 1024u / 8u];
-static size_t g_arena_used;
-static long g_arena_live;
-
-static void* arena_allocate(void* context, size_t size, size_t alignment) {
-  uintptr_t at = (uintptr_t)((uint8_t*)g_arena_memory + g_arena_used);
-  size_t pad = (size_t)((alignment - (at % alignment)) % alignment);
-  (void)context;
-  if (pad + size > sizeof g_arena_memory - g_arena_used) return NULL;
-  g_arena_used += pad + size;
-  ++g_arena_live;
-  return (void*)(at + pad);
-}
-
-static void arena_deallocate(void* context, void* block, size_t size, size_t alignment) {
-  (void)context;
-  (void)block;
-  (void)size;
-  (void)alignment;
-  if (--g_arena_live == 0) g_arena_used = 0;
-}
+static test_arena g_arena;
 
 static tessera_allocator arena(void) {
   tessera_allocator al;
-  al.allocate = arena_allocate;
-  al.deallocate = arena_deallocate;
-  al.context = NULL;
+  if (g_arena.base == NULL) (void)test_arena_init(&g_arena, g_arena_memory, sizeof g_arena_memory);
+  al.allocate = test_arena_allocate;
+  al.deallocate = test_arena_deallocate;
+  al.context = &g_arena;
   return al;
 }
 
@@ -222,7 +168,7 @@ static void test_many_dims(void) {
       for (i = n / shape[0]; i < 2 * n / shape[0]; ++i) CHECK(g_out[i] == 0);
       REQUIRE_OK(tessera_array_close(a));
     }
-    CHECK(g_arena_live == 0);
+    CHECK(g_arena.live == 0);
   }
 }
 
@@ -287,7 +233,7 @@ static void test_params_get_creates_the_same_dtype(void) {
   }
   REQUIRE_OK(tessera_array_close(b));
   REQUIRE_OK(tessera_array_close(a));
-  CHECK(g_arena_live == 0);
+  CHECK(g_arena.live == 0);
 }
 
 static void test_version_and_layout(void) {
@@ -346,33 +292,15 @@ static void test_other_layout(void) {
   CHECK(failures == 0);
   CHECK(other_layout_max_dims() != TESSERA_MAX_DIMS);
   REQUIRE_OK(tessera_array_close(a));
-  CHECK(g_arena_live == 0);
+  CHECK(g_arena.live == 0);
 }
 
-typedef struct test_entry {
-  const char* name;
-  void (*fn)(void);
-} test_entry;
-
 int main(void) {
-  static const test_entry tests[] = {
+  static const test_case tests[] = {
       {"many_dims", test_many_dims},
       {"params_get_creates_the_same_dtype", test_params_get_creates_the_same_dtype},
       {"version_and_layout", test_version_and_layout},
       {"other_layout", test_other_layout},
   };
-  int passed = 0, failed = 0;
-  size_t i;
-  for (i = 0; i < sizeof tests / sizeof tests[0]; ++i) {
-    g_case_failures = 0;
-    tests[i].fn();
-    if (g_case_failures == 0) {
-      ++passed;
-    } else {
-      ++failed;
-      printf("[  FAILED  ] capi_dims.%s\n", tests[i].name);
-    }
-  }
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed != 0;
+  return capi_cases_run("capi_dims", tests, sizeof tests / sizeof tests[0]);
 }

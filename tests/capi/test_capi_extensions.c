@@ -13,53 +13,13 @@
 
 /* ---- The harness: capi_check.h ------------------------------------------------------------------------------ */
 
-typedef struct test_case {
-  const char* name;
-  void (*fn)(void);
-} test_case;
-
-/* ---- An arena allocator over a static buffer (no heap) ---------------------------------------------------- */
-
-typedef struct test_arena {
-  uint8_t* base;
-  size_t capacity;
-  size_t used;
-  long live;
-} test_arena;
-
-static void* arena_allocate(void* context, size_t size, size_t alignment) {
-  test_arena* a = (test_arena*)context;
-  uintptr_t at = (uintptr_t)(a->base + a->used);
-  size_t pad = (size_t)((alignment - (at % alignment)) % alignment);
-  if (pad > a->capacity - a->used || size > a->capacity - a->used - pad) return NULL;
-  a->used += pad + size;
-  ++a->live;
-  return (void*)(at + pad);
-}
-
-static void arena_deallocate(void* context, void* block, size_t size, size_t alignment) {
-  test_arena* a = (test_arena*)context;
-  (void)alignment;
-  --a->live;
-  if ((uint8_t*)block + size == a->base + a->used) a->used -= size;
-  if (a->live == 0) a->used = 0;
-}
-
 #define ARENA_BYTES (512u * 1024u)
 static uint64_t g_arena_memory[ARENA_BYTES / 8];
 static test_arena g_arena;
 
-static tessera_allocator arena_reset(void) {
-  tessera_allocator al;
-  g_arena.base = (uint8_t*)g_arena_memory;
-  g_arena.capacity = sizeof(g_arena_memory);
-  g_arena.used = 0;
-  g_arena.live = 0;
-  al.allocate = arena_allocate;
-  al.deallocate = arena_deallocate;
-  al.context = &g_arena;
-  return al;
-}
+/* The arena, empty. */
+static tessera_allocator arena_reset(void) { return test_arena_init(&g_arena, g_arena_memory, sizeof g_arena_memory); }
+
 
 /* ---- Fixtures ----------------------------------------------------------------------------------------------- */
 
@@ -763,21 +723,5 @@ int main(void) {
   tessera_filter_link_all();
   tessera_encoder_link_plugins(); /* writing with user codecs and filters (bare metal links it only so) */
   tessera_encoder_link_parallel(); /* the executor of two workers */
-  int passed = 0, failed = 0;
-  size_t i;
-  for (i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); ++i) {
-    printf("[ RUN      ] capi_extensions.%s\n", g_cases[i].name);
-    g_case_failures = 0;
-    g_cases[i].fn();
-    if (g_case_failures == 0) {
-      ++passed;
-      printf("[       OK ] capi_extensions.%s\n", g_cases[i].name);
-    } else {
-      ++failed;
-      printf("[  FAILED  ] capi_extensions.%s\n", g_cases[i].name);
-    }
-  }
-  printf("%d passed, %d failed\n", passed, failed);
-  fflush(stdout);
-  return failed != 0;
+  return capi_cases_run("capi_extensions", g_cases, sizeof(g_cases) / sizeof(g_cases[0]));
 }

@@ -18,48 +18,12 @@
 
 /* ---- The harness: capi_check.h ------------------------------------------------------------------------------ */
 
-/* ---- An arena allocator over a static buffer (no heap) ---------------------------------------------------- */
-
-typedef struct test_arena {
-  uint8_t* base;
-  size_t capacity;
-  size_t used;
-  long live;
-} test_arena;
-
-static void* arena_allocate(void* context, size_t size, size_t alignment) {
-  test_arena* a = (test_arena*)context;
-  uintptr_t at = (uintptr_t)(a->base + a->used);
-  size_t pad = (size_t)((alignment - (at % alignment)) % alignment);
-  if (pad > a->capacity - a->used || size > a->capacity - a->used - pad) return NULL;
-  a->used += pad + size;
-  ++a->live;
-  return (void*)(at + pad);
-}
-
-static void arena_deallocate(void* context, void* block, size_t size, size_t alignment) {
-  test_arena* a = (test_arena*)context;
-  (void)alignment;
-  --a->live;
-  if ((uint8_t*)block + size == a->base + a->used) a->used -= size;
-  if (a->live == 0) a->used = 0;
-}
-
 #define ARENA_BYTES (4u * 1024u * 1024u)
 static uint64_t g_arena_memory[ARENA_BYTES / 8];
 static test_arena g_arena;
 
-static tessera_allocator arena_reset(void) {
-  tessera_allocator al;
-  g_arena.base = (uint8_t*)g_arena_memory;
-  g_arena.capacity = sizeof(g_arena_memory);
-  g_arena.used = 0;
-  g_arena.live = 0;
-  al.allocate = arena_allocate;
-  al.deallocate = arena_deallocate;
-  al.context = &g_arena;
-  return al;
-}
+/* The arena, empty. */
+static tessera_allocator arena_reset(void) { return test_arena_init(&g_arena, g_arena_memory, sizeof g_arena_memory); }
 
 /* ---- Fixtures ----------------------------------------------------------------------------------------------- */
 
@@ -1089,11 +1053,6 @@ static void test_posix_refusals(void) {
 
 /* ---- The runner --------------------------------------------------------------------------------------------- */
 
-typedef struct test_case {
-  const char* name;
-  void (*fn)(void);
-} test_case;
-
 /* Dictionaries through the C API: use_dict on chunk parameters puts one in the chunk (the header's dictionary
  * flag), the chunk decodes exactly, and a codec without dictionaries is refused. */
 static void test_dict_chunks(void) {
@@ -1527,21 +1486,5 @@ int main(void) {
   tessera_filter_link_all();
   tessera_partition_link_auto();
   tessera_encoder_link_parallel();
-  int passed = 0, failed = 0;
-  size_t i;
-  for (i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); ++i) {
-    printf("[ RUN      ] capi_ops.%s\n", g_cases[i].name);
-    g_case_failures = 0;
-    g_cases[i].fn();
-    if (g_case_failures == 0) {
-      ++passed;
-      printf("[       OK ] capi_ops.%s\n", g_cases[i].name);
-    } else {
-      ++failed;
-      printf("[  FAILED  ] capi_ops.%s\n", g_cases[i].name);
-    }
-  }
-  printf("%d passed, %d failed\n", passed, failed);
-  fflush(stdout);
-  return failed != 0;
+  return capi_cases_run("capi_ops", g_cases, sizeof(g_cases) / sizeof(g_cases[0]));
 }

@@ -11,7 +11,9 @@
 #     frame found finalized was cut in or after finalize;
 #   - the finalized array (the recovery's finalize, or the logger's) reads exactly with `tessera` on the host
 #     (info and every item), wherever its frame starts (a header torn in slot 0 moves it to slot 1), and a
-#     second mount finds it finalized as it was.
+#     second mount finds it finalized as it was;
+#   - before the recovery, `tessera --flash-log` reads the killed bank's file without changing it and finds the
+#     same chunks, with the finalized array's items (or no array where the recovery finds none).
 # The points: for each program mode (through the write buffer with the default 24 chunks, word by word with
 # 4), a reference run gives the times of "finalizing" and "finalized" counted from "creating"; POINTS delays
 # (from "creating", which the host waits for: QEMU's own start takes 30 to 100 ms as the machine's load goes)
@@ -36,6 +38,9 @@ final_points=${PFLASH_FINAL_POINTS:-5}
 word_chunks=4
 # shellcheck source=tests/flash/pflash_lib.sh
 . "$here/pflash_lib.sh"
+# The array's region as `tessera --flash-log` names it: the bank's first 2 blocks of 256 KiB, programmed in
+# words of 4 bytes (examples/pflash_array.hpp).
+pflash_geometry=offset=0,size=512K,sector=256K,unit=4
 
 if [[ -n $tool && ! -x $tool ]]; then
   echo "pflash_power_cut: the tessera tool $tool does not exist (build the host first)"
@@ -113,6 +118,21 @@ run_point() {
     esac
   done
 
+  # The killed bank as a host reads a dump of it: `tessera --flash-log` mounts the log without writing (the file
+  # keeps its bytes) and finds the chunks the recovery will find; their items are the finalized array's.
+  local host_chunks='' host_none=0 sum_before
+  if [[ -n $tool ]]; then
+    sum_before=$(cksum <"$img")
+    if "$tool" info --flash-log "$pflash_geometry" "$img" >"$work/$name.hostinfo" 2>&1; then
+      host_chunks=$(sed -n -E 's/^flash log: .*, ([0-9]+) chunks committed, .*/\1/p' "$work/$name.hostinfo")
+      "$tool" dump --flash-log "$pflash_geometry" "$img" --format raw -o "$work/$name.hostraw" ||
+        fail "$name" "tessera dump --flash-log of the killed bank failed"
+    else
+      host_none=1
+    fi
+    [[ $(cksum <"$img") == "$sum_before" ]] || fail "$name" "tessera --flash-log changed the bank's file"
+  fi
+
   local status=0
   pflash_run "$img" rw "$recover" >"$out" || status=$?
   if ((status != 0)); then
@@ -135,6 +155,7 @@ run_point() {
   done
   if ((no_array)); then
     ((created == 0)) || fail "$name" "no array after create had returned (cut at '$phase')"
+    [[ -z $tool ]] || ((host_none)) || fail "$name" "tessera --flash-log found an array where the recovery finds none"
     phases["$mode: $phase -> no array"]=$((${phases["$mode: $phase -> no array"]:-0} + 1))
     return
   fi
@@ -164,6 +185,12 @@ run_point() {
     # The bank's file as it is, the frame at its start (header slot 1 puts it past byte 0: --offset).
     pflash_check_array "$tool" "$img" $((n * 64)) "$fstart" >"$work/$name.tool" 2>&1 ||
       fail "$name" "tessera does not read the finalized array: $(cat "$work/$name.tool")"
+    # What the host read before the recovery: the same chunks (a frame found finalized reads whole either way).
+    if ((n > 0)); then
+      [[ $host_chunks == "$n" ]] || fail "$name" "tessera --flash-log found '${host_chunks}' chunks before the recovery, the recovery $n"
+      "$tool" dump "$img" --offset "$fstart" --format raw | cmp -s - "$work/$name.hostraw" ||
+        fail "$name" "the items tessera --flash-log read before the recovery differ from the finalized array's"
+    fi
   fi
   local what="$n chunks"
   ((fin)) && what+=", finalized by the logger"

@@ -192,24 +192,47 @@ int check_recovered(test::context& t, flash_sim& sim, const allocator& alloc, co
   return static_cast<int>(ff.nchunks);
 }
 
+// The simulated part a test works on, and the allocator everything of the test takes from (counted: a leak
+// fails the test when the fixture goes). open() (re)initializes the part with a geometry and, for a nonzero
+// seed, random bytes (a used part); the part is released by the next open() and with the fixture.
+struct sim_fixture {
+  explicit sim_fixture(test::context& context) noexcept : t(context) {}
+  sim_fixture(const sim_fixture&) = delete;
+  sim_fixture& operator=(const sim_fixture&) = delete;
+  ~sim_fixture() {
+    flash_sim_release(sim);
+    CHECK(!counting.leaked());
+  }
+  status open(const flash_sim_config& c, uint64_t seed = 0) noexcept {
+    flash_sim_release(sim);
+    TESSERA_TRY(flash_sim_init(sim, c, counting.get()));
+    if (seed != 0) flash_sim_fill_random(sim, seed);
+    return ok_status();
+  }
+  allocator alloc() noexcept { return counting.get(); }
+
+  test::context& t;
+  test::counting_allocator counting;
+  flash_sim sim;
+};
+
 }  // namespace
 
 TESSERA_TEST(flash_frame, finalized_region_is_a_cframe_that_decodes) {
   fixture_build(t);
-  test::counting_allocator counting;
+  sim_fixture part(t);
   for (int gi = 0; gi < kGeometries; ++gi) {
-    flash_sim sim;
-    REQUIRE_OK(flash_sim_init(sim, geometry(gi), counting.get()));
-    flash_sim_fill_random(sim, 3);
+    REQUIRE_OK(part.open(geometry(gi), 3));
+    flash_sim& sim = part.sim;
     progress p;
-    write_sequence(sim, counting.get(), false, 0, p);
+    write_sequence(sim, part.alloc(), false, 0, p);
     REQUIRE(p.finalized);
     flash_frame ff;
-    REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+    REQUIRE_OK(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params));
     CHECK(ff.finalized);
     CHECK_EQ(ff.frame_start, 0u);  // a plain cframe from the region's first byte
     CHECK_EQ(ff.nchunks, static_cast<int64_t>(kChunks));
-    check_frame(t, ff, kChunks, counting.get());
+    check_frame(t, ff, kChunks, part.alloc());
     // The simulator is memory-mapped: the frame in place, as the storage reads it, opens in the decode-only
     // reader; an unmapped device has no view.
     {
@@ -219,7 +242,7 @@ TESSERA_TEST(flash_frame, finalized_region_is_a_cframe_that_decodes) {
       REQUIRE_OK(storage_read(flash_frame_storage(ff), 0, bytes_mut(head, sizeof head)));
       CHECK(std::memcmp(head, v.data(), sizeof head) == 0);
       array_view av;
-      REQUIRE_OK(array_view_open(av, v, counting.get()));
+      REQUIRE_OK(array_view_open(av, v, part.alloc()));
       CHECK_EQ(av.layout.shape[0], static_cast<int64_t>(kChunks) * kChunkElems - 100);
       const int64_t at = kChunkElems + 7;  // chunk 1, item 7
       uint8_t item[4] = {};
@@ -241,34 +264,101 @@ TESSERA_TEST(flash_frame, finalized_region_is_a_cframe_that_decodes) {
                 static_cast<unsigned>(flash_sim_max_erase_count(sim, 0, sim.config.sector_count)));
     CHECK_EQ(flash_sim_max_erase_count(sim, 0, sim.config.sector_count), 1u);
     flash_frame_close(ff);
-    flash_sim_release(sim);
   }
-  CHECK(!counting.leaked());
+}
+
+// A read-only device over a simulated part: its reads, and programs and erases that fail and are counted.
+uint32_t g_refused = 0;
+status refuse_prog(void*, uint32_t, uint32_t, bytes_view) noexcept {
+  ++g_refused;
+  return make_error(errc::unsupported, TESSERA_MSG("read only"));
+}
+status refuse_erase(void*, uint32_t) noexcept {
+  ++g_refused;
+  return make_error(errc::unsupported, TESSERA_MSG("read only"));
+}
+flash_log_config read_only(flash_sim& sim) {
+  flash_log_config c = region(sim);
+  c.device.prog = refuse_prog;
+  c.device.erase = refuse_erase;
+  return c;
+}
+
+// flash_frame_mount_read (a host reading a dump, without the params): on a device that cannot write it finds the
+// chunks of an array never finalized, not the one whose append a cut tore, reads and scrubs them, refuses to
+// write; once finalized, the same frame as flash_frame_mount. Nothing is programmed or erased.
+TESSERA_TEST(flash_frame, mount_read_needs_no_params_and_writes_nothing) {
+  fixture_build(t);
+  sim_fixture part(t);
+  static uint8_t buf[kChunkBytes + kChunkMaxOverhead];
+  for (int gi = 0; gi < kGeometries; ++gi) {
+    REQUIRE_OK(part.open(geometry(gi), 5));
+    flash_sim& sim = part.sim;
+    flash_frame ff;
+    CHECK_ERR(flash_frame_mount_read(ff, read_only(sim), part.alloc()), errc::malformed);  // no log yet
+    REQUIRE_OK(flash_frame_create(ff, region(sim), part.alloc(), g_fx.params));
+    for (uint32_t k = 0; k < 3; ++k) REQUIRE_OK(flash_frame_append(ff, bytes_view(g_fx.chunks[k], g_fx.chunk_size[k])));
+    flash_sim_cut_after(sim, 2, flash_tear::nothing, 9);  // chunk 3's record programmed, none of its bytes
+    CHECK(!flash_frame_append(ff, bytes_view(g_fx.chunks[3], g_fx.chunk_size[3])).ok());
+    flash_sim_power_on(sim);
+    flash_frame_close(ff);
+    const uint64_t progs = sim.progs, erases = sim.erases;
+    g_refused = 0;
+    REQUIRE_OK(flash_frame_mount_read(ff, read_only(sim), part.alloc()));
+    CHECK(!ff.finalized);
+    CHECK_EQ(ff.nchunks, int64_t{3});
+    for (uint32_t k = 0; k < 3; ++k) {
+      result<size_t> n = flash_frame_chunk_read(ff, k, bytes_mut(buf, sizeof buf));
+      REQUIRE_OK(n);
+      CHECK_EQ(*n, g_fx.chunk_size[k]);
+      CHECK(std::memcmp(buf, g_fx.chunks[k], *n) == 0);
+    }
+    CHECK_OK(flash_frame_scrub(ff));
+    CHECK_ERR(flash_frame_append(ff, bytes_view(g_fx.chunks[3], g_fx.chunk_size[3])), errc::invalid_argument);
+    CHECK_ERR(flash_frame_finalize(ff), errc::invalid_argument);
+    CHECK(flash_frame_storage(ff).read == nullptr);
+    flash_frame_close(ff);
+    CHECK_EQ(g_refused, 0u);
+    CHECK_EQ(sim.progs, progs);
+    CHECK_EQ(sim.erases, erases);
+    // Finalized (by a writable mount): the read-only mount finds the same frame.
+    REQUIRE_OK(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params));
+    REQUIRE_OK(flash_frame_finalize(ff));
+    const uint32_t start = ff.frame_start;
+    const uint64_t len = ff.frame_len;
+    flash_frame_close(ff);
+    REQUIRE_OK(flash_frame_mount_read(ff, read_only(sim), part.alloc()));
+    CHECK(ff.finalized);
+    CHECK_EQ(ff.frame_start, start);
+    CHECK_EQ(ff.frame_len, len);
+    CHECK_EQ(ff.nchunks, int64_t{3});
+    CHECK(flash_frame_storage(ff).read != nullptr);
+    CHECK_EQ(g_refused, 0u);
+    flash_frame_close(ff);
+  }
 }
 
 TESSERA_TEST(flash_frame, empty_array_and_wrong_params) {
   fixture_build(t);
-  test::counting_allocator counting;
-  flash_sim sim;
-  REQUIRE_OK(flash_sim_init(sim, geometry(1), counting.get()));
+  sim_fixture part(t);
+  REQUIRE_OK(part.open(geometry(1)));
+  flash_sim& sim = part.sim;
   flash_frame ff;
-  REQUIRE_OK(flash_frame_create(ff, region(sim), counting.get(), g_fx.params));
+  REQUIRE_OK(flash_frame_create(ff, region(sim), part.alloc(), g_fx.params));
   CHECK_ERR(flash_frame_append(ff, bytes_view(g_fx.chunks[0], g_fx.chunk_size[0] - 1)), errc::invalid_argument);
   REQUIRE_OK(flash_frame_finalize(ff));
-  check_frame(t, ff, 0, counting.get());
+  check_frame(t, ff, 0, part.alloc());
   flash_frame_close(ff);
   frame_create_params other = g_fx.params;
   other.clevel = 9;
-  CHECK_ERR(flash_frame_mount(ff, region(sim), counting.get(), other), errc::invalid_argument);
+  CHECK_ERR(flash_frame_mount(ff, region(sim), part.alloc(), other), errc::invalid_argument);
   other = g_fx.params;
   other.chunksize = -1;
-  CHECK_ERR(flash_frame_create(ff, region(sim), counting.get(), other), errc::invalid_argument);
-  REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+  CHECK_ERR(flash_frame_create(ff, region(sim), part.alloc(), other), errc::invalid_argument);
+  REQUIRE_OK(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params));
   CHECK(ff.finalized);
-  check_frame(t, ff, 0, counting.get());
+  check_frame(t, ff, 0, part.alloc());
   flash_frame_close(ff);
-  flash_sim_release(sim);
-  CHECK(!counting.leaked());
 }
 
 // What a flash frame refuses, with its code: every call on a frame that is not open, chunks of another size,
@@ -276,7 +366,7 @@ TESSERA_TEST(flash_frame, empty_array_and_wrong_params) {
 // allocates (and refuses a device without a program size).
 TESSERA_TEST(flash_frame, calls_and_chunks_it_refuses) {
   fixture_build(t);
-  test::counting_allocator counting;
+  sim_fixture part(t);
   flash_frame closed;
   static const char name[] = "b2nd";
   static uint8_t buf[kChunkBytes + kChunkMaxOverhead];
@@ -289,20 +379,20 @@ TESSERA_TEST(flash_frame, calls_and_chunks_it_refuses) {
   CHECK(flash_frame_storage(closed).read == nullptr);
   CHECK(flash_frame_view(closed).empty());
 
-  flash_sim sim;
-  REQUIRE_OK(flash_sim_init(sim, geometry(1), counting.get()));
+  REQUIRE_OK(part.open(geometry(1)));
+  flash_sim& sim = part.sim;
   result<size_t> estimate = flash_frame_estimate(region(sim), g_fx.params);
   REQUIRE_OK(estimate);
   flash_log_config no_prog = region(sim);
   no_prog.device.prog_size = 0;
   CHECK_ERR(flash_frame_estimate(no_prog, g_fx.params), errc::invalid_argument);
-  const size_t live_before = counting.live_bytes;
+  const size_t live_before = part.counting.live_bytes;
   flash_frame ff;
-  REQUIRE_OK(flash_frame_create(ff, region(sim), counting.get(), g_fx.params));
-  CHECK_LE(counting.live_bytes - live_before, *estimate);
+  REQUIRE_OK(flash_frame_create(ff, region(sim), part.alloc(), g_fx.params));
+  CHECK_LE(part.counting.live_bytes - live_before, *estimate);
   // A chunk of half the array's chunksize.
   chunk_encoder enc;
-  REQUIRE_OK(chunk_encoder_init(enc, counting.get()));
+  REQUIRE_OK(chunk_encoder_init(enc, part.alloc()));
   chunk_encode_params ep;
   ep.typesize = 4;
   ep.compressor = codec::blosclz;
@@ -320,10 +410,8 @@ TESSERA_TEST(flash_frame, calls_and_chunks_it_refuses) {
   CHECK(flash_frame_storage(ff).read == nullptr);  // not finalized: no cframe yet
   REQUIRE_OK(flash_frame_finalize(ff));
   CHECK_ERR(flash_frame_append(ff, bytes_view(g_fx.chunks[1], g_fx.chunk_size[1])), errc::invalid_argument);
-  check_frame(t, ff, 1, counting.get());
+  check_frame(t, ff, 1, part.alloc());
   flash_frame_close(ff);
-  flash_sim_release(sim);
-  CHECK(!counting.leaked());
 }
 
 namespace {
@@ -346,14 +434,13 @@ void check_meta(test::context& t, flash_frame& ff, bytes_view want, const alloca
 // in memory only: a mount (after a reset) takes the params of create and the update is made again.
 TESSERA_TEST(flash_frame, meta_update_before_finalize_is_what_finalize_writes) {
   fixture_build(t);
-  test::counting_allocator counting;
+  sim_fixture part(t);
   static const char b2nd[] = "b2nd";
   const span<const char> name(b2nd, 4);
   const uint8_t original0 = g_fx.meta[0];
   for (int gi = 0; gi < kGeometries; ++gi) {
-    flash_sim sim;
-    REQUIRE_OK(flash_sim_init(sim, geometry(gi), counting.get()));
-    flash_sim_fill_random(sim, 11);
+    REQUIRE_OK(part.open(geometry(gi), 11));
+    flash_sim& sim = part.sim;
     // The final shape: 4 chunks, the last one partial. Same encoded size (int64 shape fields).
     result<b2nd_meta> created = b2nd_meta_decode(bytes_view(g_fx.meta, g_fx.meta_size));
     REQUIRE_OK(created);
@@ -367,7 +454,7 @@ TESSERA_TEST(flash_frame, meta_update_before_finalize_is_what_finalize_writes) {
     const bytes_view grown_view(grown, *gs);
 
     flash_frame ff;
-    REQUIRE_OK(flash_frame_create(ff, region(sim), counting.get(), g_fx.params));
+    REQUIRE_OK(flash_frame_create(ff, region(sim), part.alloc(), g_fx.params));
     for (uint32_t c = 0; c < 3; ++c) REQUIRE_OK(flash_frame_append(ff, bytes_view(g_fx.chunks[c], g_fx.chunk_size[c])));
     // Refused: another size (shorter or longer), an unknown name.
     CHECK_ERR(flash_frame_meta_update(ff, name, bytes_view(grown, *gs - 1)), errc::invalid_argument);
@@ -387,14 +474,14 @@ TESSERA_TEST(flash_frame, meta_update_before_finalize_is_what_finalize_writes) {
     changed.content = bytes_view(g_fx.meta, g_fx.meta_size - 1);
     frame_create_params op = g_fx.params;
     op.metalayers = &changed;
-    CHECK_ERR(flash_frame_mount(ff, region(sim), counting.get(), op), errc::invalid_argument);
+    CHECK_ERR(flash_frame_mount(ff, region(sim), part.alloc(), op), errc::invalid_argument);
     changed = g_fx.layer;
     changed.name = span<const char>("b2ne", 4);
-    CHECK_ERR(flash_frame_mount(ff, region(sim), counting.get(), op), errc::invalid_argument);
+    CHECK_ERR(flash_frame_mount(ff, region(sim), part.alloc(), op), errc::invalid_argument);
     op = g_fx.params;
     op.clevel = 9;
-    CHECK_ERR(flash_frame_mount(ff, region(sim), counting.get(), op), errc::invalid_argument);
-    REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+    CHECK_ERR(flash_frame_mount(ff, region(sim), part.alloc(), op), errc::invalid_argument);
+    REQUIRE_OK(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params));
     CHECK(!ff.finalized);
     CHECK_EQ(ff.nchunks, 3);
     CHECK(std::memcmp(ff.params.metalayers[0].content.data(), g_fx.meta, g_fx.meta_size) == 0);
@@ -403,11 +490,11 @@ TESSERA_TEST(flash_frame, meta_update_before_finalize_is_what_finalize_writes) {
     REQUIRE_OK(flash_frame_meta_update(ff, name, grown_view));
     REQUIRE_OK(flash_frame_finalize(ff));
     CHECK_ERR(flash_frame_meta_update(ff, name, bytes_view(g_fx.meta, g_fx.meta_size)), errc::invalid_argument);
-    check_meta(t, ff, grown_view, counting.get());
+    check_meta(t, ff, grown_view, part.alloc());
     // The frame reader sees the final shape and the chunks.
     {
       frame f;
-      REQUIRE_OK(frame_open(f, flash_frame_storage(ff), counting.get()));
+      REQUIRE_OK(frame_open(f, flash_frame_storage(ff), part.alloc()));
       result<bytes_view> meta = frame_meta_find(f, name);
       REQUIRE_OK(meta);
       result<b2nd_meta> got = b2nd_meta_decode(*meta);
@@ -418,7 +505,7 @@ TESSERA_TEST(flash_frame, meta_update_before_finalize_is_what_finalize_writes) {
       REQUIRE(info != nullptr);
       CHECK_EQ(info->nchunks, 4);
       chunk_decoder d;
-      REQUIRE_OK(chunk_decoder_init(d, counting.get()));
+      REQUIRE_OK(chunk_decoder_init(d, part.alloc()));
       static uint8_t out[kChunkBytes];
       for (uint32_t c = 0; c < 4; ++c) {
         result<size_t> n = frame_chunk_decode(f, d, c, bytes_mut(out, sizeof out));
@@ -430,34 +517,32 @@ TESSERA_TEST(flash_frame, meta_update_before_finalize_is_what_finalize_writes) {
     }
     // After a reset the finalized array mounts with the params of create and keeps what finalize wrote.
     flash_frame_close(ff);
-    REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+    REQUIRE_OK(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params));
     CHECK(ff.finalized);
-    check_meta(t, ff, grown_view, counting.get());
+    check_meta(t, ff, grown_view, part.alloc());
     CHECK_ERR(flash_frame_meta_update(ff, name, grown_view), errc::invalid_argument);
     flash_frame_close(ff);
     CHECK_ERR(flash_frame_meta_update(ff, name, grown_view), errc::invalid_argument);  // closed
 
     // Updated, then reset and finalized without updating again: the content of create.
-    REQUIRE_OK(flash_frame_create(ff, region(sim), counting.get(), g_fx.params));
+    REQUIRE_OK(flash_frame_create(ff, region(sim), part.alloc(), g_fx.params));
     REQUIRE_OK(flash_frame_append(ff, bytes_view(g_fx.chunks[0], g_fx.chunk_size[0])));
     REQUIRE_OK(flash_frame_meta_update(ff, name, grown_view));
     flash_frame_close(ff);
-    REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+    REQUIRE_OK(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params));
     REQUIRE_OK(flash_frame_finalize(ff));
-    check_meta(t, ff, bytes_view(g_fx.meta, g_fx.meta_size), counting.get());
+    check_meta(t, ff, bytes_view(g_fx.meta, g_fx.meta_size), part.alloc());
     flash_frame_close(ff);
-    flash_sim_release(sim);
   }
-  CHECK(!counting.leaked());
 }
 
 TESSERA_TEST(flash_frame, full_region_is_no_space_and_still_finalizes) {
   fixture_build(t);
-  test::counting_allocator counting;
-  flash_sim sim;
-  REQUIRE_OK(flash_sim_init(sim, geometry(1), counting.get()));
+  sim_fixture part(t);
+  REQUIRE_OK(part.open(geometry(1)));
+  flash_sim& sim = part.sim;
   flash_frame ff;
-  REQUIRE_OK(flash_frame_create(ff, region(sim, 6), counting.get(), g_fx.params));  // 3 KiB: not all chunks fit
+  REQUIRE_OK(flash_frame_create(ff, region(sim, 6), part.alloc(), g_fx.params));  // 3 KiB: not all chunks fit
   uint32_t n = 0;
   status e;
   for (; n < kChunks; ++n) {
@@ -469,15 +554,13 @@ TESSERA_TEST(flash_frame, full_region_is_no_space_and_still_finalizes) {
   CHECK_LT(n, kChunks);
   // Smaller chunks could still go in; finalize fits in the room kept for it.
   REQUIRE_OK(flash_frame_finalize(ff));
-  check_frame(t, ff, n, counting.get());
+  check_frame(t, ff, n, part.alloc());
   flash_frame_close(ff);
-  REQUIRE_OK(flash_frame_mount(ff, region(sim, 6), counting.get(), g_fx.params));
-  check_frame(t, ff, n, counting.get());
+  REQUIRE_OK(flash_frame_mount(ff, region(sim, 6), part.alloc(), g_fx.params));
+  check_frame(t, ff, n, part.alloc());
   std::printf("flash_frame full region: %u of %u chunks fit in 3 KiB, then no_space; finalized frame_len %llu\n",
               static_cast<unsigned>(n), static_cast<unsigned>(kChunks), static_cast<unsigned long long>(ff.frame_len));
   flash_frame_close(ff);
-  flash_sim_release(sim);
-  CHECK(!counting.leaked());
 }
 
 // The power cut at each program and erase of create + 6 appends + finalize, in every tear mode. After each:
@@ -485,17 +568,17 @@ TESSERA_TEST(flash_frame, full_region_is_no_space_and_still_finalizes) {
 // appended; odd cuts: finalized as it is) and the finalized frame decodes.
 TESSERA_TEST(flash_frame, power_cut_at_every_program_and_erase) {
   fixture_build(t);
-  test::counting_allocator counting;
+  sim_fixture part(t);
   for (int gi = 0; gi < kGeometries; ++gi) {
-    flash_sim sim;
-    REQUIRE_OK(flash_sim_init(sim, geometry(gi), counting.get()));
+    REQUIRE_OK(part.open(geometry(gi)));
+    flash_sim& sim = part.sim;
     owned_array<uint8_t> old_bytes;
-    REQUIRE_OK(old_bytes.allocate(counting.get(), sim.bytes.size()));
+    REQUIRE_OK(old_bytes.allocate(part.alloc(), sim.bytes.size()));
     flash_sim_fill_random(sim, 99);
     std::memcpy(old_bytes.data(), sim.bytes.data(), sim.bytes.size());
     progress dry;
     flash_sim_cut_after(sim, 0, flash_tear::none, 0);
-    write_sequence(sim, counting.get(), false, 0, dry);
+    write_sequence(sim, part.alloc(), false, 0, dry);
     REQUIRE(dry.finalized);
     const uint64_t total = flash_sim_ops(sim);
     int slot1_frames = 0, finalized_by_cut = 0;
@@ -507,31 +590,31 @@ TESSERA_TEST(flash_frame, power_cut_at_every_program_and_erase) {
         flash_sim_power_on(sim);
         flash_sim_cut_after(sim, cut, static_cast<flash_tear>(mode), cut * 13 + mode);
         progress p;
-        write_sequence(sim, counting.get(), false, 0, p);
+        write_sequence(sim, part.alloc(), false, 0, p);
         REQUIRE(sim.dead);
         flash_sim_power_on(sim);
         flash_frame ff;
-        const int m = check_recovered(t, sim, counting.get(), p, ff);
+        const int m = check_recovered(t, sim, part.alloc(), p, ff);
         if (m >= 0 && ff.finalized) ++finalized_by_cut;
         uint32_t expect = kChunks;
         if (m < 0) {
           flash_frame_close(ff);
           progress again;
-          write_sequence(sim, counting.get(), false, 0, again);
+          write_sequence(sim, part.alloc(), false, 0, again);
           REQUIRE(again.finalized);
-          REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+          REQUIRE_OK(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params));
         } else if (cut % 2 == 1 || ff.finalized) {
           expect = static_cast<uint32_t>(m);
           REQUIRE_OK(flash_frame_finalize(ff));
         } else {
           flash_frame_close(ff);
           progress rest;
-          write_sequence(sim, counting.get(), true, static_cast<uint32_t>(m), rest);
+          write_sequence(sim, part.alloc(), true, static_cast<uint32_t>(m), rest);
           REQUIRE(rest.finalized);
-          REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+          REQUIRE_OK(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params));
         }
         if (ff.frame_start != 0) ++slot1_frames;
-        check_frame(t, ff, expect, counting.get());
+        check_frame(t, ff, expect, part.alloc());
         flash_frame_close(ff);
         const uint32_t worst = flash_sim_max_erase_count(sim, 0, sim.config.sector_count);
         CHECK_LE(worst, p.created ? 1u : 2u);
@@ -544,9 +627,7 @@ TESSERA_TEST(flash_frame, power_cut_at_every_program_and_erase) {
                 gi, static_cast<unsigned long long>(total), finalized_by_cut, slot1_frames, static_cast<unsigned>(worst_erase));
     CHECK_LT(0, slot1_frames);
     old_bytes.reset();
-    flash_sim_release(sim);
   }
-  CHECK(!counting.leaked());
 }
 
 // ---- Faults other than a clean power cut (issue 31) -----------------------------------------------------------
@@ -608,26 +689,24 @@ constexpr flash_tear kEffects[] = {flash_tear::nothing, flash_tear::none, flash_
 // position before programming and never aborted the blob: 5 chunks, one garbage, the later ones shifted).
 TESSERA_TEST(flash_frame, prog_error_in_append_then_retry_appends_once) {
   fixture_build(t);
-  test::counting_allocator counting;
+  sim_fixture part(t);
   for (int gi = 0; gi < kGeometries; ++gi) {
     for (flash_tear effect : kEffects) {
       for (uint64_t nth = 1; nth <= 3; ++nth) {  // the record, the chunk's first page, its second
-        flash_sim sim;
-        REQUIRE_OK(flash_sim_init(sim, geometry(gi), counting.get()));
+        REQUIRE_OK(part.open(geometry(gi)));
+        flash_sim& sim = part.sim;
         flash_frame ff;
-        REQUIRE_OK(flash_frame_create(ff, region(sim), counting.get(), g_fx.params));
+        REQUIRE_OK(flash_frame_create(ff, region(sim), part.alloc(), g_fx.params));
         REQUIRE_OK(flash_frame_append(ff, bytes_view(g_fx.chunks[0], g_fx.chunk_size[0])));
         flash_sim_fail_after(sim, flash_sim_op_prog, nth, 1, effect, nth * 7 + static_cast<uint64_t>(effect));
         CHECK_ERR(flash_frame_append(ff, bytes_view(g_fx.chunks[1], g_fx.chunk_size[1])), errc::io);
         for (uint32_t c = 1; c < 4; ++c) REQUIRE_OK(flash_frame_append(ff, bytes_view(g_fx.chunks[c], g_fx.chunk_size[c])));
         CHECK_EQ(ff.nchunks, 4);
         flash_frame_close(ff);
-        check_as_written(t, sim, counting.get(), 4, false);
-        flash_sim_release(sim);
+        check_as_written(t, sim, part.alloc(), 4, false);
       }
     }
   }
-  CHECK(!counting.leaked());
 }
 
 // A transient error at each program and erase (then at each read) of create + 6 appends + finalize, with each
@@ -635,15 +714,15 @@ TESSERA_TEST(flash_frame, prog_error_in_append_then_retry_appends_once) {
 // the array as written.
 TESSERA_TEST(flash_frame, transient_error_at_every_operation_then_retry) {
   fixture_build(t);
-  test::counting_allocator counting;
+  sim_fixture part(t);
   for (int gi = 0; gi < kGeometries; ++gi) {
-    flash_sim sim;
-    REQUIRE_OK(flash_sim_init(sim, geometry(gi), counting.get()));
+    REQUIRE_OK(part.open(geometry(gi)));
+    flash_sim& sim = part.sim;
     for (int reads = 0; reads < 2; ++reads) {
       const uint8_t ops = reads ? flash_sim_op_read : flash_sim_op_prog | flash_sim_op_erase;
       flash_sim_fill_random(sim, 5);
       flash_sim_fail_after(sim, ops, 0, 0, flash_tear::nothing, 0);  // count only
-      REQUIRE(write_retrying(sim, counting.get(), kChunks, true));
+      REQUIRE(write_retrying(sim, part.alloc(), kChunks, true));
       const uint64_t total = flash_sim_fail_ops(sim);
       uint64_t runs = 0;
       for (flash_tear effect : kEffects) {
@@ -652,10 +731,10 @@ TESSERA_TEST(flash_frame, transient_error_at_every_operation_then_retry) {
           flash_sim_fill_random(sim, 5 + k);
           const uint64_t faults_before = sim.faults;
           flash_sim_fail_after(sim, ops, k, 1, effect, k * 31 + static_cast<uint64_t>(effect));
-          CHECK(write_retrying(sim, counting.get(), kChunks, true));
+          CHECK(write_retrying(sim, part.alloc(), kChunks, true));
           CHECK_EQ(sim.faults, faults_before + 1);
           flash_sim_fail_after(sim, 0, 0, 0, flash_tear::nothing, 0);
-          check_as_written(t, sim, counting.get(), kChunks, true);
+          check_as_written(t, sim, part.alloc(), kChunks, true);
           ++runs;
         }
       }
@@ -664,9 +743,7 @@ TESSERA_TEST(flash_frame, transient_error_at_every_operation_then_retry) {
                   gi, reads ? "read" : "program/erase", static_cast<unsigned long long>(total),
                   static_cast<unsigned>(kChunks), static_cast<unsigned long long>(runs));
     }
-    flash_sim_release(sim);
   }
-  CHECK(!counting.leaked());
 }
 
 // Issue 31, row 2: one bit of a middle record flips at rest after 4 appends. Mount says corrupt and names the
@@ -674,13 +751,13 @@ TESSERA_TEST(flash_frame, transient_error_at_every_operation_then_retry) {
 // 3 chunks, 2 of them another chunk's bytes).
 TESSERA_TEST(flash_frame, flipped_middle_record_is_corrupt_naming_the_chunk) {
   fixture_build(t);
-  test::counting_allocator counting;
+  sim_fixture part(t);
   for (int gi = 0; gi < kGeometries; ++gi) {
-    flash_sim sim;
-    REQUIRE_OK(flash_sim_init(sim, geometry(gi), counting.get()));
-    REQUIRE(write_retrying(sim, counting.get(), 4, false));
+    REQUIRE_OK(part.open(geometry(gi)));
+    flash_sim& sim = part.sim;
+    REQUIRE(write_retrying(sim, part.alloc(), 4, false));
     flash_frame ff;
-    REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+    REQUIRE_OK(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params));
     flash_log_cursor cursor;
     flash_blob b;
     uint32_t record_of_1 = 0;
@@ -692,7 +769,7 @@ TESSERA_TEST(flash_frame, flipped_middle_record_is_corrupt_naming_the_chunk) {
     const size_t at = record_device_offset(ff, record_of_1) + 13;
     flash_frame_close(ff);
     flash_sim_flip_bit(sim, at, 3);
-    CHECK_ERR(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params), errc::corrupt);
+    CHECK_ERR(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params), errc::corrupt);
     CHECK(ff.fault == flash_frame_fault::chunk_missing);
     CHECK_EQ(ff.fault_chunk, 1);
     CHECK_EQ(ff.nchunks, 1);
@@ -704,9 +781,7 @@ TESSERA_TEST(flash_frame, flipped_middle_record_is_corrupt_naming_the_chunk) {
     CHECK_ERR(flash_frame_append(ff, bytes_view(g_fx.chunks[4], g_fx.chunk_size[4])), errc::corrupt);
     CHECK_ERR(flash_frame_finalize(ff), errc::corrupt);
     flash_frame_close(ff);
-    flash_sim_release(sim);
   }
-  CHECK(!counting.leaked());
 }
 
 namespace {
@@ -762,18 +837,18 @@ void check_after_flip(test::context& t, flash_sim& sim, const allocator& alloc, 
 // before and after finalize.
 TESSERA_TEST(flash_frame, bit_flip_at_rest_anywhere_is_loud_or_harmless) {
   fixture_build(t);
-  test::counting_allocator counting;
+  sim_fixture part(t);
   for (int gi = 0; gi < kGeometries; ++gi) {
-    flash_sim sim;
-    REQUIRE_OK(flash_sim_init(sim, geometry(gi), counting.get()));
+    REQUIRE_OK(part.open(geometry(gi)));
+    flash_sim& sim = part.sim;
     owned_array<uint8_t> written;
-    REQUIRE_OK(written.allocate(counting.get(), sim.bytes.size()));
+    REQUIRE_OK(written.allocate(part.alloc(), sim.bytes.size()));
     for (int fin = 0; fin < 2; ++fin) {
       const uint32_t n = fin ? kChunks : 4;
-      REQUIRE(write_retrying(sim, counting.get(), n, fin != 0));
+      REQUIRE(write_retrying(sim, part.alloc(), n, fin != 0));
       std::memcpy(written.data(), sim.bytes.data(), sim.bytes.size());
       flash_frame ff;
-      REQUIRE_OK(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params));
+      REQUIRE_OK(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params));
       const size_t base = static_cast<size_t>(ff.log.first_sector) * ff.log.device.sector_size;
       const size_t records_lo = record_device_offset(ff, ff.log.next_record - 1);
       const size_t records_hi = base + ff.log.region_size;
@@ -787,7 +862,7 @@ TESSERA_TEST(flash_frame, bit_flip_at_rest_anywhere_is_loud_or_harmless) {
         if (written[at] == erased && !in_records) continue;  // only bytes the array wrote (pads stay erased)
         std::memcpy(sim.bytes.data(), written.data(), sim.bytes.size());
         flash_sim_flip_bit(sim, at, static_cast<unsigned>(at % 8));
-        check_after_flip(t, sim, counting.get(), n, fin != 0, st);
+        check_after_flip(t, sim, part.alloc(), n, fin != 0, st);
       }
       std::printf("flash_frame geometry %d, %s: one flipped bit, %d intact, %d mounts corrupt, %d chunk reads "
                   "corrupt, %d scrubs corrupt; never other bytes\n", gi, fin ? "finalized" : "4 chunks",
@@ -796,9 +871,7 @@ TESSERA_TEST(flash_frame, bit_flip_at_rest_anywhere_is_loud_or_harmless) {
       CHECK_LT(0, st.read_corrupt);
     }
     written.reset();
-    flash_sim_release(sim);
   }
-  CHECK(!counting.leaked());
 }
 
 // Issue 31, row 3: a region filled to no_space, then a power cut at each program and erase of finalize, in every
@@ -807,16 +880,16 @@ TESSERA_TEST(flash_frame, bit_flip_at_rest_anywhere_is_loud_or_harmless) {
 // transient error instead of the cut, and a retry.
 TESSERA_TEST(flash_frame, full_region_finalize_completes_after_any_cut) {
   fixture_build(t);
-  test::counting_allocator counting;
+  sim_fixture part(t);
   for (int gi = 0; gi < kGeometries; ++gi) {
     for (uint32_t sectors = 6; sectors <= 8; ++sectors) {
-      flash_sim sim;
-      REQUIRE_OK(flash_sim_init(sim, geometry(gi), counting.get()));
+      REQUIRE_OK(part.open(geometry(gi)));
+      flash_sim& sim = part.sim;
       owned_array<uint8_t> full;
-      REQUIRE_OK(full.allocate(counting.get(), sim.bytes.size()));
+      REQUIRE_OK(full.allocate(part.alloc(), sim.bytes.size()));
       // Fill: append until no_space.
       flash_frame ff;
-      REQUIRE_OK(flash_frame_create(ff, region(sim, sectors), counting.get(), g_fx.params));
+      REQUIRE_OK(flash_frame_create(ff, region(sim, sectors), part.alloc(), g_fx.params));
       uint32_t n = 0;
       status e;
       while (n < kChunks && (e = flash_frame_append(ff, bytes_view(g_fx.chunks[n], g_fx.chunk_size[n]))).ok()) ++n;
@@ -825,7 +898,7 @@ TESSERA_TEST(flash_frame, full_region_finalize_completes_after_any_cut) {
       CHECK_EQ(e.code, errc::no_space);
       std::memcpy(full.data(), sim.bytes.data(), sim.bytes.size());
       flash_sim_cut_after(sim, 0, flash_tear::none, 0);
-      REQUIRE_OK(flash_frame_mount(ff, region(sim, sectors), counting.get(), g_fx.params));
+      REQUIRE_OK(flash_frame_mount(ff, region(sim, sectors), part.alloc(), g_fx.params));
       REQUIRE_OK(flash_frame_finalize(ff));
       flash_frame_close(ff);
       const uint64_t total = flash_sim_ops(sim);
@@ -834,13 +907,13 @@ TESSERA_TEST(flash_frame, full_region_finalize_completes_after_any_cut) {
         for (uint64_t cut = 1; cut <= total; ++cut) {
           std::memcpy(sim.bytes.data(), full.data(), sim.bytes.size());
           flash_sim_power_on(sim);
-          REQUIRE_OK(flash_frame_mount(ff, region(sim, sectors), counting.get(), g_fx.params));
+          REQUIRE_OK(flash_frame_mount(ff, region(sim, sectors), part.alloc(), g_fx.params));
           if (mode < 4) {
             flash_sim_cut_after(sim, cut, static_cast<flash_tear>(mode), cut * 17 + mode);
             CHECK(!flash_frame_finalize(ff).ok());
             flash_frame_close(ff);
             flash_sim_power_on(sim);
-            REQUIRE_OK(flash_frame_mount(ff, region(sim, sectors), counting.get(), g_fx.params));
+            REQUIRE_OK(flash_frame_mount(ff, region(sim, sectors), part.alloc(), g_fx.params));
             CHECK_OK(flash_frame_finalize(ff));
           } else {  // a transient error (nothing done / done but reported) and one retry
             flash_sim_fail_after(sim, flash_sim_op_prog, cut, 1, mode == 4 ? flash_tear::nothing : flash_tear::partial,
@@ -851,7 +924,7 @@ TESSERA_TEST(flash_frame, full_region_finalize_completes_after_any_cut) {
           }
           flash_frame_close(ff);
           flash_sim_power_on(sim);
-          check_as_written(t, sim, counting.get(), n, true, sectors);
+          check_as_written(t, sim, part.alloc(), n, true, sectors);
           ++runs;
         }
       }
@@ -859,33 +932,29 @@ TESSERA_TEST(flash_frame, full_region_finalize_completes_after_any_cut) {
                   "finalize in 4 tear modes, or a transient error and a retry (%d runs): finalize completes every time\n",
                   gi, static_cast<unsigned>(sectors), static_cast<unsigned>(n), static_cast<unsigned long long>(total), runs);
       full.reset();
-      flash_sim_release(sim);
     }
   }
-  CHECK(!counting.leaked());
 }
 
 // A power cut during create's erases that leaves the sector weak (it reads blank): creating again erases every
 // sector, so the array written afterwards survives time (the old format skipped sectors that read blank).
 TESSERA_TEST(flash_frame, weak_erase_in_a_cut_create_is_erased_again) {
   fixture_build(t);
-  test::counting_allocator counting;
-  flash_sim sim;
-  REQUIRE_OK(flash_sim_init(sim, geometry(0), counting.get()));
+  sim_fixture part(t);
+  REQUIRE_OK(part.open(geometry(0)));
+  flash_sim& sim = part.sim;
   for (uint32_t cut = 1; cut <= 18; ++cut) {
     flash_sim_fill_random(sim, cut);
     flash_sim_cut_after(sim, cut, flash_tear::weak, cut);
-    CHECK(!write_retrying(sim, counting.get(), kChunks, true));
+    CHECK(!write_retrying(sim, part.alloc(), kChunks, true));
     flash_sim_power_on(sim);
     flash_frame ff;
-    CHECK_ERR(flash_frame_mount(ff, region(sim), counting.get(), g_fx.params), errc::malformed);
+    CHECK_ERR(flash_frame_mount(ff, region(sim), part.alloc(), g_fx.params), errc::malformed);
     flash_frame_close(ff);
-    REQUIRE(write_retrying(sim, counting.get(), kChunks, true));
+    REQUIRE(write_retrying(sim, part.alloc(), kChunks, true));
     flash_sim_age(sim, cut * 3);
-    check_as_written(t, sim, counting.get(), kChunks, true);
+    check_as_written(t, sim, part.alloc(), kChunks, true);
   }
-  flash_sim_release(sim);
-  CHECK(!counting.leaked());
 }
 
 // Many small chunks (8 bytes each, stored): finalize streams an index of 16.8 KiB (past one 16 KiB block)
@@ -894,12 +963,12 @@ TESSERA_TEST(flash_frame, weak_erase_in_a_cut_create_is_erased_again) {
 // allocate.
 TESSERA_TEST(flash_frame, many_chunks_constant_ram_and_reads) {
   constexpr uint32_t kMany = 2100;
-  test::counting_allocator counting;
+  sim_fixture part(t);
   flash_sim_config sc = geometry(0);
   sc.sector_size = 4096;
   sc.sector_count = 48;
-  flash_sim sim;
-  REQUIRE_OK(flash_sim_init(sim, sc, counting.get()));
+  REQUIRE_OK(part.open(sc));
+  flash_sim& sim = part.sim;
   flash_log_config lc;
   lc.device = flash_sim_device(sim);
   frame_create_params fp;
@@ -907,10 +976,10 @@ TESSERA_TEST(flash_frame, many_chunks_constant_ram_and_reads) {
   fp.chunksize = 8;
   result<size_t> estimate = flash_frame_estimate(lc, fp);
   REQUIRE_OK(estimate);
-  const size_t live_before = counting.live_bytes;
+  const size_t live_before = part.counting.live_bytes;
   flash_frame ff;
   // The incremental create: one sector per step, then the begin records.
-  REQUIRE_OK(flash_frame_create_start(ff, lc, counting.get(), fp));
+  REQUIRE_OK(flash_frame_create_start(ff, lc, part.alloc(), fp));
   uint8_t chunk[8 + kChunkMaxOverhead];
   const uint8_t zero[8] = {};
   REQUIRE_OK(frame_index_encode_stored(bytes_view(zero, 8), bytes_mut(chunk, sizeof chunk)));
@@ -924,7 +993,7 @@ TESSERA_TEST(flash_frame, many_chunks_constant_ram_and_reads) {
     CHECK_EQ(sim.erases, static_cast<uint64_t>(steps));
   }
   CHECK_EQ(steps, sc.sector_count + 1);
-  CHECK_LE(counting.live_bytes - live_before, *estimate);
+  CHECK_LE(part.counting.live_bytes - live_before, *estimate);
   for (uint32_t c = 0; c < kMany; ++c) {
     const uint64_t v = c * 1000003ull;
     uint8_t value[8];
@@ -933,14 +1002,14 @@ TESSERA_TEST(flash_frame, many_chunks_constant_ram_and_reads) {
     REQUIRE_OK(n);
     REQUIRE_OK(flash_frame_append(ff, bytes_view(chunk, *n)));
   }
-  counting.reset_high_water();
-  const size_t live = counting.live_bytes;
+  part.counting.reset_high_water();
+  const size_t live = part.counting.live_bytes;
   REQUIRE_OK(flash_frame_finalize(ff));
-  CHECK_EQ(counting.high_water_bytes, live);  // nothing allocated: the index is streamed
+  CHECK_EQ(part.counting.high_water_bytes, live);  // nothing allocated: the index is streamed
   flash_frame_close(ff);
 
-  REQUIRE_OK(flash_frame_mount(ff, lc, counting.get(), fp));
-  CHECK_LE(counting.live_bytes - live_before, *estimate);
+  REQUIRE_OK(flash_frame_mount(ff, lc, part.alloc(), fp));
+  CHECK_LE(part.counting.live_bytes - live_before, *estimate);
   CHECK(ff.finalized);
   CHECK_EQ(ff.nchunks, static_cast<int64_t>(kMany));
   const uint64_t reads0 = sim.reads;
@@ -960,10 +1029,10 @@ TESSERA_TEST(flash_frame, many_chunks_constant_ram_and_reads) {
   CHECK_OK(flash_frame_scrub(ff));
   // The frame reader opens the finalized region and reads chunks back.
   frame f;
-  REQUIRE_OK(frame_open(f, flash_frame_storage(ff), counting.get()));
+  REQUIRE_OK(frame_open(f, flash_frame_storage(ff), part.alloc()));
   CHECK_EQ(frame_info_get(f)->nchunks, static_cast<int64_t>(kMany));
   chunk_decoder d;
-  REQUIRE_OK(chunk_decoder_init(d, counting.get()));
+  REQUIRE_OK(chunk_decoder_init(d, part.alloc()));
   const uint32_t picks[] = {0, 1, 2047, 2048, kMany - 1};
   for (uint32_t c : picks) {
     uint64_t v = 0;
@@ -975,23 +1044,21 @@ TESSERA_TEST(flash_frame, many_chunks_constant_ram_and_reads) {
   CHECK_OK(frame_close(f));
   std::printf("flash_frame %u chunks: frame_len %llu; allocator %zu bytes (estimate %zu), none in finalize; "
               "%llu device reads per chunk read in order, %llu for the last chunk alone (checkpoint stride %u)\n",
-              static_cast<unsigned>(kMany), static_cast<unsigned long long>(ff.frame_len), counting.live_bytes - live_before, *estimate,
+              static_cast<unsigned>(kMany), static_cast<unsigned long long>(ff.frame_len), part.counting.live_bytes - live_before, *estimate,
               static_cast<unsigned long long>(per_chunk), static_cast<unsigned long long>(random_reads),
               static_cast<unsigned>(ff.checkpoint_stride));
   flash_frame_close(ff);
-  flash_sim_release(sim);
-  CHECK(!counting.leaked());
 }
 
 // A region written by the first format of the log (one begin record, slots without a commit mark, blobs from
 // record 1) still mounts and reads: built here record by record as that format wrote them.
 TESSERA_TEST(flash_log, first_format_regions_still_mount) {
-  test::counting_allocator counting;
+  sim_fixture part(t);
   flash_sim_config sc;
   sc.sector_size = 512;
   sc.sector_count = 4;
-  flash_sim sim;
-  REQUIRE_OK(flash_sim_init(sim, sc, counting.get()));
+  REQUIRE_OK(part.open(sc));
+  flash_sim& sim = part.sim;
   uint8_t* region = sim.bytes.data();
   const uint32_t size = 4 * 512;
   auto put32 = [](uint8_t* p, uint32_t v) {
@@ -1024,7 +1091,7 @@ TESSERA_TEST(flash_log, first_format_regions_still_mount) {
   flash_log log;
   flash_log_config lc;
   lc.device = flash_sim_device(sim);
-  REQUIRE_OK(flash_log_mount(log, lc, counting.get()));
+  REQUIRE_OK(flash_log_mount(log, lc, part.alloc()));
   CHECK_EQ(log.user_tag, 77u);
   CHECK_EQ(log.first_record, 1u);
   flash_log_cursor cursor;
@@ -1038,7 +1105,7 @@ TESSERA_TEST(flash_log, first_format_regions_still_mount) {
   const bytes_view piece(reinterpret_cast<const uint8_t*>(blob), 5);
   REQUIRE_OK(flash_log_append(log, 1, 6, span<const bytes_view>(&piece, 1)));
   flash_log_release(log);
-  REQUIRE_OK(flash_log_mount(log, lc, counting.get()));
+  REQUIRE_OK(flash_log_mount(log, lc, part.alloc()));
   uint32_t m = 0;
   cursor = flash_log_cursor{};
   while (true) {
@@ -1050,38 +1117,34 @@ TESSERA_TEST(flash_log, first_format_regions_still_mount) {
   }
   CHECK_EQ(m, 2u);
   flash_log_release(log);
-  flash_sim_release(sim);
-  CHECK(!counting.leaked());
 }
 
 // The begin record is stored twice: a flipped bit in either copy still mounts.
 TESSERA_TEST(flash_log, either_begin_copy_suffices) {
-  test::counting_allocator counting;
+  sim_fixture part(t);
   flash_sim_config sc;
   sc.sector_size = 512;
   sc.sector_count = 4;
-  flash_sim sim;
-  REQUIRE_OK(flash_sim_init(sim, sc, counting.get()));
+  REQUIRE_OK(part.open(sc));
+  flash_sim& sim = part.sim;
   flash_log log;
   flash_log_config lc;
   lc.device = flash_sim_device(sim);
-  REQUIRE_OK(flash_log_format(log, lc, counting.get(), 0, 42));
+  REQUIRE_OK(flash_log_format(log, lc, part.alloc(), 0, 42));
   const uint32_t slot = log.slot_size;
   flash_log_release(log);
   for (uint32_t copy = 0; copy < 3; ++copy) {
     if (copy < 2) flash_sim_flip_bit(sim, 4 * 512 - (copy + 1) * slot + 9, 1);
     if (copy < 2) {
-      REQUIRE_OK(flash_log_mount(log, lc, counting.get()));
+      REQUIRE_OK(flash_log_mount(log, lc, part.alloc()));
       CHECK_EQ(log.user_tag, 42u);
       flash_log_release(log);
       flash_sim_flip_bit(sim, 4 * 512 - (copy + 1) * slot + 9, 1);  // back
     } else {  // both copies flipped: no log
       flash_sim_flip_bit(sim, 4 * 512 - slot + 9, 1);
       flash_sim_flip_bit(sim, 4 * 512 - 2 * slot + 9, 1);
-      CHECK_ERR(flash_log_mount(log, lc, counting.get()), errc::malformed);
+      CHECK_ERR(flash_log_mount(log, lc, part.alloc()), errc::malformed);
       flash_log_release(log);
     }
   }
-  flash_sim_release(sim);
-  CHECK(!counting.leaked());
 }

@@ -77,10 +77,15 @@ void check_frame(tessera::test::context& t, frame& f, const model& m, chunk_deco
   int64_t total = 0;
   for (int i = 0; i < m.n; ++i) total += m.chunks[i].nbytes;
   CHECK_EQ(info->nbytes, total);
+  // The stored chunk bytes the frame counts through its changes (frame_space_get) are every stored chunk's cbytes.
+  auto space = frame_space_get(f);
+  REQUIRE_OK(space);
+  uint64_t stored = 0;
   for (int i = 0; i < m.n; ++i) {
     const model_chunk& c = m.chunks[i];
     auto ref = frame_chunk_locate(f, i);
     REQUIRE_OK(ref);
+    stored += static_cast<uint64_t>(ref->cbytes);
     CHECK_EQ(ref->nbytes, c.nbytes);
     CHECK_EQ(static_cast<int>(ref->special), static_cast<int>(c.special));
     auto n = frame_chunk_decode(f, d, i, bytes_mut(g.out, sizeof g.out));
@@ -103,6 +108,7 @@ void check_frame(tessera::test::context& t, frame& f, const model& m, chunk_deco
     }
   }
   CHECK_ERR(frame_chunk_locate(f, m.n), errc::out_of_range);
+  CHECK_EQ(space->chunk_bytes, stored);
   uint32_t nvl = 0;
   for (int k = 0; k < kVl; ++k) {
     const model_vl& v = m.vl[k];

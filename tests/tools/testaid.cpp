@@ -20,6 +20,14 @@
 //                                               a cframe file; filters by number, in the last slots
 //   testaid rewrite FILE ROUNDS                 rewrites the whole array ROUNDS times with its own items,
 //                                               keeping every old frame (dead bytes for `tessera compact`)
+//   testaid flashimage OUT RAW NCHUNKS MODE     a raw image of simulated NOR flash (64 sectors of 4 KiB, program
+//                                               unit 4, random bytes outside the region) whose region (sectors
+//                                               4 to 35: offset=16K,size=128K) holds a logger's int16 array of
+//                                               shape (N, 3), chunks of 64 rows, appended through the flash
+//                                               port: NCHUNKS chunks, then MODE open (not finalized), torn
+//                                               (not finalized, and a power cut in one more append: the record
+//                                               programmed, none of its bytes) or final (finalized, shape set).
+//                                               RAW: the committed chunks' items, C order
 //   testaid rss LIMIT_KIB PROGRAM ARG...        runs PROGRAM and fails unless it exits 0 with a peak resident
 //                                               set (getrusage of the child) below LIMIT_KIB; prints the peak
 #include <cstdint>
@@ -38,6 +46,9 @@
 #include "tessera/array.hpp"
 #include "tessera/chunk.hpp"
 #include "tessera/frame.hpp"
+#include "tessera/b2nd_meta.hpp"
+#include "tessera/port/flash_frame.hpp"
+#include "tessera/port/flash_sim.hpp"
 #include "tessera/port/posix_allocator.hpp"
 #include "tessera/port/posix_file.hpp"
 
@@ -316,6 +327,81 @@ int rss(long limit_kib, char** program) {
 
 }  // namespace
 
+// A logger's array on simulated flash, left as MODE says (see the usage above).
+int flashimage(const std::string& out, const std::string& raw, int nchunks, const std::string& mode) {
+  using namespace tessera;
+  constexpr int kRows = 64, kAxes = 3;
+  const allocator alloc = posix_allocator();
+  flash_sim_config sc;
+  sc.prog_size = 4;
+  sc.sector_count = 64;
+  flash_sim sim;
+  if (!flash_sim_init(sim, sc, alloc).ok()) return die("flash_sim_init");
+  flash_sim_fill_random(sim, 11);  // a used part: outside the region and in it before create
+  flash_log_config lc;
+  lc.device = flash_sim_device(sim);
+  lc.first_sector = 4;
+  lc.sector_count = 32;
+  array_params p;
+  p.ndim = 2;
+  p.shape[0] = 0;
+  p.shape[1] = kAxes;
+  p.chunkshape[0] = kRows;
+  p.chunkshape[1] = kAxes;
+  p.blockshape[0] = 16;
+  p.blockshape[1] = kAxes;
+  p.dtype = span<const char>("<i2", 3);
+  static array_frame_setup setup, chunk_setup;
+  if (!array_frame_setup_make(setup, p).ok()) return die("setup");
+  p.shape[0] = kRows;
+  if (!array_frame_setup_make(chunk_setup, p).ok()) return die("chunk setup");
+  flash_frame ff;
+  if (auto e = flash_frame_create(ff, lc, alloc, setup.frame); !e.ok()) return die(std::string("create: ") + e.message);
+  array_chunk_packer packer;
+  if (!array_chunk_packer_init(packer, chunk_setup, alloc).ok()) return die("packer");
+  std::vector<uint8_t> items;
+  auto chunk_items = [&](int k) {
+    std::vector<uint8_t> v(kRows * kAxes * 2);
+    for (int i = 0; i < kRows * kAxes; ++i) {
+      const auto x = static_cast<uint16_t>((k * 7919 + i * 37 + (i % kAxes) * 1000) & 0x0FFF);
+      v[2 * i] = static_cast<uint8_t>(x);
+      v[2 * i + 1] = static_cast<uint8_t>(x >> 8);
+    }
+    return v;
+  };
+  for (int k = 0; k <= nchunks; ++k) {
+    const std::vector<uint8_t> v = chunk_items(k);
+    auto chunk = array_chunk_pack(packer, 0, bytes_view(v.data(), v.size()));
+    if (!chunk.ok()) return die("pack");
+    if (k == nchunks) {
+      if (mode != "torn") break;
+      flash_sim_cut_after(sim, 2, flash_tear::nothing, 5);  // the record is programmed, the bytes are not
+      if (flash_frame_append(ff, *chunk).ok()) return die("the cut append succeeded");
+      flash_sim_power_on(sim);
+      break;
+    }
+    if (auto e = flash_frame_append(ff, *chunk); !e.ok()) return die(std::string("append: ") + e.message);
+    items.insert(items.end(), v.begin(), v.end());
+  }
+  if (mode == "final") {
+    auto meta = b2nd_meta_decode(setup.metalayers[0].content);
+    if (!meta.ok()) return die("meta");
+    meta->shape[0] = int64_t{nchunks} * kRows;
+    uint8_t buf[sizeof setup.meta_bytes];
+    auto len = b2nd_meta_encode(*meta, bytes_mut(buf, sizeof buf));
+    if (!len.ok() || !flash_frame_meta_update(ff, setup.metalayers[0].name, bytes_view(buf, *len)).ok())
+      return die("meta update");
+    if (auto e = flash_frame_finalize(ff); !e.ok()) return die(std::string("finalize: ") + e.message);
+  } else if (mode != "open" && mode != "torn") {
+    return die("flashimage: MODE is open, torn or final");
+  }
+  flash_frame_close(ff);
+  const bytes_mut b = flash_sim_bytes(sim);
+  if (!write_file(out, b.data(), b.size()) || !write_file(raw, items.data(), items.size())) return die("write");
+  flash_sim_release(sim);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string cmd = argc > 1 ? argv[1] : "";
   if (cmd == "gen" && argc == 6) return gen(argv[2], argv[3], std::atoll(argv[4]), std::strtoull(argv[5], nullptr, 10));
@@ -342,6 +428,7 @@ int main(int argc, char** argv) {
     return write_file(argv[3], out.data(), out.size()) ? 0 : die("cannot write");
   }
   if (cmd == "arraycreate" && argc == 11) return arraycreate(argv + 2);
+  if (cmd == "flashimage" && argc == 6) return flashimage(argv[2], argv[3], std::atoi(argv[4]), argv[5]);
   if (cmd == "rss" && argc >= 4) return rss(std::atol(argv[2]), argv + 3);
   if (cmd == "rewrite" && argc == 4) return rewrite(argv[2], std::atoi(argv[3]));
   if (cmd == "blockdiff" && argc == 8) return blockdiff(argv[2], argv[3], std::atoll(argv[4]), argv[5], argv[6], argv[7]);

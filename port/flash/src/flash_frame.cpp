@@ -243,14 +243,10 @@ result<size_t> flash_frame_estimate(const flash_log_config& config, const frame_
   return total + 3 * (alignof(max_align_t) - 1);  // three allocations, each aligned
 }
 
-status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const allocator& alloc,
-                         const frame_create_params& params) noexcept {
-  TESSERA_TRY(open_prepare(ff, config, alloc, params));
-  const status log_status = flash_log_mount(ff.log, config, alloc);
-  // A damaged log (errc::corrupt) is mounted for reading: the walk below names the chunk.
-  if (!log_status.ok() && !ff.log.damaged) return log_status;
-  if (ff.log.user_tag != ff.tag || ff.log.front_reserve != kHeaderSlots * ff.slot_stride)
-    return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: the array on flash was created with other params"));
+namespace {
+
+// What mount finds in a mounted log: the chunks, the index+trailer and the header, finalized or not.
+status mount_walk(flash_frame& ff) noexcept {
   ff.damaged = ff.log.damaged;
   flash_log_cursor cursor;
   flash_blob b;
@@ -297,7 +293,7 @@ status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const 
   if (last_is_header) {
     ff.frame_start = header.offset;
     if (ff.nchunks == 0) {
-      ff.frame_len = ff.header_len + ff.trailer_len;
+      ff.frame_len = header.size;  // header and trailer, one blob
     } else {
       if (!ff.has_tail || ff.tail.aux != header.aux) {
         ff.damaged = true;
@@ -321,6 +317,31 @@ status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const 
     }
   }
   return ok_status();
+}
+
+}  // namespace
+
+status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const allocator& alloc,
+                         const frame_create_params& params) noexcept {
+  TESSERA_TRY(open_prepare(ff, config, alloc, params));
+  const status log_status = flash_log_mount(ff.log, config, alloc);
+  // A damaged log (errc::corrupt) is mounted for reading: the walk names the chunk.
+  if (!log_status.ok() && !ff.log.damaged) return log_status;
+  if (ff.log.user_tag != ff.tag || ff.log.front_reserve != kHeaderSlots * ff.slot_stride)
+    return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: the array on flash was created with other params"));
+  return mount_walk(ff);
+}
+
+status flash_frame_mount_read(flash_frame& ff, const flash_log_config& config, const allocator& alloc) noexcept {
+  flash_frame_close(ff);
+  ff.alloc = alloc;
+  const status log_status = flash_log_mount(ff.log, config, alloc);
+  if (!log_status.ok() && !ff.log.damaged) return log_status;
+  // No params: the header slots' size comes from the log's front area (two slots), the frame's from its header.
+  ff.slot_stride = ff.log.front_reserve / kHeaderSlots;
+  if (ff.slot_stride == 0 || ff.log.front_reserve % kHeaderSlots != 0)
+    return make_error(errc::malformed, TESSERA_MSG("flash frame: the log holds no array (its front area is not two header slots)"));
+  return mount_walk(ff);
 }
 
 void flash_frame_close(flash_frame& ff) noexcept {
@@ -464,7 +485,7 @@ result<flash_blob> chunk_find(flash_frame& ff, int64_t nchunk) noexcept {
 }  // namespace
 
 result<size_t> flash_frame_chunk_read(flash_frame& ff, int64_t nchunk, bytes_mut out) noexcept {
-  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: not open"));
+  if (ff.log.cache == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: not open"));
   if (nchunk < 0 || nchunk >= ff.nchunks) return make_error(errc::out_of_range, TESSERA_MSG("flash frame: no such chunk"));
   result<flash_blob> b = chunk_find(ff, nchunk);
   if (!b.ok()) return b.err();
@@ -477,7 +498,7 @@ result<size_t> flash_frame_chunk_read(flash_frame& ff, int64_t nchunk, bytes_mut
 }
 
 status flash_frame_scrub(flash_frame& ff) noexcept {
-  if (ff.header.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: not open"));
+  if (ff.log.cache == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: not open"));
   flash_log_cursor cursor;
   flash_blob b;
   flash_frame_fault first = flash_frame_fault::none;

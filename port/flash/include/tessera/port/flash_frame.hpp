@@ -143,6 +143,15 @@ struct flash_frame {
 /// over a region whose mount said corrupt or io without deciding to lose it.
 [[nodiscard]] status flash_frame_mount(flash_frame& ff, const flash_log_config& config, const allocator& alloc,
                                        const frame_create_params& params) noexcept;
+/// Mounts the array for reading without its params (a host reading a dump of the region, which knows the
+/// geometry but not how the firmware created the array): the same recovery as flash_frame_mount, and no call of
+/// it programs or erases, so a device whose prog and erase fail (a read-only image) mounts. Then nchunks,
+/// finalized, frame_start and frame_len are set, and flash_frame_chunk_read, flash_frame_scrub,
+/// flash_frame_storage and flash_frame_view work; append, finalize and meta_update refuse it (not open), and
+/// params, header and tag stay empty (a finalized frame's header says them). Errors as flash_frame_mount's,
+/// without the params' check.
+[[nodiscard]] status flash_frame_mount_read(flash_frame& ff, const flash_log_config& config,
+                                            const allocator& alloc) noexcept;
 /// Frees what create or mount allocated; nothing is written (an array not finalized stays on flash, to mount).
 void flash_frame_close(flash_frame& ff) noexcept;
 
