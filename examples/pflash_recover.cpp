@@ -31,41 +31,46 @@ alignas(8) uint8_t g_chunk[chunk_encode_bound(kChunkRows * kColumns * sizeof(int
 int32_t g_items[kChunkRows * kColumns];
 array_frame_setup g_setup;
 board g_board;  // the flash and its driver
-array_view g_view;  // the finalized array: in place on a mapped part
-array g_array;  // or through the driver
 uint8_t g_meta[sizeof g_setup.meta_bytes];
 
-// Chunk k's rows of the finalized array, from v (a mapped part: in place) or from a (through the driver).
-status slice_read(array_view* v, array* a, int64_t k) {
+// Chunk k's rows of the finalized array into g_items, from v (a mapped part: in place) or a (through the driver).
+status rows_read(array_view* v, array* a, int64_t k) {
   const int64_t start[2] = {k * kChunkRows, 0};
   const int64_t stop[2] = {(k + 1) * kChunkRows, kColumns};
   const bytes_mut out(reinterpret_cast<uint8_t*>(g_items), sizeof g_items);
   return v != nullptr ? array_view_slice_read(*v, start, stop, out) : array_slice_read(*a, start, stop, out);
 }
 
-// Every item of the finalized frame against pflash_item.
-int verify(flash_frame& ff, const allocator& alloc, int64_t chunks) {
-  const bool mapped = !flash_frame_view(ff).empty();
-  const status opened = mapped ? array_view_open(g_view, flash_frame_view(ff), alloc)
-                               : array_open(g_array, flash_frame_storage(ff), alloc);
-  if (!opened.ok()) return fail(kName, "open the finalized array", opened);
-  const array_layout& layout = mapped ? g_view.layout : array_layout_get(g_array);
+// Every item of the array open in v or a against pflash_item.
+int check(array_view* v, array* a, const array_layout& layout, int64_t chunks) {
   int wrong = layout.ndim != 2 || layout.shape[0] != chunks * kChunkRows || layout.shape[1] != kColumns;
-  status s = ok_status();
-  for (int64_t k = 0; k < chunks && wrong == 0 && s.ok(); ++k) {
-    s = slice_read(mapped ? &g_view : nullptr, &g_array, k);
-    for (int32_t r = 0; r < kChunkRows && s.ok(); ++r)
+  for (int64_t k = 0; k < chunks && wrong == 0; ++k) {
+    if (auto e = rows_read(v, a, k); !e.ok()) return fail(kName, "slice", e);
+    for (int32_t r = 0; r < kChunkRows; ++r)
       for (int32_t c = 0; c < kColumns; ++c) wrong += g_items[r * kColumns + c] != pflash_item(k * kChunkRows + r, c);
   }
-  if (mapped) array_view_close(g_view);
-  else (void)array_close(g_array);
-  if (!s.ok()) return fail(kName, "slice", s);
   if (wrong != 0) {
     std::printf("%s: the finalized array differs from what was logged (%d items or its shape)\n", kName, wrong);
     return 1;
   }
   std::printf("verified %lld rows\n", static_cast<long long>(chunks * kChunkRows));
   return 0;
+}
+
+// The finalized frame read in place when the part is mapped, else through the driver (flash_frame_storage).
+int verify(flash_frame& ff, const allocator& alloc, int64_t chunks) {
+  if (!flash_frame_view(ff).empty()) {
+    array_view v;
+    if (auto e = array_view_open(v, flash_frame_view(ff), alloc); !e.ok()) return fail(kName, "array_view_open", e);
+    const int r = check(&v, nullptr, v.layout, chunks);
+    array_view_close(v);
+    return r;
+  }
+  array a;
+  if (auto e = array_open(a, flash_frame_storage(ff), alloc); !e.ok()) return fail(kName, "array_open", e);
+  const int r = check(nullptr, &a, array_layout_get(a), chunks);
+  (void)array_close(a);
+  return r;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # the PFLASH_ variables are for the scripts that source this file
 # Sourced by the flash logger tests (bash): running a bare-metal image on a QEMU board with a host file as its
 # NOR flash, the board chosen by PFLASH_BOARD:
 #   cfi     (default) QEMU's riscv32 `virt` and its CFI parallel NOR. Facts checked on QEMU 7.2 (issue 46): pflash
