@@ -602,8 +602,11 @@ class Disassembly:
                 elif op.startswith("blx") or (op == "bx" and args.strip() != "lr"):
                     indirect += 1
             else:
-                if op in ("addi", "c.addi16sp", "c.addi") and re.match(r"sp,\s*sp,\s*-", args):
+                # objdump writes a compressed addi of sp as "add sp,sp,-16" (RV64 images show it): an immediate.
+                if op in ("addi", "c.addi16sp", "c.addi", "add", "c.add") and re.match(r"sp,\s*sp,\s*-\d+$", args):
                     frame += int(re.search(r"-(\d+)", args).group(1))
+                elif op in ("add", "c.add") and re.match(r"sp,\s*sp,\s*\d+$", args):
+                    pass  # the epilogue's "add sp,sp,16"
                 elif op in ("add", "sub", "c.add", "c.sub") and args.startswith("sp,"):
                     dynamic = True
                 elif op in ("jal", "call", "tail", "j", "c.j", "c.jal") and re.search(r"<([^>+]+)>", args):

@@ -24,6 +24,9 @@
 #   rv32-baremetal  bare metal RISC-V RV32IMAC, picolibc, QEMU virt with semihosting: a compiler without a C++
 #              library (the core builds from the C library's headers; tests and examples get a few C++ library
 #              headers from tests/support/cxx_shim), its own size and stack budgets
+#   riscv64-baremetal  bare metal RISC-V RV64IMAC, picolibc, QEMU sifive_u: the SPI NOR driver on the board's
+#              flash (the logger read back by the host's tool, the kill test), the flash port's tests and the
+#              freestanding check only (the rest of the core is RV32's and RV64 Linux's to test)
 # Every target but host-tsan also runs the freestanding check of the core (cmake/check_freestanding.cmake).
 # Long sweeps (the ctest label `long`: huge indexes walked whole, a 100 MB file, many random reads; see
 # tests/support/long_tests.hpp) test logic that does not depend on the platform: ppc64 (big-endian) runs them
@@ -55,7 +58,7 @@ build_root=${TESSERA_BUILD_ROOT:-build}
 [[ $build_root == /* ]] || build_root=$repo/$build_root
 jobs=${TESSERA_JOBS:-2}
 all_targets=(host host-tsan nehalem aarch64 armhf ppc64le ppc64 riscv64 cortex-m4 cortex-m4-messages rv32-baremetal
-  static-analysis package)
+  riscv64-baremetal static-analysis package)
 read -r -a targets <<<"${TESSERA_TARGETS:-${all_targets[*]}}"
 
 if [[ ${TESSERA_SKIP_DEPS:-0} != 1 ]]; then
@@ -89,6 +92,7 @@ target_args() {
     ppc64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64-linux-gnu.cmake $full" ;;
     riscv64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/riscv64-linux-gnu.cmake $reduced" ;;
     rv32-baremetal) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/riscv32-baremetal.cmake" ;;
+    riscv64-baremetal) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/riscv64-baremetal-sifive-u.cmake" ;;
     cortex-m4) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" ;;
     cortex-m4-messages) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" \
       "-DTESSERA_ERROR_MESSAGES=ON" ;;
@@ -146,7 +150,7 @@ for target in "${targets[@]}"; do
   fi
   notes=""
   extra_failed=0
-  if [[ $target == cortex-m4* || $target == rv32-baremetal ]]; then
+  if [[ $target == cortex-m4* || $target == rv32-baremetal || $target == riscv64-baremetal ]]; then
     # The host build (run first) has the tessera tool: examples check the M4's frame images with it.
     host_tool=$build_root/host-asan/tools/tessera
     [[ -x $host_tool ]] || host_tool=""   # empty: the check is skipped, and a stale cached value is cleared
@@ -163,6 +167,10 @@ for target in "${targets[@]}"; do
   # the programs of the tests it runs (tessera_threads_tests, tests/CMakeLists.txt).
   build_targets=()
   [[ $target == host-tsan ]] && build_targets=(tessera_threads_tests)
+  # riscv64-baremetal: the SPI NOR images, the flash port's tests and the freestanding checks (the ctest filter
+  # below runs those).
+  [[ $target == riscv64-baremetal ]] &&
+    build_targets=(spinor_logger spinor_recover tessera_test_flash tessera_core_freestanding tessera_flash_freestanding)
   if ! ninja -C "$dir" -j "$jobs" -k 0 "${build_targets[@]}"; then
     notes+=" build FAILED;"
     extra_failed=1
@@ -178,8 +186,8 @@ for target in "${targets[@]}"; do
     echo "---- Cortex-M4 images: sizes, Tessera's and the codecs' shares from the link maps, largest sections, stack"
     TOP=8 bash "$repo/ci/size-report.sh" "$dir" || { notes+=" size report FAILED;"; extra_failed=1; }
   fi
-  if [[ $target == rv32-baremetal ]]; then
-    echo "---- RV32IMAC images: sizes, Tessera's and the codecs' shares from the link maps, largest sections, stack"
+  if [[ $target == rv32-baremetal || $target == riscv64-baremetal ]]; then
+    echo "---- ${target%-baremetal} images: sizes, Tessera's and the codecs' shares from the link maps, largest sections, stack"
     TOP=8 SIZE=riscv64-unknown-elf-size CXXFILT=riscv64-unknown-elf-c++filt bash "$repo/ci/size-report.sh" "$dir" ||
       { notes+=" size report FAILED;"; extra_failed=1; }
   fi
@@ -199,6 +207,7 @@ for target in "${targets[@]}"; do
     nehalem | aarch64 | ppc64le | riscv64) label_args+=(-LE 'tools|crash') ;;
     armhf | ppc64) label_args+=(-LE crash) ;;
     cortex-m4-messages) label_args+=(-E '^tessera_test_(array|chunk|frame)$') ;;
+    riscv64-baremetal) label_args+=(-R '^(tessera_(core|flash)_freestanding|tessera_test_flash|.*spinor.*)$') ;;
   esac
   if [[ $target == host && $host_coverage == ON ]]; then
     # ci/coverage.sh runs the fuzzers' corpora and then ctest (its output in $log), and holds the coverage.

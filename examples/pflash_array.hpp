@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// What the pflash logger (pflash_logger.cpp) and its recovery (pflash_recover.cpp) share: the board's flash,
-// the array's parameters and its items. The board is QEMU's riscv32 `virt` with pflash unit 1: a CFI parallel
-// NOR bank at 0x22000000 (two x16 Intel/Sharp chips on a 32-bit bus, 32 MiB in blocks of 256 KiB), driven by
-// port/flash's CFI driver. The array lives in the bank's first kRegionSectors blocks, so a finalized frame
-// starts at byte 0 of the bank (and of its backing file on the host).
+// What the flash logger (pflash_logger.cpp) and its recovery (pflash_recover.cpp) share: the board's flash,
+// the array's parameters and its items. The board is a header of its own, chosen when the images are built:
+// pflash_board_cfi.hpp (QEMU's riscv32 `virt`, CFI parallel NOR, the default) or pflash_board_spinor.hpp (QEMU's
+// riscv64 `sifive_u`, SPI NOR: PFLASH_BOARD_SPINOR defined).
 //
 // The array: int32, kColumns columns, chunks of kChunkRows rows (blocks of kBlockRows), BloscLZ + shuffle,
 // row r and column c holding pflash_item(r, c) (tests/flash/pflash_lib.sh's pflash_expected prints the same numbers
@@ -16,13 +15,16 @@
 
 #include "tessera/array.hpp"
 #include "tessera/chunk.hpp"
-#include "tessera/port/flash_cfi.hpp"
 #include "tessera/port/flash_frame.hpp"
+
+#ifdef PFLASH_BOARD_SPINOR
+#include "pflash_board_spinor.hpp"
+#else
+#include "pflash_board_cfi.hpp"
+#endif
 
 namespace pflash {
 
-inline constexpr uintptr_t kBankAddress = 0x22000000u;  // hw/riscv/virt.c: VIRT_FLASH base + 32 MiB (unit 1)
-inline constexpr uint32_t kRegionSectors = 2;  // 512 KiB: room for about 250 chunks of this array
 inline constexpr int32_t kColumns = 16;
 inline constexpr int32_t kChunkRows = 64;
 inline constexpr int32_t kBlockRows = 16;
@@ -36,25 +38,6 @@ inline int fail(const char* program, const char* what, const tessera::error& e) 
   std::printf("%s: %s: %s (%s)\n", program, what, e.message, tessera::errc_name(e.code));
   std::fflush(stdout);
   return 1;
-}
-
-// The bank: geometry from its CFI query table, then the driver. `buffered`: programs through the write buffer.
-inline tessera::status bank_open(tessera::flash_cfi& cfi, bool buffered) {
-  tessera::flash_cfi_config cc;
-  cc.base = reinterpret_cast<volatile uint8_t*>(kBankAddress);
-  cc.bank_width = 4;
-  TESSERA_TRY(tessera::flash_cfi_probe(cc));
-  cc.use_buffer = buffered;
-  return tessera::flash_cfi_init(cfi, cc);
-}
-
-// The log's region: the first kRegionSectors blocks of the bank.
-inline tessera::flash_log_config region(tessera::flash_cfi& cfi) {
-  tessera::flash_log_config lc;
-  lc.device = tessera::flash_cfi_device(cfi);
-  lc.first_sector = 0;
-  lc.sector_count = kRegionSectors;
-  return lc;
 }
 
 // The array's frame parameters (shape (0, kColumns)); with rows > 0 those of a one-chunk array of the same

@@ -1,14 +1,55 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
-# Sourced by the pflash tests (bash): running a bare-metal RV32 image on QEMU's riscv32 `virt` board with a host
-# file as its parallel NOR flash. Facts checked on QEMU 7.2 (issue 46): pflash unit 0 would be taken as the boot
-# flash and unit 1 makes QEMU skip -kernel, so only unit 1 is given (32 MiB, mapped at 0x22000000) and the
-# image is loaded with `-device loader` (the board then starts it at RAM's base, where it is linked, as with
-# -kernel). Semihosting as in toolchains/run-riscv32-virt.sh; the image's arguments go through
+# shellcheck disable=SC2034  # the PFLASH_ variables are for the scripts that source this file
+# Sourced by the flash logger tests (bash): running a bare-metal image on a QEMU board with a host file as its
+# NOR flash, the board chosen by PFLASH_BOARD:
+#   cfi     (default) QEMU's riscv32 `virt` and its CFI parallel NOR. Facts checked on QEMU 7.2 (issue 46): pflash
+#           unit 0 would be taken as the boot flash and unit 1 makes QEMU skip -kernel, so only unit 1 is given
+#           (32 MiB, mapped at 0x22000000).
+#   spinor  QEMU's riscv64 `sifive_u` and the ISSI IS25WP256 SPI NOR on its QSPI0 (`-drive if=mtd`, 32 MiB; the
+#           SD card slot is on QSPI2). The array's region starts at 16 MiB of the part (examples/pflash_board_spinor.hpp).
+# Either way the image is loaded with `-device loader` (the board then starts it at RAM's base, where it is
+# linked, as with -kernel). Semihosting as in toolchains/run-riscv32-virt.sh; the image's arguments go through
 # -semihosting-config's arg= (argv[0] first), since -append needs -kernel.
+# What differs between the boards, for the tests: PFLASH_REGION_START (the array region's first byte in the
+# file), PFLASH_MODES (the two ways each logger runs: pflash_mode_args gives a mode's image arguments),
+# PFLASH_SHORT_MODE (a mode slow enough on QEMU to log fewer chunks), PFLASH_KILL (the power cut's signal).
 
 PFLASH_BYTES=$((32 * 1024 * 1024))
+PFLASH_REGION_BYTES=$((512 * 1024))
 PFLASH_TIMEOUT=${TESSERA_QEMU_TIMEOUT:-300}
+PFLASH_BOARD=${PFLASH_BOARD:-cfi}
+case $PFLASH_BOARD in
+  cfi)
+    PFLASH_REGION_START=0
+    PFLASH_MODES=(buffered word)  # through the write buffer, or word by word
+    PFLASH_SHORT_MODE=word  # a word program costs QEMU a 512-byte write to the file, about 0.25 ms
+    # QEMU's pflash writes its file before the program returns to the guest: SIGKILL loses nothing returned.
+    PFLASH_KILL=KILL
+    ;;
+  spinor)
+    PFLASH_REGION_START=$((16 * 1024 * 1024))
+    PFLASH_MODES=(sector block)  # 4 KiB erase sectors (20h), or 64 KiB blocks (D8h)
+    PFLASH_SHORT_MODE=''
+    # QEMU's m25p80 writes its file asynchronously (a page's write is queued when chip select rises, and the
+    # guest goes on): SIGKILL can drop writes that had returned, or keep a later one and drop an earlier one,
+    # which no power cut does. SIGTERM stops the guest where it is (between two instructions, as a cut does),
+    # then QEMU completes the writes already queued before it exits: the file is the part at that instant.
+    PFLASH_KILL=TERM
+    ;;
+  *)
+    echo "pflash_lib.sh: unknown PFLASH_BOARD '$PFLASH_BOARD' (cfi or spinor)" >&2
+    return 1
+    ;;
+esac
+
+# pflash_mode_args MODE: the image arguments of a mode of PFLASH_MODES (one a line; none for the first mode).
+pflash_mode_args() {
+  case $1 in
+    word) echo --word ;;
+    block) echo --block ;;
+  esac
+}
 
 # pflash_erased FILE: a bank of all 0xFF (an erased part).
 pflash_erased() {
@@ -19,10 +60,18 @@ pflash_erased() {
 pflash_command() {
   local file=$1 mode=$2 image=$3
   shift 3
-  local semi="enable=on,target=native,arg=${image##*/}" arg drive="if=pflash,format=raw,unit=1,file=$file"
+  local semi="enable=on,target=native,arg=${image##*/}" arg drive="format=raw,file=$file"
+  local -a machine
   for arg in "$@"; do semi+=",arg=$arg"; done
   [[ $mode == ro ]] && drive+=",readonly=on"
-  PFLASH_CMD=(qemu-system-riscv32 -M virt -bios none -display none -monitor none -serial null
+  if [[ $PFLASH_BOARD == spinor ]]; then
+    machine=(qemu-system-riscv64 -M sifive_u)
+    drive="if=mtd,$drive"
+  else
+    machine=(qemu-system-riscv32 -M virt)
+    drive="if=pflash,unit=1,$drive"
+  fi
+  PFLASH_CMD=("${machine[@]}" -bios none -display none -monitor none -serial null
     -semihosting-config "$semi" -drive "$drive" -device "loader,file=$image")
 }
 
@@ -52,8 +101,8 @@ pflash_expected() {
 }
 
 # pflash_check_array TOOL FILE ROWS [OFFSET]: `tessera info` says the shape (ROWS, 16), <i4 and BloscLZ, and
-# `tessera dump` prints exactly pflash_expected ROWS, for the frame at byte OFFSET (default 0) of FILE (a frame
-# the recovery finalized into header slot 1 starts past byte 0). Prints what differs; status 1 then.
+# `tessera dump` prints exactly pflash_expected ROWS, for the frame at byte OFFSET (default 0) of FILE (the
+# region's start, past it when the recovery finalized into header slot 1). Prints what differs; status 1 then.
 pflash_check_array() {
   local tool=$1 frame=$2 rows=$3 offset=${4:-0} info
   info=$("$tool" info "$frame" --offset "$offset") || { echo "tessera info $frame --offset $offset failed"; return 1; }

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# ctest driver of flash_pflash_power_cut: power cuts by killing the emulator. The logger image
-# (examples/pflash_logger.cpp) runs on QEMU's riscv32 `virt` CFI NOR bank and QEMU is killed (SIGKILL) after a
-# seeded random delay; then the recovery image (examples/pflash_recover.cpp) boots on the same backing file,
-# mounts the array, reports each chunk, finalizes and checks every item in place. The host checks, per point:
+# ctest driver of flash_pflash_power_cut and flash_spinor_power_cut: power cuts by killing the emulator. The
+# logger image (examples/pflash_logger.cpp) runs on the board's flash (PFLASH_BOARD, tests/flash/pflash_lib.sh:
+# QEMU's riscv32 `virt` CFI NOR bank, or the SPI NOR of its riscv64 `sifive_u`) and QEMU is killed (PFLASH_KILL:
+# SIGKILL, or SIGTERM where QEMU writes the file asynchronously) after a seeded random delay; then the recovery
+# image (examples/pflash_recover.cpp) boots on the same backing file, mounts the array, reports each chunk,
+# finalizes and checks every item (in place on the mapped CFI bank, through the driver on SPI NOR). The host
+# checks, per point:
 #   - the recovery ran to its end; "no array" only when the logger had not printed "created" (create returned);
 #   - every chunk whose "appended K" line the host had read is there (a returned append is durable), at most the
 #     one in flight more, and each recovered chunk is, byte for byte (CRC-32), the chunk the logger wrote there;
@@ -12,20 +15,21 @@
 #   - the finalized array (the recovery's finalize, or the logger's) reads exactly with `tessera` on the host
 #     (info and every item), wherever its frame starts (a header torn in slot 0 moves it to slot 1), and a
 #     second mount finds it finalized as it was;
-#   - before the recovery, `tessera --flash-log` reads the killed bank's file without changing it and finds the
+#   - before the recovery, `tessera --flash-log` reads the killed part's file without changing it and finds the
 #     same chunks, with the finalized array's items (or no array where the recovery finds none).
-# The points: for each program mode (through the write buffer with the default 24 chunks, word by word with
-# 4), a reference run gives the times of "finalizing" and "finalized" counted from "creating"; POINTS delays
-# (from "creating", which the host waits for: QEMU's own start takes 30 to 100 ms as the machine's load goes)
-# are spread over [0, finalized + 2 ms], one in each of POINTS equal slices at a seeded random place in it, and
+# The points: for each of the board's modes (CFI: through the write buffer with the default 24 chunks, word by
+# word with 4; SPI NOR: 4 KiB sectors and 64 KiB blocks, 24 chunks each), a reference run gives the times of
+# "finalizing" and "finalized" counted from "creating"; POINTS delays (from "creating", which the host waits
+# for: QEMU's own start takes 30 to 100 ms as the machine's load goes) are spread over [0, finalized + 2 ms], one in each of POINTS equal slices at a seeded random place in it, and
 # FINAL_POINTS more over [finalizing - 1 ms, finalized + 1 ms]. Where a kill really lands depends on the
 # machine's timing: the run reports each point's phase (the logger's last line before the kill) and what the
 # recovery found.
-# The bank holds old bytes before each run (the logger image's own bytes over the array's region: a used part),
+# The part holds old bytes before each run (the logger image's own bytes over the array's region: a used part),
 # so a cut inside create leaves garbage that must not mount.
 # Usage: pflash_power_cut.sh LOGGER.elf RECOVER.elf TOOL WORK_DIR   (TOOL empty: no host read of the arrays)
-# Environment: PFLASH_SEED (default 46), PFLASH_POINTS (default 20 per mode), PFLASH_FINAL_POINTS (default 5 per
-# mode), PFLASH_KEEP=1 (keep every point's files; a failed point's are always kept).
+# Environment: PFLASH_BOARD (cfi or spinor), PFLASH_SEED (default 46), PFLASH_POINTS (default 20 per mode),
+# PFLASH_FINAL_POINTS (default 5 per mode), PFLASH_KEEP=1 (keep every point's files; a failed point's are always
+# kept).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 logger=$1
@@ -40,7 +44,14 @@ word_chunks=4
 . "$here/pflash_lib.sh"
 # The array's region as `tessera --flash-log` names it: the bank's first 2 blocks of 256 KiB, programmed in
 # words of 4 bytes (examples/pflash_array.hpp).
-pflash_geometry=offset=0,size=512K,sector=256K,unit=4
+# The region's geometry as a host gives it to `tessera --flash-log` (the board's driver: pflash_lib.sh).
+pflash_geometry() {
+  case $PFLASH_BOARD:$1 in
+    cfi:*) echo offset=0,size=512K,sector=256K,unit=4 ;;
+    spinor:sector) echo "offset=$PFLASH_REGION_START,size=512K,sector=4K,unit=1" ;;
+    spinor:block) echo "offset=$PFLASH_REGION_START,size=512K,sector=64K,unit=1" ;;
+  esac
+}
 
 if [[ -n $tool && ! -x $tool ]]; then
   echo "pflash_power_cut: the tessera tool $tool does not exist (build the host first)"
@@ -51,10 +62,12 @@ mkdir -p "$work"
 started=$EPOCHREALTIME
 elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'; }
 
-# The bank before each run: erased, with the first 512 KiB (the array's region) holding old bytes.
+# The part before each run: erased, with the array's region holding old bytes.
 template=$work/used.img
 pflash_erased "$template"
-cat "$logger" "$logger" | head -c $((512 * 1024)) | dd of="$template" conv=notrunc status=none
+region_blocks=$((PFLASH_REGION_START / PFLASH_REGION_BYTES))  # the region, in dd blocks of its size
+cat "$logger" "$logger" | head -c "$PFLASH_REGION_BYTES" |
+  dd of="$template" bs="$PFLASH_REGION_BYTES" seek="$region_blocks" conv=notrunc status=none
 cp "$template" "$work/bank.img"
 
 failures=0
@@ -86,10 +99,13 @@ wait_line() {
 # One point: kill the logger (mode $2) $4 seconds after it printed the line $3, recover, check. $1 names it.
 run_point() {
   local name=$1 mode=$2 anchor=$3 delay=$4 img=$work/bank.img log=$work/$1.log out=$work/$1.recover
-  local -a args=() lines
-  [[ $mode == word ]] && args=(--word --chunks "$word_chunks")
-  # The bank as the template has it: the images write the region only, so its 512 KiB are restored.
-  dd if="$template" of="$img" bs=512K count=1 conv=notrunc status=none
+  local -a args=() lines board_args
+  mapfile -t board_args < <(pflash_mode_args "$mode")
+  args=("${board_args[@]}")
+  [[ $mode == "$PFLASH_SHORT_MODE" ]] && args+=(--chunks "$word_chunks")
+  # The part as the template has it: the images write the region only, so it alone is restored.
+  dd if="$template" of="$img" bs="$PFLASH_REGION_BYTES" skip="$region_blocks" seek="$region_blocks" count=1 \
+    conv=notrunc status=none
   pflash_command "$img" rw "$logger" "${args[@]}"
   : >"$log"
   "${PFLASH_CMD[@]}" </dev/null >"$log" 2>&1 &
@@ -102,7 +118,7 @@ run_point() {
     return
   fi
   pause "$delay"
-  kill -KILL "$pid" 2>/dev/null
+  kill -"$PFLASH_KILL" "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
 
   # What the logger had said before the kill.
@@ -123,9 +139,9 @@ run_point() {
   local host_chunks='' host_none=0 sum_before
   if [[ -n $tool ]]; then
     sum_before=$(cksum <"$img")
-    if "$tool" info --flash-log "$pflash_geometry" "$img" >"$work/$name.hostinfo" 2>&1; then
+    if "$tool" info --flash-log "$(pflash_geometry "$mode")" "$img" >"$work/$name.hostinfo" 2>&1; then
       host_chunks=$(sed -n -E 's/^flash log: .*, ([0-9]+) chunks committed, .*/\1/p' "$work/$name.hostinfo")
-      "$tool" dump --flash-log "$pflash_geometry" "$img" --format raw -o "$work/$name.hostraw" ||
+      "$tool" dump --flash-log "$(pflash_geometry "$mode")" "$img" --format raw -o "$work/$name.hostraw" ||
         fail "$name" "tessera dump --flash-log of the killed bank failed"
     else
       host_none=1
@@ -134,7 +150,7 @@ run_point() {
   fi
 
   local status=0
-  pflash_run "$img" rw "$recover" >"$out" || status=$?
+  pflash_run "$img" rw "$recover" "${board_args[@]}" >"$out" || status=$?
   if ((status != 0)); then
     fail "$name" "the recovery failed (exit $status) after a cut at '$phase':"
     sed 's/^/    /' "$out"
@@ -182,13 +198,13 @@ run_point() {
   [[ $remounted == "remounted finalized chunks $n frame_start $fstart" ]] ||
     fail "$name" "a second mount does not find the array finalized as it was: '$remounted'"
   if [[ -n $tool && -n $flen ]]; then
-    # The bank's file as it is, the frame at its start (header slot 1 puts it past byte 0: --offset).
-    pflash_check_array "$tool" "$img" $((n * 64)) "$fstart" >"$work/$name.tool" 2>&1 ||
+    # The part's file as it is, the frame at the region's start (header slot 1 puts it further: --offset).
+    pflash_check_array "$tool" "$img" $((n * 64)) $((PFLASH_REGION_START + fstart)) >"$work/$name.tool" 2>&1 ||
       fail "$name" "tessera does not read the finalized array: $(cat "$work/$name.tool")"
     # What the host read before the recovery: the same chunks (a frame found finalized reads whole either way).
     if ((n > 0)); then
       [[ $host_chunks == "$n" ]] || fail "$name" "tessera --flash-log found '${host_chunks}' chunks before the recovery, the recovery $n"
-      "$tool" dump "$img" --offset "$fstart" --format raw | cmp -s - "$work/$name.hostraw" ||
+      "$tool" dump "$img" --offset $((PFLASH_REGION_START + fstart)) --format raw | cmp -s - "$work/$name.hostraw" ||
         fail "$name" "the items tessera --flash-log read before the recovery differ from the finalized array's"
     fi
   fi
@@ -204,12 +220,12 @@ declare -A phases totals
 declare -a ref_crc
 RANDOM=$seed
 count=0
-for mode in buffered word; do
+for mode in "${PFLASH_MODES[@]}"; do
   # The reference run: the times of its lines (from its "creating", in microseconds), each chunk's CRC.
   ref=$work/reference-$mode.log
   cp "$template" "$work/reference.img"
-  args=()
-  [[ $mode == word ]] && args=(--word --chunks "$word_chunks")
+  mapfile -t args < <(pflash_mode_args "$mode")
+  [[ $mode == "$PFLASH_SHORT_MODE" ]] && args+=(--chunks "$word_chunks")
   pflash_command "$work/reference.img" rw "$logger" "${args[@]}"
   t0=$EPOCHREALTIME
   "${PFLASH_CMD[@]}" </dev/null 2>&1 |
@@ -239,7 +255,7 @@ for mode in buffered word; do
   while read -r k crc; do
     ref_crc[k]=$crc
   done < <(sed -n 's/^[0-9.]* appended \([0-9]*\) crc \([0-9a-f]*\) .*/\1 \2/p' "$ref")
-  echo "pflash_power_cut: $mode programs, ${totals[$mode]} chunks: QEMU started in $((boot_us / 1000)) ms;" \
+  echo "pflash_power_cut: $PFLASH_BOARD $mode, ${totals[$mode]} chunks: QEMU started in $((boot_us / 1000)) ms;" \
     "from \"creating\", finalizing at $((final_us / 1000)) ms, finalized at $((done_us / 1000)) ms"
   for ((i = 0; i < points + final_points; ++i)); do
     if ((i < points)); then  # slice i of [0, finalized + 2 ms]
@@ -256,7 +272,7 @@ for mode in buffered word; do
     before=$failures
     run_point "$mode-$i" "$mode" "${ref_text[j]}" "$delay"
     count=$((count + 1))
-    # A point's files (the bank's 32 MiB among them) are kept when it failed (or PFLASH_KEEP=1).
+    # A point's files (the part's 32 MiB among them) are kept when it failed (or PFLASH_KEEP=1).
     if ((failures == before)) && [[ ${PFLASH_KEEP:-0} != 1 ]]; then
       rm -f "$work/$mode-$i".*
     else

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "../support/check.hpp"
+#include "port_roundtrip.hpp"
 #include "../support/test_allocators.hpp"
 #include "tessera/chunk.hpp"
 #include "tessera/port/flash_cfi.hpp"
@@ -574,56 +575,13 @@ TESSERA_TEST(flash_cfi, an_array_through_the_port_on_the_model) {
   bank_model& m = fresh_model(2, 1);  // one x16 chip: 8 KiB in blocks of 1 KiB, a 32-byte buffer
   flash_cfi cfi;
   REQUIRE(open_model(t, m, cfi));
-  test::counting_allocator counting;
-  frame_create_params fp;
-  fp.typesize = 4;
-  fp.blocksize = 256;
-  fp.chunksize = 256;
   flash_log_config lc;
   lc.device = flash_cfi_device(cfi);
   lc.first_sector = 1;
   lc.sector_count = 6;
-  static int32_t items[64];
-  static uint8_t chunks[3][256 + kChunkMaxOverhead];
-  size_t sizes[3] = {};
-  chunk_encoder enc;
-  REQUIRE_OK(chunk_encoder_init(enc, counting.get()));
-  chunk_encode_params cp;  // BloscLZ, clevel 5, shuffle
-  cp.typesize = 4;
-  cp.blocksize = 256;
-  for (int c = 0; c < 3; ++c) {
-    for (int i = 0; i < 64; ++i) items[i] = c * 1000 + i * (c + 1);
-    auto n = chunk_encode(enc, cp, bytes_view(reinterpret_cast<const uint8_t*>(items), sizeof items),
-                          bytes_mut(chunks[c], sizeof chunks[c]));
-    REQUIRE_OK(n);
-    sizes[c] = *n;
-  }
-  chunk_encoder_release(enc);
-  {
-    flash_frame ff;
-    REQUIRE_OK(flash_frame_create(ff, lc, counting.get(), fp));
-    CHECK_OK(flash_frame_append(ff, bytes_view(chunks[0], sizes[0])));
-    CHECK_OK(flash_frame_append(ff, bytes_view(chunks[1], sizes[1])));
-    flash_frame_close(ff);
-  }
-  {
-    flash_frame ff;  // after a reset: mount, one more chunk, finalize
-    REQUIRE_OK(flash_frame_mount(ff, lc, counting.get(), fp));
-    CHECK_EQ(ff.nchunks, 2);
-    CHECK_OK(flash_frame_append(ff, bytes_view(chunks[2], sizes[2])));
-    CHECK_OK(flash_frame_finalize(ff));
-    CHECK_OK(flash_frame_scrub(ff));
-    static uint8_t back[256 + kChunkMaxOverhead];
-    for (int c = 0; c < 3; ++c) {
-      auto n = flash_frame_chunk_read(ff, c, bytes_mut(back, sizeof back));
-      CHECK_OK(n);
-      if (n.ok()) CHECK(*n == sizes[c] && std::memcmp(back, chunks[c], sizes[c]) == 0);
-    }
-    flash_frame_close(ff);
-  }
+  test::check_array_through_port<64>(t, lc);
   CHECK_EQ(m.sequence_errors, 0u);
   CHECK_EQ(m.unreplicated, 0u);
   CHECK(m.buffer_programs > 0);
   CHECK_EQ(cfi.erases, 6u);
-  CHECK(!counting.leaked());
 }
