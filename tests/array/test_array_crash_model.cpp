@@ -313,6 +313,7 @@ void wl_planes(driver& d, int rounds) {
   test::rng r(1);
   for (int round = 0; round < rounds; ++round) {
     const int64_t* sh = d.shape();
+    if (sh[0] == 0) break;  // the creation failed: no array, nothing to write
     const int64_t z = round % sh[0];
     const int64_t start[kDims] = {z, 0, 0}, stop[kDims] = {z + 1, sh[1], sh[2]};
     d.write(start, stop, values(r, sh[1] * sh[2]));
@@ -328,6 +329,7 @@ void wl_boxes(driver& d) {
   test::rng r(2);
   for (int round = 0; round < 10; ++round) {
     const int64_t* sh = d.shape();
+    if (count_of(sh) == 0) break;  // the creation failed: no array, nothing to write
     int64_t start[kDims], stop[kDims], n = 1;
     for (int k = 0; k < kDims; ++k) {
       const int64_t e = r.range(1, std::min<int64_t>(sh[k], 6));

@@ -48,7 +48,7 @@ struct flash_spinor_transport {
 
 /// The part. Fill it from the part's data sheet, or leave size at 0 to take it from the JEDEC id.
 struct flash_spinor_config {
-  flash_spinor_transport transport{};
+  flash_spinor_transport transport{};  ///< the board's SPI transaction (required)
   /// The part's 9Fh answer, manufacturer << 16 | memory type << 8 | capacity (ISSI IS25WP256: 0x9D7019); init
   /// refuses another part. 0: any part that answers.
   uint32_t jedec_id = 0;
