@@ -157,8 +157,13 @@ for target in "${targets[@]}"; do
       cdir=$build_root/cortex-$core
       cstart=$SECONDS
       echo "---- cortex-$core ($cdir)"
+      # The M0 without Zstd: its decoder context (about 33 KB) is twice a micro:bit's RAM, and its compressor's
+      # 64-bit hashing, emulated on ARMv6-M, made the array test alone take minutes.
+      core_args=()
+      [[ $core == m0 ]] && core_args=(-DTESSERA_WITH_ZSTD=OFF)
       if ! cmake -S "$repo" -B "$cdir" "${common[@]}" -DCMAKE_BUILD_TYPE=Release \
-          "-DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-$core.cmake" "-DTESSERA_HOST_TOOL=$host_tool"; then
+          "-DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-$core.cmake" "-DTESSERA_HOST_TOOL=$host_tool" \
+          "${core_args[@]}"; then
         notes+=" $core: configure FAILED;"
         cores_failed=$((cores_failed + 1))
         continue
