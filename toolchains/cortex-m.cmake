@@ -17,8 +17,8 @@
 # The micro:bit's map is the real part's: an image must fit it (examples/: the flash_reader images check their
 # RAM at link time). Programs that need more than a micro:bit has (the test programs,
 # the logger with its simulated flash) are linked with TESSERA_BM_TEST_LINK_OPTIONS and run with
-# TESSERA_BM_TEST_EMULATOR: the same nRF51 and Cortex-M0, its flash and RAM enlarged to 4 MiB each
-# (run-cortex-m.sh's machine `microbit-4m`). tests/ and examples/ apply them.
+# TESSERA_BM_TEST_EMULATOR: the same nRF51 and Cortex-M0, its flash enlarged to 4 MiB and its RAM
+# to 16 MiB (run-cortex-m.sh's machine `microbit-test`). tests/ and examples/ apply them.
 set(_tessera_cpus m0 m3 m4 m7 m33)
 if(NOT DEFINED TESSERA_CORTEX_M_CPU AND DEFINED ENV{TESSERA_CORTEX_M_CPU})
   set(TESSERA_CORTEX_M_CPU "$ENV{TESSERA_CORTEX_M_CPU}")
@@ -43,8 +43,8 @@ if(TESSERA_CORTEX_M_CPU STREQUAL "m0")
   set(TESSERA_BM_RAM 0x20000000)
   set(TESSERA_BM_RAM_SIZE 0x00004000)
   set(TESSERA_BM_TEST_LINK_OPTIONS
-      LINKER:--defsym=__flash_size=0x00400000 LINKER:--defsym=__ram_size=0x00400000)
-  set(TESSERA_BM_TEST_EMULATOR sh ${CMAKE_CURRENT_LIST_DIR}/run-cortex-m.sh microbit-4m)
+      LINKER:--defsym=__flash_size=0x00400000 LINKER:--defsym=__ram_size=0x01000000)
+  set(TESSERA_BM_TEST_EMULATOR sh ${CMAKE_CURRENT_LIST_DIR}/run-cortex-m.sh microbit-test)
 elseif(TESSERA_CORTEX_M_CPU STREQUAL "m3")
   set(_flags "-mcpu=cortex-m3 -mthumb -mfloat-abi=soft")
   set(TESSERA_CORTEX_M_MACHINE mps2-an385)

@@ -7,7 +7,7 @@
 # exits with status 1 (a fault QEMU cannot escalate, a lockup, ends QEMU with a non-zero status too).
 # Usage: run-cortex-m.sh MACHINE program.elf [arguments passed through semihosting's command line]
 #   MACHINE: microbit (Cortex-M0), mps2-an385 (M3), mps2-an386 (M4), mps2-an500 (M7), mps2-an505 (M33), or
-#   microbit-4m: the micro:bit's nRF51 and Cortex-M0 with its flash and RAM enlarged to 4 MiB each (QEMU's
+#   microbit-test: the micro:bit's nRF51 and Cortex-M0, its flash enlarged to 4 MiB and its RAM to 16 MiB (QEMU's
 #   nrf51-soc properties), for the programs larger than the part (toolchains/cortex-m.cmake).
 set -u
 if [ $# -lt 2 ]; then
@@ -19,7 +19,7 @@ elf=$2
 shift 2
 limit=${TESSERA_QEMU_TIMEOUT:-300}
 case $machine in
-  microbit-4m) board="-M microbit -global nrf51-soc.flash-size=0x400000 -global nrf51-soc.sram-size=0x400000" ;;
+  microbit-test) board="-M microbit -global nrf51-soc.flash-size=0x400000 -global nrf51-soc.sram-size=0x1000000" ;;
   microbit | mps2-an385 | mps2-an386 | mps2-an500 | mps2-an505) board="-M $machine" ;;
   *)
     echo "run-cortex-m.sh: unknown machine '$machine'" >&2
