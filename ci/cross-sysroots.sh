@@ -8,10 +8,12 @@
 #   ppc64 (big-endian),      Debian 12 has no packages for them: the same versions are built from Debian's
 #   riscv64                  source packages (`apt-get source`, Debian's patches applied) with the target's
 #                            cross compiler (powerpc64-linux-gnu-gcc, riscv64-linux-gnu-gcc)
-#   cortex-m4 (arm-none-eabi) bare metal: LZ4/LZ4HC and Zstd only, from the same Debian sources, compiled
-#                            file by file with the Cortex-M4F flags of toolchains/cortex-m4.cmake (picolibc, -Os,
-#                            function sections) into liblz4.a and libzstd.a under usr/{include,lib}. Built
-#                            without any heap: Tessera hands both libraries their state (see make_baremetal)
+#   cortex-m0, -m3, -m4,     bare metal: LZ4/LZ4HC and Zstd only, from the same Debian sources, compiled
+#   -m7, -m33                file by file with the core's flags of toolchains/cortex-m.cmake (picolibc, -Os,
+#                            function sections) into liblz4.a and libzstd.a under usr/{include,lib}, one sysroot
+#                            per core and float ABI: arm-none-eabi/ (the M4's), arm-none-eabi-m0/, -m3/, -m7/,
+#                            -m33/. Built without any heap: Tessera hands both libraries their state (see
+#                            make_baremetal)
 # Nothing is installed into the host's dpkg: apt runs with a private state (sources, lists, cache, an empty
 # status) under the root's .apt/, so no foreign architecture is added and the host's packages can't conflict
 # with a target's (multiarch zlib1g-dev:<arch> wants the host's exact zlib1g version; a foreign libc6 beside
@@ -21,8 +23,8 @@
 # nothing is downloaded. A sysroot is built in a staging folder and renamed into place, so a failed run leaves
 # nothing half made. Needs the packages of ci/install-deps.sh (cross compilers, make, dpkg-dev, patch).
 #
-# Usage: ci/cross-sysroots.sh [--check] [target...]   (targets: aarch64 armhf ppc64le riscv64 ppc64 cortex-m4;
-#   default all)
+# Usage: ci/cross-sysroots.sh [--check] [target...]   (targets: aarch64 armhf ppc64le riscv64 ppc64 cortex-m0
+#   cortex-m3 cortex-m4 cortex-m7 cortex-m33; default all)
 #   --check: only report which sysroots are missing, exit 1 if any is.
 # Environment: TESSERA_SYSROOT_ROOT, TESSERA_DEBIAN_MIRROR (default http://deb.debian.org/debian; the
 #   suites <codename> and <codename>-updates, whose point releases carry the fixes), TESSERA_JOBS (default 2).
@@ -34,8 +36,9 @@ jobs=${TESSERA_JOBS:-2}
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 # Changing what goes into a sysroot: bump this, and every sysroot is made again on the next run.
 recipe="tessera-sysroot recipe 1: liblz4-dev libzstd-dev zlib1g-dev"
-# The bare-metal sysroot has its own recipe (its flags and defines): bumping it remakes only that one.
-recipe_baremetal="tessera-sysroot bare-metal recipe 2: lz4 libzstd, cortex-m4 hard-float, no heap"
+# The bare-metal sysroots have their own recipe (flags and defines; the core and float ABI are appended):
+# bumping it remakes only those.
+recipe_baremetal="tessera-sysroot bare-metal recipe 2: lz4 libzstd"
 dev_packages=(liblz4-dev libzstd-dev zlib1g-dev)
 source_packages=(lz4 libzstd zlib)
 
@@ -46,7 +49,7 @@ if [[ ${1:-} == --check ]]; then
 fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(aarch64 armhf ppc64le riscv64 ppc64 cortex-m4)
+  targets=(aarch64 armhf ppc64le riscv64 ppc64 cortex-m0 cortex-m3 cortex-m4 cortex-m7 cortex-m33)
 fi
 
 # target -> "<Debian architecture or 'source'> <GNU triple>"
@@ -57,13 +60,30 @@ target_info() {
     armhf) echo "armhf arm-linux-gnueabihf" ;;
     ppc64le) echo "ppc64el powerpc64le-linux-gnu" ;;
     ppc64) echo "source powerpc64-linux-gnu" ;;
-    cortex-m4) echo "baremetal arm-none-eabi" ;;
+    cortex-m4) echo "baremetal-m4 arm-none-eabi" ;;
+    cortex-m0 | cortex-m3 | cortex-m7 | cortex-m33) echo "baremetal-${1#cortex-} arm-none-eabi-${1#cortex-}" ;;
     *) return 1 ;;
   esac
 }
 
+# The compiler flags of a Cortex-M core (as toolchains/cortex-m.cmake has them) and its float ABI.
+baremetal_flags() { # core
+  case $1 in
+    m0) echo "-mcpu=cortex-m0 -mthumb -mfloat-abi=soft" ;;
+    m3) echo "-mcpu=cortex-m3 -mthumb -mfloat-abi=soft" ;;
+    m4) echo "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16" ;;
+    m7) echo "-mcpu=cortex-m7 -mthumb -mfloat-abi=hard -mfpu=fpv5-d16" ;;
+    m33) echo "-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16" ;;
+  esac
+}
 recipe_of() { # arch
-  if [[ $1 == baremetal ]]; then echo "$recipe_baremetal"; else echo "$recipe"; fi
+  if [[ $1 == baremetal-* ]]; then
+    local core=${1#baremetal-} abi=soft-float
+    [[ $(baremetal_flags "$core") == *=hard* ]] && abi=hard-float
+    echo "$recipe_baremetal, cortex-$core $abi, no heap"
+  else
+    echo "$recipe"
+  fi
 }
 ready() { # sysroot arch
   [[ -f $1/.tessera-sysroot && $(head -n 1 "$1/.tessera-sysroot") == "$(recipe_of "$2")" ]]
@@ -72,7 +92,8 @@ ready() { # sysroot arch
 missing=()
 for target in "${targets[@]}"; do
   if ! info=$(target_info "$target"); then
-    echo "cross-sysroots: unknown target '$target' (known: aarch64 armhf ppc64le riscv64 ppc64 cortex-m4)" >&2
+    echo "cross-sysroots: unknown target '$target' (known: aarch64 armhf ppc64le riscv64 ppc64 cortex-m0" \
+      "cortex-m3 cortex-m4 cortex-m7 cortex-m33)" >&2
     exit 2
   fi
   read -r arch triple <<<"$info"
@@ -111,7 +132,7 @@ archs=()
 need_sources=false
 for target in "${missing[@]}"; do
   read -r arch _ <<<"$(target_info "$target")"
-  if [[ $arch == source || $arch == baremetal ]]; then
+  if [[ $arch == source || $arch == baremetal-* ]]; then
     need_sources=true
   else
     archs+=("$arch")
@@ -226,8 +247,8 @@ make_from_sources() { # triple staging log
   rm -rf "$work" "$apt_dir/src/"*.dsc "$apt_dir/src/"*.tar.* "$apt_dir/src/"*.asc
 }
 
-# Bare metal (Cortex-M4F, picolibc): the libraries' C files compiled one by one (their Makefiles assume a hosted
-# system) into static archives, with the flags of toolchains/cortex-m4.cmake. No heap in either: Tessera gives
+# Bare metal (a Cortex-M core, picolibc): the libraries' C files compiled one by one (their Makefiles assume a
+# hosted system) into static archives, with the core's flags of toolchains/cortex-m.cmake. No heap in either: Tessera gives
 # LZ4 its state (the *_extState functions) and Zstd static contexts in workspaces from its allocator, so
 #   lz4:  LZ4_STATIC_LINKING_ONLY_DISABLE_MEMORY_ALLOCATION removes LZ4_create* and every malloc/free call (it
 #         needs LZ4HC_HEAPMODE=0: the optimal parser of LZ4HC levels 10-12 then keeps its 64 KiB on the stack);
@@ -239,16 +260,16 @@ make_from_sources() { # triple staging log
 #         they decode every stream, a little slower), and a 4 KiB literals buffer in the DCtx instead of 64 KiB
 #         (ZSTD_DECODER_INTERNAL_BUFFER: literals that don't fit go to the output's tail), so that a decoder
 #         context is about 32 KiB instead of 96 KiB; compression at every level.
-make_baremetal() { # triple staging log
-  local triple=$1 staging=$2 log=$3 f
+make_baremetal() { # core staging log
+  local core=$1 staging=$2 log=$3 f triple=arm-none-eabi
   local cc=$triple-gcc ar=$triple-ar
-  local cflags=(-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 --specs=picolibc.specs -Os
-                -ffunction-sections -fdata-sections -DNDEBUG)
+  # shellcheck disable=SC2207  # the flags are separate words
+  local cflags=($(baremetal_flags "$core") --specs=picolibc.specs -Os -ffunction-sections -fdata-sections -DNDEBUG)
   if ! command -v "$cc" >/dev/null; then
     echo "cross-sysroots: $cc not found (run ci/install-deps.sh)" >&2
     return 1
   fi
-  local work=$apt_dir/src/build-$triple
+  local work=$apt_dir/src/build-$triple-$core
   unpack_sources "$work" "$staging" "$log" lz4 libzstd || return 1
   local inc=$staging/usr/include lib=$staging/usr/lib
   mkdir -p "$inc" "$lib" "$work/obj-lz4" "$work/obj-zstd"
@@ -294,9 +315,9 @@ for target in "${missing[@]}"; do
   if [[ $arch == source ]]; then
     echo "cross-sysroots: $target ($triple): building Debian's source packages"
     make_from_sources "$triple" "$staging" "$log" && ok=true || ok=false
-  elif [[ $arch == baremetal ]]; then
+  elif [[ $arch == baremetal-* ]]; then
     echo "cross-sysroots: $target ($triple): building Debian's lz4 and libzstd sources for bare metal"
-    make_baremetal "$triple" "$staging" "$log" && ok=true || ok=false
+    make_baremetal "${arch#baremetal-}" "$staging" "$log" && ok=true || ok=false
     archives=(liblz4.a libzstd.a)
     libdir=usr/lib
   else

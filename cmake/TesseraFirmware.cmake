@@ -22,7 +22,7 @@ if(TESSERA_OPTIMIZE_SIZE)
              "${CMAKE_${_lang}_FLAGS_${_config}}")
     endforeach()
   endforeach()
-  # Unless the toolchain file already asks for them (toolchains/cortex-m4.cmake does).
+  # Unless the toolchain file already asks for them (toolchains/baremetal.cmake does).
   if(NOT CMAKE_CXX_FLAGS MATCHES "-ffunction-sections")
     add_compile_options(-ffunction-sections -fdata-sections)
   endif()
@@ -88,3 +88,15 @@ int main(int argc, char**) { try { return thrower(argc); } catch (int v) { retur
            COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DIMAGE=$<TARGET_FILE:tessera_unwinder_probe>
                    -DEXPECT_VIOLATION=ON -P ${_tessera_firmware_dir}/check_no_unwinder.cmake)
 endif()
+
+# tessera_test_memory(): in the calling directory (tests/, examples/), programs are linked and run with the
+# toolchain's test board when it has one (TESSERA_BM_TEST_LINK_OPTIONS, TESSERA_BM_TEST_EMULATOR): the Cortex-M0
+# toolchain describes the micro:bit's 16 KiB of RAM, which the test programs and most examples outgrow, and runs
+# them on the same core with more memory (toolchains/cortex-m.cmake). Images meant for the part itself set the
+# part's map back (a later --defsym wins) and its emulator (examples/CMakeLists.txt: part_image).
+macro(tessera_test_memory)
+  if(TESSERA_BAREMETAL AND TESSERA_BM_TEST_LINK_OPTIONS)
+    add_link_options(${TESSERA_BM_TEST_LINK_OPTIONS})
+    set(CMAKE_CROSSCOMPILING_EMULATOR ${TESSERA_BM_TEST_EMULATOR})
+  endif()
+endmacro()

@@ -13,6 +13,7 @@
 // place needs that one block); with Zstd, plus Zstd's decoder context, whose size is printed. Exit status 0 when
 // every value matches and the RAM goal is met.
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -41,8 +42,33 @@ constexpr size_t kOverhead = 1024 * sizeof(void*);
 #ifndef TESSERA_READER_ARENA  // bytes; an image can ask for more (examples/CMakeLists.txt: flash_reader_zstd)
 #define TESSERA_READER_ARENA (64 * 1024)
 #endif
+#ifndef TESSERA_READER_SLICE  // bytes of the output buffer
+#define TESSERA_READER_SLICE (16 * 1024)
+#endif
 alignas(64) uint8_t g_arena[TESSERA_READER_ARENA];  // every byte Tessera allocates; the high water is what a device needs
-uint8_t g_slice[16 * 1024];              // the caller's output
+uint8_t g_slice[TESSERA_READER_SLICE];   // the caller's output
+
+#ifdef TESSERA_READER_STACK  // bytes: the stack the image may use (examples/CMakeLists.txt: part_image)
+// The stack a whole run needs, measured: the free RAM below the caller, from the end of static data up (the
+// stack grows down into it from the top of RAM: picolibc's linker script), is filled with a pattern first, and
+// the deepest byte no longer holding it is the high water.
+extern "C" char __ram[];
+extern "C" char __end[];
+extern "C" char __stack[];
+constexpr uint8_t kPaint = 0xa5;
+
+[[gnu::noinline]] void stack_paint() {
+  volatile uint8_t here = 0;
+  const uintptr_t top = reinterpret_cast<uintptr_t>(&here) - 64;  // below this function's own frame
+  for (uintptr_t a = reinterpret_cast<uintptr_t>(__end); a < top; ++a) *reinterpret_cast<volatile uint8_t*>(a) = kPaint;
+}
+
+size_t stack_high_water() {
+  uintptr_t a = reinterpret_cast<uintptr_t>(__end);
+  while (a < reinterpret_cast<uintptr_t>(__stack) && *reinterpret_cast<const volatile uint8_t*>(a) == kPaint) ++a;
+  return static_cast<size_t>(reinterpret_cast<uintptr_t>(__stack) - a);
+}
+#endif
 
 int fail(const char* what, const error& e) {
   std::printf("flash_reader: %s: %s (%s)\n", what, e.message, errc_name(e.code));
@@ -69,6 +95,9 @@ void item_print(span<const char> dtype, const uint8_t* item, size_t size) {
 }  // namespace
 
 int main() {
+#ifdef TESSERA_READER_STACK
+  stack_paint();
+#endif
 #ifdef TESSERA_READER_CODEC_LINK
   tessera::TESSERA_READER_CODEC_LINK();  // links the one codec library this array needs, its decoder only
 #endif
@@ -148,6 +177,22 @@ int main() {
   if (context > 0) std::printf(" + Zstd decoder context %u bytes", static_cast<unsigned>(context));
   std::printf(" = %u bytes: %s); view object %u bytes (caller's)\n", static_cast<unsigned>(goal),
               heap.high_water <= goal ? "goal met" : "NOT MET", static_cast<unsigned>(sizeof a));
+#ifdef TESSERA_READER_STACK
+  // What the part's RAM holds: static data (the arena and the output buffer among it) and the stack (the link
+  // checks static data + TESSERA_READER_STACK against the part's RAM: examples/part_ram.ld.in).
+  const size_t used = stack_high_water();
+  const size_t statics = static_cast<size_t>(__end - __ram);
+  std::printf("RAM of the image: .data + .bss %u bytes (arena %u, output %u), stack %u bytes used of %u allowed: "
+              "%u bytes in all with the allowance\n", static_cast<unsigned>(statics),
+              static_cast<unsigned>(sizeof g_arena), static_cast<unsigned>(sizeof g_slice),
+              static_cast<unsigned>(used), static_cast<unsigned>(TESSERA_READER_STACK),
+              static_cast<unsigned>(statics + TESSERA_READER_STACK));
+  if (used > TESSERA_READER_STACK) {
+    std::printf("flash_reader: the run used %u bytes of stack, more than the %u allowed\n",
+                static_cast<unsigned>(used), static_cast<unsigned>(TESSERA_READER_STACK));
+    ++wrong;
+  }
+#endif
   if (heap.high_water > goal) {
     std::printf("flash_reader: the reads needed %u bytes of RAM, more than the goal's %u\n",
                 static_cast<unsigned>(heap.high_water), static_cast<unsigned>(goal));

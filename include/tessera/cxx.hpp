@@ -142,7 +142,19 @@ class atomic<bool> {
   void store(bool v, memory_order o = memory_order_seq_cst) noexcept { __atomic_store_n(&v_, v ? 1u : 0u, o); }
   /// Sets the value, returning the old one.
   bool exchange(bool v, memory_order o = memory_order_seq_cst) noexcept {
+#if defined(__ARM_ARCH_6M__)
+    // ARMv6-M (Cortex-M0/M0+) has no exclusive loads and stores: GCC would call libatomic's __atomic_exchange_4,
+    // which bare metal lacks. One core: the swap with interrupts masked (PRIMASK, restored after) is atomic.
+    (void)o;
+    unsigned primask;
+    __asm__ volatile("mrs %0, primask\n\tcpsid i" : "=r"(primask)::"memory");
+    const unsigned old = v_;
+    v_ = v ? 1u : 0u;
+    __asm__ volatile("msr primask, %0" ::"r"(primask) : "memory");
+    return old != 0;
+#else
     return __atomic_exchange_n(&v_, v ? 1u : 0u, o) != 0;
+#endif
   }
 
  private:

@@ -88,6 +88,18 @@ FIGURES = [
         r"\b(?P<v>" + NUM + r") bytes on the Cortex-M4, \d+ on x86-64",
         r"`flash_frame`: (?P<v>" + NUM + r") B\b",
     ]),
+    # The Cortex-M0's BloscLZ reader on the micro:bit's 16 KiB (Cortex-M cores).
+    Figure("the micro:bit reader's static RAM", "docs/firmware.md", [
+        r"BloscLZ: (?P<v>" + NUM + r") B of static data",
+        r"the image's (?P<v>" + NUM + r") B of static data",
+    ]),
+    Figure("the micro:bit reader's stack used", "docs/firmware.md", [
+        r"B of static data \([^)]*\) and (?P<v>" + NUM + r") B of stack used",
+        r"B of static data and (?P<v>" + NUM + r") B of stack used",
+    ]),
+    Figure("the Cortex-M0 reader's code (flash_reader)", "docs/firmware.md", [
+        r"\| Tessera's code \| (?P<v>" + NUM + r") B \(BloscLZ; `flash_reader_lz4`",
+    ]),
     # The tool (performance.md's measurements).
     Figure("dump's peak RSS on the 400^3 array", "docs/performance.md", [
         r"\| dump \(2 threads\) \|[^|]*\|[^|]*\| (?P<v>\d+) /",
