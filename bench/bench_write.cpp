@@ -6,7 +6,9 @@
 //   codec only    the array's chunks (already gathered) encoded or decoded whole with chunk_encode/chunk_decode on
 //                 the same executor: filters and LZ4 with nothing around them (the pipeline's limit).
 // Each figure is the best of --rounds runs (default 3), in milliseconds, with its ratio to both limits, for 1 and
-// 2 threads of the POSIX pool. No c-blosc2 here: compare with it on your own machine if you wish.
+// 2 threads of the POSIX pool. No c-blosc2 here: compare with it on your own machine if you wish. The last lines
+// give create's spread over the rounds (the slowest round against the median, wall and process CPU time): a round
+// that waits shows a high wall ratio with its CPU time as usual.
 // The same reads are then made from a file, through posix_file (pread, as c-blosc2's default backend reads) and
 // through posix_mapping (in place under a read lease: what a read-only open from C gives), against the same
 // codec-only time: the file is --file PATH (an array of this
@@ -68,13 +70,34 @@ double now_ms() {
   return std::chrono::duration<double, std::milli>(clock_type::now().time_since_epoch()).count();
 }
 
+// Each round's milliseconds on the chosen clock and the process's CPU time (user and system) of each round.
+struct round_times {
+  std::vector<double> ms, cpu_ms;
+};
+
+double cpu_ms_now() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
 template <class F>
-double best_ms(int rounds, F&& f) {
+double best_ms(int rounds, F&& f, round_times* times = nullptr) {
   double best = 1e300;
   for (int r = 0; r < rounds; ++r) {
+    const double c0 = cpu_ms_now();
     const double t0 = now_ms();
     f();
     const double ms = now_ms() - t0;
+    if (times != nullptr) {
+      times->ms.push_back(ms);
+      times->cpu_ms.push_back(cpu_ms_now() - c0);
+    }
     if (ms < best) best = ms;
   }
   return best;
@@ -151,6 +174,7 @@ int main(int argc, char** argv) {
   double pread_ratio[2] = {0, 0};   // the whole read through pread against the codec alone, at 1 and 2 threads
   double mapped_ratio[2] = {0, 0};  // the same through posix_mapping (under its lease)
   bool leased = false;              // whether the mapping's reads held their lease (else they went through pread)
+  round_times create_spread[2];     // create's rounds at 1 and 2 threads
   for (uint32_t threads = 1; threads <= threads_max; ++threads) {
     thread_pool pool;
     if (!thread_pool_init(pool, threads).ok()) die("thread_pool_init", make_error(errc::io, "pool"));
@@ -215,6 +239,7 @@ int main(int argc, char** argv) {
     print_row("codec only: decode the chunks", threads, decode_ms, memcpy_ms, decode_ms);
 
     if (std::getenv("TESSERA_BENCH_PROFILE_CREATE") != nullptr) rounds = 10;  // for perf record: mostly create
+    round_times create_times;
     const double create_ms = best_ms(rounds, [&] {
       growable_buffer out;
       growable_buffer_init(out, alloc);
@@ -224,8 +249,9 @@ int main(int argc, char** argv) {
           !s.ok())
         die("array_create", s);
       (void)array_close(a);
-    });
+    }, &create_times);
     print_row("create from a C-order buffer", threads, create_ms, memcpy_ms, encode_ms);
+    create_spread[threads - 1 < 2 ? threads - 1 : 1] = create_times;
 
     std::vector<uint8_t> whole(kBytes);
     const double read_ms = best_ms(rounds, [&] {
@@ -315,6 +341,16 @@ int main(int argc, char** argv) {
   if (threads_max >= 2) {
     std::printf("file whole read, read-only open, 2 threads: %.2f x codec only\n", mapped_ratio[1]);
     std::printf("file whole read through pread, 2 threads: %.2f x codec only\n", pread_ratio[1]);
+  }
+  // A create's spread: a stalled round (a worker waiting, a wake-up missed) shows as a slowest round far from the
+  // median; its CPU time tells waiting (CPU as usual) from extra work (faults, copies: CPU up too).
+  for (uint32_t t = 0; t < (threads_max < 2 ? threads_max : 2); ++t) {
+    const round_times& c = create_spread[t];
+    const double med = median_of(c.ms), slowest = *std::max_element(c.ms.begin(), c.ms.end());
+    const double cpu_med = median_of(c.cpu_ms), cpu_max = *std::max_element(c.cpu_ms.begin(), c.cpu_ms.end());
+    std::printf("create, %u thread%s, %zu rounds: median %.1f ms, slowest %.2f x the median; process CPU median "
+                "%.1f ms, most %.2f x\n",
+                t + 1, t == 0 ? "" : "s", c.ms.size(), med, slowest / med, cpu_med, cpu_max / cpu_med);
   }
   return 0;
 }

@@ -22,6 +22,12 @@ struct executor {
   void (*run)(void* executor_context, size_t ntasks, executor_task task, void* task_context) noexcept = nullptr;
   void* context = nullptr;  ///< passed to run as executor_context
   uint32_t workers = 1;  ///< the number of distinct worker indices run may use (>= 1)
+  /// Optional: as run, but the calling thread first calls caller_work(caller_context) while the other workers
+  /// start on the tasks, then joins them; returns when both are done. It lets serial work of the caller (which may
+  /// call the caller's allocator: it runs on the calling thread) overlap a run instead of leaving the workers idle
+  /// between runs. nullptr: executor_run_beside calls caller_work, then run.
+  void (*run_beside)(void* executor_context, size_t ntasks, executor_task task, void* task_context,
+                     void (*caller_work)(void* caller_context) noexcept, void* caller_context) noexcept = nullptr;
 };
 
 /// The serial executor: every task in the calling thread, in index order, as worker 0.
@@ -29,5 +35,10 @@ struct executor {
 
 /// Runs `ntasks` tasks with `e` (serially when e.run is nullptr).
 void executor_run(const executor& e, size_t ntasks, executor_task task, void* task_context) noexcept;
+
+/// Runs `ntasks` tasks with `e` while the calling thread does caller_work(caller_context) beside them (see
+/// executor::run_beside): caller_work always runs on the calling thread, once, whatever ntasks is.
+void executor_run_beside(const executor& e, size_t ntasks, executor_task task, void* task_context,
+                         void (*caller_work)(void* caller_context) noexcept, void* caller_context) noexcept;
 
 }  // namespace tessera

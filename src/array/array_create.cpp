@@ -581,9 +581,12 @@ status chunk_from_source(const array_layout& l, int64_t itemsize, int64_t n, con
 
 // Whole chunks encoded on every worker at once, each worker with its own serial encoder, then appended in
 // order: a create's encode work spreads over the workers (blocks of one chunk in parallel gained 8% on two:
-// every round of blocks ends waiting for its slowest). The chunks are the ones a serial create writes. Memory:
-// per worker an encoder, a chunk and an encoded chunk; a round holds one chunk per worker (from a C-order buffer:
-// no chunk, blocks are gathered, and kRunChunksPerWorker encoded chunks per worker).
+// every round of blocks ends waiting for its slowest). The chunks are the ones a serial create writes. A round's
+// appends (the caller's: they may grow the storage through the allocator) run beside the next round's encodes
+// (executor_run_beside), so the workers never idle through them, and, with no gap between runs, a pool's
+// threads go from run to run without sleeping. Memory: per worker an encoder and a chunk; the encoded chunks of
+// two rounds, a round holding one chunk per worker (from a C-order buffer: no chunk, blocks are gathered, and
+// kRunChunksPerWorker encoded chunks per worker).
 constexpr uint32_t kMaxChunkWorkers = 64;
 #if TESSERA_SPEED_PATHS
 // Chunks per worker in one run of a create from a C-order buffer (their encoded outputs held until the run's
@@ -601,14 +604,31 @@ struct chunk_round {
   uint8_t* chunks = nullptr;
   size_t chunk_bytes = 0;   // the stride between chunk buffers (chunk_nbytes rounded up to 64)
   size_t chunk_nbytes = 0;
-  uint8_t* outs = nullptr;
+  uint8_t* outs = nullptr;  // the round's encoded chunks (one half of the two rounds' buffers)
   size_t out_bytes = 0;
   chunk_encoder* encoders = nullptr;  // one per worker
   uint32_t nworkers = 0;
   const chunk_encode_params* params = nullptr;
-  size_t sizes[kMaxChunkWorkers] = {};
+  size_t* sizes = nullptr;  // the round's encoded sizes (one half of all_sizes)
+  size_t all_sizes[2][kMaxChunkWorkers] = {};
   status errs[kMaxChunkWorkers];
 };
+
+// The previous round's encoded chunks, appended in order by the caller beside the next round's encodes.
+struct round_appends {
+  frame* f = nullptr;
+  const uint8_t* outs = nullptr;
+  size_t out_bytes = 0;
+  const size_t* sizes = nullptr;
+  size_t count = 0;
+  status st;
+};
+
+void round_appends_run(void* context) noexcept {
+  auto& a = *static_cast<round_appends*>(context);
+  for (size_t i = 0; i < a.count && a.st.ok(); ++i)
+    a.st = detail::frame_chunk_append_table(*a.f, bytes_view(a.outs + i * a.out_bytes, a.sizes[i]));
+}
 
 void chunk_round_task(void* context, size_t i, uint32_t worker) noexcept {
   auto& r = *static_cast<chunk_round*>(context);
@@ -693,7 +713,8 @@ __attribute__((noinline)) status chunks_write_parallel(array& a, const detail::a
   if (out_bytes > SIZE_MAX / slots) return make_error(errc::overflow, TESSERA_MSG("array: chunk buffers overflow"));  // GCOVR_EXCL_BR_LINE: 32-bit only
 #endif
   if (!gathered) TESSERA_TRY(chunks.allocate(alloc, chunk_bytes * w));
-  TESSERA_TRY(outs.allocate(alloc, out_bytes * slots));
+  if (out_bytes * slots > SIZE_MAX / 2) return make_error(errc::overflow, TESSERA_MSG("array: chunk buffers overflow"));  // GCOVR_EXCL_BR_LINE: 32-bit only
+  TESSERA_TRY(outs.allocate(alloc, out_bytes * slots * 2));
   if (packed) TESSERA_TRY(items.allocate(alloc, static_cast<size_t>(l.chunk_nitems * itemsize)));
   detail::allocated<chunk_round> round;  // 64 sizes and statuses: from the allocator, not the stack
   TESSERA_TRY(round.make(alloc));
@@ -706,26 +727,34 @@ __attribute__((noinline)) status chunks_write_parallel(array& a, const detail::a
   r.chunks = chunks.data();
   r.chunk_bytes = chunk_bytes;
   r.chunk_nbytes = chunk_nbytes;
-  r.outs = outs.data();
   r.out_bytes = out_bytes;
   r.encoders = encoders.data();
   r.nworkers = w;
   r.params = &params;
-  for (int64_t first = 0; first < l.nchunks; first += slots) {
+  round_appends prev;  // the previous round's chunks, appended beside this round's encodes
+  prev.f = &array_access::frm(a);
+  prev.out_bytes = out_bytes;
+  uint32_t half = 0;
+  for (int64_t first = 0; first < l.nchunks; first += slots, half ^= 1u) {
     const size_t count = static_cast<size_t>(l.nchunks - first < slots ? l.nchunks - first : slots);
     r.first = first;
+    r.outs = outs.data() + out_bytes * slots * half;
+    r.sizes = r.all_sizes[half];
     for (size_t i = 0; i < count; ++i) r.errs[i] = ok_status();
     if (packed) {
       for (size_t i = 0; i < count; ++i)
         TESSERA_TRY(chunk_from_source(l, itemsize, first + static_cast<int64_t>(i), source, items.data(),
                                       bytes_mut(r.chunks + i * chunk_bytes, chunk_nbytes), exec));
     }
-    executor_run(exec, count, chunk_round_task, &r);
+    executor_run_beside(exec, count, chunk_round_task, &r, round_appends_run, &prev);
+    TESSERA_TRY(prev.st);
     for (size_t i = 0; i < count; ++i) TESSERA_TRY(r.errs[i]);
-    for (size_t i = 0; i < count; ++i)
-      TESSERA_TRY(detail::frame_chunk_append_table(array_access::frm(a), bytes_view(r.outs + i * out_bytes, r.sizes[i])));
+    prev.outs = r.outs;
+    prev.sizes = r.sizes;
+    prev.count = count;
   }
-  return ok_status();
+  round_appends_run(&prev);  // the last round's
+  return prev.st;
 }
 
 // The chunks of a new array one after the other, appended (the caller commits). Not inlined: its locals are not

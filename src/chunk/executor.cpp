@@ -15,4 +15,14 @@ void executor_run(const executor& e, size_t ntasks, executor_task task, void* ta
   e.run(e.context, ntasks, task, task_context);
 }
 
+void executor_run_beside(const executor& e, size_t ntasks, executor_task task, void* task_context,
+                         void (*caller_work)(void*) noexcept, void* caller_context) noexcept {
+  if (e.run != nullptr && e.run_beside != nullptr && ntasks > 0) {
+    e.run_beside(e.context, ntasks, task, task_context, caller_work, caller_context);
+    return;
+  }
+  caller_work(caller_context);
+  executor_run(e, ntasks, task, task_context);
+}
+
 }  // namespace tessera

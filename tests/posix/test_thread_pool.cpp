@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The thread pool executor: every task exactly once, worker indices in range and never shared by two running
-// tasks, real concurrency, reuse over thousands of runs, concurrent and nested runs, init/release.
+// tasks, real concurrency, the caller's own work beside a run, reuse over thousands of runs, concurrent and nested
+// runs, init/release.
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -117,6 +118,57 @@ TESSERA_TEST(thread_pool, threads_really_run_concurrently) {
     }, &rv);
     CHECK_EQ(rv.started.load(), workers);
     CHECK_EQ(rv.timeouts.load(), 0u);
+  }
+}
+
+TESSERA_TEST(thread_pool, caller_work_beside_a_run) {
+  // executor_run_beside: the caller's work runs once, on the calling thread, while the pool's threads take the
+  // tasks (it waits for a task to start elsewhere: only a run that really goes on beside it gets one); every task
+  // runs once. Serial executors and a 1-worker pool do the caller's work, then the tasks.
+  struct beside {
+    std::thread::id caller;
+    std::atomic<uint32_t> work_calls{0}, wrong_thread{0}, saw_task{0};
+    std::atomic<uint32_t> started{0};
+    bool expect_overlap = false;
+  };
+  auto work = [](void* c) noexcept {
+    auto& b = *static_cast<beside*>(c);
+    b.work_calls.fetch_add(1);
+    if (std::this_thread::get_id() != b.caller) b.wrong_thread.fetch_add(1);
+    if (!b.expect_overlap) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (b.started.load() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    if (b.started.load() > 0) b.saw_task.fetch_add(1);
+  };
+  struct job {
+    tally* tl;
+    beside* b;
+  };
+  for (uint32_t workers : {0u, 1u, 2u, 4u}) {  // 0: the serial executor
+    thread_pool pool;
+    if (workers > 0) REQUIRE_OK(thread_pool_init(pool, workers));
+    const executor e = workers > 0 ? thread_pool_executor(pool) : executor_serial();
+    for (size_t ntasks : {size_t{0}, size_t{1}, size_t{2}, size_t{7}, size_t{64}}) {
+      tally tl(ntasks);
+      tl.workers = e.workers;
+      beside b;
+      b.caller = std::this_thread::get_id();
+      b.expect_overlap = workers >= 2 && ntasks >= 1;
+      job j{&tl, &b};
+      executor_run_beside(e, ntasks, [](void* c, size_t i, uint32_t w) noexcept {
+        auto& jb = *static_cast<job*>(c);
+        jb.b->started.fetch_add(1);
+        tally_task(jb.tl, i, w);
+      }, &j, work, &b);
+      size_t wrong = 0;
+      for (size_t i = 0; i < ntasks; ++i) wrong += tl.runs[i].load() != 1 || tl.plain[i] != i * 3 + 1;
+      CHECK_EQ(wrong, 0u);
+      CHECK_EQ(tl.collisions.load(), 0u);
+      CHECK_EQ(tl.out_of_range.load(), 0u);
+      CHECK_EQ(b.work_calls.load(), 1u);
+      CHECK_EQ(b.wrong_thread.load(), 0u);
+      CHECK_EQ(b.saw_task.load(), b.expect_overlap ? 1u : 0u);
+    }
   }
 }
 

@@ -11,7 +11,10 @@
 //
 // Between runs a thread watches the word for about a hundred microseconds (back-to-back runs, chunk after
 // chunk, start without a wake-up), then sleeps on a condition variable; the caller signals it only when some
-// thread sleeps. Nothing is allocated per run. Pthread primitives (not std::thread/std::mutex) because their
+// thread sleeps. A run beside the caller's own work (executor::run_beside) publishes the job and wakes a thread
+// for every task, then the caller does its work (say, appending the previous round's chunks) and claims tasks
+// after it: the threads do not idle through it, and their wake-up latency is spent beside it rather than ahead
+// of the tasks. Nothing is allocated per run. Pthread primitives (not std::thread/std::mutex) because their
 // failures are return codes, not exceptions.
 #include "tessera/port/thread_pool.hpp"
 
@@ -173,11 +176,14 @@ void run_serial(size_t ntasks, executor_task task, void* task_context) noexcept 
   for (size_t i = 0; i < ntasks; ++i) task(task_context, i, 0);
 }
 
-void pool_run(void* executor_context, size_t ntasks, executor_task task, void* task_context) noexcept {
-  if (ntasks == 0) return;
-  auto* sp = static_cast<thread_pool_state*>(executor_context);
-  // One run at a time: a concurrent or nested run does its tasks itself rather than wait.
-  if (sp == nullptr || sp->nthreads == 0 || ntasks == 1 || sp->busy.exchange(true, std::memory_order_acquire)) {
+// A run; caller_work (if any) runs on the calling thread after the job is published, before it claims tasks.
+void pool_run_with(thread_pool_state* sp, size_t ntasks, executor_task task, void* task_context,
+                   void (*caller_work)(void*) noexcept, void* caller_context) noexcept {
+  // One run at a time: a concurrent or nested run does its tasks itself rather than wait. A single task is not
+  // worth a wake-up, unless the caller has its own work to do beside it.
+  if (sp == nullptr || sp->nthreads == 0 || (ntasks == 1 && caller_work == nullptr) ||
+      sp->busy.exchange(true, std::memory_order_acquire)) {
+    if (caller_work != nullptr) caller_work(caller_context);
     run_serial(ntasks, task, task_context);
     return;
   }
@@ -193,13 +199,16 @@ void pool_run(void* executor_context, size_t ntasks, executor_task task, void* t
     // Taking the mutex orders this wake after any sleeper's last look at the run word.
     pthread_mutex_lock(&s.mutex);
     pthread_mutex_unlock(&s.mutex);
-    if (ntasks - 1 >= s.nthreads) {
+    // Threads for every task but the one the caller takes (every task while the caller does its own work).
+    const size_t wanted = caller_work != nullptr ? ntasks : ntasks - 1;
+    if (wanted >= s.nthreads) {
       pthread_cond_broadcast(&s.wake);
     } else {
-      for (size_t k = 0; k + 1 < ntasks; ++k) pthread_cond_signal(&s.wake);
+      for (size_t k = 0; k < wanted; ++k) pthread_cond_signal(&s.wake);
     }
   }
 
+  if (caller_work != nullptr) caller_work(caller_context);
   claim_loop(s, task, task_context, ntasks, 0);
 
   // Close the run, then wait for the participants still finishing their last task.
@@ -223,6 +232,21 @@ void pool_run(void* executor_context, size_t ntasks, executor_task task, void* t
     }
   }
   s.busy.store(false, std::memory_order_release);
+}
+
+void pool_run(void* executor_context, size_t ntasks, executor_task task, void* task_context) noexcept {
+  if (ntasks == 0) return;
+  pool_run_with(static_cast<thread_pool_state*>(executor_context), ntasks, task, task_context, nullptr, nullptr);
+}
+
+void pool_run_beside(void* executor_context, size_t ntasks, executor_task task, void* task_context,
+                     void (*caller_work)(void*) noexcept, void* caller_context) noexcept {
+  if (ntasks == 0) {
+    caller_work(caller_context);
+    return;
+  }
+  pool_run_with(static_cast<thread_pool_state*>(executor_context), ntasks, task, task_context, caller_work,
+                caller_context);
 }
 
 void state_destroy(thread_pool_state* s) noexcept {
@@ -325,6 +349,7 @@ executor thread_pool_executor(const thread_pool& p) noexcept {
   if (s == nullptr) return executor_serial();
   executor e;
   e.run = pool_run;
+  e.run_beside = pool_run_beside;
   e.context = s;
   e.workers = s->nthreads + 1;
   return e;

@@ -2,7 +2,8 @@
 /// \file
 /// A fixed pool of threads behind a tessera::executor. The caller of run() works too (as worker 0), the pool's
 /// threads as workers 1..workers-1; tasks are claimed one at a time from an atomic counter, so a run of a few
-/// tasks costs one wake-up and no allocation, and a late-waking thread never delays the caller.
+/// tasks costs one wake-up and no allocation, and a late-waking thread never delays the caller. The executor has
+/// run_beside: the caller does its own work on its thread while the pool's threads start on the tasks.
 #pragma once
 
 #include <cstdint>
