@@ -583,6 +583,16 @@ status blocks_decode_lazy(frame_state& s, chunk_decoder& d, const chunk_source& 
   return ok_status();
 }
 
+// The index's decoder (serial, no block size limit). Its options live in this frame, not in index_decode's,
+// which stays on the stack through the whole decode: it sits on the deepest paths of create, commit and close.
+namespace {
+__attribute__((noinline)) status index_decoder_init(chunk_decoder& d, const allocator& alloc) noexcept {
+  chunk_decoder_options o;
+  o.max_blocksize = 0;
+  return chunk_decoder_init(d, alloc, o);
+}
+}  // namespace
+
 status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept {
   auto h = chunk_header_read(chunk);
   if (!h.ok()) return h.err();
@@ -596,9 +606,7 @@ status index_decode(frame_state& s, bytes_view chunk, int64_t n) noexcept {
     memmove(bytes, chunk.data() + h->header_size, raw);
   } else {
     chunk_decoder d;
-    chunk_decoder_options o;
-    o.max_blocksize = 0;
-    TESSERA_TRY(chunk_decoder_init(d, s.alloc, o));
+    TESSERA_TRY(index_decoder_init(d, s.alloc));
     auto r = chunk_decode(d, chunk, bytes_mut(bytes, raw));
     if (!r.ok()) return r.err();
   }
