@@ -238,7 +238,7 @@ inline built_chunk chunk_build(recipe& r, const allocator& alloc, size_t max_nby
   p.use_dict = (shape & 0x10) != 0 && codec_takes_dict(p.compressor);
   const size_t nfilters = r.u8() % 4;
   for (size_t i = 0; i < kChunkMaxFilters; ++i) p.filters[i] = 0;
-  bool lossy = false;
+  bool lossy = false, user_filter = false;
   for (size_t i = 0; i < nfilters; ++i) {
     const size_t slot = kChunkMaxFilters - 1 - r.u8() % kChunkMaxFilters;
     p.filters[slot] = kFilterChoices[r.pick(sizeof kFilterChoices)];
@@ -246,7 +246,7 @@ inline built_chunk chunk_build(recipe& r, const allocator& alloc, size_t max_nby
     const auto f = static_cast<filter_id>(p.filters[slot]);
     if (f == filter_id::trunc_prec || f == filter_id::int_trunc || f == filter_id::ndmean) lossy = true;
     if (f == filter_id::ndcell || f == filter_id::ndmean) p.filters_meta[slot] = static_cast<uint8_t>(1 + r.u8() % 8);
-    if (p.filters[slot] == kUserFilterId) b.plugins = true;
+    if (p.filters[slot] == kUserFilterId) b.plugins = user_filter = true;
   }
   if (p.compressor == codec::ndlz) p.compcode_meta = r.flag() ? 4 : 8;
   if (p.compressor == chunk_user_codec_id(kUserCodecId)) b.plugins = true;
@@ -299,6 +299,10 @@ inline built_chunk chunk_build(recipe& r, const allocator& alloc, size_t max_nby
     if (!n.ok()) return b;
     out.resize(*n);
     b.lossless = !lossy;
+    // A pipeline whose output is all zeros makes the all-zeros special chunk, as the reference's does (it looks at
+    // the filtered streams): a user filter can map other data there (the XOR filter, data equal to its meta), and
+    // that chunk then reads back as zeros. The library's lossless filters map only zeros to zeros.
+    if (user_filter && out.size() == kChunkHeaderExtendedSize && ((out[31] >> 4) & 7) == 1) b.lossless = false;
   }
   b.built = true;
   b.bytes = std::move(out);
