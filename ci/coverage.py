@@ -28,6 +28,9 @@ FUZZER_TARGETS = {
     "frame_read": ["src/frame/frame_format.cpp", "src/frame/frame_index.cpp", "src/frame/frame_reader.cpp"],
     "array_view": ["src/array/array_view.cpp", "src/array/b2nd_geometry.cpp"],
     "lz4_block_decode": ["src/codecs/lz4_block.cpp"],
+    "ndlz_decode": ["src/codecs/ndlz_decode.cpp"],
+    "ndcell": ["src/filters/ndcell.cpp", "src/filters/nd_cells.hpp"],
+    "ndmean": ["src/filters/ndmean.cpp", "src/filters/nd_cells.hpp"],
 }
 TOLERANCE = 0.1  # points a figure may fall below its baseline (gcov's counts of a few racy lines move)
 

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # A bounded libFuzzer run of every decoder fuzzer (tests/fuzz/): builds with clang and TESSERA_FUZZ=ON
 # (-fsanitize=fuzzer,address,undefined) into build/fuzz, then runs each fuzzer for FUZZ_SECONDS on a temporary
-# copy of its seed corpus (plus, for the chunk fuzzers, the reference's compatibility chunks), so the repository
-# is never modified. Any crash, sanitizer report, leak, timeout (-timeout=10 s per input) or memory blow-up
+# copy of its seed corpus (plus, for the chunk fuzzers, the reference's compatibility chunks; for the frame
+# fuzzers, the reference's arrays of the n-d plugins), with its dictionary of the format's magic values
+# (tests/fuzz/dict/<fuzzer>.dict, when there is one), so the repository is never modified. Any crash,
+# sanitizer report, leak, timeout (-timeout=10 s per input) or memory blow-up
 # (-rss_limit_mb=2048; the frame fuzzer, whose frames open with a 16 MiB max_alloc: -malloc_limit_mb=64 and
 # -rss_limit_mb=512) is a finding: its input is kept in build/fuzz/artifacts/<fuzzer>/ and the run fails.
 #
@@ -27,15 +29,22 @@ golden=$repo/tests/data/golden  # the reference-written test data (tests/data/RE
 cc=${FUZZ_CC:-clang-14}
 cxx=${FUZZ_CXX:-clang++-14}
 all_fuzzers=(chunk_decode chunk_decode_block b2nd_meta_decode msgpack_reader blosclz_decompress frame_read array_view
-             lz4_block_decode)
+             lz4_block_decode ndlz_decode ndcell ndmean)
 read -r -a fuzzers <<<"${FUZZ_TARGETS:-${all_fuzzers[*]}}"
 
-# The seed corpus of each fuzzer (the chunk fuzzers share one).
+# The seed corpus of each fuzzer (the chunk fuzzers share one, and so do the frame fuzzers), and its dictionary.
 corpus_of() {
   case $1 in
     chunk_decode | chunk_decode_block) echo "$repo/tests/fuzz/corpus/chunk" ;;
     array_view) echo "$repo/tests/fuzz/corpus/frame_read" ;;
     *) echo "$repo/tests/fuzz/corpus/$1" ;;
+  esac
+}
+dict_of() {
+  case $1 in
+    chunk_decode | chunk_decode_block) echo "$repo/tests/fuzz/dict/chunk.dict" ;;
+    array_view) echo "$repo/tests/fuzz/dict/frame_read.dict" ;;
+    *) echo "$repo/tests/fuzz/dict/$1.dict" ;;
   esac
 }
 
@@ -106,12 +115,17 @@ for f in "${fuzzers[@]}"; do
     fi
     find "$golden/compat" -name 'blosc-*.cdata' -size -64k -exec cp {} "$work"/ \;
   fi
+  if [[ $f == frame_read || $f == array_view ]]; then
+    cp "$repo"/tests/data/plugins/*.b2nd "$work"/  # the reference's NDLZ, NDCELL and NDMEAN arrays
+  fi
+  dict=()
+  [[ -f $(dict_of "$f") ]] && dict=(-dict="$(dict_of "$f")")
   seeds_count=$(find "$work" -type f | wc -l)
   touch "$work_root/$f.start"
   start=$SECONDS
   limits=(-rss_limit_mb=2048)
   [[ $f == frame_read || $f == array_view ]] && limits=(-malloc_limit_mb=64 -rss_limit_mb=512)
-  "$bin" -max_total_time="$seconds" "${limits[@]}" -timeout=10 -print_final_stats=1 \
+  "$bin" -max_total_time="$seconds" "${limits[@]}" "${dict[@]}" -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$work" >"$log" 2>&1
   status=$?
   tail -n 40 "$log"

@@ -295,14 +295,14 @@ for target in "${targets[@]}"; do
   summary+=("$(printf '%-10s %5d passed, %3d failed  (%ds)%s' "$target" "$passed" "$failed" $((SECONDS - start)) "$notes")")
 done
 
-# The bounded fuzzing run (ci/fuzz.sh, FUZZ_SECONDS per fuzzer, 20 by default in this matrix): every fuzzer counts as one test.
+# The bounded fuzzing run (ci/fuzz.sh, FUZZ_SECONDS per fuzzer, 15 by default in this matrix): every fuzzer counts as one test.
 if [[ ${TESSERA_SKIP_FUZZ:-0} != 1 ]]; then
   echo
   echo "================================================================ fuzz"
   start=$SECONDS
   fuzz_log=$build_root/fuzz.log
   mkdir -p "$build_root"
-  FUZZ_SECONDS=${FUZZ_SECONDS:-20} TESSERA_SKIP_DEPS=1 TESSERA_BUILD_ROOT=$build_root bash "$repo/ci/fuzz.sh" 2>&1 | tee "$fuzz_log"
+  FUZZ_SECONDS=${FUZZ_SECONDS:-15} TESSERA_SKIP_DEPS=1 TESSERA_BUILD_ROOT=$build_root bash "$repo/ci/fuzz.sh" 2>&1 | tee "$fuzz_log"
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$fuzz_log" | tail -n 1)
   if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
     fuzz_passed=${BASH_REMATCH[1]}
@@ -314,7 +314,7 @@ if [[ ${TESSERA_SKIP_FUZZ:-0} != 1 ]]; then
   total_passed=$((total_passed + fuzz_passed))
   total_failed=$((total_failed + fuzz_failed))
   summary+=("$(printf '%-10s %5d passed, %3d failed  (%ds)  libFuzzer, %s s each' fuzz "$fuzz_passed" "$fuzz_failed" \
-    $((SECONDS - start)) "${FUZZ_SECONDS:-20}")")
+    $((SECONDS - start)) "${FUZZ_SECONDS:-15}")")
 fi
 
 echo

@@ -7,8 +7,12 @@
 // written past the output. Not compared: a damaged block whose streams run past its extent (into the next
 // block's bytes, still within cbytes, which is all the decoder bounds them by, as c-blosc2 does) reads other
 // bytes from a copy of its streams than in place, so both may succeed with different garbage.
-// Invariants: no crash, no out-of-bounds access, no UB, no allocation past max_alloc's claims, nothing leaks.
+// Invariants: no crash, no out-of-bounds access, no UB, no allocation past max_alloc's claims, nothing leaks;
+// an element reads as the one-element slice does; an output one item short is refused; a view opened over an
+// arena of array_view_estimate bytes reads what the view on the heap reads (the estimate bounds open and every
+// read: it never runs out of memory).
 #include <cstring>
+#include <vector>
 
 #include "tessera/array.hpp"
 #include "tessera/array_view.hpp"
@@ -84,6 +88,46 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (round % 2 == 1) stop[d] = start[d] + 1;  // an element
         }
         slice_check(v, oracle ? &a : nullptr, f, start, stop);
+      }
+      // An element: the one-element slice. A slice into an output one item short: refused.
+      if (l.nitems > 0) {
+        int64_t coords[kMaxDims] = {}, one_stop[kMaxDims] = {};
+        for (int d = 0; d < l.ndim; ++d) {
+          coords[d] = static_cast<int64_t>(p.next() % static_cast<uint64_t>(l.shape[d]));
+          one_stop[d] = coords[d] + 1;
+        }
+        fuzz::guarded_buffer e1(v.itemsize), e2(v.itemsize);
+        const status se = array_view_element_read(v, coords, bytes_mut(e1.data(), e1.size()));
+        const status ss = array_view_slice_read(v, coords, one_stop, bytes_mut(e2.data(), e2.size()));
+        FUZZ_CHECK(e1.guards_intact() && e2.guards_intact());
+        FUZZ_CHECK(se.ok() == ss.ok());
+        if (se.ok()) FUZZ_CHECK(std::memcmp(e1.data(), e2.data(), v.itemsize) == 0);
+        if (v.itemsize > 0) {
+          fuzz::guarded_buffer shorter(v.itemsize - 1);
+          FUZZ_CHECK(!array_view_element_read(v, coords, bytes_mut(shorter.data(), shorter.size())).ok());
+          FUZZ_CHECK(shorter.guards_intact());
+        }
+      }
+      // The whole array through a view on an arena of the estimate's size: never out of memory.
+      {
+        const size_t bytes = array_view_estimate(v);
+        const uint64_t whole = static_cast<uint64_t>(l.nitems) * static_cast<uint64_t>(v.itemsize);
+        if (bytes <= kMaxAlloc && whole <= fuzz::kMaxOutput) {
+          std::vector<uint8_t> space(bytes);
+          arena ar;
+          arena_init(ar, space.data(), space.size());
+          array_view va;
+          const status so = array_view_open(va, bytes_view(data, size), arena_allocator(ar), vo);
+          FUZZ_CHECK(so.ok());
+          for (int d = 0; d < l.ndim; ++d) {
+            start[d] = 0;
+            stop[d] = l.shape[d];
+          }
+          fuzz::guarded_buffer all(static_cast<size_t>(whole));
+          const status sr = array_view_slice_read(va, start, stop, bytes_mut(all.data(), all.size()));
+          FUZZ_CHECK(sr.ok() || sr.code != errc::out_of_memory);
+          array_view_close(va);
+        }
       }
       // Out of range and short outputs are refused, never read or written past.
       for (int d = 0; d < l.ndim; ++d) {

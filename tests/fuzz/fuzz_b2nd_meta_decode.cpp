@@ -4,12 +4,17 @@
 // values in the documented ranges and a dtype that views the input; it decodes the same from exactly its own
 // bytes, every shorter prefix is truncated; a version-0 meta re-encodes (b2nd_meta_encode, the size
 // b2nd_meta_encoded_size announced) into bytes that decode to the same meta and re-encode identically.
+// An input that starts with fuzz::kStructuredTag is a recipe of a meta (fuzz_build.hpp): the encoder writes it
+// (or, for a meta that breaks a rule: a version other than 0, ndim past kMaxDims, a negative extent, a zero
+// block where the chunk is not, a negative dtype_format, a dtype with a size and no data, says which with
+// encoded size 0) and the bytes, edited as the recipe says, then go through the decoder's checks above.
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include "tessera/b2nd_meta.hpp"
 
-#include "fuzz_common.hpp"
+#include "fuzz_build.hpp"
 
 using namespace tessera;
 
@@ -29,7 +34,57 @@ bool same_meta(const b2nd_meta& a, const b2nd_meta& b) {
 
 }  // namespace
 
+int meta_check(const uint8_t* data, size_t size);
+
+// The recipe's meta, encoded (or refused), then edited and checked as any input.
+void recipe_check(const uint8_t* data, size_t size) {
+  fuzz::recipe r(data, size);
+  b2nd_meta m;
+  const uint8_t k = r.u8();
+  m.version = static_cast<int8_t>(k % 8 == 0 ? r.u8() : 0);
+  m.ndim = static_cast<int8_t>(k % 8 == 1 ? static_cast<int8_t>(r.u8()) : r.u8() % (kMaxDims + 1));
+  const int nd = m.ndim >= 0 && m.ndim <= kMaxDims ? m.ndim : 0;
+  for (int i = 0; i < nd; ++i) {
+    const uint8_t v = r.u8();
+    m.shape[i] = v < 250 ? v * (1 + r.u8()) : v == 250 ? INT64_MAX : v == 251 ? -1 : static_cast<int64_t>(r.u32()) << 20;
+    m.chunkshape[i] = static_cast<int32_t>(v < 250 ? 1 + r.u8() : v == 252 ? -1 : v == 253 ? 0 : INT32_MAX);
+    m.blockshape[i] = static_cast<int32_t>(k % 8 == 2 && i == 0 ? 0 : v == 254 ? -2 : 1 + r.u8() % 64);
+  }
+  m.dtype_format = static_cast<int8_t>(k % 8 == 3 ? -1 : r.u8() % 2);
+  m.has_dtype = k % 8 != 4;
+  static const char kDtype[] = "<f8|u1<i4>f4[('a', '<i4'), ('b', '|u1')]";
+  const size_t dlen = r.u8() % sizeof kDtype;
+  m.dtype = k % 8 == 5 ? span<const char>(nullptr, dlen + 1) : span<const char>(kDtype, dlen);
+  const size_t want = b2nd_meta_encoded_size(m);
+  std::vector<uint8_t> out(want + 8);
+  const auto w = b2nd_meta_encode(m, bytes_mut(out.data(), out.size()));
+  FUZZ_CHECK(w.ok() == (want > 0));
+  FUZZ_CHECK(!b2nd_meta_encode(m, bytes_mut()).ok());  // no buffer
+  if (!w.ok()) return;
+  FUZZ_CHECK(*w == want);
+  out.resize(want);
+  {
+    const auto back = b2nd_meta_decode(bytes_view(out.data(), out.size()));
+    FUZZ_CHECK(back.ok());
+    FUZZ_CHECK(back->ndim == m.ndim && back->version == 0 && back->dtype_format == m.dtype_format);
+    for (int i = 0; i < m.ndim; ++i)
+      FUZZ_CHECK(back->shape[i] == m.shape[i] && back->chunkshape[i] == m.chunkshape[i] &&
+                 back->blockshape[i] == m.blockshape[i]);
+  }
+  (void)fuzz::chunk_edit(r, out);  // its bytes, int32s (the shapes' big-endian fields too), cuts
+  std::vector<uint8_t> copy(out);
+  (void)meta_check(copy.data(), copy.size());
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 0 && data[0] == fuzz::kStructuredTag) {
+    recipe_check(data + 1, size - 1);
+    return 0;
+  }
+  return meta_check(data, size);
+}
+
+int meta_check(const uint8_t* data, size_t size) {
   fuzz::params p(data, size);
   size_t consumed = SIZE_MAX;
   const auto r = b2nd_meta_decode(bytes_view(data, size), &consumed);

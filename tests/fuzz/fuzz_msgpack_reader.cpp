@@ -5,7 +5,12 @@
 // position (their nesting limits are the same: kMsgpackMaxDepth open non-empty containers); every view returned
 // lies inside the input; after an error the reader is inert (sticky error, position frozen, neutral values);
 // the canonical re-encoding of what was read reads back to the same values and re-encodes to the same bytes;
-// the writer never writes past its buffer and a buffer one byte short is refused.
+// the writer never writes past its buffer and a buffer one byte short is refused. Then the exact forms a frame
+// pins: the same values written in forms the input's hash picks among those that hold them (int8..uint64,
+// fixint, array16/32, map16/32, str8/16/32, bin8/16/32, fixext16, write_raw) read back to the same values; a
+// form too small for its value is refused (invalid_argument); and a script of typed and exact reads the hash
+// picks walks the input: each read moves forward or fails for good, an exact read that succeeds agrees with the
+// general one at the same position, every view lies inside the input.
 #include <cstring>
 #include <vector>
 
@@ -184,6 +189,156 @@ bool same_events(const std::vector<event>& a, const std::vector<event>& b) {
   return true;
 }
 
+// The events again, each in a form p picks among those that hold its value (or, now and then, one too small:
+// refused). Returns false when a form refused its value (the writer then holds invalid_argument).
+bool write_exact(msgpack_writer& out, const std::vector<event>& events, fuzz::params& p) {
+  bool fits = true;
+  for (const event& e : events) {
+    const uint64_t pick = p.next();
+    switch (e.type) {
+      case msgpack_type::integer: {
+        const int64_t v = static_cast<int64_t>(e.bits);
+        if (e.negative) {
+          if (pick % 5 == 0 && v >= -32) out.write_fixint(static_cast<int8_t>(v));
+          else if (pick % 5 == 1 && v >= INT8_MIN) out.write_int8(static_cast<int8_t>(v));
+          else if (pick % 5 == 2 && v >= INT16_MIN) out.write_int16(static_cast<int16_t>(v));
+          else if (pick % 5 == 3 && v >= INT32_MIN) out.write_int32(static_cast<int32_t>(v));
+          else out.write_int64(v);
+        } else {
+          const uint64_t u = e.bits;
+          switch (pick % 9) {
+            case 0: if (u <= 127) { out.write_fixint(static_cast<int8_t>(u)); break; } out.write_uint64(u); break;
+            case 1: if (u <= UINT8_MAX) { out.write_uint8(static_cast<uint8_t>(u)); break; } out.write_uint64(u); break;
+            case 2: if (u <= UINT16_MAX) { out.write_uint16(static_cast<uint16_t>(u)); break; } out.write_uint64(u); break;
+            case 3: if (u <= UINT32_MAX) { out.write_uint32(static_cast<uint32_t>(u)); break; } out.write_uint64(u); break;
+            case 4: if (u <= 127) { out.write_int8(static_cast<int8_t>(u)); break; } out.write_uint64(u); break;
+            case 5: if (u <= INT16_MAX) { out.write_int16(static_cast<int16_t>(u)); break; } out.write_uint64(u); break;
+            case 6: if (u <= INT32_MAX) { out.write_int32(static_cast<int32_t>(u)); break; } out.write_uint64(u); break;
+            case 7: if (u <= INT64_MAX) { out.write_int64(static_cast<int64_t>(u)); break; } out.write_uint64(u); break;
+            default: out.write_uint64(u); break;
+          }
+        }
+        break;
+      }
+      case msgpack_type::array: {
+        const uint32_t n = static_cast<uint32_t>(e.bits);
+        if (pick % 4 == 0) fits = fits && n <= 15, out.write_fixarray(n);
+        else if (pick % 4 == 1 && n <= UINT16_MAX) out.write_array16(static_cast<uint16_t>(n));
+        else out.write_array32(n);
+        break;
+      }
+      case msgpack_type::map: {
+        const uint32_t n = static_cast<uint32_t>(e.bits);
+        if (pick % 4 == 0) fits = fits && n <= 15, out.write_fixmap(n);
+        else if (pick % 4 == 1 && n <= UINT16_MAX) out.write_map16(static_cast<uint16_t>(n));
+        else out.write_map32(n);
+        break;
+      }
+      case msgpack_type::str: {
+        const span<const char> t(reinterpret_cast<const char*>(e.bytes.data()), e.bytes.size());
+        const size_t n = t.size();
+        if (pick % 4 == 0) fits = fits && n <= 31, out.write_fixstr(t);
+        else if (pick % 4 == 1) fits = fits && n <= UINT8_MAX, out.write_str8(t);
+        else if (pick % 4 == 2) fits = fits && n <= UINT16_MAX, out.write_str16(t);
+        else out.write_str32(t);
+        break;
+      }
+      case msgpack_type::bin: {
+        const size_t n = e.bytes.size();
+        if (pick % 3 == 0) fits = fits && n <= UINT8_MAX, out.write_bin8(e.bytes);
+        else if (pick % 3 == 1) fits = fits && n <= UINT16_MAX, out.write_bin16(e.bytes);
+        else out.write_bin32(e.bytes);
+        break;
+      }
+      case msgpack_type::ext:
+        if (pick % 2 == 0) {
+          fits = fits && e.bytes.size() == 16;
+          out.write_fixext16(static_cast<int8_t>(static_cast<uint8_t>(e.bits)), e.bytes);
+        } else {
+          out.write_ext(static_cast<int8_t>(static_cast<uint8_t>(e.bits)), e.bytes);
+        }
+        break;
+      default: {
+        // The others' canonical bytes, through write_raw.
+        uint8_t tmp[16];
+        msgpack_writer one(bytes_mut(tmp, sizeof tmp));
+        write_events(one, std::vector<event>{e});
+        FUZZ_CHECK(one.ok());
+        out.write_raw(bytes_view(tmp, one.position()));
+        break;
+      }
+    }
+  }
+  return fits;
+}
+
+// Typed and exact reads over the input as p picks them; each exact read that succeeds is checked against the
+// general read at the same position.
+void script_read(bytes_view in, fuzz::params& p) {
+  msgpack_reader r(in);
+  for (int step = 0; step < 48 && r.ok() && r.remaining() > 0; ++step) {
+    const size_t at = r.position();
+    msgpack_reader general(in.subspan(at));
+    bool agree = true;
+    switch (p.next() % 24) {
+      case 0: { const int16_t v = r.read_int16_fixed(); if (r.ok()) agree = general.read_int() == v; break; }
+      case 1: { const int32_t v = r.read_int32_fixed(); if (r.ok()) agree = general.read_int() == v; break; }
+      case 2: { const int64_t v = r.read_int64_fixed(); if (r.ok()) agree = general.read_int() == v; break; }
+      case 3: { const uint16_t v = r.read_uint16_fixed(); if (r.ok()) agree = general.read_uint() == v; break; }
+      case 4: { const uint32_t v = r.read_uint32_fixed(); if (r.ok()) agree = general.read_uint() == v; break; }
+      case 5: { const uint64_t v = r.read_uint64_fixed(); if (r.ok()) agree = general.read_uint() == v; break; }
+      case 6: { const uint32_t v = r.read_fixarray(); if (r.ok()) agree = general.read_array() == v; break; }
+      case 7: {  // read_map16 returns the count as written; read_map refuses one the bytes cannot hold
+        const uint16_t v = r.read_map16();
+        if (r.ok()) {
+          const uint32_t g = general.read_map();
+          agree = general.ok() ? g == v : general.err().code == errc::truncated && uint64_t{v} * 2 > in.size() - at - 3;
+        }
+        break;
+      }
+      case 8: {
+        const span<const char> v = r.read_fixstr();
+        FUZZ_CHECK(inside(in, v.data(), v.size()));
+        if (r.ok()) agree = general.read_str().data() == v.data();
+        break;
+      }
+      case 9: {
+        const bytes_view v = r.read_bin32();
+        FUZZ_CHECK(inside(in, v.data(), v.size()));
+        if (r.ok()) agree = general.read_bin().data() == v.data();
+        break;
+      }
+      case 10: {
+        const msgpack_ext v = r.read_fixext16();
+        FUZZ_CHECK(inside(in, v.data.data(), v.data.size()));
+        if (r.ok()) agree = general.read_ext().data.data() == v.data.data();
+        break;
+      }
+      case 11: { const int32_t v = r.read_int32(); if (r.ok()) agree = general.read_int() == v; break; }
+      case 12: { const uint32_t v = r.read_uint32(); if (r.ok()) agree = general.read_uint() == v; break; }
+      case 13: r.read_nil(); break;
+      case 14: (void)r.read_bool(); break;
+      case 15: (void)r.read_float32(); break;
+      case 16: (void)r.read_float64(); break;
+      case 17: (void)r.read_int(); break;
+      case 18: (void)r.read_uint(); break;
+      case 19: (void)r.read_array(); break;
+      case 20: (void)r.read_map(); break;
+      case 21: { const bytes_view v = r.read_raw(p.range(0, 9)); FUZZ_CHECK(inside(in, v.data(), v.size())); break; }
+      case 22: { const bytes_view v = r.read_bin(); FUZZ_CHECK(inside(in, v.data(), v.size())); break; }
+      default: r.skip(static_cast<int>(p.range(0, 4))); break;
+    }
+    FUZZ_CHECK(agree);
+    FUZZ_CHECK(r.position() >= at && r.position() <= in.size());
+    if (!r.ok()) {  // frozen from the failure on
+      const size_t stop = r.position();
+      (void)r.read_fixext16();
+      (void)r.read_uint64_fixed();
+      FUZZ_CHECK(r.position() == stop);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -213,7 +368,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(w.code == s.err().code);
   FUZZ_CHECK(w.position == s.position());
   (void)objects;
+  fuzz::params p(data, size);
+  script_read(in, p);
   if (!w.ok) return 0;
+
+  // The exact forms: the same values, or a refusal when a form cannot hold its value.
+  {
+    fuzz::params again = p;  // the writing pass below makes the counting pass's picks
+    msgpack_writer counter;
+    const bool fits = write_exact(counter, w.events, p);
+    if (!fits) {
+      FUZZ_CHECK(!counter.ok() && counter.err().code == errc::invalid_argument);
+    } else {
+      FUZZ_CHECK(counter.ok());
+      std::vector<uint8_t> exact(counter.position());
+      msgpack_writer writer(bytes_mut(exact.data(), exact.size()));
+      FUZZ_CHECK(write_exact(writer, w.events, again));
+      FUZZ_CHECK(writer.ok() && writer.position() == exact.size());
+      const walk_result we = walk(bytes_view(exact.data(), exact.size()));
+      FUZZ_CHECK(we.ok && we.position == exact.size());
+      FUZZ_CHECK(same_events(w.events, we.events));
+    }
+  }
 
   // Canonical re-encoding: count, write, and write into one byte less.
   msgpack_writer counter;
