@@ -59,8 +59,9 @@ int flash_geometry_parse(const char* cmd, const char* text, flash_geometry& g) n
   for (const char* p = text; *p != '\0';) {
     const char* comma = std::strchr(p, ',');
     const size_t len = comma ? static_cast<size_t>(comma - p) : std::strlen(p);
-    const char* eq = static_cast<const char*>(std::memchr(p, '=', len));
-    if (eq == nullptr)
+    const char* eq = p;
+    while (eq != p + len && *eq != '=') ++eq;
+    if (eq == p + len)
       return fail(kExitUsage, cmd, "--flash-log: '%.*s' is not KEY=VALUE (keys: offset, size, sector, unit, read, "
                   "erased, dtype)", static_cast<int>(len), p);
     const size_t klen = static_cast<size_t>(eq - p);
@@ -71,8 +72,7 @@ int flash_geometry_parse(const char* cmd, const char* text, flash_geometry& g) n
                     : key("unit") ? &g.unit : key("read") ? &g.read : key("erased") ? &g.erased : nullptr;
     if (key("dtype")) {
       if (vlen == 0 || vlen >= sizeof g.dtype) return fail(kExitUsage, cmd, "--flash-log: dtype: empty or too long");
-      std::memcpy(g.dtype, v, vlen);
-      g.dtype[vlen] = '\0';
+      std::snprintf(g.dtype, sizeof g.dtype, "%.*s", static_cast<int>(vlen), v);
     } else if (field == nullptr) {
       return fail(kExitUsage, cmd, "--flash-log: unknown key '%.*s' (keys: offset, size, sector, unit, read, erased, "
                   "dtype)", static_cast<int>(klen), p);
