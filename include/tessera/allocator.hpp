@@ -94,9 +94,9 @@ class owned_array {
   [[nodiscard]] status allocate(const allocator& a, size_t count) noexcept {
     reset();
     if (count == 0) return ok_status();
-    if (count > SIZE_MAX / sizeof(T)) return make_error(errc::overflow, "allocation size overflows size_t");
+    if (count > SIZE_MAX / sizeof(T)) return make_error(errc::overflow, TESSERA_MSG("allocation size overflows size_t"));
     void* p = allocator_allocate(a, count * sizeof(T), alignof(T));
-    if (p == nullptr) return make_error(errc::out_of_memory, "allocator refused a request");
+    if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("allocator refused a request"));
     alloc_ = a;
     data_ = static_cast<T*>(p);
     count_ = count;

@@ -637,20 +637,16 @@ result<flash_blob> flash_log_append_source(flash_log& log, uint8_t tag, uint32_t
 
 result<flash_blob> flash_log_append(flash_log& log, uint8_t tag, uint32_t aux, span<const bytes_view> pieces,
                                     flash_log_keep keep) noexcept {
-  TESSERA_TRY(writable(log));
+  // The pieces as a source: one write path (its CRC read through the cache, as a source's). A size past 32 bits
+  // is past any region: clamped, it fails the free-space check as it is.
   const uint64_t size = pieces_size(pieces);
-  TESSERA_TRY(settle(log));
-  if (size > flash_log_free_bytes(log, keep))
-    return make_error(errc::no_space, TESSERA_MSG("flash log: the region is full"));
   pieces_reader reader;
   reader.pieces = pieces;
   flash_log_source src;
   src.read = pieces_read;
   src.context = &reader;
-  src.size = static_cast<uint32_t>(size);
-  TESSERA_TRY(write_pending_abort(log));
-  return write_blob(log, tag, aux, log.data_end, src, pieces_crc(pieces),
-                    log.data_end + round_up(src.size, log.device.prog_size));
+  src.size = size > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(size);
+  return flash_log_append_source(log, tag, aux, src, keep);
 }
 
 result<flash_blob> flash_log_write_front(flash_log& log, uint8_t tag, uint32_t aux, uint32_t offset,

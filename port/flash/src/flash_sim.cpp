@@ -52,16 +52,49 @@ bool fail_now(flash_sim& sim, uint8_t op) noexcept {
 
 status transient_error() noexcept { return make_error(errc::io, TESSERA_MSG("flash sim: transient device error")); }
 
+// The faults of an armed simulator (flash_sim::fault_hook, installed by flash_sim_cut_after and
+// flash_sim_fail_after): the operation `op` on the `n` bytes at `cell`, counted and torn or failed as armed. A
+// read copies into dst, a program takes src (an erase neither). Only the arming calls name it, so an image that
+// never arms a fault (a logger on the simulator) leaves it, the tears and the random numbers out (--gc-sections).
+status sim_fault_op(flash_sim& sim, uint8_t op, uint32_t sector, uint8_t* cell, const uint8_t* src, uint8_t* dst,
+                    size_t n) noexcept {
+  if (op == flash_sim_op_read) {
+    if (fail_now(sim, flash_sim_op_read)) {
+      for (size_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(rng_next(sim.rng_state));
+      return transient_error();
+    }
+    memcpy(dst, cell, n);
+    return ok_status();
+  }
+  const uint8_t erased = sim.config.erased_value;
+  const bool cut = count_op(sim);
+  const bool failed = !cut && fail_now(sim, op);
+  const flash_tear mode = cut ? sim.tear : failed ? sim.fail_effect : flash_tear::none;
+  const size_t done = tear_point(sim, mode, n);
+  for (size_t i = 0; i < n; ++i) {
+    // A completed program leaves every bit programmed in either the old or the new value; an erase, none.
+    const uint8_t target = src != nullptr ? static_cast<uint8_t>(erased ^ ((cell[i] ^ erased) | (src[i] ^ erased)))
+                                          : erased;
+    cell[i] = i < done ? target : torn_byte(sim, mode, cell[i], target);
+  }
+  // A complete erase heals a weak one; a weak one reads erased until flash_sim_age.
+  if (src == nullptr && mode == flash_tear::none) sim.weak[sector] = 0;
+  if (src == nullptr && mode == flash_tear::weak) sim.weak[sector] = 1;
+  if (cut) {
+    sim.dead = true;
+    return power_lost();
+  }
+  return failed ? transient_error() : ok_status();
+}
+
 status sim_read(void* context, uint32_t sector, uint32_t offset, bytes_mut dst) noexcept {
   auto& sim = *static_cast<flash_sim*>(context);
   if (sim.dead) return power_lost();
   ++sim.reads;
-  if (fail_now(sim, flash_sim_op_read)) {
-    for (size_t i = 0; i < dst.size(); ++i) dst[i] = static_cast<uint8_t>(rng_next(sim.rng_state));
-    return transient_error();
-  }
-  memcpy(dst.data(), sim.bytes.data() + static_cast<size_t>(sector) * sim.config.sector_size + offset,
-              dst.size());
+  uint8_t* cell = sim.bytes.data() + static_cast<size_t>(sector) * sim.config.sector_size + offset;
+  if (sim.fault_hook != nullptr)
+    return sim.fault_hook(sim, flash_sim_op_read, sector, cell, nullptr, dst.data(), dst.size());
+  memcpy(dst.data(), cell, dst.size());
   return ok_status();
 }
 
@@ -88,20 +121,11 @@ status sim_prog(void* context, uint32_t sector, uint32_t offset, bytes_view src)
   }
   ++sim.progs;
   sim.prog_bytes += src.size();
-  const bool cut = count_op(sim);
-  const bool failed = !cut && fail_now(sim, flash_sim_op_prog);
-  const flash_tear mode = cut ? sim.tear : failed ? sim.fail_effect : flash_tear::none;
-  const size_t done = tear_point(sim, mode, src.size());
-  for (size_t i = 0; i < src.size(); ++i) {
-    // A completed program leaves every bit programmed in either the old or the new value.
-    const uint8_t target = static_cast<uint8_t>(erased ^ ((cell[i] ^ erased) | (src[i] ^ erased)));
-    cell[i] = i < done ? target : torn_byte(sim, mode, cell[i], target);
-  }
-  if (cut) {
-    sim.dead = true;
-    return power_lost();
-  }
-  return failed ? transient_error() : ok_status();
+  if (sim.fault_hook != nullptr)
+    return sim.fault_hook(sim, flash_sim_op_prog, sector, cell, src.data(), nullptr, src.size());
+  ++sim.ops_since_arm;
+  for (size_t i = 0; i < src.size(); ++i) cell[i] = static_cast<uint8_t>(erased ^ ((cell[i] ^ erased) | (src[i] ^ erased)));
+  return ok_status();
 }
 
 status sim_erase(void* context, uint32_t sector) noexcept {
@@ -110,21 +134,11 @@ status sim_erase(void* context, uint32_t sector) noexcept {
   ++sim.erases;
   ++sim.erase_counts[sector];
   uint8_t* cell = sim.bytes.data() + static_cast<size_t>(sector) * sim.config.sector_size;
-  const bool cut = count_op(sim);
-  const bool failed = !cut && fail_now(sim, flash_sim_op_erase);
-  const flash_tear mode = cut ? sim.tear : failed ? sim.fail_effect : flash_tear::none;
-  const size_t n = sim.config.sector_size;
-  const size_t done = tear_point(sim, mode, n);
-  for (size_t i = 0; i < n; ++i) cell[i] = i < done ? sim.config.erased_value
-                                                    : torn_byte(sim, mode, cell[i], sim.config.erased_value);
-  // A complete erase heals a weak one; a weak one reads erased until flash_sim_age.
-  if (mode == flash_tear::none) sim.weak[sector] = 0;
-  if (mode == flash_tear::weak) sim.weak[sector] = 1;
-  if (cut) {
-    sim.dead = true;
-    return power_lost();
-  }
-  return failed ? transient_error() : ok_status();
+  if (sim.fault_hook != nullptr)
+    return sim.fault_hook(sim, flash_sim_op_erase, sector, cell, nullptr, nullptr, sim.config.sector_size);
+  ++sim.ops_since_arm;
+  memset(cell, sim.config.erased_value, sim.config.sector_size);
+  return ok_status();
 }
 
 status sim_sync(void* context) noexcept {
@@ -162,6 +176,7 @@ void flash_sim_release(flash_sim& sim) noexcept {
   sim.reads = sim.progs = sim.erases = sim.syncs = sim.prog_bytes = 0;
   sim.ops_since_arm = sim.cut_at = 0;
   sim.dead = false;
+  sim.fault_hook = nullptr;
 }
 
 flash_device flash_sim_device(flash_sim& sim) noexcept {
@@ -182,6 +197,7 @@ flash_device flash_sim_device(flash_sim& sim) noexcept {
 }
 
 void flash_sim_cut_after(flash_sim& sim, uint64_t n, flash_tear tear, uint64_t seed) noexcept {
+  sim.fault_hook = sim_fault_op;
   sim.ops_since_arm = 0;
   sim.cut_at = n;
   sim.tear = tear;
@@ -199,6 +215,7 @@ void flash_sim_power_on(flash_sim& sim) noexcept {
 
 void flash_sim_fail_after(flash_sim& sim, uint8_t ops, uint64_t n, uint32_t count, flash_tear effect,
                           uint64_t seed) noexcept {
+  sim.fault_hook = sim_fault_op;
   sim.fail_ops = ops;
   sim.fail_seen = 0;
   sim.fail_at = n;

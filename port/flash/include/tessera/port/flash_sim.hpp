@@ -96,6 +96,11 @@ struct flash_sim {
   flash_tear fail_effect = flash_tear::nothing;  ///< what a failed program or erase leaves
   uint64_t faults = 0;                 ///< operations failed so far (transient faults, not cuts)
   owned_array<uint8_t> weak;           ///< per sector: 1 while a weak erase is not healed
+  /// The fault injection (cuts, transient faults, tears) of every read, program and erase: installed by
+  /// flash_sim_cut_after and flash_sim_fail_after, null until then (and after release), so an image that never
+  /// arms a fault does not link it.
+  status (*fault_hook)(flash_sim& sim, uint8_t op, uint32_t sector, uint8_t* cell, const uint8_t* src, uint8_t* dst,
+                       size_t n) noexcept = nullptr;
 };
 
 /// Allocates the contents (all erased) and the counters from `alloc`.
