@@ -20,56 +20,18 @@
 #include "tessera/port/memory_storage.hpp"
 
 #include "../support/check.hpp"
+#include "nd_array_testing.hpp"
 #include "../support/test_allocators.hpp"
 
 using namespace tessera;
+using namespace nd_array_testing;
 
 namespace {
-
-const std::string kDir = std::string(TESSERA_TEST_DATA_DIR) + "/plugins/";
-
-bool load(const std::string& name, std::vector<uint8_t>& out) {
-  std::ifstream f(kDir + name, std::ios::binary);
-  if (!f) return false;
-  out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  return true;
-}
-
-// Tasks run in a scrambled order on worker indexes 0..2 (one thread: the per-worker paths, no races).
-void scramble_run(void*, size_t ntasks, executor_task task, void* ctx) noexcept {
-  for (size_t i = ntasks; i-- > 0;) task(ctx, i, static_cast<uint32_t>((i * 5) % 3));
-}
-executor scrambled() {
-  executor e;
-  e.run = scramble_run;
-  e.workers = 3;
-  return e;
-}
 
 int64_t items_of(const array_layout& l) {
   int64_t n = 1;
   for (int d = 0; d < l.ndim; ++d) n *= l.shape[d];
   return n;
-}
-
-// The items of box [start, stop) of a C-order array of `shape`, item by item.
-std::vector<uint8_t> box_of(const std::vector<uint8_t>& all, const array_layout& l, int64_t itemsize,
-                            const int64_t* start, const int64_t* stop) {
-  std::vector<uint8_t> out;
-  int64_t idx[kMaxDims];
-  for (int d = 0; d < l.ndim; ++d) idx[d] = start[d];
-  for (;;) {
-    int64_t at = 0;
-    for (int d = 0; d < l.ndim; ++d) at = at * l.shape[d] + idx[d];
-    out.insert(out.end(), all.begin() + at * itemsize, all.begin() + (at + 1) * itemsize);
-    int d = l.ndim - 1;
-    while (d >= 0 && ++idx[d] == stop[d]) {
-      idx[d] = start[d];
-      --d;
-    }
-    if (d < 0) break;
-  }
-  return out;
 }
 
 TESSERA_TEST(NdPluginsArray, TheReferencesArraysDecodeExactly) {
@@ -91,19 +53,7 @@ TESSERA_TEST(NdPluginsArray, TheReferencesArraysDecodeExactly) {
       REQUIRE_OK(array_read(a, bytes_mut(got.data(), got.size())));
       CHECK(got == raw);
       // Slices that cut blocks, and single items.
-      for (int k = 0; k < 6; ++k) {
-        int64_t start[kMaxDims], stop[kMaxDims];
-        for (int d = 0; d < l.ndim; ++d) {
-          start[d] = (l.shape[d] * (k + 1)) / 9;
-          stop[d] = start[d] + 1 + (l.shape[d] - start[d] - 1) * (k % 3) / 3;
-        }
-        const std::vector<uint8_t> want = box_of(raw, l, itemsize, start, stop);
-        std::vector<uint8_t> part(want.size());
-        CHECK_OK(array_slice_read(a, start, stop, bytes_mut(part.data(), part.size())));
-        CHECK(part == want);
-        CHECK_OK(array_element_read(a, start, bytes_mut(part.data(), static_cast<size_t>(itemsize))));
-        CHECK(std::memcmp(part.data(), want.data(), static_cast<size_t>(itemsize)) == 0);
-      }
+      check_slices(t, a, raw);
       // Each chunk with a decoder of its own: with the array's geometry it decodes; the filters need it.
       frame& f = array_frame(a);
       const frame_info* fi = frame_info_get(f);

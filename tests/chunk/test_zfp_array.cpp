@@ -25,54 +25,17 @@
 
 #include "../support/check.hpp"
 #include "plugins_testing.hpp"
+#include "nd_array_testing.hpp"
 #include "../support/test_allocators.hpp"
 #include "../support/test_data.hpp"
 
 using namespace tessera;
+using namespace nd_array_testing;
 
 namespace {
 
-const std::string kDir = std::string(TESSERA_TEST_DATA_DIR) + "/plugins/";
-
-bool load(const std::string& name, std::vector<uint8_t>& out) {
-  std::ifstream f(kDir + name, std::ios::binary);
-  if (!f) return false;
-  out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  return true;
-}
-
 bool zfp_here() {
   return codec_available(codec::zfp_acc) && codec_available(codec::zfp_prec) && codec_available(codec::zfp_rate);
-}
-
-void scramble_run(void*, size_t ntasks, executor_task task, void* ctx) noexcept {
-  for (size_t i = ntasks; i-- > 0;) task(ctx, i, static_cast<uint32_t>((i * 5) % 3));
-}
-executor scrambled() {
-  executor e;
-  e.run = scramble_run;
-  e.workers = 3;
-  return e;
-}
-
-// The items of box [start, stop) of a C-order array of `shape`.
-std::vector<uint8_t> box_of(const std::vector<uint8_t>& all, const array_layout& l, int64_t itemsize,
-                            const int64_t* start, const int64_t* stop) {
-  std::vector<uint8_t> out;
-  int64_t idx[kMaxDims];
-  for (int d = 0; d < l.ndim; ++d) idx[d] = start[d];
-  for (;;) {
-    int64_t at = 0;
-    for (int d = 0; d < l.ndim; ++d) at = at * l.shape[d] + idx[d];
-    out.insert(out.end(), all.begin() + at * itemsize, all.begin() + (at + 1) * itemsize);
-    int d = l.ndim - 1;
-    while (d >= 0 && ++idx[d] == stop[d]) {
-      idx[d] = start[d];
-      --d;
-    }
-    if (d < 0) break;
-  }
-  return out;
 }
 
 void* c_allocate(void*, size_t size, size_t alignment) {
@@ -93,7 +56,7 @@ TESSERA_TEST(ZfpArray, TheReferencesArraysDecodeExactly) {
     std::vector<uint8_t> frame_bytes;
     REQUIRE(load(std::string(name) + ".b2nd", frame_bytes));  // a missing file fails, in every build
     test::reference_output ref;  // NAME.raw, or its SHA-256 (NAME.raw.sha256) for the larger ones
-    REQUIRE(test::reference_load(kDir + name + ".raw", ref));
+    REQUIRE(test::reference_load(plugins_dir() + name + ".raw", ref));
     std::vector<uint8_t> raw = ref.bytes;
     const_buffer cb{frame_bytes.data(), frame_bytes.size()};
     for (bool parallel : {false, true}) {
@@ -114,19 +77,7 @@ TESSERA_TEST(ZfpArray, TheReferencesArraysDecodeExactly) {
       REQUIRE_OK(array_read(a, bytes_mut(got.data(), got.size())));
       REQUIRE(test::reference_matches(ref, got.data(), got.size()));
       raw = got;  // the reference's decode: the slices below are checked against it
-      for (int k = 0; k < 6; ++k) {
-        int64_t start[kMaxDims], stop[kMaxDims];
-        for (int d = 0; d < l.ndim; ++d) {
-          start[d] = (l.shape[d] * (k + 1)) / 9;
-          stop[d] = start[d] + 1 + (l.shape[d] - start[d] - 1) * (k % 3) / 3;
-        }
-        const std::vector<uint8_t> want = box_of(raw, l, itemsize, start, stop);
-        std::vector<uint8_t> part(want.size());
-        CHECK_OK(array_slice_read(a, start, stop, bytes_mut(part.data(), part.size())));
-        CHECK(part == want);
-        CHECK_OK(array_element_read(a, start, bytes_mut(part.data(), static_cast<size_t>(itemsize))));
-        CHECK(std::memcmp(part.data(), want.data(), static_cast<size_t>(itemsize)) == 0);
-      }
+      check_slices(t, a, raw);
       // Chunk by chunk: ZFP needs the block shape to read too.
       frame& f = array_frame(a);
       const frame_info* fi = frame_info_get(f);
