@@ -81,4 +81,27 @@ inline void check_slices(tessera::test::context& t, tessera::array& a, const std
   }
 }
 
+// The frame's chunks equal, one by one, the reference's chunks `captured` (each a 4-byte little-endian length, then
+// the chunk), and there are as many.
+inline void check_chunks_match(tessera::test::context& t, tessera::frame& f, const std::vector<uint8_t>& captured) {
+  using namespace tessera;
+  const frame_info* fi = frame_info_get(f);
+  REQUIRE(fi != nullptr);
+  size_t at = 0;
+  owned_array<uint8_t> buffer;
+  for (int64_t k = 0; k < fi->nchunks; ++k) {
+    auto mine = frame_chunk_read(f, k, buffer);
+    REQUIRE_OK(mine);
+    REQUIRE(at + 4 <= captured.size());
+    const size_t len = static_cast<size_t>(captured[at]) | static_cast<size_t>(captured[at + 1]) << 8 |
+                       static_cast<size_t>(captured[at + 2]) << 16 | static_cast<size_t>(captured[at + 3]) << 24;
+    at += 4;
+    REQUIRE(at + len <= captured.size());
+    CHECK_EQ(mine->size(), len);
+    CHECK(mine->size() == len && std::memcmp(mine->data(), captured.data() + at, len) == 0);
+    at += len;
+  }
+  CHECK_EQ(at, captured.size());
+}
+
 }  // namespace nd_array_testing

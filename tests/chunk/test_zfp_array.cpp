@@ -235,21 +235,7 @@ TESSERA_TEST(ZfpArray, ChunksAreTheReferencesBytes) {
       REQUIRE(fi != nullptr);
       CHECK_EQ(fi->compcode, static_cast<uint8_t>(c.compressor));
       CHECK_EQ(fi->compcode_meta, c.meta);
-      size_t at = 0;
-      owned_array<uint8_t> buffer;
-      for (int64_t k = 0; k < fi->nchunks; ++k) {
-        auto mine = frame_chunk_read(f, k, buffer);
-        REQUIRE_OK(mine);
-        REQUIRE(at + 4 <= captured.size());
-        const size_t len = static_cast<size_t>(captured[at]) | static_cast<size_t>(captured[at + 1]) << 8 |
-                           static_cast<size_t>(captured[at + 2]) << 16 | static_cast<size_t>(captured[at + 3]) << 24;
-        at += 4;
-        REQUIRE(at + len <= captured.size());
-        CHECK_EQ(mine->size(), len);
-        CHECK(mine->size() == len && std::memcmp(mine->data(), captured.data() + at, len) == 0);
-        at += len;
-      }
-      CHECK_EQ(at, captured.size());
+      check_chunks_match(t, f, captured);
       // It reads back: within the tolerance (accuracy), or the input itself where the blocks went verbatim.
       std::vector<uint8_t> back(input.size());
       REQUIRE_OK(array_read(a, bytes_mut(back.data(), back.size())));
