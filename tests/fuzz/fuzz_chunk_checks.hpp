@@ -150,6 +150,27 @@ inline void worker_blocks_check(chunk_decoder& d, uint32_t workers, const chunk_
   }
 }
 
+// The requests again on a fresh decoder of `o` over 2 or 3 workers (a rotating executor; fixed: the
+// fixed-block reader), then each worker's own blocks; its allocator must come back clean.
+inline void workers_check(const chunk_decoder_options& o, const chunk_header& h, bytes_view chunk, const uint8_t* whole,
+                          fuzz::params& p, bool fixed) {
+  uint32_t workers = static_cast<uint32_t>(p.range(2, 3));
+  chunk_decoder_options po = o;
+  po.exec.run = run_rotating;
+  po.exec.context = &workers;
+  po.exec.workers = workers;
+  fuzz::checked_allocator mem;
+  {
+    chunk_decoder d;
+    FUZZ_CHECK(chunk_decoder_init(d, mem.get(), po).ok());
+    requests_check(d, h, chunk, whole, p.next() | 1, workers, fixed);
+    if (h.special == chunk_special::none && !h.memcpyed && !h.vlblocks && h.nbytes > 0 &&
+        static_cast<size_t>(h.blocksize) <= fuzz::kMaxOutput)
+      worker_blocks_check(d, workers, h, chunk, whole, p);
+  }
+  FUZZ_CHECK(mem.clean());
+}
+
 // The decoder's other entry points on a chunk whose header reads (whole_ok: it decodes whole with `base`).
 inline void extras_check(const chunk_header& h, bytes_view chunk, const chunk_decoder_options& base, bool whole_ok) {
   // A filter the decoder lacks fails every block (a chunk without bytes has none); a codec it lacks fails only

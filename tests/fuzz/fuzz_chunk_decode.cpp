@@ -156,22 +156,7 @@ void chunk_check(const uint8_t* data, size_t size, fuzz::params& p, const chunk_
     // The blocks requested one by one (as the array layer reads them) give the whole; the other entry points.
     const uint8_t* ref = r.ok() ? out.data() : nullptr;
     fuzz::requests_check(d, h, chunk, ref, 0, 1, false);
-    {
-      uint32_t workers = static_cast<uint32_t>(p.range(2, 3));
-      chunk_decoder_options po = base;
-      po.exec.run = fuzz::run_rotating;
-      po.exec.context = &workers;
-      po.exec.workers = workers;
-      fuzz::checked_allocator mem4;
-      {
-        chunk_decoder dp;
-        FUZZ_CHECK(chunk_decoder_init(dp, mem4.get(), po).ok());
-        fuzz::requests_check(dp, h, chunk, ref, p.next() | 1, workers, (p.next() & 1) != 0);
-        if (h.special == chunk_special::none && !h.memcpyed && !h.vlblocks && h.nbytes > 0)
-          fuzz::worker_blocks_check(dp, workers, h, chunk, ref, p);
-      }
-      FUZZ_CHECK(mem4.clean());
-    }
+    fuzz::workers_check(base, h, chunk, ref, p, (p.next() & 1) != 0);
     fuzz::extras_check(h, chunk, base, r.ok());
     chunk_decoder_release(d);
     // A released decoder can be released again (the destructor does) and holds nothing.

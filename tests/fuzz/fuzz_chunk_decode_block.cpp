@@ -129,22 +129,9 @@ void chunk_check(const uint8_t* data, size_t size, fuzz::params& p, const chunk_
     fuzz::requests_check(d, h, chunk, ref, p.next() | 1, 1, false);
     fuzz::requests_check(d, h, chunk, ref, 0, 1, (p.next() & 1) != 0);
     {
-      uint32_t workers = static_cast<uint32_t>(p.range(2, 3));
       chunk_decoder_options po = base;
       po.max_blocksize = 0;
-      po.exec.run = fuzz::run_rotating;
-      po.exec.context = &workers;
-      po.exec.workers = workers;
-      fuzz::checked_allocator mem3;
-      {
-        chunk_decoder dp;
-        FUZZ_CHECK(chunk_decoder_init(dp, mem3.get(), po).ok());
-        fuzz::requests_check(dp, h, chunk, ref, p.next() | 1, workers, false);
-        if (h.special == chunk_special::none && !h.memcpyed && !h.vlblocks && h.nbytes > 0 &&
-            static_cast<size_t>(h.blocksize) <= fuzz::kMaxOutput)
-          fuzz::worker_blocks_check(dp, workers, h, chunk, ref, p);
-      }
-      FUZZ_CHECK(mem3.clean());
+      fuzz::workers_check(po, h, chunk, ref, p, false);
     }
     fuzz::extras_check(h, chunk, base, whole_ok);
   }
