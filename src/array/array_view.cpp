@@ -22,7 +22,7 @@ namespace {
 using namespace detail;
 
 // The frame's header, its b2nd geometry and where the index and the chunks are, into v.
-status view_parse(array_view& v, bytes_view frame, const array_view_options& options) noexcept {
+detail::code_status view_parse(array_view& v, bytes_view frame, const array_view_options& options) noexcept {
   frame_info info;
   TESSERA_TRY(header_fixed_parse(frame, info));
   if (info.kind != frame_kind::contiguous) return make_error(errc::unsupported, TESSERA_MSG("array_view: a sparse frame (open it with array_open_sparse)"));
@@ -88,7 +88,7 @@ struct entry_read {
 
 // Chunk nchunk's bytes into *out: in place, or a special chunk written into sc. A status and an out parameter,
 // not a result<bytes_view>: no result to build from each error.
-status view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChunkStoredOverhead], bytes_view* out) noexcept {
+detail::code_status view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChunkStoredOverhead], bytes_view* out) noexcept {
   const size_t per_block = static_cast<size_t>(v.index_blocksize) / 8;
   entry_read e;
   e.nblock = static_cast<size_t>(nchunk) / per_block;
@@ -154,7 +154,7 @@ size_t array_view_estimate(const array_view& v) noexcept {
 
 status array_view_open(array_view& v, bytes_view frame, const allocator& alloc, const array_view_options& options) noexcept {
   array_view_close(v);
-  status e = view_parse(v, frame, options);
+  detail::code_status e = view_parse(v, frame, options);
   if (e.ok()) {
     chunk_decoder_options o;
     o.max_blocksize = 0;  // scratch is made when a read first needs it, sized by that chunk's pipeline
