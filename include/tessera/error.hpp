@@ -98,7 +98,8 @@ inline constexpr error make_error(errc code, const char* message) noexcept { ret
 namespace detail {
 /// The status of the library's internal calls. With the messages compiled out an error is its code alone (its
 /// message is the code's name), four bytes that a 32-bit target returns in a register rather than through
-/// memory, and making one stores no message pointer; with the messages it is the status itself.
+/// memory, and making one stores no message pointer (as an error, its message is the code's name: "ok" for a
+/// success); with the messages it is the status itself.
 #if TESSERA_ERROR_MESSAGES
 using code_status = status;
 #else
@@ -107,8 +108,8 @@ error error_of_code(errc code) noexcept;
 class [[nodiscard]] code_status {
  public:
   constexpr code_status() noexcept = default;
-  constexpr code_status(const error& e) noexcept : code(e.code) {}  // NOLINT(google-explicit-constructor)
-  [[gnu::always_inline]] operator error() const noexcept {  // NOLINT(google-explicit-constructor)
+  constexpr code_status(const error& e) noexcept : code(e.code) {}  // NOLINT
+  [[gnu::always_inline]] operator error() const noexcept {  // NOLINT
     if (__builtin_constant_p(code)) return error{code, nullptr};
     return error_of_code(code);
   }
@@ -144,7 +145,7 @@ class [[nodiscard]] result {
   }
 #if !TESSERA_ERROR_MESSAGES
   /// An internal call's error (detail::code_status) converts as an error does.
-  result(detail::code_status s) noexcept : has_value_(false) {  // NOLINT(google-explicit-constructor)
+  result(detail::code_status s) noexcept : has_value_(false) {  // NOLINT
     storage_.err.code = s.ok() ? errc::invalid_argument : s.code;
   }
 #endif
