@@ -867,7 +867,7 @@ struct chunk_decoder_access {
   // the codec state, and block 0 for delta (when a later block is requested), for the workers that may run.
   // A template: the serial reader's copy has no reference to the parallel scratch set-up.
   template <bool parallel, bool vl = true>
-  static detail::code_status blocks_open(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r, chunk_header& h,
+  [[gnu::always_inline]] static detail::code_status blocks_open(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r, chunk_header& h,
                             chunk_layout& l, blocks_job& j) noexcept {
     if (r.count > 0 && (r.block == nullptr || r.consume == nullptr))
       return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decode_blocks: request without block or consume"));
