@@ -55,7 +55,7 @@ struct b2nd_meta {
 
 namespace detail {
 /// b2nd_meta_decode into `meta` (reset first; unspecified after an error).
-[[nodiscard]] status b2nd_meta_decode_into(bytes_view in, b2nd_meta& meta, size_t* consumed = nullptr) noexcept;
+[[nodiscard]] detail::code_status b2nd_meta_decode_into(bytes_view in, b2nd_meta& meta, size_t* consumed = nullptr) noexcept;
 }  // namespace detail
 
 }  // namespace tessera

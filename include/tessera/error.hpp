@@ -95,6 +95,37 @@ inline constexpr status ok_status() noexcept { return status{}; }
 /// An error of `code`; `message` is a static string (wrap literals in TESSERA_MSG), null for the code's name.
 inline constexpr error make_error(errc code, const char* message) noexcept { return error{code, message}; }
 
+namespace detail {
+/// The status of the library's internal calls. With the messages compiled out an error is its code alone (its
+/// message is the code's name), four bytes that a 32-bit target returns in a register rather than through
+/// memory, and making one stores no message pointer (as an error, its message is the code's name: "ok" for a
+/// success); with the messages it is the status itself.
+#if TESSERA_ERROR_MESSAGES
+using code_status = status;
+#else
+/// The error of a code known only at run time (its name as the message), out of line: one copy for them all.
+error error_of_code(errc code) noexcept;
+class [[nodiscard]] code_status {
+ public:
+  constexpr code_status() noexcept = default;
+  constexpr code_status(const error& e) noexcept : code(e.code) {}  // NOLINT
+  [[gnu::always_inline]] operator error() const noexcept {  // NOLINT
+    if (__builtin_constant_p(code)) return error{code, nullptr};
+    return error_of_code(code);
+  }
+  [[nodiscard]] constexpr bool ok() const noexcept { return code == errc::ok; }
+  errc code = errc::ok;  ///< ok when there is no error
+};
+#endif
+}  // namespace detail
+
+#if TESSERA_ERROR_MESSAGES
+#define TESSERA_RESULT_ERR_INLINE
+#else
+// Inlined: an internal caller keeps only the code (no message made), the others call error_of_code.
+#define TESSERA_RESULT_ERR_INLINE [[gnu::always_inline]]
+#endif
+
 /// A value or an error. No exceptions: check ok() before value().
 template <class T>
 class [[nodiscard]] result {
@@ -112,6 +143,12 @@ class [[nodiscard]] result {
   result(error e) noexcept : has_value_(false) {  // NOLINT
     storage_.err = e.ok() ? error{errc::invalid_argument, TESSERA_MSG("internal: a result was made from an error whose code is ok")} : e;
   }
+#if !TESSERA_ERROR_MESSAGES
+  /// An internal call's error (detail::code_status) converts as an error does.
+  result(detail::code_status s) noexcept : has_value_(false) {  // NOLINT
+    storage_.err.code = s.ok() ? errc::invalid_argument : s.code;
+  }
+#endif
   /// Copies the value or the error.
   result(const result& o) : has_value_(o.has_value_) {
     if (has_value_) new (tessera::cxx::place, &storage_.value) T(o.storage_.value);
@@ -131,7 +168,7 @@ class [[nodiscard]] result {
   /// True when it holds a value.
   [[nodiscard]] bool ok() const noexcept { return has_value_; }
   /// The error; an ok error when it holds a value.
-  [[nodiscard]] error err() const noexcept { return has_value_ ? error{} : storage_.err; }
+  [[nodiscard]] TESSERA_RESULT_ERR_INLINE error err() const noexcept { return has_value_ ? error{} : error(storage_.err); }
   /// The value; only when ok().
   [[nodiscard]] T& value() & noexcept { return storage_.value; }
   /// The value; only when ok().
@@ -147,7 +184,7 @@ class [[nodiscard]] result {
   union storage {
     storage() noexcept : err() {}
     ~storage() {}
-    error err;
+    detail::code_status err;  // without the messages its code alone: the message is the code's name
     T value;
   } storage_;
   bool has_value_;

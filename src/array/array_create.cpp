@@ -242,7 +242,7 @@ __attribute__((always_inline)) inline status pack_block_into(const pack_job& j, 
                         zero, region);
 }
 
-status pack_block(const pack_job& j, int64_t nblock) noexcept {
+detail::code_status pack_block(const pack_job& j, int64_t nblock) noexcept {
   const size_t block_nbytes = static_cast<size_t>(j.l->block_nitems * j.itemsize);
   return pack_block_into(j, nblock, j.chunk + static_cast<size_t>(nblock) * block_nbytes);
 }
@@ -282,7 +282,7 @@ status gather_block(void* context, size_t nblock, bytes_mut dst) noexcept {
 #endif
 // chunk_pack_items for items that are exactly the chunk's extent `ext`, serially: the packer's path, without the
 // extent computed twice nor the parallel one.
-status chunk_pack_serial(const array_layout& layout, int64_t itemsize, bytes_view items, const int64_t* ext,
+detail::code_status chunk_pack_serial(const array_layout& layout, int64_t itemsize, bytes_view items, const int64_t* ext,
                          uint8_t* chunk) noexcept {
   if (layout.ndim == 0) {  // one item
     memcpy(chunk, items.data(), static_cast<size_t>(itemsize));
@@ -324,7 +324,7 @@ result<size_t> chunk_encode_from_items(chunk_encoder& e, const chunk_encode_para
 }
 #endif
 
-status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
+detail::code_status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
                         const int64_t* src_shape, const int64_t* src_start, bytes_mut chunk_buf,
                         const executor& exec) noexcept {
   pack_job j;

@@ -146,7 +146,7 @@ status array_release(array& a) noexcept;
 // Packs chunk nchunk of `layout` into chunk_buf (the padded chunk, zero padding) from the region of a C-order
 // buffer of src_shape that starts at src_start (the chunk's first item there; null: the chunk's own start in the
 // array). src_shape null: src holds the chunk's items alone, C order over the chunk's extent.
-[[nodiscard]] status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
+[[nodiscard]] detail::code_status chunk_pack_items(const array_layout& layout, int64_t itemsize, int64_t nchunk, bytes_view src,
                                       const int64_t* src_shape, const int64_t* src_start, bytes_mut chunk_buf,
                                       const executor& exec) noexcept;
 

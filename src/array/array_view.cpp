@@ -22,7 +22,7 @@ namespace {
 using namespace detail;
 
 // The frame's header, its b2nd geometry and where the index and the chunks are, into v.
-status view_parse(array_view& v, bytes_view frame, const array_view_options& options) noexcept {
+detail::code_status view_parse(array_view& v, bytes_view frame, const array_view_options& options) noexcept {
   frame_info info;
   TESSERA_TRY(header_fixed_parse(frame, info));
   if (info.kind != frame_kind::contiguous) return make_error(errc::unsupported, TESSERA_MSG("array_view: a sparse frame (open it with array_open_sparse)"));
@@ -88,7 +88,7 @@ struct entry_read {
 
 // Chunk nchunk's bytes into *out: in place, or a special chunk written into sc. A status and an out parameter,
 // not a result<bytes_view>: no result to build from each error.
-status view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChunkStoredOverhead], bytes_view* out) noexcept {
+detail::code_status view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChunkStoredOverhead], bytes_view* out) noexcept {
   const size_t per_block = static_cast<size_t>(v.index_blocksize) / 8;
   entry_read e;
   e.nblock = static_cast<size_t>(nchunk) / per_block;
@@ -121,14 +121,20 @@ status view_chunk(array_view& v, int64_t nchunk, uint8_t (&sc)[kChunkStoredOverh
   return ok_status();
 }
 
-// A slice read's state, in the view's read_state: its kMaxDims-sized arrays stay off the caller's stack.
+// A slice read's state, in the view's read_state: its kMaxDims-sized arrays stay off the caller's stack. Not
+// constructed as a whole: each part is set before it is read (slice_plan_init assigns the whole plan, the
+// iterator is constructed over it, touched_blocks_init sets every field a request reads), and clearing the
+// arrays first (a memset per array) was a sixth of the read's code.
 struct view_read_state {
   slice_plan plan;
-  slice_chunk_iterator chunks{plan};  // constructed again over the plan once it is set
+  slice_chunk_iterator chunks{plan};
   touched_blocks t;
 };
 static_assert(sizeof(view_read_state) <= sizeof(array_view::read_state) && alignof(view_read_state) <= 8,
               "array_view::read_state holds a read's state");
+static_assert(__has_trivial_destructor(view_read_state) && __is_trivially_copyable(slice_plan) &&
+                  __is_trivially_copyable(touched_blocks),
+              "the read state's parts are plain data, set in place");
 
 }  // namespace
 
@@ -148,7 +154,7 @@ size_t array_view_estimate(const array_view& v) noexcept {
 
 status array_view_open(array_view& v, bytes_view frame, const allocator& alloc, const array_view_options& options) noexcept {
   array_view_close(v);
-  status e = view_parse(v, frame, options);
+  detail::code_status e = view_parse(v, frame, options);
   if (e.ok()) {
     chunk_decoder_options o;
     o.max_blocksize = 0;  // scratch is made when a read first needs it, sized by that chunk's pipeline
@@ -162,7 +168,7 @@ status array_view_open(array_view& v, bytes_view frame, const allocator& alloc, 
 
 status array_view_slice_read(array_view& v, const int64_t* start, const int64_t* stop, bytes_mut out) noexcept {
   if (!v.open) return make_error(errc::invalid_argument, TESSERA_MSG("array_view: not open"));
-  view_read_state& st = *new (tessera::cxx::place, v.read_state) view_read_state;  // trivially destructible: nothing to end
+  auto& st = *static_cast<view_read_state*>(static_cast<void*>(v.read_state));  // trivially destructible: nothing to end
   slice_plan& plan = st.plan;
   TESSERA_TRY(slice_plan_init(plan, v.layout, start, stop));
   if (static_cast<uint64_t>(out.size()) / static_cast<uint64_t>(v.itemsize) < static_cast<uint64_t>(plan.nitems))

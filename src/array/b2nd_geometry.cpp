@@ -6,12 +6,12 @@
 
 namespace tessera::detail {
 
-status b2nd_geometry_read(bytes_view raw, const frame_info& info, bool fresh, uint64_t max_alloc,
+detail::code_status b2nd_geometry_read(bytes_view raw, const frame_info& info, bool fresh, uint64_t max_alloc,
                           const executor& exec, b2nd_geometry& out) noexcept {
   return b2nd_geometry_read_into(raw, info, fresh, max_alloc, exec, out.meta, out.layout, out.sizes);
 }
 
-status b2nd_geometry_read_into(bytes_view raw, const frame_info& info, bool fresh, uint64_t max_alloc,
+detail::code_status b2nd_geometry_read_into(bytes_view raw, const frame_info& info, bool fresh, uint64_t max_alloc,
                                const executor& exec, b2nd_meta& meta_out, array_layout& layout,
                                layout_sizes& sizes_out) noexcept {
   TESSERA_TRY(b2nd_meta_decode_into(raw, meta_out));

@@ -20,10 +20,10 @@ struct b2nd_geometry {
 
 // raw: the metalayer's content; info: the frame's fields (nchunks as counted); fresh: a frame just created (no
 // chunks yet). The decoder for exec's workers must fit max_alloc with the array's blocks, and a chunk too.
-[[nodiscard]] status b2nd_geometry_read(bytes_view raw, const frame_info& info, bool fresh, uint64_t max_alloc,
+[[nodiscard]] detail::code_status b2nd_geometry_read(bytes_view raw, const frame_info& info, bool fresh, uint64_t max_alloc,
                                         const executor& exec, b2nd_geometry& out) noexcept;
 /// The same into the caller's parts: the layout (large: a view's own) need not sit on the stack.
-[[nodiscard]] status b2nd_geometry_read_into(bytes_view raw, const frame_info& info, bool fresh, uint64_t max_alloc,
+[[nodiscard]] detail::code_status b2nd_geometry_read_into(bytes_view raw, const frame_info& info, bool fresh, uint64_t max_alloc,
                                              const executor& exec, b2nd_meta& meta, array_layout& layout,
                                              layout_sizes& sizes) noexcept;
 

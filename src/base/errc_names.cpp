@@ -6,4 +6,8 @@ namespace tessera::detail {
 
 const char kErrcNames[sizeof TESSERA_ERRC_NAMES] = TESSERA_ERRC_NAMES;
 
+#if !TESSERA_ERROR_MESSAGES
+error error_of_code(errc code) noexcept { return error{code, nullptr}; }
+#endif
+
 }  // namespace tessera::detail

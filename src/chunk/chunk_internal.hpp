@@ -35,15 +35,15 @@ inline void chunk_store_i32(uint8_t* p, int32_t v) noexcept { chunk_store_u32(p,
 [[nodiscard]] bool block_streams_within(const uint8_t* c, uint64_t start, uint64_t end, size_t nstreams) noexcept;
 
 // chunk_decode_blocks run serially on the caller's thread whatever the decoder's executor (its serial path).
-[[nodiscard]] status chunk_decode_blocks_serial(chunk_decoder& d, bytes_view chunk,
+[[nodiscard]] detail::code_status chunk_decode_blocks_serial(chunk_decoder& d, bytes_view chunk,
                                                 const chunk_block_request& request) noexcept;
 // The same for chunks of fixed-size blocks only (a VL-block chunk is unsupported): for a reader that never runs
 // blocks in parallel nor meets VL blocks (array_view: a b2nd array's chunks), which links neither's code.
-[[nodiscard]] status chunk_decode_fixed_blocks(chunk_decoder& d, bytes_view chunk,
+[[nodiscard]] detail::code_status chunk_decode_fixed_blocks(chunk_decoder& d, bytes_view chunk,
                                                const chunk_block_request& request) noexcept;
 
 // chunk_header_read into h (reset first; on an error its fields are unspecified).
-[[nodiscard]] status chunk_header_parse(bytes_view chunk, chunk_header& h) noexcept;
+[[nodiscard]] detail::code_status chunk_header_parse(bytes_view chunk, chunk_header& h) noexcept;
 
 // The sections of a complete (non-lazy) chunk with blocks, validated against its cbytes.
 struct chunk_layout {
@@ -56,7 +56,7 @@ struct chunk_layout {
 
 // Checks the chunk holds cbytes bytes and its bstarts and dictionary; for memcpyed and special chunks only
 // the size. Errors for lazy chunks (their blocks are elsewhere). l is unspecified after an error.
-[[nodiscard]] status chunk_layout_get(const chunk_header& h, bytes_view chunk, chunk_layout& l) noexcept;
+[[nodiscard]] detail::code_status chunk_layout_get(const chunk_header& h, bytes_view chunk, chunk_layout& l) noexcept;
 
 // One VL block: where its stream lies and where its bytes go.
 struct vl_block {
@@ -81,11 +81,11 @@ struct vl_block {
 // chunk (no delta: it needs block 0) decoded by worker `worker` into that worker's scratch, at least its bytes
 // [begin, end) (chunk_block_request.range).
 [[nodiscard]] const executor& chunk_decoder_executor(const chunk_decoder& d) noexcept;
-[[nodiscard]] status chunk_decoder_prepare(chunk_decoder& d, const chunk_header& h) noexcept;
+[[nodiscard]] detail::code_status chunk_decoder_prepare(chunk_decoder& d, const chunk_header& h) noexcept;
 // For callers that encode whole chunks on their own tasks (array writes, one chunk per worker, each with its own
 // serial encoder): scratch and codec state for chunk_encode of nbytes with these parameters, made on the
 // caller's thread, so the encode in the task allocates nothing.
-[[nodiscard]] status chunk_encoder_prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept;
+[[nodiscard]] detail::code_status chunk_encoder_prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept;
 // Speed-only paths of the host build, compiled out where the build optimizes for size (-Os: bare metal).
 #if defined(__OPTIMIZE_SIZE__)
 #define TESSERA_SPEED_PATHS 0
@@ -118,7 +118,7 @@ struct chunk_block_source {
 [[nodiscard]] result<size_t> chunk_encode_spliced(chunk_encoder& e, const chunk_encode_params& params, bytes_view old,
                                                   const uint8_t* changed, bytes_view src, bytes_mut out) noexcept;
 #endif
-[[nodiscard]] status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
+[[nodiscard]] detail::code_status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                            size_t begin, size_t end, bytes_view* decoded) noexcept;
 // A block left as its byte planes: element k's byte b at plane[b][k]. At most 16 planes (the reference splits
 // blocks into streams for typesize <= 16 only). A stream stored as it is stays in the chunk, pointed to.
@@ -135,13 +135,13 @@ struct block_planes {
 #if TESSERA_SPEED_PATHS
 // The same, the block decoded into dst (at least its size) instead of the worker's scratch, which then holds only
 // the pipeline's temporaries; *decoded is dst's first block-size bytes.
-[[nodiscard]] status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
+[[nodiscard]] detail::code_status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                                 size_t begin, size_t end, bytes_mut dst, bytes_view* decoded) noexcept;
 // chunk_block_decode_on for a caller that unshuffles only the elements it wants: a block whose only filter is a
 // plain shuffle of elements of at most 16 bytes comes back as its byte planes, *planes says where (only the
 // elements of [begin, end) are sure to be decoded; the chunk and the worker's scratch must stay as they are
 // while they are read); any other block comes back decoded in *decoded and planes->typesize is 0.
-[[nodiscard]] status chunk_block_planes_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
+[[nodiscard]] detail::code_status chunk_block_planes_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                            size_t begin, size_t end, bytes_view* decoded, block_planes* planes) noexcept;
 #endif
 

@@ -30,7 +30,7 @@ struct chunk_decoder::worker {
   detail::codec_context codecs;
   const chunk_plugins* plugins = nullptr;  // the decoder's options.plugins
   const chunk_nd_geometry* geometry = nullptr;  // the decoder's options.geometry (moves with the decoder)
-  status err;
+  detail::code_status err;
   // A few elements of a block decoded in place, on their way to their places (gather::stack): in the worker,
   // not on the stack of every block decode (a firmware task's stack is small).
   uint8_t gather[kGatherStack];
@@ -47,7 +47,7 @@ constexpr size_t kScratchBlocks = 4;  // the most a block needs: two filter temp
 // not link it (tessera/codecs.hpp).
 // GCOVR_EXCL_START: the host build links every codec library; builds without one (TESSERA_WITH_*=OFF) and bare
 // metal's codecs on demand are what reach this.
-error codec_missing(codec_format f, bool not_linked) noexcept {
+detail::code_status codec_missing(codec_format f, bool not_linked) noexcept {
   if (not_linked) {
     switch (f) {
       case codec_format::lz4:
@@ -92,7 +92,7 @@ bool lz4_in_house(const chunk_header& h, bytes_view dict) noexcept {
 
 // Decodes a stream into out (exactly out.size() bytes), or only at least its first `want` bytes when the codec
 // can stop early (LZ4 without a dictionary, BloscLZ); the others decode it all.
-status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_view in, bytes_mut out,
+detail::code_status stream_decompress(const chunk_header& h, chunk_decoder::worker& w, bytes_view in, bytes_mut out,
                          bytes_view dict, size_t want) noexcept {
   switch (h.format) {
     case codec_format::blosclz: {
@@ -162,12 +162,12 @@ struct backward_plan {
 };
 
 // GCOVR_EXCL_START: the host build compiles every filter in; builds with TESSERA_WITH_<filter>=OFF reach this.
-error filter_compiled_out() noexcept {
+detail::code_status filter_compiled_out() noexcept {
   return make_error(errc::unsupported, TESSERA_MSG("chunk: the chunk uses a filter this build compiled out (TESSERA_WITH_*)"));
 }
 // GCOVR_EXCL_STOP
 
-status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugins* plugins, backward_plan& p) noexcept {
+detail::code_status backward_plan_make(const chunk_header& h, size_t bsize, const chunk_plugins* plugins, backward_plan& p) noexcept {
   p.count = 0;
   p.copying = 0;
   p.bits = false;
@@ -310,7 +310,7 @@ partial_plan partial_plan_make(const chunk_header& h, const backward_plan& plan,
 }
 
 // Grows a worker's scratch to at least `bytes`, from the decoder's allocator (on the caller's thread).
-status scratch_grow(chunk_decoder::worker& w, size_t bytes) noexcept {
+detail::code_status scratch_grow(chunk_decoder::worker& w, size_t bytes) noexcept {
   if (bytes <= w.scratch_size) return ok_status();
   if (w.scratch != nullptr) allocator_deallocate(w.codecs.alloc, w.scratch, w.scratch_size, kScratchAlign);
   w.scratch_size = 0;
@@ -322,7 +322,7 @@ status scratch_grow(chunk_decoder::worker& w, size_t bytes) noexcept {
 
 // The worker's scratch holding `blocks` blocks of bsize bytes, grown to it when `grow` (on the caller's thread)
 // unless it is fixed.
-status scratch_hold(chunk_decoder::worker& w, size_t blocks, size_t bsize, bool grow) noexcept {
+detail::code_status scratch_hold(chunk_decoder::worker& w, size_t blocks, size_t bsize, bool grow) noexcept {
   if (bsize > SIZE_MAX / kScratchBlocks) return make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"));
   if (w.fixed && bsize > w.scratch_size / kScratchBlocks)
     return make_error(errc::buffer_too_small, TESSERA_MSG("chunk: blocks larger than the decoder's fixed scratch"));
@@ -338,7 +338,7 @@ status scratch_hold(chunk_decoder::worker& w, size_t blocks, size_t bsize, bool 
 // only [need.begin, need.end) is sure to be decoded (streams are decoded only as far as it needs).
 // vl = false: a copy for callers that refused VL-block chunks beforehand (array_view), without their code.
 template <bool vl = true>
-status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock, size_t bsize, uint8_t* dst,
+detail::code_status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock, size_t bsize, uint8_t* dst,
                     const uint8_t* dref, chunk_decoder::worker& w, block_need need = block_need{}, bool grow = false,
                     uint8_t** at = nullptr) noexcept {
   backward_plan plan;
@@ -480,7 +480,7 @@ status block_decode(const chunk_header& h, const chunk_layout& l, size_t nblock,
 }
 
 // The header and sections of a chunk whose data is to be decoded (instrumented chunks hold codec statistics).
-status chunk_open(bytes_view chunk, chunk_header* h, chunk_layout* l) noexcept {
+detail::code_status chunk_open(bytes_view chunk, chunk_header* h, chunk_layout* l) noexcept {
   TESSERA_TRY(detail::chunk_header_parse(chunk, *h));
   if (h->blosc2_flags & kChunkBlosc2Instrumented)
     return make_error(errc::unsupported, TESSERA_MSG("chunk: instrumented chunks hold codec statistics, not data"));
@@ -488,7 +488,7 @@ status chunk_open(bytes_view chunk, chunk_header* h, chunk_layout* l) noexcept {
 }
 
 // Fills [offset, offset + size) of a special-value chunk's decoded bytes.
-status special_fill(const chunk_header& h, bytes_view chunk, uint8_t* dst, size_t offset, size_t size) noexcept {
+detail::code_status special_fill(const chunk_header& h, bytes_view chunk, uint8_t* dst, size_t offset, size_t size) noexcept {
   static constexpr uint8_t kNan32[4] = {0x00, 0x00, 0xc0, 0x7f};  // quiet NaN, little-endian
   static constexpr uint8_t kNan64[8] = {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x7f};
   const uint8_t* pattern = nullptr;
@@ -550,7 +550,7 @@ struct chunk_decoder_access {
 
   // At least `blocks` (at most kScratchBlocks) blocks of `blocksize` bytes of scratch for the workers that may
   // run (all of them when `parallel`, else worker 0), allocated here on the caller's thread.
-  static status scratch_ensure(chunk_decoder& d, size_t blocks, size_t blocksize, bool parallel) noexcept {
+  static detail::code_status scratch_ensure(chunk_decoder& d, size_t blocks, size_t blocksize, bool parallel) noexcept {
     if (blocksize > SIZE_MAX / kScratchBlocks) return make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"));
     const size_t bytes = blocks * blocksize;
     for (uint32_t i = 0; i < (parallel ? d.nworkers_ : 1); ++i) {
@@ -565,7 +565,7 @@ struct chunk_decoder_access {
 
   // Codec state for the chunk's codec, made here on the caller's thread for the workers that may run its blocks
   // (all of them when `parallel`, else worker 0): tasks never allocate.
-  static status codecs_prepare(chunk_decoder& d, const chunk_header& h, bool parallel) noexcept {
+  static detail::code_status codecs_prepare(chunk_decoder& d, const chunk_header& h, bool parallel) noexcept {
     if (h.special != chunk_special::none || h.memcpyed) return ok_status();
     const uint32_t n = parallel ? d.nworkers_ : 1;
     for (uint32_t i = 0; i < n; ++i) {
@@ -592,7 +592,7 @@ struct chunk_decoder_access {
     return d.block0_;
   }
 
-  static status init(chunk_decoder& d, const allocator& alloc, const chunk_decoder_options& options) noexcept {
+  static detail::code_status init(chunk_decoder& d, const allocator& alloc, const chunk_decoder_options& options) noexcept {
     workers_free(d);
     d.alloc_ = alloc;
     d.options_ = options;
@@ -609,7 +609,7 @@ struct chunk_decoder_access {
     proto.fixed = options.fixed_scratch;
     for (uint32_t i = 0; i < n; ++i) new (tessera::cxx::place, &d.workers_[i]) chunk_decoder::worker(proto);
     if (options.fixed_scratch && options.max_blocksize > 0) {  // else allocated when a chunk needs it
-      status s = options.max_blocksize > SIZE_MAX / kScratchBlocks
+      detail::code_status s = options.max_blocksize > SIZE_MAX / kScratchBlocks
                      ? make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"))
                      : ok_status();
       for (uint32_t i = 0; i < n && s.ok(); ++i) s = scratch_grow(d.workers_[i], kScratchBlocks * options.max_blocksize);
@@ -662,7 +662,7 @@ struct chunk_decoder_access {
     const chunk_header& h = *j.h;
     const size_t bs = static_cast<size_t>(h.blocksize);
     const size_t bsize = (nblock + 1 == h.nblocks && h.leftover > 0) ? static_cast<size_t>(h.leftover) : bs;
-    status s = block_decode(h, *j.l, nblock, bsize, j.out + nblock * bs, j.dref, w, block_need{}, j.grow);
+    detail::code_status s = block_decode(h, *j.l, nblock, bsize, j.out + nblock * bs, j.dref, w, block_need{}, j.grow);
     if (!s.ok()) w.err = s;
   }
 
@@ -760,7 +760,7 @@ struct chunk_decoder_access {
   static const executor& exec(const chunk_decoder& d) noexcept { return d.options_.exec; }
 
   // For blocks decoded into every worker's scratch (chunk_block_decode_on): each block's output and temporaries.
-  static status prepare(chunk_decoder& d, const chunk_header& h) noexcept {
+  static detail::code_status prepare(chunk_decoder& d, const chunk_header& h) noexcept {
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
     TESSERA_TRY(scratch_ensure(d, kScratchBlocks, static_cast<size_t>(h.blocksize), true));
     return codecs_prepare(d, h, true);
@@ -781,7 +781,7 @@ struct chunk_decoder_access {
   };
 
   template <bool vl = true>
-  static status block_one(blocks_job& j, chunk_decoder::worker& w, size_t nblock, block_need need,
+  static detail::code_status block_one(blocks_job& j, chunk_decoder::worker& w, size_t nblock, block_need need,
                           bytes_view* out) noexcept {
     const chunk_header& h = *j.h;
     const chunk_layout& l = *j.l;
@@ -826,7 +826,7 @@ struct chunk_decoder_access {
     bytes_view decoded;
     block_need need;
     if (r.range != nullptr) r.range(r.context, index, &need.begin, &need.end);
-    status s = block_one(j, w, r.block(r.context, index), need, &decoded);
+    detail::code_status s = block_one(j, w, r.block(r.context, index), need, &decoded);
     if (s.ok()) s = r.consume(r.context, index, decoded, worker);
     if (!s.ok()) {
       if (w.err.ok()) w.err = s;
@@ -835,7 +835,7 @@ struct chunk_decoder_access {
   }
 
   // dst (when not empty) receives the block, the worker's scratch holding only the pipeline's temporaries.
-  static status block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
+  static detail::code_status block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock,
                                 size_t begin, size_t end, bytes_view* decoded, bytes_mut dst = bytes_mut(),
                                 detail::block_planes* planes = nullptr) noexcept {
     if (d.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decoder used before chunk_decoder_init"));
@@ -867,7 +867,7 @@ struct chunk_decoder_access {
   // the codec state, and block 0 for delta (when a later block is requested), for the workers that may run.
   // A template: the serial reader's copy has no reference to the parallel scratch set-up.
   template <bool parallel, bool vl = true>
-  static status blocks_open(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r, chunk_header& h,
+  [[gnu::always_inline]] static detail::code_status blocks_open(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r, chunk_header& h,
                             chunk_layout& l, blocks_job& j) noexcept {
     if (r.count > 0 && (r.block == nullptr || r.consume == nullptr))
       return make_error(errc::invalid_argument, TESSERA_MSG("chunk_decode_blocks: request without block or consume"));
@@ -913,7 +913,7 @@ struct chunk_decoder_access {
   // what a decoder without an executor runs, with nothing of the parallel machinery (array_view links only this).
   // vl = false: for fixed-size blocks only (array_view), a VL-block chunk is unsupported.
   template <bool vl>
-  [[gnu::always_inline]] static status decode_blocks_serial(chunk_decoder& d, bytes_view chunk,
+  [[gnu::always_inline]] static detail::code_status decode_blocks_serial(chunk_decoder& d, bytes_view chunk,
                                                             const chunk_block_request& r) noexcept {
     chunk_header h;
     chunk_layout l;
@@ -929,14 +929,14 @@ struct chunk_decoder_access {
     return ok_status();
   }
 
-  static status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
+  static detail::code_status decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& r) noexcept {
     if (!runs_parallel(d, r.count)) return detail::chunk_decode_blocks_serial(d, chunk, r);
     return decode_blocks_parallel(d, chunk, r);
   }
 
   // The blocks over the executor. Its own function: its header, layout and job are on the stack only on this
   // path, not above a serial decode.
-  __attribute__((noinline)) static status decode_blocks_parallel(chunk_decoder& d, bytes_view chunk,
+  __attribute__((noinline)) static detail::code_status decode_blocks_parallel(chunk_decoder& d, bytes_view chunk,
                                                                  const chunk_block_request& r) noexcept {
     chunk_header h;
     chunk_layout l;
@@ -1031,11 +1031,11 @@ status chunk_decode_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block
 
 namespace detail {
 
-status chunk_decode_blocks_serial(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
+detail::code_status chunk_decode_blocks_serial(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
   return chunk_decoder_access::decode_blocks_serial<true>(d, chunk, request);
 }
 
-status chunk_decode_fixed_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
+detail::code_status chunk_decode_fixed_blocks(chunk_decoder& d, bytes_view chunk, const chunk_block_request& request) noexcept {
   return chunk_decoder_access::decode_blocks_serial<false>(d, chunk, request);
 }
 
@@ -1045,24 +1045,24 @@ namespace detail {
 
 const executor& chunk_decoder_executor(const chunk_decoder& d) noexcept { return chunk_decoder_access::exec(d); }
 
-status chunk_decoder_prepare(chunk_decoder& d, const chunk_header& h) noexcept {
+detail::code_status chunk_decoder_prepare(chunk_decoder& d, const chunk_header& h) noexcept {
   if (h.blocksize < 0) return make_error(errc::malformed, TESSERA_MSG("chunk: negative blocksize"));
   return chunk_decoder_access::prepare(d, h);
 }
 
-status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
+detail::code_status chunk_block_decode_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
                              size_t end, bytes_view* decoded) noexcept {
   return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded);
 }
 
 #if TESSERA_SPEED_PATHS
-status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
+detail::code_status chunk_block_decode_into_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
                                   size_t end, bytes_mut dst, bytes_view* decoded) noexcept {
   if (dst.data() == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk: no output for the block"));
   return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, dst);
 }
 
-status chunk_block_planes_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
+detail::code_status chunk_block_planes_on(chunk_decoder& d, uint32_t worker, bytes_view chunk, size_t nblock, size_t begin,
                              size_t end, bytes_view* decoded, block_planes* planes) noexcept {
   return chunk_decoder_access::block_decode_on(d, worker, chunk, nblock, begin, end, decoded, bytes_mut(), planes);
 }

@@ -28,7 +28,7 @@ struct chunk_encoder::worker {
   size_t workspace_size = 0;
   size_t blosclz_bytes = 0;      // the part BloscLZ uses: its table as the options chose it
   detail::codec_context codecs;
-  status err;
+  detail::code_status err;
 };
 
 namespace {
@@ -216,7 +216,7 @@ result<size_t> stream_compress(const encode_plan& p, chunk_encoder::worker& w, b
 // Runs the forward filters on block `nblock` (bsize bytes) and puts in *out where the filtered bytes are: the
 // source itself when no filter is active, else one of the worker's two pipeline buffers. (A status and an out
 // pointer: no result<const uint8_t*> instantiated for this one caller pair.)
-status block_filter(const encode_plan& p, chunk_encoder::worker& w, size_t nblock, size_t bsize,
+detail::code_status block_filter(const encode_plan& p, chunk_encoder::worker& w, size_t nblock, size_t bsize,
                     const uint8_t** out) noexcept {
   const uint8_t* cur;
 #if TESSERA_SPEED_PATHS
@@ -399,7 +399,7 @@ size_t chunk_finish(uint8_t* o, const encode_plan& p, size_t blocks_at, size_t c
 }
 
 // Whether the user codec and filter calls are linked (on bare metal only by encoder_link_plugins).
-status plugins_linked() noexcept {
+detail::code_status plugins_linked() noexcept {
 #if TESSERA_CODECS_ON_DEMAND
   if (&detail::encoder_plugins == nullptr)
     return make_error(errc::unsupported, TESSERA_MSG("chunk_encode: user codecs and filters are not linked into this "
@@ -408,7 +408,7 @@ status plugins_linked() noexcept {
   return ok_status();
 }
 
-status params_check(const chunk_encode_params& params) noexcept {
+detail::code_status params_check(const chunk_encode_params& params) noexcept {
   if (params.typesize == 0) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: typesize is zero"));
   if (params.clevel < 0 || params.clevel > kChunkMaxClevel)
     return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encode: clevel outside 0..9"));
@@ -550,7 +550,7 @@ struct chunk_encoder_access {
     e.slots_ = nullptr;
   }
 
-  static status scratch_ensure(chunk_encoder& e, size_t blocksize, bool at_init = false) noexcept {
+  static detail::code_status scratch_ensure(chunk_encoder& e, size_t blocksize, bool at_init = false) noexcept {
     if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
     if (blocksize <= e.scratch_blocksize_) return ok_status();
     if (e.options_.fixed_scratch && !at_init)
@@ -580,7 +580,7 @@ struct chunk_encoder_access {
 
   // Codec state for this chunk's codec and level, made here on the caller's thread for every worker that may
   // encode its blocks: tasks never allocate. Sized for the scratch's block size, which only grows.
-  static status codecs_prepare(chunk_encoder& e, const encode_plan& p) noexcept {
+  static detail::code_status codecs_prepare(chunk_encoder& e, const encode_plan& p) noexcept {
     const uint32_t n = parallel(e) && p.nblocks > 1 ? e.nworkers_ : 1;
     if (own_ndlz(*p.params)) TESSERA_TRY(workspace_ensure(e, detail::kNdlzWorkspace, n));
     for (uint32_t i = 0; i < n; ++i) {
@@ -597,7 +597,7 @@ struct chunk_encoder_access {
   }
 
   // The first n workers' workspaces hold at least `bytes` (NDLZ's tables; BloscLZ keeps using its part).
-  static status workspace_ensure(chunk_encoder& e, size_t bytes, uint32_t n) noexcept {
+  static detail::code_status workspace_ensure(chunk_encoder& e, size_t bytes, uint32_t n) noexcept {
     for (uint32_t i = 0; i < n; ++i) {
       chunk_encoder::worker& w = e.workers_[i];
       if (w.workspace_size >= bytes) continue;
@@ -613,7 +613,7 @@ struct chunk_encoder_access {
     return ok_status();
   }
 
-  static status init(chunk_encoder& e, const allocator& alloc, const chunk_encoder_options& options) noexcept {
+  static detail::code_status init(chunk_encoder& e, const allocator& alloc, const chunk_encoder_options& options) noexcept {
 #if TESSERA_CODECS_ON_DEMAND
     if (options.exec.run != nullptr && options.exec.workers > 1 && &detail::encoder_parallel_blocks == nullptr)
       return make_error(errc::unsupported, TESSERA_MSG("chunk_encoder: parallel blocks are not linked into this program "
@@ -646,7 +646,7 @@ struct chunk_encoder_access {
       }
     }
     if (options.max_blocksize > 0) {
-      status s = scratch_ensure(e, options.max_blocksize, true);
+      detail::code_status s = scratch_ensure(e, options.max_blocksize, true);
       if (!s.ok()) {
         workers_free(e);
         return s;
@@ -790,7 +790,7 @@ struct chunk_encoder_access {
 
   // Everything chunk_encode of nbytes with these parameters will need (scratch, codec state), made now on the
   // caller's thread, so that a later chunk_encode on another thread allocates nothing.
-  static status prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept {
+  static detail::code_status prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept {
     if (e.workers_ == nullptr) return make_error(errc::invalid_argument, TESSERA_MSG("chunk_encoder used before chunk_encoder_init"));
     TESSERA_TRY(params_check(params));
     auto bsr = detail::chunk_blocksize_of(params, nbytes);
@@ -1137,7 +1137,7 @@ result<int64_t> encoder_dict_build_run(chunk_encoder& e, void* plan, uint8_t* ou
   return chunk_encoder_access::dict_build(e, *static_cast<encode_plan*>(plan), out, ntbytes, destsize);
 }
 
-status chunk_encoder_prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept {
+detail::code_status chunk_encoder_prepare(chunk_encoder& e, const chunk_encode_params& params, size_t nbytes) noexcept {
   return chunk_encoder_access::prepare(e, params, nbytes);
 }
 

@@ -47,7 +47,7 @@ bool codec_available(codec c) noexcept {
 
 // Into h by reference rather than building a result: a 32-bit target would otherwise hold every field in
 // registers and the stack, and store them all again.
-status detail::chunk_header_parse(bytes_view chunk, chunk_header& h) noexcept {
+detail::code_status detail::chunk_header_parse(bytes_view chunk, chunk_header& h) noexcept {
   h = chunk_header{};
   if (chunk.size() < kChunkHeaderMinSize) return make_error(errc::truncated, TESSERA_MSG("chunk: shorter than its 16-byte header"));
   const uint8_t* p = chunk.data();
@@ -153,7 +153,7 @@ bool block_streams_within(const uint8_t* c, uint64_t start, uint64_t end, size_t
   return true;
 }
 
-status chunk_layout_get(const chunk_header& h, bytes_view chunk, chunk_layout& l) noexcept {
+detail::code_status chunk_layout_get(const chunk_header& h, bytes_view chunk, chunk_layout& l) noexcept {
   if (h.lazy) return make_error(errc::unsupported, TESSERA_MSG("chunk: lazy chunk, its blocks live in the frame"));
   if (chunk.size() < static_cast<size_t>(h.cbytes)) return make_error(errc::truncated, TESSERA_MSG("chunk: shorter than its cbytes"));
   l = chunk_layout{};

@@ -26,7 +26,7 @@ bool filter_linked(filter_id f) noexcept {
 }
 
 // GCOVR_EXCL_START: only bare metal's filters on demand leave a filter unlinked (filter_linked above).
-status filter_unlinked_error(filter_id f) noexcept {
+detail::code_status filter_unlinked_error(filter_id f) noexcept {
   const char* what = TESSERA_MSG("chunk: trunc_prec and int_trunc are not linked into this program (call tessera::filter_link_trunc)");
   if (f == filter_id::bitshuffle)
     what = TESSERA_MSG("chunk: bitshuffle is not linked into this program (call tessera::filter_link_bitshuffle)");

@@ -89,6 +89,6 @@ TESSERA_FILTER_LINK void bitunshuffle_scalar(size_t typesize, size_t size, const
 // Whether the program links filter f (bare metal: whether it called its filter_link_* function; hosts: always),
 // and that function's name for the error when it did not. Shuffle and none are always linked.
 [[nodiscard]] bool filter_linked(filter_id f) noexcept;
-[[nodiscard]] status filter_unlinked_error(filter_id f) noexcept;
+[[nodiscard]] detail::code_status filter_unlinked_error(filter_id f) noexcept;
 
 }  // namespace tessera::detail

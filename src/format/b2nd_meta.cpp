@@ -13,7 +13,7 @@ namespace {
 constexpr uint32_t kB2ndElements = 7;
 constexpr uint32_t kCatervaElements = 5;
 
-status meta_validate(const b2nd_meta& meta) noexcept {
+detail::code_status meta_validate(const b2nd_meta& meta) noexcept {
   if (meta.version != kB2ndMetaVersion) {
     return make_error(errc::unsupported, TESSERA_MSG("b2nd meta: only version 0 can be encoded"));
   }
@@ -85,7 +85,7 @@ void meta_write(const b2nd_meta& meta, uint8_t* p) noexcept {
 }
 
 // The reader's error, restated with the field that failed; overflow (a value too wide for its field) is malformed.
-error field_error(const error& e, const char* truncated_message, const char* malformed_message) noexcept {
+detail::code_status field_error(const error& e, const char* truncated_message, const char* malformed_message) noexcept {
   if (e.code == errc::truncated) return make_error(errc::truncated, truncated_message);
   return make_error(errc::malformed, malformed_message);
 }
@@ -93,7 +93,7 @@ error field_error(const error& e, const char* truncated_message, const char* mal
 // An int32 shape of ndim items (chunkshape, blockshape), none negative. With nonzero_where (the chunkshape, for
 // the blockshape), an item may be 0 only where it is 0: the reference would divide by it. The messages name the
 // field by a choice, not a table: with messages compiled out the choice and the texts vanish.
-status dims32_read(msgpack_reader& r, int ndim, int32_t* out, const int32_t* nonzero_where) noexcept {
+detail::code_status dims32_read(msgpack_reader& r, int ndim, int32_t* out, const int32_t* nonzero_where) noexcept {
   const bool block = nonzero_where != nullptr;
   const uint32_t n = dims_header_read(r, ndim);
   if (!r.ok())
@@ -143,7 +143,7 @@ result<size_t> b2nd_meta_encode(const b2nd_meta& meta, bytes_mut out) noexcept {
 }
 
 // Into the caller's meta: no result<> of the 130-byte struct to build and copy.
-status detail::b2nd_meta_decode_into(bytes_view in, b2nd_meta& meta, size_t* consumed) noexcept {
+detail::code_status detail::b2nd_meta_decode_into(bytes_view in, b2nd_meta& meta, size_t* consumed) noexcept {
   msgpack_reader r(in);
   meta = b2nd_meta{};
 

@@ -32,7 +32,7 @@ U be_at(const uint8_t* p) noexcept {
 
 // A metalayer section (header or trailer) opens with fixarray 3, uint16 index size, map16 n: n, which the
 // caller's table must hold.
-status metas_count_read(msgpack_reader& r, uint32_t max_entries, uint32_t* n) noexcept {
+detail::code_status metas_count_read(msgpack_reader& r, uint32_t max_entries, uint32_t* n) noexcept {
   if (r.remaining() < 7) return make_error(errc::truncated, TESSERA_MSG("frame: metalayer index past its section"));
   (void)r.read_raw(1);          // the fixarray: not checked, as by the reference
   (void)r.read_uint16_fixed();  // the index size: not needed to read the index
@@ -44,7 +44,7 @@ status metas_count_read(msgpack_reader& r, uint32_t max_entries, uint32_t* n) no
 
 // The n entries of a metalayer map, {fixstr name: int32 offset}, each offset (from the start of `all`, the
 // header or trailer) leading to a bin32 content. With copy_to, contents are copied into its allocator's blocks.
-status metas_parse(bytes_view all, msgpack_reader& r, uint32_t n, frame_meta_entry* out, uint32_t* count,
+detail::code_status metas_parse(bytes_view all, msgpack_reader& r, uint32_t n, frame_meta_entry* out, uint32_t* count,
                    frame_state* copy_to) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     const span<const char> name = r.read_fixstr();
@@ -283,7 +283,7 @@ bool names_equal(const frame_meta_entry& e, span<const char> name) noexcept {
   return name.size() == e.name_len && (name.empty() || memcmp(name.data(), e.name, name.size()) == 0);
 }
 
-status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
+detail::code_status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
   if (h.size() < kFrameHeaderMinLen) return make_error(errc::truncated, TESSERA_MSG("frame: shorter than its fixed header"));
   // Every field in its pinned encoding, so each at its offset: the markers are checked in one pass (the
   // fixarray's count is not, as by the reference) and the values loaded where they sit, all inside the fixed part.
@@ -359,20 +359,20 @@ status header_fixed_parse(bytes_view h, frame_info& info) noexcept {
   return ok_status();
 }
 
-status header_metas_read(bytes_view h, frame_meta_entry (&out)[kFrameMaxMetalayers], uint32_t* count) noexcept {
+detail::code_status header_metas_read(bytes_view h, frame_meta_entry (&out)[kFrameMaxMetalayers], uint32_t* count) noexcept {
   *count = 0;
   if (h.size() < kFhMetalayers + 6) return make_error(errc::truncated, TESSERA_MSG("frame: header ends before its metalayers"));
   msgpack_reader r(h);
   (void)r.read_raw(kFhMetalayers);
   uint32_t n = 0;
   uint32_t got = 0;
-  status e = metas_count_read(r, kFrameMaxMetalayers, &n);
+  detail::code_status e = metas_count_read(r, kFrameMaxMetalayers, &n);
   if (e.ok()) e = metas_parse(h, r, n, out, &got, nullptr);
   *count = e.ok() ? got : 0;
   return e;
 }
 
-status header_meta_find(bytes_view h, span<const char> name, span<const char> alt, bool* found, uint32_t* off,
+detail::code_status header_meta_find(bytes_view h, span<const char> name, span<const char> alt, bool* found, uint32_t* off,
                         uint32_t* len) noexcept {
   *found = false;
   if (h.size() < kFhMetalayers + 6) return make_error(errc::truncated, TESSERA_MSG("frame: header ends before its metalayers"));
@@ -406,8 +406,8 @@ status header_meta_find(bytes_view h, span<const char> name, span<const char> al
   return ok_status();
 }
 
-status header_metas_parse(frame_state& s) noexcept {
-  const status e = header_metas_read(bytes_view(s.header, s.info.header_len), s.metas, &s.nmetas);
+detail::code_status header_metas_parse(frame_state& s) noexcept {
+  const detail::code_status e = header_metas_read(bytes_view(s.header, s.info.header_len), s.metas, &s.nmetas);
   s.info.nmetalayers = s.nmetas;
   return e;
 }
@@ -422,7 +422,7 @@ void header_fixed_write(const frame_state& s, uint8_t* p) noexcept {
   header_fixed_encode(s.info, s.schunk_chunksize, s.sparse, s.nvlmetas > 0, p);
 }
 
-status params_check(const frame_create_params& p) noexcept {
+detail::code_status params_check(const frame_create_params& p) noexcept {
   // Above 255 bytes the frame keeps the real typesize and chunk headers say 1 (the reference's wide types).
   if (p.typesize <= 0 || p.typesize > kChunkMaxBlocksize)
     return make_error(errc::invalid_argument, TESSERA_MSG("frame: typesize must be 1..BLOSC2_MAXTYPESIZE"));
@@ -467,7 +467,7 @@ result<uint32_t> header_encode(const frame_create_params& p, const frame_header_
   return *hl;
 }
 
-status header_build(frame_state& s, const frame_create_params& prm) noexcept {
+detail::code_status header_build(frame_state& s, const frame_create_params& prm) noexcept {
   uint64_t idx = 0;
   auto hl = header_size_of(prm, &idx);
   if (!hl.ok()) return hl.err();
@@ -517,7 +517,7 @@ void header_sizes_patch(uint8_t* header, uint64_t frame_len, int64_t cbytes) noe
   be_store64(header + kFhCbytes, static_cast<uint64_t>(cbytes));
 }
 
-status trailer_parse(frame_state& s, bytes_view t) noexcept {
+detail::code_status trailer_parse(frame_state& s, bytes_view t) noexcept {
   if (t.size() < kFrameTrailerMinLen) return make_error(errc::truncated, TESSERA_MSG("frame: trailer too short"));
   msgpack_reader r(t);
   if (r.read_fixarray() != kTrailerFields)
@@ -538,7 +538,7 @@ status trailer_parse(frame_state& s, bytes_view t) noexcept {
     for (uint32_t i = 0; i < n; ++i) new (tessera::cxx::place, &s.vlmetas[i]) frame_meta_entry;
   }
   uint32_t got = 0;
-  status e = metas_parse(t, r, n, s.vlmetas, &got, &s);
+  detail::code_status e = metas_parse(t, r, n, s.vlmetas, &got, &s);
   s.nvlmetas = got;
   if (!e.ok()) return e;
   s.info.nvlmetalayers = s.nvlmetas;

@@ -302,25 +302,25 @@ struct sparse_entry {
 // ---- Header, trailer, index ----------------------------------------------------------------------------------
 
 // Parses the fixed fields of a header (at least kFrameHeaderMinLen bytes) into info (not nchunks).
-[[nodiscard]] status header_fixed_parse(bytes_view h, frame_info& info) noexcept;
+[[nodiscard]] detail::code_status header_fixed_parse(bytes_view h, frame_info& info) noexcept;
 // Parses the metalayers section of a complete header (header_len bytes): the entries' names and where their
 // contents are in h.
-[[nodiscard]] status header_metas_read(bytes_view h, frame_meta_entry (&out)[kFrameMaxMetalayers],
+[[nodiscard]] detail::code_status header_metas_read(bytes_view h, frame_meta_entry (&out)[kFrameMaxMetalayers],
                                        uint32_t* count) noexcept;
 // The metalayer named `name` or `alt` (the first entry with either) in a complete header: where its content is,
 // *found false when there is none. The header's metalayers are checked as header_metas_read checks them (same
 // errors, same order), reading the section as a stream: no table of entries on the stack (a reader's open).
-[[nodiscard]] status header_meta_find(bytes_view h, span<const char> name, span<const char> alt, bool* found,
+[[nodiscard]] detail::code_status header_meta_find(bytes_view h, span<const char> name, span<const char> alt, bool* found,
                                       uint32_t* off, uint32_t* len) noexcept;
 // Parses the metalayers section of a complete header (header_len bytes) into s.metas.
-[[nodiscard]] status header_metas_parse(frame_state& s) noexcept;
+[[nodiscard]] detail::code_status header_metas_parse(frame_state& s) noexcept;
 // Writes the fixed fields (kFrameHeaderMinLen bytes) of a header from info and the other changing fields.
 void header_fixed_encode(const frame_info& info, int32_t chunksize, bool sparse, bool has_vlmetalayers,
                          uint8_t* h) noexcept;
 // Rewrites the fixed fields of s.header from s.info.
 void header_fixed_write(const frame_state& s, uint8_t* h) noexcept;
 // Checks frame_create_params; fills a frame_info's fields from them.
-[[nodiscard]] status params_check(const frame_create_params& p) noexcept;
+[[nodiscard]] detail::code_status params_check(const frame_create_params& p) noexcept;
 void info_from_params(const frame_create_params& p, frame_info& info) noexcept;
 // The header's length for p (and its metalayer index size), and the header (frame_header_encode): with
 // offsets_out, each metalayer's content offset is stored in offsets_out[i].content_off.
@@ -328,23 +328,23 @@ void info_from_params(const frame_create_params& p, frame_info& info) noexcept;
 [[nodiscard]] result<uint32_t> header_encode(const frame_create_params& p, const frame_header_fields& fields,
                                              bytes_mut out, frame_meta_entry* offsets_out) noexcept;
 // Builds a complete header for the params into s.header (and s.metas).
-[[nodiscard]] status header_build(frame_state& s, const frame_create_params& p) noexcept;
+[[nodiscard]] detail::code_status header_build(frame_state& s, const frame_create_params& p) noexcept;
 
 // The trailer for s.vlmetas: its size, and its bytes into out (exactly that size).
 [[nodiscard]] result<uint32_t> trailer_size(const frame_state& s) noexcept;
 void trailer_write(const frame_state& s, uint8_t* out, uint32_t size) noexcept;
 // Parses a trailer (trailer_len bytes) into s.vlmetas (contents copied).
-[[nodiscard]] status trailer_parse(frame_state& s, bytes_view t) noexcept;
+[[nodiscard]] detail::code_status trailer_parse(frame_state& s, bytes_view t) noexcept;
 // The trailer's length from the frame's last kFrameTrailerMinLen bytes (a uint32, 22 bytes before the end).
 [[nodiscard]] result<uint32_t> trailer_len_parse(bytes_view tail) noexcept;
 // The trailer's place in a frame with these fixed fields, from the frame's last kFrameTrailerMinLen bytes.
-[[nodiscard]] status frame_trailer_locate(const frame_info& info, bytes_view tail, uint64_t* trailer_off,
+[[nodiscard]] detail::code_status frame_trailer_locate(const frame_info& info, bytes_view tail, uint64_t* trailer_off,
                                           uint32_t* trailer_len) noexcept;
 // The index chunk of a frame with data: right after the chunks section (sparse: after the header), checked to lie
 // before the trailer; then its header, read from `head` (its first bytes, cut at the trailer), checked against
 // the frame's fields: n entries.
 [[nodiscard]] result<uint64_t> frame_index_pos(const frame_info& info, bool sparse, uint64_t trailer_off) noexcept;
-[[nodiscard]] status frame_index_check(const frame_info& info, uint64_t pos, uint64_t trailer_off, bytes_view head,
+[[nodiscard]] detail::code_status frame_index_check(const frame_info& info, uint64_t pos, uint64_t trailer_off, bytes_view head,
                                        chunk_header* h, int64_t* n) noexcept;
 // Rewrites the header's frame length and cbytes in place (their fixed encodings: every other byte stays).
 void header_sizes_patch(uint8_t* header, uint64_t frame_len, int64_t cbytes) noexcept;

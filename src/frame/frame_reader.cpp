@@ -343,7 +343,7 @@ struct parallel_blocks {
 
 }  // namespace
 
-status frame_trailer_locate(const frame_info& info, bytes_view tail, uint64_t* trailer_off,
+detail::code_status frame_trailer_locate(const frame_info& info, bytes_view tail, uint64_t* trailer_off,
                             uint32_t* trailer_len) noexcept {
   auto tlr = trailer_len_parse(tail);
   if (!tlr.ok()) return tlr.err();
@@ -365,7 +365,7 @@ result<uint64_t> frame_index_pos(const frame_info& info, bool sparse, uint64_t t
   return pos;
 }
 
-status frame_index_check(const frame_info& info, uint64_t pos, uint64_t trailer_off, bytes_view head,
+detail::code_status frame_index_check(const frame_info& info, uint64_t pos, uint64_t trailer_off, bytes_view head,
                          chunk_header* h, int64_t* n) noexcept {
   TESSERA_TRY(chunk_header_parse(head, *h));
   const chunk_header* const ih = h;

@@ -26,7 +26,7 @@ namespace {
 // one loop and one set of running products serve all, and each running product, before it takes dimension i in,
 // is dimension i's C-order stride. Every product is checked as it grows, so every stride is (a zero extent makes
 // the whole product 0, not its suffixes). Chunk and block shapes are below 2^31: their arithmetic is 32-bit.
-status layout_fill(array_layout& l, int ndim, const int64_t* shape, const int32_t* chunkshape,
+detail::code_status layout_fill(array_layout& l, int ndim, const int64_t* shape, const int32_t* chunkshape,
                    const int32_t* blockshape) noexcept {
   l.ndim = ndim;
   int64_t extnitems = 1;
@@ -140,7 +140,7 @@ result<int64_t> grid_index(int ndim, const grid_view& g, const int64_t* coords) 
   return index;
 }
 
-status grid_coords(int ndim, const grid_view& g, int64_t index, int64_t* coords) noexcept {
+detail::code_status grid_coords(int ndim, const grid_view& g, int64_t index, int64_t* coords) noexcept {
   if (index < 0 || index >= g.count) return make_error(errc::out_of_range, g.past);
   index_split(ndim, g.extents, index, coords);
   return ok_status();

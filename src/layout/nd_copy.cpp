@@ -21,7 +21,7 @@ struct loop {
 };
 
 // prod(shape) * itemsize, checked against int64 and the span's size.
-[[nodiscard]] status buffer_check(int ndim, int64_t itemsize, const int64_t* shape, size_t size,
+[[nodiscard]] detail::code_status buffer_check(int ndim, int64_t itemsize, const int64_t* shape, size_t size,
                                   size_t& nbytes) noexcept {
   int64_t n = itemsize;
   for (int i = 0; i < ndim; ++i)

@@ -293,7 +293,7 @@ TESSERA_TEST(chunk_decoder_misuse, a_failing_consume_stops_the_blocks_with_its_e
     failing_consumer f;
     f.fail_at = 2;
     const chunk_block_request r = chunk_test::block_request_of(f, 4);
-    const status s = fixed ? detail::chunk_decode_fixed_blocks(d, c, r) : chunk_decode_blocks(d, c, r);
+    const status s = fixed ? status(detail::chunk_decode_fixed_blocks(d, c, r)) : chunk_decode_blocks(d, c, r);
     CHECK_ERR(s, errc::io);
     CHECK_EQ(f.consumed, 2u);  // blocks 0 and 1, then block 2's consume failed and block 3 never ran
     CHECK_EQ(f.ranged, 3u);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "tessera/port/flash.hpp"
 
+#include "flash_internal.hpp"
+
 namespace tessera {
 
 namespace {
@@ -11,7 +13,7 @@ enum class access : uint8_t { read, prog };
 
 // What flash_read and flash_prog check before calling the device: its callback for `a`, the sector, and that
 // [offset, offset + size) lies in the sector in whole units of read_size or prog_size. The messages name `a`.
-status access_check(const flash_device& d, access a, uint32_t sector, uint32_t offset, size_t size) noexcept {
+detail::code_status access_check(const flash_device& d, access a, uint32_t sector, uint32_t offset, size_t size) noexcept {
   const bool read = a == access::read;
   if (read ? d.read == nullptr : d.prog == nullptr)
     return make_error(errc::unsupported, read ? TESSERA_MSG("flash: no read callback") : TESSERA_MSG("flash: no prog callback"));
@@ -45,13 +47,15 @@ status flash_device_validate(const flash_device& d) noexcept {
   return ok_status();
 }
 
-status flash_read(const flash_device& d, uint32_t sector, uint32_t offset, bytes_mut dst) noexcept {
+namespace detail {
+
+code_status flash_read_checked(const flash_device& d, uint32_t sector, uint32_t offset, bytes_mut dst) noexcept {
   TESSERA_TRY(access_check(d, access::read, sector, offset, dst.size()));
   if (dst.empty()) return ok_status();
   return d.read(d.context, sector, offset, dst);
 }
 
-status flash_prog(const flash_device& d, uint32_t sector, uint32_t offset, bytes_view src) noexcept {
+code_status flash_prog_checked(const flash_device& d, uint32_t sector, uint32_t offset, bytes_view src) noexcept {
   TESSERA_TRY(access_check(d, access::prog, sector, offset, src.size()));
   const uint32_t page = flash_page_size(d);
   if (!src.empty() && offset / page != (offset + static_cast<uint32_t>(src.size()) - 1) / page)
@@ -60,13 +64,27 @@ status flash_prog(const flash_device& d, uint32_t sector, uint32_t offset, bytes
   return d.prog(d.context, sector, offset, src);
 }
 
-status flash_erase(const flash_device& d, uint32_t sector) noexcept {
+code_status flash_erase_checked(const flash_device& d, uint32_t sector) noexcept {
   if (d.erase == nullptr) return make_error(errc::unsupported, TESSERA_MSG("flash: no erase callback"));
   if (sector >= d.sector_count) return make_error(errc::out_of_range, TESSERA_MSG("flash erase: sector past the device"));
   return d.erase(d.context, sector);
 }
 
-status flash_sync(const flash_device& d) noexcept { return d.sync == nullptr ? ok_status() : d.sync(d.context); }
+code_status flash_sync_checked(const flash_device& d) noexcept { return d.sync == nullptr ? ok_status() : d.sync(d.context); }
+
+}  // namespace detail
+
+status flash_read(const flash_device& d, uint32_t sector, uint32_t offset, bytes_mut dst) noexcept {
+  return detail::flash_read_checked(d, sector, offset, dst);
+}
+
+status flash_prog(const flash_device& d, uint32_t sector, uint32_t offset, bytes_view src) noexcept {
+  return detail::flash_prog_checked(d, sector, offset, src);
+}
+
+status flash_erase(const flash_device& d, uint32_t sector) noexcept { return detail::flash_erase_checked(d, sector); }
+
+status flash_sync(const flash_device& d) noexcept { return detail::flash_sync_checked(d); }
 
 uint32_t flash_crc32_update(uint32_t crc, bytes_view data) noexcept {
 #ifdef __OPTIMIZE_SIZE__

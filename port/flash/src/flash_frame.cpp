@@ -17,7 +17,7 @@ constexpr uint32_t kHeaderSlots = 2;
 uint32_t round_up(uint32_t v, uint32_t unit) noexcept { return (v + unit - 1) / unit * unit; }
 
 // The header for a frame of nchunks chunks ending at frame_len, with a chunks section of cbytes.
-status header_encode(flash_frame& ff, int64_t nchunks, uint64_t frame_len, uint64_t cbytes) noexcept {
+detail::code_status header_encode(flash_frame& ff, int64_t nchunks, uint64_t frame_len, uint64_t cbytes) noexcept {
   frame_header_fields hf;
   hf.frame_len = frame_len;
   hf.nbytes = nchunks * int64_t{ff.chunksize};
@@ -29,7 +29,7 @@ status header_encode(flash_frame& ff, int64_t nchunks, uint64_t frame_len, uint6
 }
 
 // Keeps a copy of the params (and their metalayers) and encodes the empty array's header and the trailer.
-status templates_build(flash_frame& ff, const frame_create_params& params) noexcept {
+detail::code_status templates_build(flash_frame& ff, const frame_create_params& params) noexcept {
   if (params.chunksize <= 0)
     return make_error(errc::invalid_argument, TESSERA_MSG("flash frame: params.chunksize must be set (every chunk the same nbytes)"));
   result<uint32_t> hl = frame_header_size(params);  // also checks the params
@@ -69,7 +69,7 @@ status templates_build(flash_frame& ff, const frame_create_params& params) noexc
   return header_encode(ff, 0, uint64_t{ff.header_len} + ff.trailer_len, 0);
 }
 
-status open_prepare(flash_frame& ff, const flash_log_config& config, const allocator& alloc,
+detail::code_status open_prepare(flash_frame& ff, const flash_log_config& config, const allocator& alloc,
                     const frame_create_params& params) noexcept {
   flash_frame_close(ff);
   ff.alloc = alloc;
@@ -104,7 +104,7 @@ status storage_size_cb(void* c, uint64_t* out) noexcept {
 // The stored index chunk's header for n entries (n >= 1): the header frame_index_encode_stored writes, taken
 // from it for min(n, 4) entries (32 bytes of entries or fewer: the no-split flag as for n) with its three
 // length words (nbytes, blocksize, cbytes) set for n.
-status index_head(uint32_t n, uint8_t* out) noexcept {
+detail::code_status index_head(uint32_t n, uint8_t* out) noexcept {
   uint8_t buf[kChunkMaxOverhead + 32] = {};
   const uint32_t m = n < 4 ? n : 4;
   result<size_t> got = frame_index_encode_stored(bytes_view(buf + kChunkMaxOverhead, 8 * m), bytes_mut(buf, sizeof buf));
@@ -204,7 +204,7 @@ void checkpoint_add(flash_frame& ff, int64_t c, uint32_t record) noexcept {
   ff.checkpoints[ff.checkpoint_count++] = record;
 }
 
-status fault_set(flash_frame& ff, flash_frame_fault f, int64_t chunk, errc code, const char* message) noexcept {
+detail::code_status fault_set(flash_frame& ff, flash_frame_fault f, int64_t chunk, errc code, const char* message) noexcept {
   ff.fault = f;
   ff.fault_chunk = chunk;
   return make_error(code, message);
@@ -246,7 +246,7 @@ result<size_t> flash_frame_estimate(const flash_log_config& config, const frame_
 namespace {
 
 // What mount finds in a mounted log: the chunks, the index+trailer and the header, finalized or not.
-status mount_walk(flash_frame& ff) noexcept {
+detail::code_status mount_walk(flash_frame& ff) noexcept {
   ff.damaged = ff.log.damaged;
   flash_log_cursor cursor;
   flash_blob b;

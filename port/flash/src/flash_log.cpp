@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "flash_internal.hpp"
+
 namespace tessera {
 
 namespace {
@@ -90,19 +92,19 @@ uint32_t slot_offset(const flash_log& log, uint32_t i, uint32_t floor) noexcept 
 
 // ---- Region I/O ---------------------------------------------------------------------------------------------
 
-status region_read_aligned(const flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
+detail::code_status region_read_aligned(const flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
   const uint32_t ss = log.device.sector_size;
   while (!dst.empty()) {
     const uint32_t in_sector = offset % ss;
     const size_t n = dst.size() < ss - in_sector ? dst.size() : ss - in_sector;
-    TESSERA_TRY(flash_read(log.device, log.first_sector + offset / ss, in_sector, dst.subspan(0, n)));
+    TESSERA_TRY(detail::flash_read_checked(log.device, log.first_sector + offset / ss, in_sector, dst.subspan(0, n)));
     offset += static_cast<uint32_t>(n);
     dst = dst.subspan(n);
   }
   return ok_status();
 }
 
-status region_read(flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
+detail::code_status region_read(flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
   if (offset > log.region_size || dst.size() > log.region_size - offset)
     return make_error(errc::out_of_range, TESSERA_MSG("flash log: read past the region"));
   const uint32_t rs = log.device.read_size;
@@ -125,13 +127,13 @@ status region_read(flash_log& log, uint32_t offset, bytes_mut dst) noexcept {
 }
 
 // Programs prog_size-aligned bytes, one call per page.
-status region_prog(const flash_log& log, uint32_t offset, bytes_view src) noexcept {
+detail::code_status region_prog(const flash_log& log, uint32_t offset, bytes_view src) noexcept {
   const uint32_t ss = log.device.sector_size;
   const uint32_t page = flash_page_size(log.device);
   while (!src.empty()) {
     const uint32_t in_page = offset % page;
     const size_t n = src.size() < page - in_page ? src.size() : page - in_page;
-    TESSERA_TRY(flash_prog(log.device, log.first_sector + offset / ss, offset % ss, src.subspan(0, n)));
+    TESSERA_TRY(detail::flash_prog_checked(log.device, log.first_sector + offset / ss, offset % ss, src.subspan(0, n)));
     offset += static_cast<uint32_t>(n);
     src = src.subspan(n);
   }
@@ -153,12 +155,12 @@ uint32_t pieces_crc(span<const bytes_view> pieces) noexcept {
 // Programs record r into slot r.seq (which must be log.next_record). On success the slot is spent
 // (next_record moves on). On a device error the slot's state is unknown: the log is unsettled, and the next
 // write reads the slot back first (settle).
-status put_record(flash_log& log, const record& r, uint32_t floor) noexcept {
+detail::code_status put_record(flash_log& log, const record& r, uint32_t floor) noexcept {
   const uint32_t at = slot_offset(log, r.seq, floor);
   if (at == UINT32_MAX) return make_error(errc::no_space, TESSERA_MSG("flash log: no room for a record"));
   memset(log.cache, log.device.erased_value, log.record_part);
   record_encode(r, log.cache);
-  const status s = region_prog(log, at, bytes_view(log.cache, log.record_part));
+  const detail::code_status s = region_prog(log, at, bytes_view(log.cache, log.record_part));
   if (!s.ok()) {
     log.unsettled = true;
     return s;
@@ -184,7 +186,7 @@ result<int> read_record(flash_log& log, uint32_t i, uint32_t floor, record* r) n
   return 0;
 }
 
-status crc_of_range(flash_log& log, uint32_t offset, uint32_t size, uint32_t* out) noexcept {
+detail::code_status crc_of_range(flash_log& log, uint32_t offset, uint32_t size, uint32_t* out) noexcept {
   if (offset > log.region_size || size > log.region_size - offset || offset % log.device.read_size != 0)
     return make_error(errc::corrupt, TESSERA_MSG("flash log: blob misaligned or past the region"));
   uint32_t crc = 0;
@@ -201,7 +203,7 @@ status crc_of_range(flash_log& log, uint32_t offset, uint32_t size, uint32_t* ou
   return ok_status();
 }
 
-status open_common(flash_log& log, const flash_log_config& config, const allocator& alloc) noexcept {
+detail::code_status open_common(flash_log& log, const flash_log_config& config, const allocator& alloc) noexcept {
   flash_log_release(log);
   TESSERA_TRY(flash_device_validate(config.device));
   const flash_device& d = config.device;
@@ -240,7 +242,7 @@ status open_common(flash_log& log, const flash_log_config& config, const allocat
 
 // Programs the commit mark of slot `seq` (every bit of its unit away from the erased value): the blob's bytes
 // are complete and synced, its append returns.
-status write_commit(flash_log& log, uint32_t seq) noexcept {
+detail::code_status write_commit(flash_log& log, uint32_t seq) noexcept {
   const uint32_t at = slot_offset(log, seq, 0);
   if (at == UINT32_MAX) return make_error(errc::no_space, TESSERA_MSG("flash log: no room for a record"));
   memset(log.cache, static_cast<uint8_t>(~log.device.erased_value), log.device.prog_size);
@@ -269,7 +271,7 @@ result<bool> read_commit(flash_log& log, uint32_t i) noexcept {
 // Brings the in-memory state back to what the flash says after a record program that failed (errc::io): the
 // slot still erased is reused (and the room of the blob it announced, whose bytes were never programmed); a
 // slot with anything in it is spent, and a complete blob record there is aborted.
-status settle(flash_log& log) noexcept {
+detail::code_status settle(flash_log& log) noexcept {
   if (!log.unsettled) return ok_status();
   record r;
   result<int> got = read_record(log, log.next_record, 0, &r);
@@ -290,7 +292,7 @@ status settle(flash_log& log) noexcept {
   return ok_status();
 }
 
-status write_pending_abort(flash_log& log) noexcept {
+detail::code_status write_pending_abort(flash_log& log) noexcept {
   if (!log.abort_pending) return ok_status();
   record r;
   r.kind = kind_abort;
@@ -331,7 +333,7 @@ status pieces_read(void* context, uint32_t offset, bytes_mut dst) noexcept {
 }
 
 // The CRC-32 of a source's bytes, through the cache.
-status source_crc(flash_log& log, const flash_log_source& src, uint32_t* out) noexcept {
+detail::code_status source_crc(flash_log& log, const flash_log_source& src, uint32_t* out) noexcept {
   uint32_t crc = 0;
   for (uint32_t pos = 0; pos < src.size;) {
     const uint32_t n = src.size - pos < log.cache_size ? src.size - pos : log.cache_size;
@@ -345,7 +347,7 @@ status source_crc(flash_log& log, const flash_log_source& src, uint32_t* out) no
 
 // Programs a source's bytes at `offset` through the cache, padding the last unit with the erased value (so the
 // pad can never be mistaken for a programmed byte, and costs no extra program).
-status program_source(flash_log& log, uint32_t offset, const flash_log_source& src) noexcept {
+detail::code_status program_source(flash_log& log, uint32_t offset, const flash_log_source& src) noexcept {
   for (uint32_t pos = 0; pos < src.size;) {
     const uint32_t n = src.size - pos < log.cache_size ? src.size - pos : log.cache_size;
     TESSERA_TRY(src.read(src.context, pos, bytes_mut(log.cache, n)));
@@ -357,7 +359,7 @@ status program_source(flash_log& log, uint32_t offset, const flash_log_source& s
   return ok_status();
 }
 
-status writable(const flash_log& log) noexcept {
+detail::code_status writable(const flash_log& log) noexcept {
   if (log.cache == nullptr || log.formatting)
     return make_error(errc::invalid_argument, TESSERA_MSG("flash log: not mounted (or its format is not finished)"));
   if (log.damaged) return make_error(errc::corrupt, TESSERA_MSG("flash log: damaged (a record is lost): read only"));
@@ -381,7 +383,7 @@ result<flash_blob> write_blob(flash_log& log, uint8_t tag, uint32_t aux, uint32_
   const uint32_t end = round_up(offset + src.size, log.device.prog_size);
   if (offset >= log.data_start) log.data_end = end;
   else log.front_end = end;
-  const status rs = put_record(log, r, floor);
+  const detail::code_status rs = put_record(log, r, floor);
   if (!rs.ok()) {
     if (!log.unsettled) {  // nothing was written
       log.data_end = log.settle_data_end;
@@ -390,10 +392,10 @@ result<flash_blob> write_blob(flash_log& log, uint8_t tag, uint32_t aux, uint32_
     return rs;
   }
   // From here on the record is on flash: a failure makes the blob dead, aborted before the next record.
-  status s = program_source(log, offset, src);
-  if (s.ok()) s = flash_sync(log.device);
+  detail::code_status s = program_source(log, offset, src);
+  if (s.ok()) s = detail::flash_sync_checked(log.device);
   if (s.ok() && log.commits) s = write_commit(log, r.seq);
-  if (s.ok() && log.commits) s = flash_sync(log.device);
+  if (s.ok() && log.commits) s = detail::flash_sync_checked(log.device);
   if (!s.ok()) {
     log.dead_record = r.seq;
     log.abort_pending = true;
@@ -437,11 +439,11 @@ result<bool> flash_log_format_step(flash_log& log) noexcept {
   // no begin record at all, never a new begin record over old bytes.
   if (log.format_erased < log.sector_count) {
     const uint32_t s = log.format_erased == 0 ? log.sector_count - 1 : log.format_erased - 1;
-    TESSERA_TRY(flash_erase(log.device, log.first_sector + s));
+    TESSERA_TRY(detail::flash_erase_checked(log.device, log.first_sector + s));
     ++log.format_erased;
     return false;
   }
-  TESSERA_TRY(flash_sync(log.device));
+  TESSERA_TRY(detail::flash_sync_checked(log.device));
   record r;
   r.kind = kind_begin;
   r.tag = 2;  // the format with two begin records
@@ -456,7 +458,7 @@ result<bool> flash_log_format_step(flash_log& log) noexcept {
   log.unsettled = false;
   for (uint32_t copy = 0; copy < 2; ++copy) {
     r.seq = copy;
-    const status s = put_record(log, r, log.data_start);
+    const detail::code_status s = put_record(log, r, log.data_start);
     if (!s.ok()) {
       log.unsettled = false;  // the format is redone from its first step: nothing to settle
       log.next_record = 0;
@@ -464,7 +466,7 @@ result<bool> flash_log_format_step(flash_log& log) noexcept {
       return s;
     }
   }
-  TESSERA_TRY(flash_sync(log.device));
+  TESSERA_TRY(detail::flash_sync_checked(log.device));
   log.formatting = false;
   return true;
 }
