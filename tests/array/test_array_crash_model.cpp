@@ -27,22 +27,15 @@ using crash_model::bytes;
 namespace {
 
 crash_sweep::decoded decode_image(const bytes& image, uint64_t base) {
-  crash_sweep::decoded d;
   const storage st = crash_model::image_storage(&image);
   array a;
   array_open_options o;
   o.frame.base_offset = base;
   const status s = array_open(a, st, test::system_allocator(), o);
-  if (!s.ok()) {
-    d.desc = s.message;
-    return d;
-  }
+  if (!s.ok()) return crash_sweep::not_open(s.message);
   const crash_array::amodel m = crash_array::read_array(a);
   (void)array_close(a);
-  d.ok = true;
-  d.canon = crash_array::canon_of(m);
-  d.desc = crash_array::describe(m);
-  return d;
+  return crash_array::decoded_of(m);
 }
 
 // The array's driver (tests/support/crash_array_driver.hpp) over a page cache: an 8x12x12 array at the workload's

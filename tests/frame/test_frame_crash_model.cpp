@@ -36,21 +36,12 @@ using crash_model::bytes;
 namespace {
 
 crash_sweep::decoded decode_image(const bytes& image, uint64_t base) {
-  crash_sweep::decoded d;
   const storage st = crash_model::image_storage(&image);
   frame f;
   frame_open_options o;
   o.base_offset = base;
   const status s = frame_open(f, st, test::system_allocator(), o);
-  if (!s.ok()) {
-    d.desc = s.message;
-    return d;
-  }
-  const crash_frame::fmodel m = crash_frame::read_frame(f);
-  d.ok = true;
-  d.canon = crash_frame::canon_of(m);
-  d.desc = crash_frame::describe(m);
-  return d;
+  return s.ok() ? crash_frame::decoded_of(crash_frame::read_frame(f)) : crash_sweep::not_open(s.message);
 }
 
 // The frame's driver (tests/support/crash_frame_driver.hpp) over a page cache, its frame at the workload's base.

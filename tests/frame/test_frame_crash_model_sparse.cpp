@@ -113,23 +113,29 @@ std::string exactly_referenced(const entries& e) {
   return "holds entries its frame does not reference {" + more + " } and misses {" + missing + " }";
 }
 
+// An image opened as a sparse frame (the decoder's key) over its directory; read_error: the frame opens, what the
+// test writes does not (an array's frame before its first commit with chunks).
+struct opened_frame {
+  frame own;
+  storage_directory dir{};
+  std::string read_error;
+};
+
 // A decoded image: cached by what decoding depends on (the names, the index, the entries the index references),
 // not by the bytes of entries nobody references (a half-written new chunk's).
 template <class Model>
 struct sparse_decoder {
   std::unordered_map<uint64_t, crash_sweep::decoded> cache;
 
-  template <class Open, class Read>
-  crash_sweep::decoded decode(const bytes& image, Open&& open, Read&& read, std::string (*describe)(const Model&),
+  template <class Read>
+  crash_sweep::decoded decode(const bytes& image, Read&& read, std::string (*describe)(const Model&),
                               bytes (*canon_of)(const Model&), Model (*broken)(const std::string&)) {
     crash_sweep::decoded d;
     const entries e = crash_model::image_entries(image);
-    const storage_directory dir = crash_model::entries_directory(&e);
-    auto h = open(dir);
-    if (!h.ok) {
-      d.desc = h.error;
-      return d;
-    }
+    opened_frame h;
+    h.dir = crash_model::entries_directory(&e);
+    const status opened = frame_open_sparse(h.own, h.dir, test::system_allocator());
+    if (!opened.ok()) return crash_sweep::not_open(opened.message);
     // The key: every name, the index, and each referenced entry's content.
     bytes key;
     for (const auto& kv : e) crash_sweep::canon_bytes(key, reinterpret_cast<const uint8_t*>(kv.first.data()), kv.first.size());
@@ -159,7 +165,7 @@ struct sparse_decoder {
       if (c != cache.end()) return c->second;
     }
     Model m = read(h);
-    h.close();
+    (void)frame_close(h.own);
     if (!h.read_error.empty()) {
       // Opens as a frame, not as what the test writes (an array's frame before its first commit with chunks).
       d.desc = h.read_error;
@@ -183,26 +189,10 @@ struct sparse_decoder {
 
 // ---- Frames ------------------------------------------------------------------------------------------------------
 
-struct opened_frame {
-  bool ok = false;
-  std::string error;
-  std::string read_error;
-  frame own;
-  void close() { (void)frame_close(own); }
-};
-
 crash_sweep::decoded decode_frame_image(const bytes& image) {
   static sparse_decoder<fmodel> dec;
   return dec.decode(
-      image,
-      [](const storage_directory& dir) {
-        opened_frame h;
-        const status s = frame_open_sparse(h.own, dir, test::system_allocator());
-        h.ok = s.ok();
-        if (!s.ok()) h.error = s.message;
-        return h;
-      },
-      [](opened_frame& h) { return crash_frame::read_frame(h.own); }, crash_frame::describe, crash_frame::canon_of,
+      image, [](opened_frame& h) { return crash_frame::read_frame(h.own); }, crash_frame::describe, crash_frame::canon_of,
       crash_frame::broken);
 }
 
@@ -309,28 +299,11 @@ const fworkload kCreateOver{"sparse_create_over", 0, wl_create_over};
 // ---- Arrays ------------------------------------------------------------------------------------------------------
 
 // The image opened as a frame (the decoder's key), then as the array over that frame.
-struct opened_array {
-  bool ok = false;
-  std::string error;
-  std::string read_error;  // the frame opens, the array does not
-  frame own;
-  storage_directory dir{};
-  void close() { (void)frame_close(own); }
-};
-
 crash_sweep::decoded decode_array_image(const bytes& image) {
   static sparse_decoder<amodel> dec;
   return dec.decode(
       image,
-      [](const storage_directory& dir) {
-        opened_array h;
-        const status s = frame_open_sparse(h.own, dir, test::system_allocator());
-        h.ok = s.ok();
-        if (!s.ok()) h.error = s.message;
-        h.dir = dir;
-        return h;
-      },
-      [](opened_array& h) {
+      [](opened_frame& h) {
         array a;
         const status s = array_open_sparse(a, h.dir, test::system_allocator());
         if (!s.ok()) {

@@ -165,6 +165,15 @@ inline amodel read_array(tessera::array& a) {
   return m;
 }
 
+// An image that opens as m.
+inline crash_sweep::decoded decoded_of(const amodel& m) {
+  crash_sweep::decoded d;
+  d.ok = true;
+  d.canon = canon_of(m);
+  d.desc = describe(m);
+  return d;
+}
+
 // Deterministic items: exact floats (hundredths), as bits.
 inline std::vector<uint32_t> values(tessera::test::rng& r, int64_t n) {
   std::vector<uint32_t> v(static_cast<size_t>(n));

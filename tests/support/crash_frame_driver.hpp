@@ -144,6 +144,15 @@ inline fmodel read_frame(tessera::frame& f) {
   return m;
 }
 
+// An image that opens as m.
+inline crash_sweep::decoded decoded_of(const fmodel& m) {
+  crash_sweep::decoded d;
+  d.ok = true;
+  d.canon = canon_of(m);
+  d.desc = describe(m);
+  return d;
+}
+
 // ---- Chunks and contents --------------------------------------------------------------------------------------
 
 inline bytes content_of(uint64_t seed, size_t n) {

@@ -38,6 +38,11 @@ struct decoded {
   bytes canon;
   std::string desc;  // what it holds, or why it does not open
 };
+inline decoded not_open(const std::string& why) {
+  decoded d;
+  d.desc = why;
+  return d;
+}
 
 // Appends integers and byte strings to canonical bytes (length-prefixed, so concatenations cannot collide).
 inline void canon_u64(bytes& out, uint64_t v) {
