@@ -200,11 +200,14 @@ inline tessera::array_target target_on(const tessera::storage& st, uint64_t base
   t.options.base_offset = base;
   return t;
 }
-inline tessera::array_target target_on(const tessera::storage_directory& dir, uint64_t) { return tessera::array_target_sparse(dir); }
+inline tessera::array_target target_on(const tessera::storage_directory& dir, uint64_t) {
+  return tessera::array_target_sparse(dir);
+}
 inline tessera::status open_on(tessera::array& a, const tessera::storage& st, const tessera::array_open_options& o) {
   return tessera::array_open(a, st, tessera::test::system_allocator(), o);
 }
-inline tessera::status open_on(tessera::array& a, const tessera::storage_directory& dir, const tessera::array_open_options& o) {
+inline tessera::status open_on(tessera::array& a, const tessera::storage_directory& dir,
+                               const tessera::array_open_options& o) {
   return tessera::array_open_sparse(a, dir, tessera::test::system_allocator(), o);
 }
 
@@ -214,8 +217,8 @@ class array_driver : public crash_sweep::driver<amodel, Medium> {
 
  public:
   // shape: the array's when created.
-  array_driver(uint64_t offset, const crash_sweep::run_plan& plan, std::function<crash_sweep::decoded(const bytes&)> decode,
-               uint64_t tag, const box& shape)
+  array_driver(uint64_t offset, const crash_sweep::run_plan& plan,
+               std::function<crash_sweep::decoded(const bytes&)> decode, uint64_t tag, const box& shape)
       : driver_base(offset, plan, std::move(decode), canon_of, describe, tag), shape0_(shape) {}
 
   [[nodiscard]] const int64_t* shape() const { return this->m_.shape; }
@@ -223,31 +226,40 @@ class array_driver : public crash_sweep::driver<amodel, Medium> {
   // The box [start, stop) written with the next values of r (drawn whether the write happens or not).
   void write(const box& start, const box& stop, tessera::test::rng& r) {
     const std::vector<uint32_t> v = values(r, (stop[0] - start[0]) * (stop[1] - start[1]) * (stop[2] - start[2]));
-    this->op("slice write",
-             [&] {
-               return array_slice_write(a_, start.data(), stop.data(),
-                                        tessera::bytes_view(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
-             },
-             [&] { model_write(this->m_, start.data(), stop.data(), v); });
+    this->op(
+        "slice write",
+        [&] {
+          return array_slice_write(a_, start.data(), stop.data(),
+                                   tessera::bytes_view(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
+        },
+        [&] { model_write(this->m_, start.data(), stop.data(), v); });
   }
   void resize(const box& ns) {
-    this->op("resize", [&] { return array_resize(a_, ns.data()); }, [&] { model_resize(this->m_, ns.data()); });
+    this->op(
+        "resize", [&] { return array_resize(a_, ns.data()); }, [&] { model_resize(this->m_, ns.data()); });
   }
   void insert(int axis, int64_t pos, int64_t count, const std::vector<uint32_t>& v) {
-    this->op("insert",
-             [&] {
-               return array_insert(a_, axis, pos, count, tessera::bytes_view(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
-             },
-             [&] { model_insert(this->m_, axis, pos, count, v); });
+    this->op(
+        "insert",
+        [&] {
+          return array_insert(a_, axis, pos, count,
+                              tessera::bytes_view(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
+        },
+        [&] { model_insert(this->m_, axis, pos, count, v); });
   }
   void erase(int axis, int64_t pos, int64_t count) {
-    this->op("delete", [&] { return array_delete(a_, axis, pos, count); }, [&] { model_delete(this->m_, axis, pos, count); });
+    this->op(
+        "delete", [&] { return array_delete(a_, axis, pos, count); },
+        [&] { model_delete(this->m_, axis, pos, count); });
   }
   void vlmeta_write(const std::string& name, uint64_t seed, size_t n) {
     const bytes content = vlmeta_content(seed, n);
-    this->op("vlmeta write",
-             [&] { return array_vlmeta_write(a_, crash_frame::nm(name), tessera::bytes_view(content.data(), content.size())); },
-             [&] { crash_frame::named_set(this->m_.vlmetas, name, content); });
+    this->op(
+        "vlmeta write",
+        [&] {
+          return array_vlmeta_write(a_, crash_frame::nm(name), tessera::bytes_view(content.data(), content.size()));
+        },
+        [&] { crash_frame::named_set(this->m_.vlmetas, name, content); });
   }
 
  protected:
@@ -261,8 +273,8 @@ class array_driver : public crash_sweep::driver<amodel, Medium> {
     }
     p.dtype = tessera::span<const char>("<f4", 3);
     p.compressor = tessera::codec_available(tessera::codec::lz4) ? tessera::codec::lz4 : tessera::codec::blosclz;
-    const tessera::status s =
-        array_create(a_, target_on(this->target_, this->base_), tessera::test::system_allocator(), p, tessera::array_fill_zeros());
+    const tessera::status s = array_create(a_, target_on(this->target_, this->base_), tessera::test::system_allocator(),
+                                           p, tessera::array_fill_zeros());
     a_.auto_commit = false;
     return s;
   }

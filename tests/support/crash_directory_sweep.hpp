@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Sweeps of sparse-frame writers through the directory crash model (crash_directory.hpp): the driver of
-// crash_sweep.hpp over a crash_directory instead of a page cache (dir_driver). The sweeps themselves
+// Sweeps of sparse-frame writers through the directory crash model (crash_directory.hpp): what the driver of
+// crash_sweep.hpp needs to run over a crash_directory instead of a page cache. The sweeps themselves
 // (crash_sweep::sweep: crash images without faults, a failing call once or from N on, the Nth sync failing with a
 // reopen or a retry, pairs) run it unchanged. Crash images are a directory's content as entries_image bytes; the
 // test's decode opens one as the sparse frame it holds (and checks what a writable reopen leaves). Hosted targets
@@ -44,19 +44,6 @@ struct medium_traits<crash_model::crash_directory> {
       if (crash_model::is_chunk_name(kv.first)) return true;
     return false;
   }
-};
-
-// A writer over a crash directory. Its create() runs over whatever the directory holds (someone else's files,
-// put_foreign; an older frame); close(true) drops the changes not committed.
-template <class Model>
-class dir_driver : public driver<Model, crash_model::crash_directory> {
- public:
-  dir_driver(const run_plan& plan, std::function<decoded(const bytes&)> decode, std::function<bytes(const Model&)> canon_of,
-             std::function<std::string(const Model&)> describe, uint64_t tag)
-      : driver<Model, crash_model::crash_directory>(0, plan, std::move(decode), std::move(canon_of), std::move(describe), tag) {}
-
-  // Someone else's file in the directory before the workload (a sweep must leave it).
-  void put_foreign(const std::string& name, const bytes& content) { this->medium_.put_durable(name, content); }
 };
 
 }  // namespace crash_sweep

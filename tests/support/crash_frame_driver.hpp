@@ -76,9 +76,9 @@ inline tessera::chunk_decoder& decoder() {
 // ---- The model ------------------------------------------------------------------------------------------------
 
 struct fmodel {
-  std::vector<bytes> chunks;                          // decoded
+  std::vector<bytes> chunks;  // decoded
   std::vector<std::pair<std::string, bytes>> vlmetas;  // decoded, any order
-  std::vector<std::pair<std::string, bytes>> metas;    // fixed metalayers, header order
+  std::vector<std::pair<std::string, bytes>> metas;  // fixed metalayers, header order
   std::string broken;  // an image that opens but does not read whole (or, sparse, leaves entries behind)
 };
 
@@ -187,7 +187,8 @@ inline tessera::status create_on(tessera::frame& f, const tessera::storage_direc
 inline tessera::status open_on(tessera::frame& f, const tessera::storage& st, const tessera::frame_open_options& o) {
   return tessera::frame_open(f, st, tessera::test::system_allocator(), o);
 }
-inline tessera::status open_on(tessera::frame& f, const tessera::storage_directory& dir, const tessera::frame_open_options& o) {
+inline tessera::status open_on(tessera::frame& f, const tessera::storage_directory& dir,
+                               const tessera::frame_open_options& o) {
   return tessera::frame_open_sparse(f, dir, tessera::test::system_allocator(), o);
 }
 
@@ -196,45 +197,55 @@ class frame_driver : public crash_sweep::driver<fmodel, Medium> {
   using driver_base = crash_sweep::driver<fmodel, Medium>;
 
  public:
-  frame_driver(uint64_t offset, const crash_sweep::run_plan& plan, std::function<crash_sweep::decoded(const bytes&)> decode,
-               uint64_t tag)
+  frame_driver(uint64_t offset, const crash_sweep::run_plan& plan,
+               std::function<crash_sweep::decoded(const bytes&)> decode, uint64_t tag)
       : driver_base(offset, plan, std::move(decode), canon_of, describe, tag) {}
 
   void append(uint64_t seed, size_t n) {
     const bytes c = chunk_of(seed, n);
-    this->op("append", [&] { return frame_chunk_append(f_, tessera::bytes_view(c.data(), c.size())); },
-             [&] { this->m_.chunks.push_back(content_of(seed, n)); });
+    this->op(
+        "append", [&] { return frame_chunk_append(f_, tessera::bytes_view(c.data(), c.size())); },
+        [&] { this->m_.chunks.push_back(content_of(seed, n)); });
   }
   void insert(int64_t at, uint64_t seed, size_t n) {
     const bytes c = chunk_of(seed, n);
-    this->op("insert", [&] { return frame_chunk_insert(f_, at, tessera::bytes_view(c.data(), c.size())); },
-             [&] { this->m_.chunks.insert(this->m_.chunks.begin() + at, content_of(seed, n)); });
+    this->op(
+        "insert", [&] { return frame_chunk_insert(f_, at, tessera::bytes_view(c.data(), c.size())); },
+        [&] { this->m_.chunks.insert(this->m_.chunks.begin() + at, content_of(seed, n)); });
   }
   void update(int64_t at, uint64_t seed, size_t n) {
     const bytes c = chunk_of(seed, n);
-    this->op("update", [&] { return frame_chunk_update(f_, at, tessera::bytes_view(c.data(), c.size())); },
-             [&] { this->m_.chunks[static_cast<size_t>(at)] = content_of(seed, n); });
+    this->op(
+        "update", [&] { return frame_chunk_update(f_, at, tessera::bytes_view(c.data(), c.size())); },
+        [&] { this->m_.chunks[static_cast<size_t>(at)] = content_of(seed, n); });
   }
   void erase(int64_t at) {
-    this->op("delete", [&] { return frame_chunk_delete(f_, at); }, [&] { this->m_.chunks.erase(this->m_.chunks.begin() + at); });
+    this->op(
+        "delete", [&] { return frame_chunk_delete(f_, at); },
+        [&] { this->m_.chunks.erase(this->m_.chunks.begin() + at); });
   }
   void vlmeta_set(const std::string& name, uint64_t seed, size_t n) {
     const bytes content = content_of(seed, n);
-    this->op("vlmeta set", [&] { return frame_vlmeta_set(f_, nm(name), tessera::bytes_view(content.data(), content.size())); },
-             [&] { named_set(this->m_.vlmetas, name, content); });
+    this->op(
+        "vlmeta set",
+        [&] { return frame_vlmeta_set(f_, nm(name), tessera::bytes_view(content.data(), content.size())); },
+        [&] { named_set(this->m_.vlmetas, name, content); });
   }
   void vlmeta_delete(const std::string& name) {
-    this->op("vlmeta delete", [&] { return frame_vlmeta_delete(f_, nm(name)); },
-             [&] {
-               auto& v = this->m_.vlmetas;
-               const auto it = std::find_if(v.begin(), v.end(), [&](const auto& e) { return e.first == name; });
-               if (it != v.end()) v.erase(it);
-             });
+    this->op(
+        "vlmeta delete", [&] { return frame_vlmeta_delete(f_, nm(name)); },
+        [&] {
+          auto& v = this->m_.vlmetas;
+          const auto it = std::find_if(v.begin(), v.end(), [&](const auto& e) { return e.first == name; });
+          if (it != v.end()) v.erase(it);
+        });
   }
   void meta_update(uint8_t v) {
     const bytes content{v, static_cast<uint8_t>(v + 1), 3, 4, 5, 6, 7, static_cast<uint8_t>(~v)};
-    this->op("meta update", [&] { return frame_meta_update(f_, nm("m"), tessera::bytes_view(content.data(), content.size())); },
-             [&] { this->m_.metas[0].second = content; });
+    this->op(
+        "meta update",
+        [&] { return frame_meta_update(f_, nm("m"), tessera::bytes_view(content.data(), content.size())); },
+        [&] { this->m_.metas[0].second = content; });
   }
   // frame_meta_add: commits what is pending, then (contiguous) moves what lies where the longer header goes and
   // commits, then commits the longer header. A failure leaves the metalayer pending or not: the model follows
@@ -243,8 +254,9 @@ class frame_driver : public crash_sweep::driver<fmodel, Medium> {
     const bytes content = content_of(seed, n);
     this->commit();  // what frame_meta_add does first: a commit of its own in the model
     meta_adding_ = true;
-    this->committing("meta add", [&] { return frame_meta_add(f_, nm(name), tessera::bytes_view(content.data(), content.size())); },
-                     [&] { this->m_.metas.emplace_back(name, content); });
+    this->committing(
+        "meta add", [&] { return frame_meta_add(f_, nm(name), tessera::bytes_view(content.data(), content.size())); },
+        [&] { this->m_.metas.emplace_back(name, content); });
     meta_adding_ = false;
   }
   [[nodiscard]] int64_t nchunks() const { return static_cast<int64_t>(this->m_.chunks.size()); }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Sweeps of writers through the page-cache crash model (crash_model.hpp): the snapshots a test records before
-// each commit, the set of them that may be durable, and the crash images taken at storage calls, each of which
-// must open as one of that set exactly. The test supplies how an image decodes (its content as canonical bytes)
-// and how its own logical model becomes those bytes. Hosted targets only.
+// Sweeps of writers through the page-cache crash model (crash_model.hpp; the directory crash model through
+// crash_directory_sweep.hpp): the snapshots a test records before each commit, the set of them that may be
+// durable, and the crash images taken at storage calls, each of which must open as one of that set exactly. The
+// test supplies how an image decodes (its content as canonical bytes) and how its own logical model becomes those
+// bytes. Hosted targets only.
 #pragma once
 
 #include <cstdint>
