@@ -18,11 +18,8 @@
 // calls. Reduced by default; TESSERA_LONG_TESTS=full runs every call, more images and more pairs.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "tessera/array.hpp"
@@ -30,36 +27,22 @@
 #include "tessera/port/memory_storage.hpp"
 
 #include "../support/check.hpp"
+#include "../support/crash_array_driver.hpp"
 #include "../support/crash_directory.hpp"
 #include "../support/crash_directory_sweep.hpp"
+#include "../support/crash_frame_driver.hpp"
 #include "../support/crash_sweep.hpp"
 #include "../support/random.hpp"
 #include "../support/test_allocators.hpp"
 #include "frame_testing.hpp"
 
 using namespace tessera;
+using crash_array::amodel;
+using crash_frame::fmodel;
 using crash_model::bytes;
 using crash_model::entries;
 
 namespace {
-
-constexpr int32_t kBlock = 256;
-constexpr size_t kMaxChunk = 8192;
-
-span<const char> nm(const std::string& s) { return span<const char>(s.data(), s.size()); }
-
-std::string hash_text(const bytes& b) {
-  char h[24];
-  std::snprintf(h, sizeof h, "%08llx", static_cast<unsigned long long>(crash_model::bytes_hash(b) & 0xffffffffu));
-  return h;
-}
-
-chunk_decoder& decoder() {
-  static chunk_decoder d;
-  static bool ready = false;
-  if (!ready) ready = chunk_decoder_init(d, test::system_allocator()).ok();
-  return d;
-}
 
 // ---- Nothing left behind ------------------------------------------------------------------------------------------
 
@@ -130,23 +113,29 @@ std::string exactly_referenced(const entries& e) {
   return "holds entries its frame does not reference {" + more + " } and misses {" + missing + " }";
 }
 
+// An image opened as a sparse frame (the decoder's key) over its directory; read_error: the frame opens, what the
+// test writes does not (an array's frame before its first commit with chunks).
+struct opened_frame {
+  frame own;
+  storage_directory dir{};
+  std::string read_error;
+};
+
 // A decoded image: cached by what decoding depends on (the names, the index, the entries the index references),
 // not by the bytes of entries nobody references (a half-written new chunk's).
 template <class Model>
 struct sparse_decoder {
   std::unordered_map<uint64_t, crash_sweep::decoded> cache;
 
-  template <class Open, class Read>
-  crash_sweep::decoded decode(const bytes& image, Open&& open, Read&& read, std::string (*describe)(const Model&),
+  template <class Read>
+  crash_sweep::decoded decode(const bytes& image, Read&& read, std::string (*describe)(const Model&),
                               bytes (*canon_of)(const Model&), Model (*broken)(const std::string&)) {
     crash_sweep::decoded d;
     const entries e = crash_model::image_entries(image);
-    const storage_directory dir = crash_model::entries_directory(&e);
-    auto h = open(dir);
-    if (!h.ok) {
-      d.desc = h.error;
-      return d;
-    }
+    opened_frame h;
+    h.dir = crash_model::entries_directory(&e);
+    const status opened = frame_open_sparse(h.own, h.dir, test::system_allocator());
+    if (!opened.ok()) return crash_sweep::not_open(opened.message);
     // The key: every name, the index, and each referenced entry's content.
     bytes key;
     for (const auto& kv : e) crash_sweep::canon_bytes(key, reinterpret_cast<const uint8_t*>(kv.first.data()), kv.first.size());
@@ -176,7 +165,7 @@ struct sparse_decoder {
       if (c != cache.end()) return c->second;
     }
     Model m = read(h);
-    h.close();
+    (void)frame_close(h.own);
     if (!h.read_error.empty()) {
       // Opens as a frame, not as what the test writes (an array's frame before its first commit with chunks).
       d.desc = h.read_error;
@@ -198,264 +187,35 @@ struct sparse_decoder {
   }
 };
 
-// ---- The frame's model ------------------------------------------------------------------------------------------------
-
-struct fmodel {
-  std::vector<bytes> chunks;                          // decoded
-  std::vector<std::pair<std::string, bytes>> vlmetas;  // decoded, any order
-  std::vector<std::pair<std::string, bytes>> metas;    // fixed metalayers, header order
-  std::string broken;                                  // an image that opens but does not read whole, or leaves entries
-};
-
-bytes canon_of(const fmodel& m) {
-  bytes out;
-  if (!m.broken.empty()) {
-    crash_sweep::canon_bytes(out, reinterpret_cast<const uint8_t*>(m.broken.data()), m.broken.size());
-    return out;
-  }
-  crash_sweep::canon_u64(out, m.chunks.size());
-  for (const bytes& c : m.chunks) crash_sweep::canon_bytes(out, c.data(), c.size());
-  auto v = m.vlmetas;
-  std::sort(v.begin(), v.end());
-  crash_sweep::canon_u64(out, v.size());
-  for (const auto& e : v) {
-    crash_sweep::canon_bytes(out, reinterpret_cast<const uint8_t*>(e.first.data()), e.first.size());
-    crash_sweep::canon_bytes(out, e.second.data(), e.second.size());
-  }
-  crash_sweep::canon_u64(out, m.metas.size());
-  for (const auto& e : m.metas) {
-    crash_sweep::canon_bytes(out, reinterpret_cast<const uint8_t*>(e.first.data()), e.first.size());
-    crash_sweep::canon_bytes(out, e.second.data(), e.second.size());
-  }
-  return out;
-}
-
-std::string describe(const fmodel& m) {
-  if (!m.broken.empty()) return "a frame that does not read right: " + m.broken;
-  std::string s = std::to_string(m.chunks.size()) + " chunks, vlmetas {";
-  auto v = m.vlmetas;
-  std::sort(v.begin(), v.end());
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + v[i].first + ":" + std::to_string(v[i].second.size());
-  return s + "}, content " + hash_text(canon_of(m));
-}
-
-fmodel fbroken(const std::string& why) {
-  fmodel m;
-  m.broken = why.empty() ? "?" : why;
-  return m;
-}
-
-// The content of an open frame, read with tessera's reader.
-fmodel read_frame(frame& f) {
-  fmodel m;
-  const frame_info* info = frame_info_get(f);
-  if (info == nullptr) return fbroken("not open");
-  for (int64_t i = 0; i < info->nchunks; ++i) {
-    auto r = frame_chunk_locate(f, i);
-    if (!r.ok()) return fbroken("chunk " + std::to_string(i) + " not located: " + r.err().message);
-    bytes out(static_cast<size_t>(r->nbytes));
-    auto n = frame_chunk_decode(f, decoder(), i, bytes_mut(out.data(), out.size()));
-    if (!n.ok()) return fbroken("chunk " + std::to_string(i) + " does not decode: " + n.err().message);
-    out.resize(*n);
-    m.chunks.push_back(std::move(out));
-  }
-  for (uint32_t i = 0; i < info->nvlmetalayers; ++i) {
-    auto name = frame_vlmeta_name(f, i);
-    if (!name.ok()) return fbroken(std::string("vlmetalayer name: ") + name.err().message);
-    auto nb = frame_vlmeta_nbytes(f, *name);
-    if (!nb.ok()) return fbroken(std::string("vlmetalayer size: ") + nb.err().message);
-    bytes out(*nb);
-    auto n = frame_vlmeta_decode(f, decoder(), *name, bytes_mut(out.data(), out.size()));
-    if (!n.ok()) return fbroken(std::string("vlmetalayer does not decode: ") + n.err().message);
-    m.vlmetas.emplace_back(std::string(name->data(), name->size()), std::move(out));
-  }
-  for (uint32_t i = 0; i < info->nmetalayers; ++i) {
-    auto name = frame_meta_name(f, i);
-    if (!name.ok()) return fbroken(std::string("metalayer name: ") + name.err().message);
-    auto c = frame_meta_find(f, *name);
-    if (!c.ok()) return fbroken(std::string("metalayer: ") + c.err().message);
-    m.metas.emplace_back(std::string(name->data(), name->size()), bytes(c->data(), c->data() + c->size()));
-  }
-  return m;
-}
-
-struct opened_frame {
-  bool ok = false;
-  std::string error;
-  std::string read_error;
-  frame own;
-  void close() { (void)frame_close(own); }
-};
+// ---- Frames ------------------------------------------------------------------------------------------------------
 
 crash_sweep::decoded decode_frame_image(const bytes& image) {
   static sparse_decoder<fmodel> dec;
   return dec.decode(
-      image,
-      [](const storage_directory& dir) {
-        opened_frame h;
-        const status s = frame_open_sparse(h.own, dir, test::system_allocator());
-        h.ok = s.ok();
-        if (!s.ok()) h.error = s.message;
-        return h;
-      },
-      [](opened_frame& h) { return read_frame(h.own); }, describe, canon_of, fbroken);
+      image, [](opened_frame& h) { return crash_frame::read_frame(h.own); }, crash_frame::describe, crash_frame::canon_of,
+      crash_frame::broken);
 }
 
-// ---- Chunks and contents ----------------------------------------------------------------------------------------------
-
-bytes content_of(uint64_t seed, size_t n) {
-  bytes b(n);
-  if (seed != 0) frame_test::content_fill(seed, b.data(), n);
-  return b;
-}
-
-// The chunk of content seed (n bytes, typesize 4; seed 0: a special chunk of zeros).
-bytes chunk_of(uint64_t seed, size_t n) {
-  static uint8_t src[kMaxChunk], out[2 * kMaxChunk + 64], work[3 * kBlock];
-  if (seed == 0) {
-    frame_test::special_make(1, static_cast<int32_t>(n), out);
-    return bytes(out, out + 32);
-  }
-  const size_t len = frame_test::chunk_make(seed, n, kBlock, src, out, sizeof out, work);
-  return bytes(out, out + len);
-}
-
-// ---- The frame's driver -------------------------------------------------------------------------------------------------
-
-class fdriver : public crash_sweep::dir_driver<fmodel> {
+// The frame's driver (tests/support/crash_frame_driver.hpp) over a crash directory.
+class fdriver : public crash_frame::frame_driver<crash_model::crash_directory> {
  public:
-  fdriver(uint64_t, const crash_sweep::run_plan& plan)
-      : crash_sweep::dir_driver<fmodel>(plan, decode_frame_image, canon_of, describe, 0x53465241ull) {}
+  fdriver(uint64_t, const crash_sweep::run_plan& plan) : frame_driver(0, plan, decode_frame_image, 0x53465241ull) {}
 
-  void append(uint64_t seed, size_t n) {
-    const bytes c = chunk_of(seed, n);
-    op("append", [&] { return frame_chunk_append(f_, bytes_view(c.data(), c.size())); },
-       [&] { m_.chunks.push_back(content_of(seed, n)); });
-  }
-  void insert(int64_t at, uint64_t seed, size_t n) {
-    const bytes c = chunk_of(seed, n);
-    op("insert", [&] { return frame_chunk_insert(f_, at, bytes_view(c.data(), c.size())); },
-       [&] { m_.chunks.insert(m_.chunks.begin() + at, content_of(seed, n)); });
-  }
-  void update(int64_t at, uint64_t seed, size_t n) {
-    const bytes c = chunk_of(seed, n);
-    op("update", [&] { return frame_chunk_update(f_, at, bytes_view(c.data(), c.size())); },
-       [&] { m_.chunks[static_cast<size_t>(at)] = content_of(seed, n); });
-  }
-  void erase(int64_t at) {
-    op("delete", [&] { return frame_chunk_delete(f_, at); }, [&] { m_.chunks.erase(m_.chunks.begin() + at); });
-  }
-  void vlmeta_set(const std::string& name, uint64_t seed, size_t n) {
-    const bytes content = content_of(seed, n);
-    op("vlmeta set", [&] { return frame_vlmeta_set(f_, nm(name), bytes_view(content.data(), content.size())); },
-       [&] {
-         for (auto& e : m_.vlmetas)
-           if (e.first == name) {
-             e.second = content;
-             return;
-           }
-         m_.vlmetas.emplace_back(name, content);
-       });
-  }
-  void vlmeta_delete(const std::string& name) {
-    op("vlmeta delete", [&] { return frame_vlmeta_delete(f_, nm(name)); },
-       [&] {
-         for (auto it = m_.vlmetas.begin(); it != m_.vlmetas.end(); ++it)
-           if (it->first == name) {
-             m_.vlmetas.erase(it);
-             return;
-           }
-       });
-  }
-  void meta_update(uint8_t v) {
-    const bytes content{v, static_cast<uint8_t>(v + 1), 3, 4, 5, 6, 7, static_cast<uint8_t>(~v)};
-    op("meta update", [&] { return frame_meta_update(f_, nm("m"), bytes_view(content.data(), content.size())); },
-       [&] { m_.metas[0].second = content; });
-  }
-  // frame_meta_add: commits what is pending, then commits the longer header. A failure leaves the metalayer
-  // pending or not: the model follows the live frame then.
-  void meta_add(const std::string& name, uint64_t seed, size_t n) {
-    const bytes content = content_of(seed, n);
-    commit();  // what frame_meta_add does first: a commit of its own in the model
-    meta_adding_ = true;
-    committing("meta add", [&] { return frame_meta_add(f_, nm(name), bytes_view(content.data(), content.size())); },
-               [&] { m_.metas.emplace_back(name, content); });
-    meta_adding_ = false;
-  }
-  [[nodiscard]] int64_t nchunks() const { return static_cast<int64_t>(m_.chunks.size()); }
+  // Someone else's file in the directory before the workload (a sweep must leave it).
+  void put_foreign(const std::string& name, const bytes& content) { medium_.put_durable(name, content); }
 
  protected:
-  bool failed_ops_may_change() override { return meta_adding_; }
-  bool meta_adding_ = false;
-  status handle_create() override {
-    const fmodel m0 = initial_model();
-    const frame_metalayer_init ml{nm(m0.metas[0].first), bytes_view(m0.metas[0].second.data(), m0.metas[0].second.size())};
-    frame_create_params p;
-    p.typesize = 4;
-    p.blocksize = kBlock;
-    p.metalayers = &ml;
-    p.nmetalayers = 1;
-    return frame_create_sparse(f_, dir_, test::system_allocator(), p, options());
-  }
-  status handle_open() override { return frame_open_sparse(f_, dir_, test::system_allocator(), options()); }
-  void handle_release() override { (void)detail::frame_release(f_); }
-  bool handle_dirty() override { return frame_dirty(f_); }
-  status handle_close() override { return frame_close(f_); }
-  status handle_commit() override { return frame_commit(f_); }
-  fmodel handle_read() override { return read_frame(f_); }
   std::string tidy_check(const entries& e) override { return exactly_referenced(e); }
-  fmodel initial_model() override {
-    fmodel m0;
-    m0.metas.emplace_back("m", bytes{1, 2, 3, 4, 5, 6, 7, 8});
-    return m0;
-  }
-
- private:
-  static frame_open_options options() {
-    frame_open_options o;
-    o.writable = true;
-    return o;
-  }
-  frame f_;
 };
 
 // ---- Frame workloads -------------------------------------------------------------------------------------------------
 
 using fworkload = crash_sweep::workload<fdriver>;
 
-// Appends (one of them a special chunk of zeros: no entry), a commit every four.
-void wl_appends(fdriver& d) {
-  d.create();
-  d.focus();
-  for (int i = 0; i < 12; ++i) {
-    d.append(i == 5 ? 0 : 1000 + static_cast<uint64_t>(i), 1024);
-    if (i % 4 == 3) d.commit();
-  }
-  d.close();
-}
-
-// The same chunks rewritten round after round (each commit removes the entries it replaced), the fixed metalayer
-// now and then.
-void wl_rewrite(fdriver& d) {
-  d.create();
-  for (int i = 0; i < 6; ++i) d.append(3000 + static_cast<uint64_t>(i), 1024);
-  d.commit();
-  d.focus();
-  for (int round = 0; round < 8; ++round) {
-    d.update(round % 6, 4000 + 2 * static_cast<uint64_t>(round), 1024);
-    d.update((round + 3) % 6, 4001 + 2 * static_cast<uint64_t>(round), 1024);
-    if (round % 3 == 0) d.meta_update(static_cast<uint8_t>(round));
-    d.commit();
-  }
-  d.close();
-}
-
 // Deletes in the middle, inserts at the front, middle and end, every chunk deleted (with a vlmetalayer set), then
 // chunks again.
 void wl_delete_insert(fdriver& d) {
-  d.create();
-  for (int i = 0; i < 10; ++i) d.append(5000 + static_cast<uint64_t>(i), 512);
-  d.commit();
+  d.create_with(10, 5000, 512);
   d.focus();
   for (int k = 0; k < 3; ++k) d.erase(4);
   d.commit();
@@ -476,9 +236,7 @@ void wl_delete_insert(fdriver& d) {
 // Vlmetalayers set, replaced and deleted, one of them about 6 KB (an index file over several sectors), and a
 // fixed metalayer added (frame_meta_add: its own commits).
 void wl_vlmetas(fdriver& d) {
-  d.create();
-  for (int i = 0; i < 3; ++i) d.append(7000 + static_cast<uint64_t>(i), 1024);
-  d.commit();
+  d.create_with(3, 7000, 1024);
   d.focus();
   d.vlmeta_set("a", 7100, 24);
   d.commit();
@@ -498,9 +256,7 @@ void wl_vlmetas(fdriver& d) {
 void wl_reopen(fdriver& d) {
   d.put_foreign("notes.txt", bytes{'h', 'i'});
   d.put_foreign("0000000a.chunk", bytes{1, 2, 3});  // lower-case hex: not a chunk entry's name
-  d.create();
-  for (int i = 0; i < 6; ++i) d.append(8000 + static_cast<uint64_t>(i), 1024);
-  d.commit();
+  d.create_with(6, 8000, 1024);
   d.focus();
   d.update(1, 8100, 1024);
   d.append(8101, 1024);
@@ -525,9 +281,7 @@ void wl_create_over(fdriver& d) {
   d.commit();
   d.close();
   d.focus();
-  d.create();
-  for (int i = 0; i < 3; ++i) d.append(9100 + static_cast<uint64_t>(i), 1024);
-  d.commit();
+  d.create_with(3, 9100, 1024);
   d.close();
   d.open_again();
   d.update(0, 9103, 1024);
@@ -535,192 +289,41 @@ void wl_create_over(fdriver& d) {
   d.close();
 }
 
-const fworkload kAppends{"sparse_appends", 0, wl_appends};
-const fworkload kRewrite{"sparse_rewrite", 0, wl_rewrite};
+const fworkload kAppends{"sparse_appends", 0, [](fdriver& d) { crash_frame::wl_appends(d, 12); }};
+const fworkload kRewrite{"sparse_rewrite", 0, [](fdriver& d) { crash_frame::wl_rewrite(d, 8, 3); }};
 const fworkload kDeleteInsert{"sparse_delete_insert", 0, wl_delete_insert};
 const fworkload kVlmetas{"sparse_vlmetas", 0, wl_vlmetas};
 const fworkload kReopen{"sparse_reopen", 0, wl_reopen};
 const fworkload kCreateOver{"sparse_create_over", 0, wl_create_over};
 
-// ---- The array's model -------------------------------------------------------------------------------------------------
-
-constexpr int kDims = 3;
-constexpr int64_t kShape[kDims] = {8, 8, 8};
-constexpr int32_t kChunkShape[kDims] = {4, 4, 4};
-constexpr int32_t kBlockShape[kDims] = {2, 2, 2};
-
-struct amodel {
-  int64_t shape[kDims] = {};
-  std::vector<uint32_t> items;
-  std::string broken;
-  [[nodiscard]] int64_t at(const int64_t* c) const { return (c[0] * shape[1] + c[1]) * shape[2] + c[2]; }
-};
-
-int64_t count_of(const int64_t* shape) { return shape[0] * shape[1] * shape[2]; }
-
-template <class Fn>
-void for_each_coord(const int64_t* ext, Fn&& fn) {
-  int64_t c[kDims];
-  for (c[0] = 0; c[0] < ext[0]; ++c[0])
-    for (c[1] = 0; c[1] < ext[1]; ++c[1])
-      for (c[2] = 0; c[2] < ext[2]; ++c[2]) fn(c);
-}
-
-void model_write(amodel& m, const int64_t* start, const int64_t* stop, const std::vector<uint32_t>& v) {
-  int64_t ext[kDims];
-  for (int d = 0; d < kDims; ++d) ext[d] = stop[d] - start[d];
-  size_t k = 0;
-  for_each_coord(ext, [&](const int64_t* c) {
-    const int64_t p[kDims] = {start[0] + c[0], start[1] + c[1], start[2] + c[2]};
-    m.items[static_cast<size_t>(m.at(p))] = v[k++];
-  });
-}
-
-void model_resize(amodel& m, const int64_t* ns) {
-  amodel n;
-  for (int d = 0; d < kDims; ++d) n.shape[d] = ns[d];
-  n.items.assign(static_cast<size_t>(count_of(ns)), 0);
-  int64_t ext[kDims];
-  for (int d = 0; d < kDims; ++d) ext[d] = std::min(ns[d], m.shape[d]);
-  for_each_coord(ext, [&](const int64_t* c) { n.items[static_cast<size_t>(n.at(c))] = m.items[static_cast<size_t>(m.at(c))]; });
-  for (int d = 0; d < kDims; ++d) m.shape[d] = ns[d];
-  m.items = std::move(n.items);
-}
-
-bytes acanon_of(const amodel& m) {
-  bytes out;
-  if (!m.broken.empty()) {
-    crash_sweep::canon_bytes(out, reinterpret_cast<const uint8_t*>(m.broken.data()), m.broken.size());
-    return out;
-  }
-  for (int64_t s : m.shape) crash_sweep::canon_u64(out, static_cast<uint64_t>(s));
-  crash_sweep::canon_bytes(out, reinterpret_cast<const uint8_t*>(m.items.data()), m.items.size() * 4);
-  return out;
-}
-
-std::string adescribe(const amodel& m) {
-  if (!m.broken.empty()) return "an array that does not read right: " + m.broken;
-  return "shape " + std::to_string(m.shape[0]) + "x" + std::to_string(m.shape[1]) + "x" + std::to_string(m.shape[2]) +
-         ", content " + hash_text(acanon_of(m));
-}
-
-amodel abroken(const std::string& why) {
-  amodel m;
-  m.broken = why.empty() ? "?" : why;
-  return m;
-}
-
-amodel read_array(array& a) {
-  amodel m;
-  const array_layout& l = array_layout_get(a);
-  if (l.ndim != kDims) return abroken("ndim " + std::to_string(l.ndim));
-  for (int d = 0; d < kDims; ++d) m.shape[d] = l.shape[d];
-  m.items.assign(static_cast<size_t>(count_of(m.shape)), 0);
-  if (!m.items.empty()) {
-    const status s = array_read(a, bytes_mut(reinterpret_cast<uint8_t*>(m.items.data()), m.items.size() * 4));
-    if (!s.ok()) return abroken(std::string("items: ") + s.message);
-  }
-  return m;
-}
+// ---- Arrays ------------------------------------------------------------------------------------------------------
 
 // The image opened as a frame (the decoder's key), then as the array over that frame.
-struct opened_array {
-  bool ok = false;
-  std::string error;
-  std::string read_error;  // the frame opens, the array does not
-  frame own;
-  storage_directory dir{};
-  void close() { (void)frame_close(own); }
-};
-
 crash_sweep::decoded decode_array_image(const bytes& image) {
   static sparse_decoder<amodel> dec;
   return dec.decode(
       image,
-      [](const storage_directory& dir) {
-        opened_array h;
-        const status s = frame_open_sparse(h.own, dir, test::system_allocator());
-        h.ok = s.ok();
-        if (!s.ok()) h.error = s.message;
-        h.dir = dir;
-        return h;
-      },
-      [](opened_array& h) {
+      [](opened_frame& h) {
         array a;
         const status s = array_open_sparse(a, h.dir, test::system_allocator());
         if (!s.ok()) {
           h.read_error = std::string("the array does not open: ") + s.message;
-          return abroken(h.read_error);
+          return crash_array::broken(h.read_error);
         }
-        amodel m = read_array(a);
+        amodel m = crash_array::read_array(a);
         (void)array_close(a);
         return m;
       },
-      adescribe, acanon_of, abroken);
+      crash_array::describe, crash_array::canon_of, crash_array::broken);
 }
 
-std::vector<uint32_t> values(test::rng& r, int64_t n) {
-  std::vector<uint32_t> v(static_cast<size_t>(n));
-  for (uint32_t& x : v) {
-    const float f = static_cast<float>(r.next() % 100000) / 100.0f;
-    std::memcpy(&x, &f, 4);
-  }
-  return v;
-}
-
-class adriver : public crash_sweep::dir_driver<amodel> {
+// The array's driver (tests/support/crash_array_driver.hpp) over a crash directory: an 8x8x8 array.
+class adriver : public crash_array::array_driver<crash_model::crash_directory> {
  public:
-  adriver(uint64_t, const crash_sweep::run_plan& plan)
-      : crash_sweep::dir_driver<amodel>(plan, decode_array_image, acanon_of, adescribe, 0x53415252ull) {}
-
-  [[nodiscard]] const int64_t* shape() const { return m_.shape; }
-  void write(const int64_t* start, const int64_t* stop, const std::vector<uint32_t>& v) {
-    op("slice write",
-       [&] { return array_slice_write(a_, start, stop, bytes_view(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4)); },
-       [&] { model_write(m_, start, stop, v); });
-  }
-  void resize(const int64_t* ns) {
-    op("resize", [&] { return array_resize(a_, ns); }, [&] { model_resize(m_, ns); });
-  }
+  adriver(uint64_t, const crash_sweep::run_plan& plan) : array_driver(0, plan, decode_array_image, 0x53415252ull, {8, 8, 8}) {}
 
  protected:
-  status handle_create() override {
-    array_params p;
-    p.ndim = kDims;
-    for (int d = 0; d < kDims; ++d) {
-      p.shape[d] = kShape[d];
-      p.chunkshape[d] = kChunkShape[d];
-      p.blockshape[d] = kBlockShape[d];
-    }
-    p.dtype = span<const char>("<f4", 3);
-    p.compressor = codec_available(codec::lz4) ? codec::lz4 : codec::blosclz;
-    const status s = array_create(a_, array_target_sparse(dir_), test::system_allocator(), p, array_fill_zeros());
-    a_.auto_commit = false;
-    return s;
-  }
-  status handle_open() override {
-    array_open_options o;
-    o.frame.writable = true;
-    const status s = array_open_sparse(a_, dir_, test::system_allocator(), o);
-    a_.auto_commit = false;
-    return s;
-  }
-  void handle_release() override { a_ = array{}; }
-  bool handle_dirty() override { return array_dirty(a_); }
-  status handle_close() override { return array_close(a_); }
-  status handle_commit() override { return array_commit(a_); }
-  amodel handle_read() override { return read_array(a_); }
   std::string tidy_check(const entries& e) override { return exactly_referenced(e); }
-  bool failed_ops_may_change() override { return true; }
-  amodel initial_model() override {
-    amodel m0;
-    for (int d = 0; d < kDims; ++d) m0.shape[d] = kShape[d];
-    m0.items.assign(static_cast<size_t>(count_of(m0.shape)), 0);
-    return m0;
-  }
-
- private:
-  array a_;
 };
 
 using aworkload = crash_sweep::workload<adriver>;
@@ -734,8 +337,7 @@ void wl_array_planes(adriver& d) {
     const int64_t* sh = d.shape();
     if (sh[0] == 0) break;  // never created (a crash from the first call on)
     const int64_t z = (3 * round) % sh[0];
-    const int64_t start[kDims] = {z, 0, 0}, stop[kDims] = {z + 1, sh[1], sh[2]};
-    d.write(start, stop, values(r, sh[1] * sh[2]));
+    d.write({z, 0, 0}, {z + 1, sh[1], sh[2]}, r);
     d.commit();
   }
   d.close();
@@ -746,28 +348,17 @@ void wl_array_planes(adriver& d) {
 void wl_array_resize(adriver& d) {
   d.create();
   test::rng r(12);
-  {
-    const int64_t start[kDims] = {0, 0, 0}, stop[kDims] = {8, 8, 8};
-    d.write(start, stop, values(r, 8 * 8 * 8));
-  }
+  d.write({0, 0, 0}, {8, 8, 8}, r);
   d.commit();
   d.focus();
-  {
-    const int64_t ns[kDims] = {4, 8, 5};
-    d.resize(ns);
-  }
+  d.resize({4, 8, 5});
   d.commit();
-  {
-    const int64_t ns[kDims] = {8, 8, 8};
-    d.resize(ns);
-    const int64_t start[kDims] = {3, 2, 4}, stop[kDims] = {6, 7, 8};
-    d.write(start, stop, values(r, 3 * 5 * 4));
-  }
+  d.resize({8, 8, 8});
+  d.write({3, 2, 4}, {6, 7, 8}, r);
   d.commit();
   d.close();
   d.open_again();
-  const int64_t start[kDims] = {0, 5, 5}, stop[kDims] = {2, 7, 7};
-  d.write(start, stop, values(r, 8));
+  d.write({0, 5, 5}, {2, 7, 7}, r);
   d.commit();
   d.close();
 }
@@ -788,12 +379,12 @@ TESSERA_TEST(sparse_crash_cases, a_retried_append_after_a_failed_creation_commit
   const storage_directory dir = cd.directory();
   frame_create_params p;
   p.typesize = 4;
-  p.blocksize = kBlock;
+  p.blocksize = crash_frame::kBlock;
   frame_open_options o;
   o.writable = true;
   frame f;
   REQUIRE_OK(frame_create_sparse(f, dir, test::system_allocator(), p, o));
-  const bytes c = chunk_of(77, 1024);
+  const bytes c = crash_frame::chunk_of(77, 1024);
   if (cd.syncs() % 2 == 1) {
     // Someone else's file, so that the failing sync below has an odd number (the model then drops the creation).
     storage st;
@@ -810,33 +401,19 @@ TESSERA_TEST(sparse_crash_cases, a_retried_append_after_a_failed_creation_commit
   cd.restart();
   const crash_sweep::decoded d = decode_frame_image(cd.durable_image());
   fmodel want;
-  want.chunks.push_back(content_of(77, 1024));
-  if (!d.ok || d.canon != canon_of(want)) {
+  want.chunks.push_back(crash_frame::content_of(77, 1024));
+  if (!d.ok || d.canon != crash_frame::canon_of(want)) {
     const std::string text = "after a restart, the disk " + (d.ok ? "holds " + d.desc : "does not open: " + d.desc) +
-                             ", not the committed " + describe(want);
+                             ", not the committed " + crash_frame::describe(want);
     test::report_failure(t, __FILE__, __LINE__, text.c_str());
   }
 }
 
-// One test per workload and sweep: crash images without faults, one failing call at every N (once; from N on),
-// the Nth sync failing (reopen; retry), pairs of failing calls.
-#define TESSERA_SPARSE_CRASH_TESTS(id, wl)                                                                    \
-  TESSERA_TEST(sparse_crash_images, id) { crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::images); }     \
-  TESSERA_TEST(sparse_crash_fail_once, id) { crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::once); }    \
-  TESSERA_TEST(sparse_crash_fail_from, id) { crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::from); }    \
-  TESSERA_TEST(sparse_crash_sync_fails_reopen, id) {                                                        \
-    crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::syncs_reopen);                                       \
-  }                                                                                                         \
-  TESSERA_TEST(sparse_crash_sync_fails_retry, id) {                                                         \
-    crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::syncs_retry);                                        \
-  }                                                                                                         \
-  TESSERA_TEST(sparse_crash_fail_pairs, id) { crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::pairs); }
-
-TESSERA_SPARSE_CRASH_TESTS(appends, kAppends)
-TESSERA_SPARSE_CRASH_TESTS(rewrite, kRewrite)
-TESSERA_SPARSE_CRASH_TESTS(delete_insert, kDeleteInsert)
-TESSERA_SPARSE_CRASH_TESTS(vlmetas, kVlmetas)
-TESSERA_SPARSE_CRASH_TESTS(reopen, kReopen)
-TESSERA_SPARSE_CRASH_TESTS(create_over, kCreateOver)
-TESSERA_SPARSE_CRASH_TESTS(array_planes, kArrayPlanes)
-TESSERA_SPARSE_CRASH_TESTS(array_resize, kArrayResize)
+TESSERA_CRASH_SWEEP_TESTS(sparse_crash, appends, kAppends)
+TESSERA_CRASH_SWEEP_TESTS(sparse_crash, rewrite, kRewrite)
+TESSERA_CRASH_SWEEP_TESTS(sparse_crash, delete_insert, kDeleteInsert)
+TESSERA_CRASH_SWEEP_TESTS(sparse_crash, vlmetas, kVlmetas)
+TESSERA_CRASH_SWEEP_TESTS(sparse_crash, reopen, kReopen)
+TESSERA_CRASH_SWEEP_TESTS(sparse_crash, create_over, kCreateOver)
+TESSERA_CRASH_SWEEP_TESTS(sparse_crash, array_planes, kArrayPlanes)
+TESSERA_CRASH_SWEEP_TESTS(sparse_crash, array_resize, kArrayResize)

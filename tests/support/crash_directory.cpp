@@ -436,75 +436,57 @@ status crash_directory::cb_close(void* c, storage* s) noexcept {
 }
 
 status crash_directory::cb_remove(void* c, const char* name) noexcept {
-  auto* d = static_cast<crash_directory*>(c);
-  if (!name_ok(name)) return make_error(errc::invalid_argument, "crash directory: bad entry name");
-  const std::string n(name);
-  const bool ok = d->tick(dir_call::remove, n, true);
-  if (d->checks_ && !d->paused) d->check_remove(n);
-  auto it = d->visible_.find(n);
-  const failure_effect fx = ok ? failure_effect::none : d->failure_effect_now();
-  const bool effect = ok || fx != failure_effect::none;
-  if (!ok && !effect) return make_error(errc::io, "crash directory: injected remove failure (nothing done)");
-  if (it == d->visible_.end())
-    return ok ? make_error(errc::io, "crash directory: no such entry to remove")
-              : make_error(errc::io, "crash directory: injected remove failure");
-  const uint32_t f = it->second;
-  d->visible_.erase(it);
-  ++d->version_;
-  if (!ok && fx == failure_effect::dropped) {
-    ++d->lossy_;  // gone from what reads see, never durably
-    return make_error(errc::io, "crash directory: injected remove failure (the entry is gone, never durably)");
-  }
-  ns_op op;
-  op.k = ns_op::kind::unlink;
-  op.name = n;
-  op.file = f;
-  op.call = d->current_call_;
-  d->pending_.push_back(op);
-  if (!ok) {
-    ++d->lossy_;  // gone from what reads see, maybe durably
-    return make_error(errc::io, "crash directory: injected remove failure (the entry is gone, maybe durably)");
-  }
-  if (d->on_call && !d->paused) d->on_call(d->current_call_, dir_call::remove);  // a crash inside the call
-  d->durable_through(d->pending_.size() - 1);
-  return ok_status();
+  return static_cast<crash_directory*>(c)->unlink_or_rename(name, nullptr);
 }
 
 status crash_directory::cb_rename(void* c, const char* from, const char* to) noexcept {
-  auto* d = static_cast<crash_directory*>(c);
-  if (!name_ok(from) || !name_ok(to)) return make_error(errc::invalid_argument, "crash directory: bad entry name");
-  const std::string a(from), b(to);
-  const bool ok = d->tick(dir_call::rename, a + " -> " + b, true);
-  if (d->checks_ && !d->paused) d->check_rename(a, b);
-  auto it = d->visible_.find(a);
-  const failure_effect fx = ok ? failure_effect::none : d->failure_effect_now();
+  return static_cast<crash_directory*>(c)->unlink_or_rename(from, to);
+}
+
+// A remove and a rename fail, take effect and become durable alike; only what they do to the names differs.
+status crash_directory::unlink_or_rename(const char* from, const char* to) noexcept {
+  const bool rename = to != nullptr;
+  if (!name_ok(from) || (rename && !name_ok(to))) return make_error(errc::invalid_argument, "crash directory: bad entry name");
+  const std::string a(from), b(rename ? to : "");
+  const dir_call kind = rename ? dir_call::rename : dir_call::remove;
+  const bool ok = tick(kind, rename ? a + " -> " + b : a, true);
+  if (checks_ && !paused) {
+    if (rename) check_rename(a, b);
+    else check_remove(a);
+  }
+  auto it = visible_.find(a);
+  const failure_effect fx = ok ? failure_effect::none : failure_effect_now();
   const bool effect = ok || fx != failure_effect::none;
-  if (!ok && !effect) return make_error(errc::io, "crash directory: injected rename failure (nothing done)");
-  if (it == d->visible_.end())
-    return ok ? make_error(errc::io, "crash directory: no such entry to rename")
-              : make_error(errc::io, "crash directory: injected rename failure");
-  if (a == b) return ok ? ok_status() : make_error(errc::io, "crash directory: injected rename failure");
+  const char* failed = rename ? "crash directory: injected rename failure" : "crash directory: injected remove failure";
+  if (!ok && !effect)
+    return make_error(errc::io, rename ? "crash directory: injected rename failure (nothing done)"
+                                       : "crash directory: injected remove failure (nothing done)");
+  if (it == visible_.end())
+    return make_error(errc::io, !ok ? failed : rename ? "crash directory: no such entry to rename" : "crash directory: no such entry to remove");
+  if (rename && a == b) return ok ? ok_status() : make_error(errc::io, failed);
   const uint32_t f = it->second;
-  d->visible_.erase(it);
-  d->visible_[b] = f;
-  ++d->version_;
+  visible_.erase(it);
+  if (rename) visible_[b] = f;
+  ++version_;
   if (!ok && fx == failure_effect::dropped) {
-    ++d->lossy_;  // renamed in what reads see, never durably
-    return make_error(errc::io, "crash directory: injected rename failure (renamed, never durably)");
+    ++lossy_;  // done in what reads see, never durably
+    return make_error(errc::io, rename ? "crash directory: injected rename failure (renamed, never durably)"
+                                       : "crash directory: injected remove failure (the entry is gone, never durably)");
   }
   ns_op op;
-  op.k = ns_op::kind::rename;
+  op.k = rename ? ns_op::kind::rename : ns_op::kind::unlink;
   op.name = a;
   op.to = b;
   op.file = f;
-  op.call = d->current_call_;
-  d->pending_.push_back(op);
+  op.call = current_call_;
+  pending_.push_back(op);
   if (!ok) {
-    ++d->lossy_;  // renamed in what reads see, maybe durably
-    return make_error(errc::io, "crash directory: injected rename failure (renamed, maybe durably)");
+    ++lossy_;  // done in what reads see, maybe durably
+    return make_error(errc::io, rename ? "crash directory: injected rename failure (renamed, maybe durably)"
+                                       : "crash directory: injected remove failure (the entry is gone, maybe durably)");
   }
-  if (d->on_call && !d->paused) d->on_call(d->current_call_, dir_call::rename);  // a crash inside the call
-  d->durable_through(d->pending_.size() - 1);
+  if (on_call && !paused) on_call(current_call_, kind);  // a crash inside the call
+  durable_through(pending_.size() - 1);
   return ok_status();
 }
 

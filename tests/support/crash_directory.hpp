@@ -152,6 +152,7 @@ class crash_directory {
   static tessera::status cb_remove(void* c, const char* name) noexcept;
   static tessera::status cb_rename(void* c, const char* from, const char* to) noexcept;
   static tessera::status cb_list(void* c, tessera::storage_directory_visit visit, void* arg) noexcept;
+  tessera::status unlink_or_rename(const char* from, const char* to) noexcept;  // to null: a remove
 
   // What a failing remove, rename or creating open did: nothing; took effect, pending (a crash may keep it, a later
   // durable operation makes it durable); took effect, dropped (never durable).

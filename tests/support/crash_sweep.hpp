@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Sweeps of writers through the page-cache crash model (crash_model.hpp): the snapshots a test records before
-// each commit, the set of them that may be durable, and the crash images taken at storage calls, each of which
-// must open as one of that set exactly. The test supplies how an image decodes (its content as canonical bytes)
-// and how its own logical model becomes those bytes. Hosted targets only.
+// Sweeps of writers through the page-cache crash model (crash_model.hpp; the directory crash model through
+// crash_directory_sweep.hpp): the snapshots a test records before each commit, the set of them that may be
+// durable, and the crash images taken at storage calls, each of which must open as one of that set exactly. The
+// test supplies how an image decodes (its content as canonical bytes) and how its own logical model becomes those
+// bytes. Hosted targets only.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,11 @@ struct decoded {
   bytes canon;
   std::string desc;  // what it holds, or why it does not open
 };
+inline decoded not_open(const std::string& why) {
+  decoded d;
+  d.desc = why;
+  return d;
+}
 
 // Appends integers and byte strings to canonical bytes (length-prefixed, so concatenations cannot collide).
 inline void canon_u64(bytes& out, uint64_t v) {
@@ -54,6 +60,40 @@ struct capture_settings {
   size_t exhaustive_units = 2;  // every subset (and size prefix) up to this many units; else samples
   uint64_t samples = 2;         // random images per sector, besides the two extremes
   uint64_t seed = 1;            // mixed with the call number and the sector
+};
+
+// What the driver and the verifier need to know of a crash medium besides its common calls (calls, syncs,
+// crashed, restart, version, paused, trace, faults, on_call, violations, pending, for_each_crash_image): the page
+// cache's here, the crash directory's in crash_directory_sweep.hpp.
+template <class Medium>
+struct medium_traits;
+
+template <>
+struct medium_traits<crash_model::page_cache> {
+  using call = crash_model::call_kind;
+  using target = tessera::storage;  // what the writer is created on
+  using listing = bytes;            // what visible() returns
+  static constexpr bool directory = false;
+  static constexpr const char* noun = "the storage";
+  static constexpr const char* pending_text = "pending operations";
+  static constexpr const char* trace_tag = "crash model";
+  static constexpr const char* checks_tag = "write check";
+  // A page cache whose disk holds `base` bytes of someone else's before the writer's.
+  static bytes fresh(uint64_t base) { return bytes(static_cast<size_t>(base), 0xA5); }
+  static crash_model::page_cache make(uint64_t base) { return crash_model::page_cache(fresh(base)); }
+  static void checks_on(crash_model::page_cache& pc, uint64_t base) { pc.checks_on(base); }
+  static target target_of(crash_model::page_cache& pc) { return pc.storage(); }
+  static std::string call_text(call k) { return std::string("before its ") + crash_model::call_kind_name(k); }
+  // Failures after which a careful program reopens from the disk: failed syncs.
+  static uint64_t lossy(const crash_model::page_cache& pc) { return pc.failed_syncs(); }
+  static const bytes& visible(const crash_model::page_cache& pc) { return pc.visible(); }
+  static const bytes& durable(const crash_model::page_cache& pc) { return pc.durable(); }
+  // no_space from a storage given a capacity is the workload's own (a full buffer), not a fault's.
+  static bool workload_full(const crash_model::page_cache& pc, const tessera::status& s) {
+    return s.code == tessera::errc::no_space && pc.capacity != UINT64_MAX;
+  }
+  static uint32_t open_handles(const crash_model::page_cache&) { return 0; }
+  static bool holds_chunks(const crash_model::page_cache&) { return false; }
 };
 
 template <class Model>
@@ -179,28 +219,32 @@ class verifier {
     return got + "; possible: " + possible_text();
   }
 
-  // Crash images of pc's state at `call`, each checked; a state (the model's version within one window) is
-  // captured once. Failures go to failures().
-  void capture(const crash_model::page_cache& pc, uint64_t call, crash_model::call_kind kind,
-               const capture_settings& cs) {
-    if (pc.version() == last_version_ && window_ == last_window_) return;
-    last_version_ = pc.version();
+  // Crash images of the medium's state (a page cache, a crash directory: medium_traits) at `call`, each checked;
+  // a state (the medium's version within one window) is captured once. Failures go to failures().
+  template <class Medium>
+  void capture(Medium& md, uint64_t call, typename medium_traits<Medium>::call kind, const capture_settings& cs) {
+    using traits = medium_traits<Medium>;
+    if (md.version() == last_version_ && window_ == last_window_) return;
+    last_version_ = md.version();
     last_window_ = window_;
     ++states_;
+    const bool was = md.paused;
+    md.paused = true;  // the decoders read images, never the medium: nothing here is the writer's call
     for (uint32_t sector : cs.sectors) {
       const uint64_t seed = cs.seed * 0x9E3779B97F4A7C15ull ^ (call << 13) ^ sector;
-      pc.for_each_crash_image(
+      md.for_each_crash_image(
           sector,
           [&](const bytes& image) {
             const std::string e = check(image);
             if (e.empty()) return true;
-            fail("crash at call " + std::to_string(call) + " (before its " + crash_model::call_kind_name(kind) +
-                 "; sector " + std::to_string(sector) + ", " + std::to_string(pc.pending().size()) +
-                 " pending operations, image seed " + std::to_string(seed) + "): the image " + e);
+            fail("crash at call " + std::to_string(call) + " (" + traits::call_text(kind) + "; sector " +
+                 std::to_string(sector) + ", " + std::to_string(md.pending().size()) + " " + traits::pending_text +
+                 ", image seed " + std::to_string(seed) + "): the image " + e);
             return false;  // one report per state and sector
           },
           cs.samples, seed, cs.exhaustive_units);
     }
+    md.paused = was;
   }
 
   void fail(const std::string& text) {
@@ -281,41 +325,55 @@ struct run_result {
   uint64_t nfailures = 0;
 };
 
-// A run of one workload over a page cache: the operations of a writer (a frame, an array) each reported and
-// never fatal, the model updated when they succeed, snapshots recorded at each commit, the write checks noted
-// after each operation, a reopen from the disk after a failed sync (policy reopen), and the checks at the end.
-// A test derives from it for its handle (the pure virtuals) and its operations (through op and committing).
-template <class Model>
+// A run of one workload over a crash medium (a page cache; a crash directory, crash_directory_sweep.hpp): the
+// operations of a writer (a frame, an array) each reported and never fatal, the model updated when they succeed,
+// snapshots recorded at each commit, the medium's checks noted after each operation, a reopen from the disk after
+// a lossy failure (a failed sync; policy reopen), and the checks at the end. A test derives from it for its handle
+// (the pure virtuals) and its operations (through op and committing).
+template <class Model, class Medium = crash_model::page_cache>
 class driver {
+  using traits = medium_traits<Medium>;
+
  public:
+  // tag: mixed into the verifier's cache key (decoded images are cached for the whole process).
   driver(uint64_t base, const run_plan& plan, std::function<decoded(const bytes&)> decode,
-         std::function<bytes(const Model&)> canon_of, std::function<std::string(const Model&)> describe)
-      : base_(base), plan_(plan), pc_(bytes(static_cast<size_t>(base), 0xA5)),
-        ver_(std::move(decode), canon_of, describe, base + 1), canon_of_(std::move(canon_of)), describe_(std::move(describe)) {
-    pc_.checks_on(base);
-    pc_.faults = plan.faults;
-    pc_.trace = std::getenv("TESSERA_CRASH_TRACE") != nullptr;
-    pc_.on_call = [this](uint64_t call, crash_model::call_kind kind) {
-      if (plan_.capture && call >= plan_.capture_from && call <= plan_.capture_to) ver_.capture(pc_, call, kind, plan_.cs);
+         std::function<bytes(const Model&)> canon_of, std::function<std::string(const Model&)> describe, uint64_t tag)
+      : base_(base), plan_(plan), medium_(traits::make(base)), ver_(std::move(decode), canon_of, describe, tag),
+        canon_of_(std::move(canon_of)), describe_(std::move(describe)) {
+    traits::checks_on(medium_, base);
+    medium_.faults = plan.faults;
+    medium_.trace = std::getenv("TESSERA_CRASH_TRACE") != nullptr;
+    medium_.on_call = [this](uint64_t call, typename traits::call kind) {
+      if (plan_.capture && call >= plan_.capture_from && call <= plan_.capture_to) ver_.capture(medium_, call, kind, plan_.cs);
     };
-    st_ = pc_.storage();
+    target_ = traits::target_of(medium_);
   }
   driver(const driver&) = delete;
   driver& operator=(const driver&) = delete;
   virtual ~driver() = default;
 
-  // Creates the writer (a commit of the initial model), retried as a user would.
+  // Creates the writer (a commit of the initial model), retried as a user would. In a directory, over whatever
+  // it holds: an older frame stays possible until the creation's commit succeeds.
   void create() {
+    if (stopped_) return;
+    if (open_) {
+      handle_release();
+      open_ = false;
+    }
     const Model m0 = initial_model();
     const int id = ver_.add(m0);
+    // Over an older sparse frame, its other chunk entries are left to the next writable open (frame_create_sparse).
+    created_over_ = created_over_ || traits::holds_chunks(medium_);
     for (int attempt = 0; attempt < 3 && !open_ && !stopped_; ++attempt) {
-      if (attempt > 0) {
-        // A creation retried replaces the file (what a half-made one holds is nobody's data).
-        pc_.restart_with(bytes(static_cast<size_t>(base_), 0xA5));
-        ver_.known(0);
+      if constexpr (!traits::directory) {
+        if (attempt > 0) {
+          // A creation retried replaces the file (what a half-made one holds is nobody's data).
+          medium_.restart_with(traits::fresh(base_));
+          ver_.known(0);
+        }
       }
-      const size_t v0 = pc_.violations().size();
-      const uint64_t fs0 = pc_.failed_syncs();
+      const size_t v0 = medium_.violations().size();
+      const uint64_t lossy0 = traits::lossy(medium_);
       trace_op("create");
       ver_.commit_begin(id);
       const tessera::status s = handle_create();
@@ -323,95 +381,122 @@ class driver {
       ver_.commit_end(s.ok());
       if (s.ok()) {
         open_ = true;
+        closed_ = false;
         m_ = m0;
       } else {
         count_failure(s);
       }
       note_violations("create", v0);
-      if (pc_.crashed()) stopped_ = true;
-      if (!s.ok() && pc_.failed_syncs() > fs0 && plan_.policy == after_failed_sync::reopen) {
+      if (medium_.crashed()) stopped_ = true;
+      if (s.ok() || traits::lossy(medium_) == lossy0 || plan_.policy != after_failed_sync::reopen) continue;
+      if constexpr (!traits::directory) {
         reopen_from_disk("create");
         return;
+      } else {
+        // Created again over what the disk holds.
+        restart_from_disk();
+        if (disk_snapshot("create") < 0) return;
       }
     }
   }
   void commit() { committing("commit", [this] { return handle_commit(); }); }
   void compact() { committing("compact", [this] { return handle_compact(); }); }
   // Closes (the close tidy: commits of the same content). Changes a failed commit left are committed first (a
-  // user's retry); if that fails too, closing drops them and the model becomes what the storage holds.
-  void close() {
+  // user's retry), unless `drop` (they are dropped: closing removes a sparse frame's new entries); if that fails
+  // too, closing drops them. The model becomes what the storage holds.
+  void close(bool drop = false) {
     if (stopped_ || !open_) return;
-    if (handle_dirty()) commit();
+    if (!drop && handle_dirty()) commit();
     if (stopped_ || !open_) return;
-    const size_t v0 = pc_.violations().size();
-    const uint64_t fs0 = pc_.failed_syncs();
+    const size_t v0 = medium_.violations().size();
+    const uint64_t lossy0 = traits::lossy(medium_);
     const bool dirty = handle_dirty();
-    trace_op("close");
+    trace_op(drop ? "close (dropping)" : "close");
     const tessera::status s = handle_close();
     trace_result("close", s);
     open_ = false;
     closed_ = true;
     if (!s.ok()) count_failure(s);
     note_violations("close", v0);
-    if (pc_.crashed()) {
+    if (medium_.crashed()) {
       stopped_ = true;
       return;
     }
-    if (pc_.failed_syncs() > fs0 && plan_.policy == after_failed_sync::reopen) {
+    if (traits::lossy(medium_) > lossy0 && plan_.policy == after_failed_sync::reopen) {
       reopen_from_disk("close");
       return;
     }
     if (dirty) model_from_storage("close with changes not committed");
+    if (!plan_.faulty() && !created_over_) {
+      // Without faults nothing waits for a sweep: each commit removed what it replaced, the close what it dropped.
+      const std::string e = tidy_check(medium_.visible());
+      if (!e.empty()) fail("after the close (call " + std::to_string(medium_.calls()) + "), the directory " + e);
+    }
   }
-  // Opens the closed writer again (what the storage shows; after a failed sync, what the disk holds: a program
-  // reopens from the disk then, not through a cache that still shows what never became durable).
+  // Opens the closed writer again, writable (what the storage shows; after a lossy failure, what the disk holds: a
+  // program reopens from the disk then, not through a cache that still shows what never became durable).
   void open_again() {
     if (stopped_ || open_) return;
     closed_ = false;
-    if (pc_.failed_syncs() > failed_syncs_seen_) {
+    if (traits::lossy(medium_) > lossy_seen_) {
       reopen_from_disk("open again");
       return;
     }
     model_from_storage("open again");
     open_with_retries();
+    if (open_) created_over_ = false;  // swept
   }
   // The workload's setup ends here: reduced sweeps fail calls from here on.
   void focus() {
-    if (focus_ == 0) focus_ = pc_.calls() + 1;
+    if (focus_ == 0) focus_ = medium_.calls() + 1;
   }
   [[nodiscard]] const Model& model() const noexcept { return m_; }
 
-  // The end of a run: faults off, what is pending committed (a user's retry), closed, and the storage checked.
+  // The end of a run: faults off, what is pending committed (a user's retry), closed, the storage checked (its
+  // content, through decode), every storage a directory opened closed.
   run_result finish() {
-    pc_.faults.clear();
+    if (medium_.crashed() && open_) {
+      // The program is gone: its handle is dropped with every call still failing (what those calls seem to do
+      // vanishes with the restart below).
+      handle_release();
+      open_ = false;
+    }
+    medium_.faults.clear();
     if (!stopped_) {
       if (!open_ && !closed_) open_again();
       if (open_ && handle_dirty()) commit();
       if (open_) close();
     }
-    if (plan_.capture) ver_.capture(pc_, pc_.calls() + 1, crash_model::call_kind::read, plan_.cs);
-    if (pc_.crashed()) {
-      pc_.restart();
-      const std::string e = ver_.check(pc_.durable());
+    if (plan_.capture) ver_.capture(medium_, medium_.calls() + 1, traits::call::read, plan_.cs);
+    if (open_) {
+      handle_release();
+      open_ = false;
+    }
+    if (traits::open_handles(medium_) != 0)
+      fail("at the end, " + std::to_string(traits::open_handles(medium_)) + " storages the directory opened are not closed");
+    const std::string noun = traits::noun;
+    if (medium_.crashed()) {
+      medium_.restart();
+      const std::string e = ver_.check(traits::durable(medium_));
       if (!e.empty()) fail("after the crash, the disk " + e);
-    } else if (!stopped_ && plan_.policy == after_failed_sync::retry && pc_.failed_syncs() > 0) {
+    } else if (!stopped_ && plan_.policy == after_failed_sync::retry && traits::lossy(medium_) > 0) {
       // On the same handle after a failed sync, commits may be refused for good (the handle poisoned): the
       // storage and the disk hold a possible snapshot, the model's only if the last commit returned ok.
-      const std::string e = ver_.check(pc_.visible());
-      if (!e.empty()) fail("at the end, the storage " + e);
-      const std::string d = ver_.check(pc_.durable());
+      const std::string e = ver_.check(traits::visible(medium_));
+      if (!e.empty()) fail("at the end, " + noun + " " + e);
+      const std::string d = ver_.check(traits::durable(medium_));
       if (!d.empty()) fail("at the end, the disk " + d);
     } else if (!stopped_) {
       // Faults off, the last commit retried: the storage holds the model exactly, and so does the disk.
       const int id = ver_.add(m_);
-      if (!ver_.holds(pc_.visible(), id))
-        fail("at the end, the storage " + ver_.what(pc_.visible()) + ", not the model's " + ver_.describe(id));
-      if (!ver_.holds(pc_.durable(), id))
-        fail("at the end, the disk " + ver_.what(pc_.durable()) + ", not the model's " + ver_.describe(id));
+      const bytes& vis = traits::visible(medium_);
+      const bytes& dur = traits::durable(medium_);
+      if (!ver_.holds(vis, id)) fail("at the end, " + noun + " " + ver_.what(vis) + ", not the model's " + ver_.describe(id));
+      if (!ver_.holds(dur, id)) fail("at the end, the disk " + ver_.what(dur) + ", not the model's " + ver_.describe(id));
     }
     run_result r;
-    r.calls = pc_.calls();
-    r.syncs = pc_.syncs();
+    r.calls = medium_.calls();
+    r.syncs = medium_.syncs();
     r.focus_call = focus_ == 0 ? 1 : focus_;
     r.op_failures = op_failures_;
     r.images = ver_.images_checked();
@@ -423,8 +508,8 @@ class driver {
   }
 
  protected:
-  // The handle: create at base (committed), open writable, drop without any write, dirty, close (with its tidy),
-  // commit, compact, and its content as the model describes it (read through the handle).
+  // The handle: create (committed), open writable, drop without any write, dirty, close (with its tidy), commit,
+  // compact, and its content as the model describes it (read through the handle).
   virtual tessera::status handle_create() = 0;
   virtual tessera::status handle_open() = 0;
   virtual void handle_release() = 0;
@@ -437,19 +522,22 @@ class driver {
   // Whether a failed operation may have changed the writer (an array's writing call: array_dirty). Then the
   // model becomes what the writer holds after it; else the writer must hold the model still.
   virtual bool failed_ops_may_change() { return false; }
+  // "" when what a directory lists is exactly what its committed frame references (and names a sweep leaves
+  // alone): checked at a close without faults.
+  virtual std::string tidy_check(const typename traits::listing&) { return ""; }
 
   // An operation: call() on the handle; on success apply() changes the model.
   template <class Call, class Apply>
   void op(const char* name, Call&& call, Apply&& apply) {
     if (stopped_ || !open_) return;
     trace_op(name);
-    const size_t v0 = pc_.violations().size();
-    const uint64_t fs0 = pc_.failed_syncs();
+    const size_t v0 = medium_.violations().size();
+    const uint64_t lossy0 = traits::lossy(medium_);
     const tessera::status s = call();
     trace_result(name, s);
     if (s.ok()) apply();
     else count_failure(s);
-    after(name, s, v0, fs0);
+    after(name, s, v0, lossy0);
   }
 
   // A commit (or compaction): the model recorded first.
@@ -463,8 +551,8 @@ class driver {
     if (stopped_ || !open_) return;
     if (!plan_.faulty()) live_check(name, "before");
     apply();
-    const size_t v0 = pc_.violations().size();
-    const uint64_t fs0 = pc_.failed_syncs();
+    const size_t v0 = medium_.violations().size();
+    const uint64_t lossy0 = traits::lossy(medium_);
     const int id = ver_.add(m_);
     trace_op(name);
     ver_.commit_begin(id);
@@ -472,31 +560,32 @@ class driver {
     trace_result(name, s);
     ver_.commit_end(s.ok());
     if (!s.ok()) count_failure(s);
-    after(name, s, v0, fs0);
+    after(name, s, v0, lossy0);
   }
 
   uint64_t base_;
   run_plan plan_;
-  crash_model::page_cache pc_;
+  Medium medium_;
   verifier<Model> ver_;
-  tessera::storage st_{};
+  typename traits::target target_{};
   Model m_{};
 
  private:
   void trace_op(const char* name) const {
-    if (pc_.trace) std::fprintf(stderr, "crash model: -- %s (from call %llu)\n", name, static_cast<unsigned long long>(pc_.calls() + 1));
+    if (medium_.trace)
+      std::fprintf(stderr, "%s: -- %s (from call %llu)\n", traits::trace_tag, name, static_cast<unsigned long long>(medium_.calls() + 1));
   }
   void trace_result(const char* name, const tessera::status& s) const {
-    if (pc_.trace && !s.ok()) std::fprintf(stderr, "crash model: -- %s failed: %s\n", name, s.message);
+    if (medium_.trace && !s.ok()) std::fprintf(stderr, "%s: -- %s failed: %s\n", traits::trace_tag, name, s.message);
   }
 
-  void after(const char* name, const tessera::status& s, size_t v0, uint64_t fs0) {
+  void after(const char* name, const tessera::status& s, size_t v0, uint64_t lossy0) {
     note_violations(name, v0);
-    if (pc_.crashed()) {
+    if (medium_.crashed()) {
       stopped_ = true;
       return;
     }
-    if (pc_.failed_syncs() > fs0 && plan_.policy == after_failed_sync::reopen) {
+    if (traits::lossy(medium_) > lossy0 && plan_.policy == after_failed_sync::reopen) {
       reopen_from_disk(name);
       return;
     }
@@ -505,49 +594,67 @@ class driver {
       live_check(name, "after a failed");
       return;
     }
-    pc_.paused = true;
+    medium_.paused = true;
     Model live = handle_read();
-    pc_.paused = false;
+    medium_.paused = false;
     m_ = std::move(live);
   }
 
   // The live writer holds the model (calls paused: the test's own look).
   void live_check(const char* name, const char* when) {
-    pc_.paused = true;
+    medium_.paused = true;
     const Model live = handle_read();
-    pc_.paused = false;
+    medium_.paused = false;
     if (canon_of_(live) != canon_of_(m_))
-      fail(std::string(when) + " " + name + " (call " + std::to_string(pc_.calls()) + "), the writer holds " +
+      fail(std::string(when) + " " + name + " (call " + std::to_string(medium_.calls()) + "), the writer holds " +
            describe_(live) + ", not the model's " + describe_(m_));
   }
 
   void open_with_retries() {
-    for (int attempt = 0; attempt < 3 && !open_ && !pc_.crashed(); ++attempt) {
+    for (int attempt = 0; attempt < 3 && !open_ && !medium_.crashed(); ++attempt) {
       if (handle_open().ok()) open_ = true;
       else ++op_failures_;
     }
     if (!open_) stopped_ = true;
   }
 
-  // A careful program after a failed sync: the handle is dropped, the cache too (a restart), and the writer is
-  // opened from what the disk holds, which must be one of the possible snapshots.
+  void restart_from_disk() {
+    medium_.restart();
+    lossy_seen_ = traits::lossy(medium_);
+  }
+
+  // The snapshot the disk holds, now known (it must be a possible one: else a failure, the run stopped, -1).
+  int disk_snapshot(const char* name) {
+    const int id = ver_.identify(traits::durable(medium_));
+    if (id < 0) {
+      fail(std::string("after the failed sync in ") + name + " (call " + std::to_string(medium_.calls()) +
+           "), the disk " + ver_.check(traits::durable(medium_)));
+      stopped_ = true;
+      return -1;
+    }
+    ver_.known(id);
+    return id;
+  }
+
+  // A careful program after a lossy failure: the handle is dropped (a sparse frame's uncommitted entries removed),
+  // the cache too (a restart), and the writer is opened from what the disk holds, which must be one of the
+  // possible snapshots.
   void reopen_from_disk(const char* name) {
     handle_release();
     open_ = false;
-    pc_.restart();
-    failed_syncs_seen_ = pc_.failed_syncs();
-    const int id = ver_.identify(pc_.durable());
-    if (id < 0) {
-      fail(std::string("after the failed sync in ") + name + " (call " + std::to_string(pc_.calls()) +
-           "), the disk " + ver_.check(pc_.durable()));
-      stopped_ = true;
-      return;
+    if constexpr (traits::directory) {
+      if (medium_.crashed()) {
+        stopped_ = true;
+        return;
+      }
     }
-    ver_.known(id);
+    restart_from_disk();
+    const int id = disk_snapshot(name);
+    if (id < 0) return;
     if (id == 0) {
       // Nothing on the disk yet (or a creation half done: a frame that is not yet the writer's): the program
-      // replaces the file and creates again.
-      pc_.restart_with(bytes(static_cast<size_t>(base_), 0xA5));
+      // creates again (a file replaced; in a directory, over what it holds).
+      if constexpr (!traits::directory) medium_.restart_with(traits::fresh(base_));
       create();
       return;
     }
@@ -557,9 +664,10 @@ class driver {
 
   // The model becomes what the storage shows, which must be one of the possible snapshots.
   void model_from_storage(const char* why) {
-    const int id = ver_.identify(pc_.visible());
+    const bytes vis = traits::visible(medium_);
+    const int id = ver_.identify(vis);
     if (id <= 0) {
-      fail(std::string(why) + ": the storage " + ver_.check(pc_.visible()));
+      fail(std::string(why) + ": " + traits::noun + " " + ver_.check(vis));
       stopped_ = true;
       return;
     }
@@ -567,8 +675,8 @@ class driver {
   }
 
   void note_violations(const char* name, size_t v0) {
-    const auto& v = pc_.violations();
-    for (size_t i = v0; i < v.size(); ++i) fail(std::string("write check, in ") + name + ": " + v[i]);
+    const auto& v = medium_.violations();
+    for (size_t i = v0; i < v.size(); ++i) fail(std::string(traits::checks_tag) + ", in " + name + ": " + v[i]);
   }
 
   void fail(const std::string& text) {
@@ -576,20 +684,20 @@ class driver {
     if (failures_.size() < 8) failures_.push_back(text);
   }
 
+  // A failed operation; one the workload causes itself (a full buffer) does not count against a run without faults.
+  void count_failure(const tessera::status& s) {
+    if (!traits::workload_full(medium_, s)) ++op_failures_;
+  }
+
   std::function<bytes(const Model&)> canon_of_;
   std::function<std::string(const Model&)> describe_;
   bool open_ = false;
   bool closed_ = false;
   bool stopped_ = false;
+  bool created_over_ = false;  // created over an older frame, not reopened (swept) since
   uint64_t focus_ = 0;
-  uint64_t failed_syncs_seen_ = 0;  // failed syncs the last restart accounted for
+  uint64_t lossy_seen_ = 0;  // lossy failures the last restart accounted for
   uint64_t op_failures_ = 0;
-  // A failed operation: no_space from a storage given a capacity is the workload's own (a full buffer), not a
-  // fault's, and does not count against a run without faults.
-  void count_failure(const tessera::status& s) {
-    if (s.code == tessera::errc::no_space && pc_.capacity != UINT64_MAX) return;
-    ++op_failures_;
-  }
   std::vector<std::string> failures_;
   uint64_t nfailures_ = 0;
 };
@@ -730,3 +838,14 @@ void sweep(tessera::test::context& t, const workload<D>& w, sweep_kind kind) {
 }
 
 }  // namespace crash_sweep
+
+// One test per workload and sweep (suites <prefix>_images, _fail_once, _fail_from, _sync_fails_reopen,
+// _sync_fails_retry, _fail_pairs; case id): crash images without faults, one failing call at every N (once; from
+// N on), the Nth sync failing (reopen; retry), pairs of failing calls.
+#define TESSERA_CRASH_SWEEP_TESTS(prefix, id, wl)                                                              \
+  TESSERA_TEST(prefix##_images, id) { crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::images); }            \
+  TESSERA_TEST(prefix##_fail_once, id) { crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::once); }           \
+  TESSERA_TEST(prefix##_fail_from, id) { crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::from); }           \
+  TESSERA_TEST(prefix##_sync_fails_reopen, id) { crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::syncs_reopen); } \
+  TESSERA_TEST(prefix##_sync_fails_retry, id) { crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::syncs_retry); }   \
+  TESSERA_TEST(prefix##_fail_pairs, id) { crash_sweep::sweep(t, wl, crash_sweep::sweep_kind::pairs); }
