@@ -156,13 +156,13 @@ bool fast_sequences(const uint8_t*& ip_ref, uint8_t*& op_ref, const fast_bounds&
         ip += mx;
       }
       // 32 bytes: a close match's pattern continued, or a far one's next 16 bytes loaded after its first 16 are
-      // stored (an offset of 16 - 31 reads them back). Only a far match of more than 16 bytes loads them: for
-      // the others the address is the input's (16 readable bytes, never written), so the load waits on no store.
+      // stored (an offset of 16 - 31 reads them back). Only a far match of more than 16 bytes loads them: the
+      // others load out's first 16 bytes, written long before, so the load waits on no recent store. The address
+      // is picked with a mask, not a branch, which would be mispredicted.
       const __m128i raw0 = load16(m);
       store16(op, _mm_shuffle_epi8(raw0, table16(kPattern.mask[dd])));
-      const uintptr_t second = 0 - static_cast<uintptr_t>((offset >= 16) & (ml > 16));
-      const __m128i raw1 = load16(reinterpret_cast<const uint8_t*>((reinterpret_cast<uintptr_t>(m + 16) & second) |
-                                                                   (reinterpret_cast<uintptr_t>(ip) & ~second)));
+      const size_t second = 0 - static_cast<size_t>((offset >= 16) & (ml > 16));
+      const __m128i raw1 = load16(b.ostart + (static_cast<size_t>(m + 16 - b.ostart) & second));
       const __m128i src1 = _mm_blendv_epi8(raw0, raw1, table16(kPattern.far[dd]));
       store16(op + 16, _mm_shuffle_epi8(src1, table16(kPattern.mask2[dd])));
       if (__builtin_expect(ml <= 32, 1)) {
