@@ -3,8 +3,8 @@
 // copies nothing (a partial decode checks the rest of a stream with it), and on x86-64 hosts with AVX2 a decoder
 // that is faster than liblz4's on the streams Blosc makes of numbers: byte planes and bit planes of shuffled
 // blocks, whose matches are mostly short and close (offsets 1 and 2 are common), where liblz4 branches. On other
-// data (text, code) liblz4 is the faster one (0.86 - 0.96 times as fast here, tessera_bench_lz4), so the chunk
-// decoder uses this one only for shuffled blocks.
+// data (machine code, tessera_bench_lz4) the two are about as fast (0.99 - 1.00), so the chunk decoder uses this
+// one only for shuffled blocks.
 //
 // A block is a run of sequences: a token (literal length in its high nibble, match length - 4 in its low one,
 // 15 meaning more length bytes follow, each added, while they are 255), the literals, then a little-endian
