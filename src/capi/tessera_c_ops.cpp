@@ -127,20 +127,6 @@ void executor_trampoline(void* context, size_t ntasks, executor_task task, void*
   e.run(e.context, ntasks, task, task_context);  // a noexcept function converts to the C task type
 }
 
-// A C executor over a C++ one (executor_to_c): C tasks run through the C++ executor (its context).
-struct c_task {
-  tessera_executor_task task;
-  void* context;
-};
-void c_task_trampoline(void* context, size_t index, uint32_t worker) noexcept {
-  const c_task& t = *static_cast<const c_task*>(context);
-  t.task(t.context, index, worker);
-}
-void cxx_executor_run(void* context, size_t ntasks, tessera_executor_task task, void* task_context) {
-  c_task t{task, task_context};
-  executor_run(*static_cast<const executor*>(context), ntasks, c_task_trampoline, &t);
-}
-
 // The trampoline f when the C struct has the callback c: a missing C callback stays missing in C++.
 template <class C, class F>
 F if_present(C c, F f) noexcept {
@@ -208,7 +194,12 @@ status executor_over(const tessera_executor* c, tessera_executor* keep, executor
   out = executor_serial();
   if (c == nullptr || c->run == nullptr) return ok_status();
   if (c->workers < 1) return make_error(errc::invalid_argument, TESSERA_MSG("capi: executor with 0 workers"));
-  if (c->run == cxx_executor_run && c->context != nullptr) {
+  bool made_by_executor_to_c = c->run == executor_to_c_run;
+#if TESSERA_CODECS_ON_DEMAND
+  // The address is null where executor_to_c is not linked (bare metal): no C executor made by it reaches here.
+  made_by_executor_to_c = &executor_to_c_run != nullptr && made_by_executor_to_c;
+#endif
+  if (made_by_executor_to_c && c->context != nullptr) {
     // A C++ executor behind the C struct (executor_to_c): itself, run_beside included.
     out = *static_cast<const executor*>(c->context);
     if (out.run == nullptr) out = executor_serial();
@@ -410,17 +401,6 @@ tessera_status fill_from_c(const tessera_fill* c, array_fill& f) noexcept {
 }
 
 }  // namespace capi
-
-tessera_executor executor_to_c(const executor* e) noexcept {
-  tessera_executor c{};
-  c.workers = 1;
-  if (e == nullptr || e->run == nullptr) return c;
-  c.run = capi::cxx_executor_run;
-  c.context = const_cast<executor*>(e);
-  c.workers = e->workers;
-  return c;
-}
-
 }  // namespace tessera
 
 namespace {
