@@ -1000,6 +1000,12 @@ static void test_posix(void) {
   REQUIRE_OK(tessera_thread_pool_destroy(pool));
 }
 
+/* A C task: counts its run in items[index] (bits 0-7) and records worker 1 (bit 8). */
+static void count_task(void* context, size_t index, uint32_t worker) {
+  int32_t* items = (int32_t*)context;
+  items[index] += 1 + (worker == 1 ? (1 << 8) : 0) + (worker > 1 ? (1 << 16) : 0);
+}
+
 /* A create through the pool's C executor takes the pool's C++ executor whole: its chunks' appends run beside the
  * next chunks' encodes (the pool counts runs beside), and the bytes are those of a create through a plain C
  * executor of as many workers (which has no run_beside: the appends then run between the encodes). */
@@ -1018,6 +1024,13 @@ static void test_posix_pool_create(void) {
   REQUIRE_OK(tessera_thread_pool_create(&pool, 2));
   ex = tessera_thread_pool_executor(pool);
   CHECK(ex.workers == 2 && ex.run != NULL);
+  /* Its run, called from C, runs C tasks on the pool: each once, with worker indices below 2. */
+  {
+    int32_t i;
+    for (i = 0; i < 64; ++i) g_out[i] = 0;
+    ex.run(ex.context, 64, count_task, g_out);
+    for (i = 0; i < 64; ++i) CHECK(g_out[i] == 1 || g_out[i] == 1 + (1 << 8));
+  }
   plain.run = test_executor_run;
   plain.context = &es;
   plain.workers = 2;
