@@ -668,7 +668,7 @@ void chunk_round_claim(chunk_round& r, uint32_t worker) noexcept {
     size_t c = __atomic_load_n(&r.next, __ATOMIC_RELAXED);
     if (c >= r.limit || (c >= r.base && !other_chunk_early(r, worker))) return;
     // Claims are consecutive: an extra chunk is claimed only where the last one left off.
-    if (!__atomic_compare_exchange_n(&r.next, &c, c + 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) continue;
+    if (!__atomic_compare_exchange_n(&r.next, &c, c + 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) continue;  // GCOVR_EXCL_BR_LINE: a race
     __atomic_store_n(progress, 0u, __ATOMIC_RELAXED);
     auto enc = detail::chunk_encode_from_items(r.encoders[worker], *r.params, *r.l, r.itemsize,
                                                r.first + static_cast<int64_t>(c), r.source->items,
@@ -687,14 +687,13 @@ void chunk_round_task(void* context, size_t i, uint32_t worker) noexcept {
     r.bad_worker.store(true, cxx::memory_order_relaxed);
     return;
   }
-  const int64_t n = r.first + static_cast<int64_t>(i);
 #if TESSERA_SPEED_PATHS
-  if (r.gathered) {
-    (void)n;
+  if (r.gathered) {  // the task claims its chunks itself
     chunk_round_claim(r, worker);
     return;
   }
 #endif
+  const int64_t n = r.first + static_cast<int64_t>(i);
   const bytes_mut chunk(r.chunks + i * r.chunk_bytes, r.chunk_nbytes);
   if (!r.packed) {
     // Packed from the caller's buffer, which array_create checked covers the array: it cannot fail.
