@@ -6,6 +6,7 @@
 
 #include "tessera/allocator.hpp"
 #include "tessera/error.hpp"
+#include "tessera/executor.hpp"
 #include "tessera/storage.hpp"
 #include "tessera/storage_directory.hpp"
 #include "tessera/tessera.h"
@@ -28,6 +29,11 @@ inline allocator allocator_from_c(const tessera_allocator& c) noexcept {
   a.context = c.context;
   return a;
 }
+
+/// The C executor over e (its context is e, which must outlive it): run calls the C tasks through e. The C API's
+/// calls that take an executor recognize one made here and use e itself, so that e's run_beside (a thread
+/// pool's) is not lost behind the C struct, which has no field for it. e.run nullptr: a serial C executor.
+[[nodiscard]] tessera_executor executor_to_c(const executor* e) noexcept;
 
 /// The C storage over s (its context is s, which must outlive it); the optional callbacks s lacks stay missing.
 [[nodiscard]] tessera_storage storage_to_c(const storage* s) noexcept;

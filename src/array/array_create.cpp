@@ -272,11 +272,17 @@ void pack_task(void* context, size_t i, uint32_t) noexcept {
 }
 
 #if TESSERA_SPEED_PATHS
+// A chunk gathered block by block into the encoder; progress (or null) is told how many blocks are gathered.
+struct gather_job : pack_job {
+  uint32_t* progress = nullptr;
+};
+
 status gather_block(void* context, size_t nblock, bytes_mut dst) noexcept {
-  const pack_job& j = *static_cast<const pack_job*>(context);
+  const gather_job& j = *static_cast<const gather_job*>(context);
   // The encoder asks for blocks of the size chunk_gather_possible matched to the array's.
   if (static_cast<int64_t>(dst.size()) != j.l->block_nitems * j.itemsize)  // GCOVR_EXCL_BR_LINE: see above
     return make_error(errc::invalid_argument, TESSERA_MSG("array: a gathered block is not the array's"));  // GCOVR_EXCL_LINE
+  if (j.progress != nullptr) __atomic_store_n(j.progress, static_cast<uint32_t>(nblock + 1), __ATOMIC_RELAXED);
   return pack_block_into(j, static_cast<int64_t>(nblock), dst.data());
 }
 #endif
@@ -312,8 +318,9 @@ bool chunk_gather_possible(const array_layout& layout, int64_t itemsize, const c
 
 result<size_t> chunk_encode_from_items(chunk_encoder& e, const chunk_encode_params& params, const array_layout& layout,
                                        int64_t itemsize, int64_t nchunk, bytes_view src, const int64_t* src_shape,
-                                       bytes_mut out) noexcept {
-  pack_job j;
+                                       bytes_mut out, uint32_t* progress) noexcept {
+  gather_job j;
+  j.progress = progress;
   TESSERA_TRY(pack_job_init(j, layout, itemsize, nchunk, src, src_shape, nullptr));
   chunk_block_source b;
   b.gather = gather_block;
@@ -593,6 +600,8 @@ constexpr uint32_t kMaxChunkWorkers = 64;
 // appends): 3 made runs of 2 workers end less often on their slowest chunk than 1 (create 2 threads ~10% faster).
 constexpr uint32_t kRunChunksPerWorker = 3;
 #endif
+// A worker's progress while it encodes no chunk.
+constexpr uint32_t kNoChunk = UINT32_MAX;
 
 struct chunk_round {
   const array_layout* l = nullptr;
@@ -601,6 +610,16 @@ struct chunk_round {
   bool packed = false;      // the caller packed the round's chunks (a source read that is not thread-safe)
   bool gathered = false;    // each block gathered straight from the source's items into the encoder (no chunk)
   int64_t first = 0;        // the round's first chunk
+  // Gathered rounds: the workers claim chunks from `next` (first + next), `base` of them, then up to `limit`:
+  // a worker that runs out takes one more while another's chunk is less than half gathered (progress, blocks
+  // per worker), so that the round does not end on that worker alone. The caller's appends before its first
+  // chunk leave it a chunk behind the others; without the extra chunks an even round ends with the others idle
+  // through about the appends' time.
+  size_t next = 0;
+  size_t base = 0;
+  size_t limit = 0;
+  uint32_t progress[kMaxChunkWorkers] = {};
+  cxx::atomic<bool> bad_worker{false};
   uint8_t* chunks = nullptr;
   size_t chunk_bytes = 0;   // the stride between chunk buffers (chunk_nbytes rounded up to 64)
   size_t chunk_nbytes = 0;
@@ -630,25 +649,51 @@ void round_appends_run(void* context) noexcept {
     a.st = detail::frame_chunk_append_table(*a.f, bytes_view(a.outs + i * a.out_bytes, a.sizes[i]));
 }
 
+#if TESSERA_SPEED_PATHS
+// Whether a worker other than `me` encodes a chunk it has gathered less than half of.
+bool other_chunk_early(const chunk_round& r, uint32_t me) noexcept {
+  const uint32_t half = static_cast<uint32_t>(r.l->blocks_per_chunk / 2);
+  for (uint32_t o = 0; o < r.nworkers; ++o) {
+    if (o == me) continue;
+    const uint32_t p = __atomic_load_n(&r.progress[o], __ATOMIC_RELAXED);
+    if (p != kNoChunk && p < half) return true;
+  }
+  return false;
+}
+
+// Worker `worker` encodes the round's chunks it claims until there are none for it (a gathered round).
+void chunk_round_claim(chunk_round& r, uint32_t worker) noexcept {
+  uint32_t* const progress = &r.progress[worker];
+  for (;;) {
+    size_t c = __atomic_load_n(&r.next, __ATOMIC_RELAXED);
+    if (c >= r.limit || (c >= r.base && !other_chunk_early(r, worker))) return;
+    // Claims are consecutive: an extra chunk is claimed only where the last one left off.
+    if (!__atomic_compare_exchange_n(&r.next, &c, c + 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) continue;  // GCOVR_EXCL_BR_LINE: a race
+    __atomic_store_n(progress, 0u, __ATOMIC_RELAXED);
+    auto enc = detail::chunk_encode_from_items(r.encoders[worker], *r.params, *r.l, r.itemsize,
+                                               r.first + static_cast<int64_t>(c), r.source->items,
+                                               r.source->items_shape, bytes_mut(r.outs + c * r.out_bytes, r.out_bytes),
+                                               progress);
+    __atomic_store_n(progress, kNoChunk, __ATOMIC_RELAXED);
+    if (!enc.ok()) r.errs[c] = enc.err();
+    else r.sizes[c] = *enc;
+  }
+}
+#endif
+
 void chunk_round_task(void* context, size_t i, uint32_t worker) noexcept {
   auto& r = *static_cast<chunk_round*>(context);
   if (worker >= r.nworkers) {
-    r.errs[i] = make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
+    r.bad_worker.store(true, cxx::memory_order_relaxed);
     return;
   }
-  const int64_t n = r.first + static_cast<int64_t>(i);
 #if TESSERA_SPEED_PATHS
-  if (r.gathered) {
-    auto enc = detail::chunk_encode_from_items(r.encoders[worker], *r.params, *r.l, r.itemsize, n, r.source->items,
-                                               r.source->items_shape, bytes_mut(r.outs + i * r.out_bytes, r.out_bytes));
-    if (!enc.ok()) {
-      r.errs[i] = enc.err();
-      return;
-    }
-    r.sizes[i] = *enc;
+  if (r.gathered) {  // the task claims its chunks itself
+    chunk_round_claim(r, worker);
     return;
   }
 #endif
+  const int64_t n = r.first + static_cast<int64_t>(i);
   const bytes_mut chunk(r.chunks + i * r.chunk_bytes, r.chunk_nbytes);
   if (!r.packed) {
     // Packed from the caller's buffer, which array_create checked covers the array: it cannot fail.
@@ -707,9 +752,14 @@ __attribute__((noinline)) status chunks_write_parallel(array& a, const detail::a
 #endif
   // Chunks per run: one per worker when they are packed first (a chunk buffer each), else kRunChunksPerWorker
   // per worker, claimed dynamically, so that a run does not end waiting for its slowest chunk as often.
-  uint32_t slots = w;
+  uint32_t slots = w;   // encoded chunks a round may hold
+  uint32_t base = w;    // chunks a round encodes before any extra one
 #if TESSERA_SPEED_PATHS
-  if (gathered) slots = w * kRunChunksPerWorker < kMaxChunkWorkers ? w * kRunChunksPerWorker : kMaxChunkWorkers;
+  if (gathered) {
+    // kRunChunksPerWorker per worker, and room for one extra per worker but one (chunk_round).
+    slots = w * (kRunChunksPerWorker + 1) - 1 < kMaxChunkWorkers ? w * (kRunChunksPerWorker + 1) - 1 : kMaxChunkWorkers;
+    base = slots - (w - 1);
+  }
   if (out_bytes > SIZE_MAX / slots) return make_error(errc::overflow, TESSERA_MSG("array: chunk buffers overflow"));  // GCOVR_EXCL_BR_LINE: 32-bit only
 #endif
   if (!gathered) TESSERA_TRY(chunks.allocate(alloc, chunk_bytes * w));
@@ -735,19 +785,30 @@ __attribute__((noinline)) status chunks_write_parallel(array& a, const detail::a
   prev.f = &array_access::frm(a);
   prev.out_bytes = out_bytes;
   uint32_t half = 0;
-  for (int64_t first = 0; first < l.nchunks; first += slots, half ^= 1u) {
-    const size_t count = static_cast<size_t>(l.nchunks - first < slots ? l.nchunks - first : slots);
+  size_t count = 0;
+  for (int64_t first = 0; first < l.nchunks; first += static_cast<int64_t>(count), half ^= 1u) {
+    const int64_t left = l.nchunks - first;
+    const size_t ntasks = static_cast<size_t>(left < slots ? left : slots);
+    count = static_cast<size_t>(left < base ? left : base);
     r.first = first;
     r.outs = outs.data() + out_bytes * slots * half;
     r.sizes = r.all_sizes[half];
-    for (size_t i = 0; i < count; ++i) r.errs[i] = ok_status();
+    r.next = 0;
+    r.base = count;
+    r.limit = ntasks;
+    for (uint32_t i = 0; i < w; ++i) r.progress[i] = kNoChunk;
+    for (size_t i = 0; i < ntasks; ++i) r.errs[i] = ok_status();
     if (packed) {
       for (size_t i = 0; i < count; ++i)
         TESSERA_TRY(chunk_from_source(l, itemsize, first + static_cast<int64_t>(i), source, items.data(),
                                       bytes_mut(r.chunks + i * chunk_bytes, chunk_nbytes), exec));
     }
-    executor_run_beside(exec, count, chunk_round_task, &r, round_appends_run, &prev);
+    // A gathered round's tasks claim its chunks themselves (one task per slot, so that every worker gets one).
+    executor_run_beside(exec, gathered ? ntasks : count, chunk_round_task, &r, round_appends_run, &prev);
     TESSERA_TRY(prev.st);
+    if (r.bad_worker.load(cxx::memory_order_relaxed))
+      return make_error(errc::invalid_argument, TESSERA_MSG("executor: a task ran with a worker index past executor.workers"));
+    if (gathered) count = r.next;
     for (size_t i = 0; i < count; ++i) TESSERA_TRY(r.errs[i]);
     prev.outs = r.outs;
     prev.sizes = r.sizes;

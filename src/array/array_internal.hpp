@@ -154,12 +154,14 @@ status array_release(array& a) noexcept;
 // Whether chunk_encode_from_items can encode this array's chunks (no delta, the encoder's blocks are the
 // array's), and chunk nchunk encoded straight from the whole array's C-order items (src_shape = the array's
 // shape): each block gathered into the encoder's filter input, no staging copy of the chunk. Safe in executor
-// tasks (allocates nothing when the encoder is prepared).
+// tasks (allocates nothing when the encoder is prepared). progress (or null) is set to the number of blocks
+// gathered so far (a relaxed atomic store: other workers read it to see how far this chunk is).
 [[nodiscard]] bool chunk_gather_possible(const array_layout& layout, int64_t itemsize,
                                          const chunk_encode_params& params) noexcept;
 [[nodiscard]] result<size_t> chunk_encode_from_items(chunk_encoder& e, const chunk_encode_params& params,
                                                      const array_layout& layout, int64_t itemsize, int64_t nchunk,
-                                                     bytes_view src, const int64_t* src_shape, bytes_mut out) noexcept;
+                                                     bytes_view src, const int64_t* src_shape, bytes_mut out,
+                                                     uint32_t* progress = nullptr) noexcept;
 #endif
 
 // Encodes a padded chunk with a's parameters into out (chunk_nbytes + overhead bytes).

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/on_demand.hpp"
 #include "tessera/array.hpp"
 #include "tessera/capi_bridge.hpp"
 #include "tessera/tessera.h"
@@ -78,8 +79,13 @@ bool c_string(const char* s, size_t max, span<const char>& out) noexcept;
 storage storage_over(const tessera_storage* c) noexcept;
 // The C++ directory over a C one (its context is c, which must outlive every copy of it).
 storage_directory directory_over(const tessera_storage_directory* c) noexcept;
-// The C++ executor over a copy of a C one kept in *keep (null, or run null: serial). Errors: workers 0.
+// The C++ executor over a copy of a C one kept in *keep (null, or run null: serial), or the C++ executor itself
+// when executor_to_c made the C one. Errors: workers 0.
 status executor_over(const tessera_executor* c, tessera_executor* keep, executor& out) noexcept;
+// The run of the C executors executor_to_c makes (capi_executor.cpp; its context is the C++ executor). Referred
+// to weakly on bare metal: only a port's C face links it (the POSIX pool's), so the C API's images do not carry it
+// nor the calls through it that a stack analysis would have to follow.
+void executor_to_c_run(void* context, size_t ntasks, tessera_executor_task task, void* task_context) TESSERA_ON_DEMAND;
 // Copies the C plugin tables (null: none) into t, from alloc. Errors: invalid_argument (null tables with
 // entries, ids below TESSERA_USER_ID_FIRST), out_of_memory.
 status plugins_copy(plugin_tables& t, const tessera_plugins* c, const allocator& alloc) noexcept;

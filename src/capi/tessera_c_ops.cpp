@@ -194,6 +194,17 @@ status executor_over(const tessera_executor* c, tessera_executor* keep, executor
   out = executor_serial();
   if (c == nullptr || c->run == nullptr) return ok_status();
   if (c->workers < 1) return make_error(errc::invalid_argument, TESSERA_MSG("capi: executor with 0 workers"));
+  bool made_by_executor_to_c = c->run == executor_to_c_run;
+#if TESSERA_CODECS_ON_DEMAND
+  // The address is null where executor_to_c is not linked (bare metal): no C executor made by it reaches here.
+  made_by_executor_to_c = &executor_to_c_run != nullptr && made_by_executor_to_c;
+#endif
+  if (made_by_executor_to_c && c->context != nullptr) {
+    // A C++ executor behind the C struct (executor_to_c): itself, run_beside included.
+    out = *static_cast<const executor*>(c->context);
+    if (out.run == nullptr) out = executor_serial();
+    return ok_status();
+  }
   *keep = *c;
   out.run = executor_trampoline;
   out.context = keep;

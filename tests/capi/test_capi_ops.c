@@ -1000,6 +1000,76 @@ static void test_posix(void) {
   REQUIRE_OK(tessera_thread_pool_destroy(pool));
 }
 
+/* A C task: counts its run in items[index] (bits 0-7) and records worker 1 (bit 8). */
+static void count_task(void* context, size_t index, uint32_t worker) {
+  int32_t* items = (int32_t*)context;
+  items[index] += 1 + (worker == 1 ? (1 << 8) : 0) + (worker > 1 ? (1 << 16) : 0);
+}
+
+/* A create through the pool's C executor takes the pool's C++ executor whole: its chunks' appends run beside the
+ * next chunks' encodes (the pool counts runs beside), and the bytes are those of a create through a plain C
+ * executor of as many workers (which has no run_beside: the appends then run between the encodes). */
+static void test_posix_pool_create(void) {
+  tessera_allocator al = tessera_posix_allocator();
+  tessera_thread_pool* pool = NULL;
+  tessera_executor ex, plain;
+  test_executor_state es = {0, 0, 0};
+  tessera_thread_pool_counts before, after;
+  tessera_buffer ba, bb;
+  tessera_storage sa, sb;
+  tessera_array_params p;
+  tessera_fill f;
+  tessera_array* a = NULL;
+
+  REQUIRE_OK(tessera_thread_pool_create(&pool, 2));
+  ex = tessera_thread_pool_executor(pool);
+  CHECK(ex.workers == 2 && ex.run != NULL);
+  /* Its run, called from C, runs C tasks on the pool: each once, with worker indices below 2. */
+  {
+    int32_t i;
+    for (i = 0; i < 64; ++i) g_out[i] = 0;
+    ex.run(ex.context, 64, count_task, g_out);
+    for (i = 0; i < 64; ++i) CHECK(g_out[i] == 1 || g_out[i] == 1 + (1 << 8));
+  }
+  plain.run = test_executor_run;
+  plain.context = &es;
+  plain.workers = 2;
+  model_fill(g_model, 40 * 40, 17);
+  params_grid(&p, 40, 40);
+  p.chunkshape[0] = 8; /* 25 chunks: several rounds of encodes */
+  p.chunkshape[1] = 8;
+  p.blockshape[0] = 4;
+  p.blockshape[1] = 4;
+  f = fill_of(g_model, 40 * 40);
+
+  tessera_buffer_init(&ba, g_frame_a, sizeof(g_frame_a), 0);
+  tessera_buffer_init(&bb, g_frame_b, sizeof(g_frame_b), 0);
+  sa = tessera_buffer_storage(&ba);
+  sb = tessera_buffer_storage(&bb);
+  before = tessera_thread_pool_counts_get(pool);
+  p.executor = &ex;
+  REQUIRE_OK(tessera_array_create(&a, &sa, &al, &p, &f));
+  CHECK(array_equals(a, g_model, 40 * 40));
+  REQUIRE_OK(tessera_array_close(a));
+  after = tessera_thread_pool_counts_get(pool);
+  CHECK(after.runs > before.runs);
+  CHECK(after.runs_beside > before.runs_beside);
+  CHECK(after.runs_beside <= after.runs);
+
+  p.executor = &plain;
+  REQUIRE_OK(tessera_array_create(&a, &sb, &al, &p, &f));
+  REQUIRE_OK(tessera_array_close(a));
+  CHECK(es.runs > 0 && es.max_worker == 1);
+  CHECK(ba.size > 0 && ba.size == bb.size && memcmp(g_frame_a, g_frame_b, ba.size) == 0);
+
+  /* The plain executor's runs did not reach the pool. */
+  before = tessera_thread_pool_counts_get(pool);
+  CHECK(before.runs == after.runs && before.runs_beside == after.runs_beside);
+  before = tessera_thread_pool_counts_get(NULL);
+  CHECK(before.runs == 0 && before.runs_beside == 0 && before.sleeps == 0);
+  REQUIRE_OK(tessera_thread_pool_destroy(pool));
+}
+
 /* The POSIX face's refusals, each with its code, leaving nothing open: null or empty arguments, unknown modes,
  * paths the system refuses, and files that are no array (the store opened for them is closed again). */
 static void test_posix_refusals(void) {
@@ -1496,6 +1566,7 @@ static const test_case g_cases[] = {
 #ifdef TESSERA_TEST_POSIX
     {"posix", test_posix},
     {"posix_refusals", test_posix_refusals},
+    {"posix_pool_create", test_posix_pool_create},
 #endif
 };
 

@@ -172,6 +172,36 @@ TESSERA_TEST(thread_pool, caller_work_beside_a_run) {
   }
 }
 
+TESSERA_TEST(thread_pool, counts_runs_beside_and_sleeps) {
+  // thread_pool_counts: runs handed to the threads, those beside the caller's work, and the threads' sleeps; a
+  // run the caller does alone (no task, or one task and no work of its own) is not counted.
+  thread_pool none;
+  thread_pool_counts c = thread_pool_counts_get(none);
+  CHECK(c.runs == 0 && c.runs_beside == 0 && c.sleeps == 0);
+  thread_pool pool;
+  REQUIRE_OK(thread_pool_init(pool, 2));
+  const executor e = thread_pool_executor(pool);
+  // The thread sleeps once it has watched for a run for about 100 us.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (thread_pool_counts_get(pool).sleeps == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  c = thread_pool_counts_get(pool);
+  CHECK(c.runs == 0 && c.runs_beside == 0 && c.sleeps >= 1);
+  std::atomic<uint32_t> done{0};
+  auto task = [](void* ctx, size_t, uint32_t) noexcept { static_cast<std::atomic<uint32_t>*>(ctx)->fetch_add(1); };
+  auto work = [](void* ctx) noexcept { static_cast<std::atomic<uint32_t>*>(ctx)->fetch_add(100); };
+  executor_run(e, 0, task, &done);
+  executor_run(e, 1, task, &done);  // one task: the caller's
+  CHECK_EQ(thread_pool_counts_get(pool).runs, 0u);
+  executor_run(e, 5, task, &done);
+  executor_run_beside(e, 3, task, &done, work, &done);
+  executor_run_beside(e, 0, task, &done, work, &done);  // no task: the caller's work only
+  CHECK_EQ(done.load(), 1u + 5u + 3u + 200u);
+  c = thread_pool_counts_get(pool);
+  CHECK_EQ(c.runs, 2u);
+  CHECK_EQ(c.runs_beside, 1u);
+}
+
 TESSERA_TEST(thread_pool, reuse_over_thousands_of_runs) {
   thread_pool pool;
   REQUIRE_OK(thread_pool_init(pool, 3));

@@ -56,25 +56,6 @@ struct tessera_thread_pool {
   tessera::executor exec{};
 };
 
-namespace {
-
-// The thread pool's C executor: runs C tasks through the C++ pool executor.
-struct c_task {
-  tessera_executor_task task;
-  void* context;
-};
-void c_task_trampoline(void* context, size_t index, uint32_t worker) noexcept {
-  const c_task& t = *static_cast<const c_task*>(context);
-  t.task(t.context, index, worker);
-}
-void pool_run(void* context, size_t ntasks, tessera_executor_task task, void* task_context) {
-  const tessera_thread_pool& p = *static_cast<const tessera_thread_pool*>(context);
-  c_task t{task, task_context};
-  tessera::executor_run(p.exec, ntasks, c_task_trampoline, &t);
-}
-
-}  // namespace
-
 tessera_allocator tessera_posix_allocator(void) {
   const tessera::allocator a = tessera::posix_allocator();
   tessera_allocator c;
@@ -107,11 +88,18 @@ tessera_status tessera_thread_pool_destroy(tessera_thread_pool* pool) {
 }
 
 tessera_executor tessera_thread_pool_executor(tessera_thread_pool* pool) {
-  tessera_executor e;
-  e.run = pool != nullptr ? pool_run : nullptr;
-  e.context = pool;
-  e.workers = pool != nullptr ? pool->exec.workers : 1;
-  return e;
+  // Over the pool's C++ executor (stable: the pool is malloc'ed): the core's C calls take it whole, run_beside too.
+  return tessera::executor_to_c(pool != nullptr ? &pool->exec : nullptr);
+}
+
+tessera_thread_pool_counts tessera_thread_pool_counts_get(const tessera_thread_pool* pool) {
+  tessera_thread_pool_counts c{};
+  if (pool == nullptr) return c;
+  const tessera::thread_pool_counts n = tessera::thread_pool_counts_get(pool->pool);
+  c.runs = n.runs;
+  c.runs_beside = n.runs_beside;
+  c.sleeps = n.sleeps;
+  return c;
 }
 
 uint32_t tessera_cpu_count(void) { return tessera::cpu_count(); }

@@ -64,6 +64,10 @@ struct thread_pool_state {
   std::atomic<bool> stop{false};
   std::atomic<bool> busy{false};            // a run is in progress
   alignas(64) std::atomic<size_t> next{0};  // the next task to claim
+  // thread_pool_counts: the caller's line for runs, the threads' for sleeps (apart from the hot words).
+  alignas(64) std::atomic<uint64_t> runs{0};
+  std::atomic<uint64_t> runs_beside{0};
+  alignas(64) std::atomic<uint64_t> sleeps{0};
 };
 
 }  // namespace detail
@@ -133,6 +137,7 @@ uint64_t run_wait(thread_pool_state& s, uint64_t seen) noexcept {
   pthread_mutex_lock(&s.mutex);
   // seq_cst pairs with the caller's publish-then-check-sleepers: one of the two sees the other.
   s.sleepers.fetch_add(1, std::memory_order_seq_cst);
+  s.sleeps.fetch_add(1, std::memory_order_relaxed);
   for (;;) {
     run = s.run.load(std::memory_order_seq_cst);
     if (generation_of(run) != seen || s.stop.load(std::memory_order_seq_cst)) break;
@@ -188,6 +193,8 @@ void pool_run_with(thread_pool_state* sp, size_t ntasks, executor_task task, voi
     return;
   }
   thread_pool_state& s = *sp;
+  s.runs.fetch_add(1, std::memory_order_relaxed);
+  if (caller_work != nullptr) s.runs_beside.fetch_add(1, std::memory_order_relaxed);
   // No thread takes part now (the previous run ended with zero participants, closed): the job is ours to write.
   s.task = task;
   s.task_context = task_context;
@@ -358,6 +365,16 @@ executor thread_pool_executor(const thread_pool& p) noexcept {
 uint32_t thread_pool_workers(const thread_pool& p) noexcept {
   thread_pool_state* s = thread_pool_access::state(p);
   return s == nullptr ? 0 : s->nthreads + 1;
+}
+
+thread_pool_counts thread_pool_counts_get(const thread_pool& p) noexcept {
+  thread_pool_counts c;
+  const thread_pool_state* s = thread_pool_access::state(p);
+  if (s == nullptr) return c;
+  c.runs = s->runs.load(std::memory_order_relaxed);
+  c.runs_beside = s->runs_beside.load(std::memory_order_relaxed);
+  c.sleeps = s->sleeps.load(std::memory_order_relaxed);
+  return c;
 }
 
 uint32_t cpu_count() noexcept {

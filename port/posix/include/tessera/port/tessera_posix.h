@@ -28,8 +28,22 @@ tessera_status tessera_thread_pool_create(tessera_thread_pool** out, uint32_t wo
 /** Stops and joins the threads and frees the pool (NULL is a no-op). Close the arrays that use it first. */
 tessera_status tessera_thread_pool_destroy(tessera_thread_pool* pool);
 
-/** The pool as an executor (context: the pool). Keep the returned struct while arrays use it. */
+/**
+ * The pool as an executor (its context is inside the pool; NULL pool: a serial executor). Keep the pool while
+ * arrays use it. The library's calls that take it run the pool's C++ executor itself, so that a create's appends
+ * of finished chunks run beside the next chunks' encodes, as from C++.
+ */
 tessera_executor tessera_thread_pool_executor(tessera_thread_pool* pool);
+
+/** What a pool has done since it was created (for tests and benchmarks); see ::tessera_thread_pool_counts_get. */
+typedef struct tessera_thread_pool_counts {
+  uint64_t runs;         /**< runs handed to the pool's threads (not those a caller did alone, serially) */
+  uint64_t runs_beside;  /**< of those, runs beside the caller's own work (a create's appends) */
+  uint64_t sleeps;       /**< times a pool thread, finding no run for a while, went to sleep */
+} tessera_thread_pool_counts;
+
+/** The pool's counts (zeros for NULL). Safe while runs are in progress. */
+tessera_thread_pool_counts tessera_thread_pool_counts_get(const tessera_thread_pool* pool);
 
 /** The number of online processors (at least 1). */
 uint32_t tessera_cpu_count(void);

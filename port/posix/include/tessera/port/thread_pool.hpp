@@ -52,6 +52,16 @@ void thread_pool_release(thread_pool& p) noexcept;
 /// The pool's worker count (threads + the caller); 0 when not initialized.
 [[nodiscard]] uint32_t thread_pool_workers(const thread_pool& p) noexcept;
 
+/// What a pool has done since thread_pool_init (for tests and benchmarks: how a caller's runs met the pool).
+struct thread_pool_counts {
+  uint64_t runs = 0;         ///< runs handed to the pool's threads (not those a caller did alone, serially)
+  uint64_t runs_beside = 0;  ///< of those, runs beside the caller's own work (executor::run_beside)
+  uint64_t sleeps = 0;       ///< times a pool thread, finding no run for a while, went to sleep
+};
+
+/// The pool's counts (zeros when it is not initialized). Safe while runs are in progress.
+[[nodiscard]] thread_pool_counts thread_pool_counts_get(const thread_pool& p) noexcept;
+
 /// The number of online processors (at least 1): a sensible default for `workers`.
 [[nodiscard]] uint32_t cpu_count() noexcept;
 
