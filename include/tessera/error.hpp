@@ -120,6 +120,7 @@ class [[nodiscard]] code_status {
 }  // namespace detail
 
 #if TESSERA_ERROR_MESSAGES
+/// How result<T>::err() is inlined: as the compiler chooses with the messages, always without them.
 #define TESSERA_RESULT_ERR_INLINE
 #else
 // Inlined: an internal caller keeps only the code (no message made), the others call error_of_code.
