@@ -103,15 +103,17 @@ namespace detail {
 #if TESSERA_ERROR_MESSAGES
 using code_status = status;
 #else
-/// The error of a code known only at run time (its name as the message), out of line: one copy for them all.
-error error_of_code(errc code) noexcept;
+/// The message of a code known only at run time (its name), out of line: one copy for them all. Pure, and the
+/// code is set by the caller: a conversion whose message nobody reads (an error passed on as its code) drops
+/// the call.
+[[gnu::pure, gnu::returns_nonnull]] const char* errc_message(errc code) noexcept;
 class [[nodiscard]] code_status {
  public:
   constexpr code_status() noexcept = default;
   constexpr code_status(const error& e) noexcept : code(e.code) {}  // NOLINT
   [[gnu::always_inline]] operator error() const noexcept {  // NOLINT
     if (__builtin_constant_p(code)) return error{code, nullptr};
-    return error_of_code(code);
+    return error{code, errc_message(code)};
   }
   [[nodiscard]] constexpr bool ok() const noexcept { return code == errc::ok; }
   errc code = errc::ok;  ///< ok when there is no error
@@ -123,7 +125,7 @@ class [[nodiscard]] code_status {
 /// How result<T>::err() is inlined: as the compiler chooses with the messages, always without them.
 #define TESSERA_RESULT_ERR_INLINE
 #else
-// Inlined: an internal caller keeps only the code (no message made), the others call error_of_code.
+// Inlined: an internal caller keeps only the code (no message made), the others call errc_message.
 #define TESSERA_RESULT_ERR_INLINE [[gnu::always_inline]]
 #endif
 
@@ -193,9 +195,12 @@ class [[nodiscard]] result {
 
 }  // namespace tessera
 
-/// Propagate an error from an expression that yields a status.
-#define TESSERA_TRY(expr)                        \
-  do {                                           \
-    ::tessera::status tessera_try_s_ = (expr);   \
-    if (!tessera_try_s_.ok()) return tessera_try_s_; \
+/// Propagate an error from an expression that yields a status (or, inside the library, a detail::code_status).
+/// The expression's own type is kept: without the messages a code_status stays its code, converted only where
+/// the function returns an error (a status held here would call error_of_code after every internal call and
+/// keep its eight bytes on the caller's stack).
+#define TESSERA_TRY(expr)                               \
+  do {                                                  \
+    auto tessera_try_s_ = (expr);                       \
+    if (!tessera_try_s_.ok()) return tessera_try_s_;    \
   } while (0)

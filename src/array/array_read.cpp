@@ -339,7 +339,7 @@ struct batch_job {
                                   : touched_block_consume(&j, i, decoded, worker);
     }
 #endif
-    status st = chunk_block_decode_on(*b.d, worker, chunk, touched_block_number(&j, i), begin, end, &decoded);
+    detail::code_status st = chunk_block_decode_on(*b.d, worker, chunk, touched_block_number(&j, i), begin, end, &decoded);
     if (st.ok()) st = touched_block_consume(&j, i, decoded, worker);
     return st;
   }

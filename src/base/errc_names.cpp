@@ -7,7 +7,7 @@ namespace tessera::detail {
 const char kErrcNames[sizeof TESSERA_ERRC_NAMES] = TESSERA_ERRC_NAMES;
 
 #if !TESSERA_ERROR_MESSAGES
-error error_of_code(errc code) noexcept { return error{code, nullptr}; }
+const char* errc_message(errc code) noexcept { return errc_name(code); }
 #endif
 
 }  // namespace tessera::detail

@@ -331,7 +331,7 @@ struct parallel_blocks {
     const size_t nblock = r.block(r.context, i);
     auto chunk = chunk_blocks_read(*j.reader, nblock, 1,
                                    bytes_mut(j.buffers + static_cast<size_t>(worker) * j.buffer_size, j.buffer_size));
-    status st = chunk.ok() ? ok_status() : chunk.err();
+    detail::code_status st = chunk.ok() ? detail::code_status() : detail::code_status(chunk.err());
     bytes_view decoded;
     size_t begin = 0, end = SIZE_MAX;
     if (r.range != nullptr) r.range(r.context, i, &begin, &end);

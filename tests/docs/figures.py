@@ -21,6 +21,19 @@ def _count(path, pattern):
     return truth
 
 
+def _size_budget(image, processor="default"):
+    """A truth: the size budget examples/CMakeLists.txt gives IMAGE (tessera_size_budget), in the Cortex-M4's
+    default list or in the list of `processor` ("riscv", "m0")."""
+    def truth(repo):
+        with open(os.path.join(repo, "examples/CMakeLists.txt"), encoding="utf-8") as f:
+            text = f.read()
+        lists = re.findall(r"set\(_size_budgets ([^)]*)\)", text)
+        which = {"default": 0, "riscv": 1, "m0": 2}[processor]
+        m = re.search(r"\b" + re.escape(image) + r"=(\d+)", lists[which]) if len(lists) > which else None
+        return m.group(1) if m else "no budget for " + image
+    return truth
+
+
 class Figure:
     def __init__(self, name, home, patterns, truth=None):
         self.name = name
@@ -51,12 +64,52 @@ FIGURES = [
         r"\| `flash_reader` \([^|]*\| \*\*(?P<v>" + NUM + r")\*\*",
         r"`flash_reader` (?P<v>" + NUM + r") ->",
         r"\| code, Tessera's share \| (?P<v>" + NUM + r") B\b",
+        r"against `flash_reader`'s in the same build \((?P<v>" + NUM + r") B on the Cortex-M4",
+        r"\*\*Cortex-M4\*\* \(`mps2-an386`\):[^*]*?\| Tessera's code \| (?P<v>" + NUM + r") B",
     ]),
     Figure("the logger's code (firmware_logger, Cortex-M4)", "docs/firmware.md", [
         r"\| `firmware_logger` \([^|]*\| \*\*(?P<v>" + NUM + r")\*\*",
         r"`firmware_logger` (?P<v>" + NUM + r") ->",
         r"\| code, Tessera's share \|[^|]*\| (?P<v>" + NUM + r") B\b",
+        r"\*\*Cortex-M4\*\* \(`mps2-an386`\):[^*]*?\| Tessera's code \|[^|]*\| (?P<v>" + NUM + r") B \|",
     ]),
+    Figure("the reader's code on RV32IMAC (flash_reader)", "docs/firmware.md", [
+        r"\| reader image, Tessera's code \|[^|]*\| (?P<v>" + NUM + r") B \(",
+        r"against `flash_reader`'s in the same build \([^)]*?, (?P<v>" + NUM + r") B on RV32IMAC",
+    ]),
+    # The size budgets (tessera_size_budget, examples/CMakeLists.txt).
+    Figure("the logger's size budget (Cortex-M4)", "docs/firmware.md", [
+        r"\| `firmware_logger` \([^|]*\) \[(?P<v>\d+)\]",
+        r"\| logger image, Tessera's code \| (?P<v>" + NUM + r") B",
+    ], truth=_size_budget("firmware_logger")),
+    Figure("the reader's size budget (Cortex-M4)", "docs/firmware.md", [
+        r"\| `flash_reader` \([^|]*\) \[(?P<v>\d+)\]",
+        r"\| reader image, Tessera's code \| (?P<v>" + NUM + r") B",
+    ], truth=_size_budget("flash_reader")),
+    Figure("the LZ4 reader's size budget (Cortex-M4)", "docs/firmware.md", [
+        r"\| `flash_reader_lz4` \[(?P<v>\d+)\]",
+    ], truth=_size_budget("flash_reader_lz4")),
+    Figure("the Zstd reader's size budget (Cortex-M4)", "docs/firmware.md", [
+        r"\| `flash_reader_zstd` \[(?P<v>\d+)\]",
+    ], truth=_size_budget("flash_reader_zstd")),
+    Figure("the NDLZ reader's size budget (Cortex-M4)", "docs/firmware.md", [
+        r"\| `flash_reader_ndlz` \[M4 (?P<v>\d+)",
+    ], truth=_size_budget("flash_reader_ndlz")),
+    Figure("the NDLZ reader's size budget (RV32IMAC)", "docs/firmware.md", [
+        r"\| `flash_reader_ndlz` \[M4 \d+, RV32 (?P<v>\d+)\]",
+    ], truth=_size_budget("flash_reader_ndlz", "riscv")),
+    Figure("the NDCELL reader's size budget (Cortex-M4)", "docs/firmware.md", [
+        r"\| `flash_reader_ndcell` \[(?P<v>\d+)\]",
+    ], truth=_size_budget("flash_reader_ndcell")),
+    Figure("the NDMEAN reader's size budget (Cortex-M4)", "docs/firmware.md", [
+        r"\| `flash_reader_ndmean` \[(?P<v>\d+)\]",
+    ], truth=_size_budget("flash_reader_ndmean")),
+    Figure("the logger's size budget (RV32IMAC)", "docs/firmware.md", [
+        r"\| logger image, Tessera's code \|[^|]*\|[^|]*\| (?P<v>" + NUM + r") B \|",
+    ], truth=_size_budget("firmware_logger", "riscv")),
+    Figure("the reader's size budget (RV32IMAC)", "docs/firmware.md", [
+        r"\| reader image, Tessera's code \|[^|]*\|[^|]*\| (?P<v>" + NUM + r") B \|",
+    ], truth=_size_budget("flash_reader", "riscv")),
     # RAM of the reader (flash_reader: an element and a slice through array_view).
     Figure("the reader's RAM with BloscLZ or LZ4", "docs/firmware.md", [
         r"slice in (?P<v>" + NUM + r") bytes with BloscLZ or LZ4",
