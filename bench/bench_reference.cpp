@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "array400.hpp"
 #include "tessera/array.hpp"
 #include "tessera/port/memory_storage.hpp"
 #include "tessera/port/posix_allocator.hpp"
@@ -35,11 +36,11 @@ namespace {
 
 using namespace tessera;
 
-constexpr int64_t kN = 400;
-constexpr int32_t kChunk = 100;
-constexpr int32_t kBlock = 25;
-constexpr int64_t kItems = kN * kN * kN;
-constexpr size_t kBytes = static_cast<size_t>(kItems) * 4;
+using array400::kBlock;
+using array400::kBytes;
+using array400::kChunk;
+using array400::kItems;
+using array400::kN;
 
 void die(const char* what, const char* why) {
   std::fprintf(stderr, "tessera_bench_reference: %s: %s\n", what, why);
@@ -83,21 +84,6 @@ struct operation {
   side_times t, r;
 };
 
-array_params params_of(const executor& ex) {
-  array_params p;
-  p.ndim = 3;
-  for (int d = 0; d < 3; ++d) {
-    p.shape[d] = kN;
-    p.chunkshape[d] = kChunk;
-    p.blockshape[d] = kBlock;
-  }
-  p.dtype = span<const char>("<f4", 3);
-  p.compressor = codec::lz4;
-  p.clevel = 5;
-  p.exec = ex;
-  return p;
-}
-
 // c-blosc2's context for the same array in memory (contiguous frame, no file), `threads` for both directions.
 // The context copies the compression parameters but keeps a pointer to the decompression ones: they live on.
 b2nd_context_t* reference_context(int threads) {
@@ -133,10 +119,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
   }
   blosc2_init();
-  std::vector<float> items(static_cast<size_t>(kItems));
-  for (int64_t i = 0; i < kItems; ++i)
-    items[static_cast<size_t>(i)] =
-        static_cast<float>(std::sin(static_cast<double>(i) / 97.0) * 1000.0 + static_cast<double>(i) * 0.01);
+  const std::vector<float> items = array400::items();
   const bytes_view src(reinterpret_cast<const uint8_t*>(items.data()), kBytes);
   const allocator alloc = posix_allocator();
   std::vector<uint8_t> whole(kBytes), plane(static_cast<size_t>(kN * kN * 4));
@@ -157,7 +140,7 @@ int main(int argc, char** argv) {
     {
       array a;
       check("array_create", array_create(a, array_target_contiguous(growable_buffer_storage(kept), false), alloc,
-                                         params_of(ex), array_fill_buffer(src)));
+                                         array400::params(ex), array_fill_buffer(src)));
       check("array_close", array_close(a));
     }
     const_buffer in{kept.bytes().data(), kept.bytes().size()};
@@ -186,7 +169,7 @@ int main(int argc, char** argv) {
                        growable_buffer_init(out, alloc);
                        array a;
                        check("array_create", array_create(a, array_target_contiguous(growable_buffer_storage(out), false),
-                                                          alloc, params_of(ex), array_fill_buffer(src)));
+                                                          alloc, array400::params(ex), array_fill_buffer(src)));
                        check("array_close", array_close(a));
                      },
                      [&] {

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "array400.hpp"
 #include "tessera/array.hpp"
 #include "tessera/port/memory_storage.hpp"
 #include "tessera/port/posix_allocator.hpp"
@@ -47,11 +48,11 @@ namespace {
 using namespace tessera;
 using clock_type = std::chrono::steady_clock;
 
-constexpr int64_t kN = 400;
-constexpr int32_t kChunk = 100;
-constexpr int32_t kBlock = 25;
-constexpr int64_t kItems = kN * kN * kN;
-constexpr size_t kBytes = static_cast<size_t>(kItems) * 4;
+using array400::kBlock;
+using array400::kBytes;
+using array400::kChunk;
+using array400::kItems;
+using array400::kN;
 
 void die(const char* what, const status& s) {
   std::fprintf(stderr, "tessera_bench_write: %s: %s\n", what, s.ok() ? "failed" : s.message);
@@ -103,21 +104,6 @@ double best_ms(int rounds, F&& f, round_times* times = nullptr) {
   return best;
 }
 
-array_params params_of(const executor& ex) {
-  array_params p;
-  p.ndim = 3;
-  for (int d = 0; d < 3; ++d) {
-    p.shape[d] = kN;
-    p.chunkshape[d] = kChunk;
-    p.blockshape[d] = kBlock;
-  }
-  p.dtype = span<const char>("<f4", 3);
-  p.compressor = codec::lz4;
-  p.clevel = 5;
-  p.exec = ex;
-  return p;
-}
-
 // The file's pages cached as read from disk: synced (a file this program wrote: its pages must be clean to be
 // dropped), dropped from the page cache, then read once in 1 MiB reads.
 void file_cache_as_read(const char* path, bool written) {
@@ -162,9 +148,7 @@ int main(int argc, char** argv) {
               file_path.c_str() + (slash == std::string::npos ? 0 : slash + 1),
               file_arg != nullptr ? "given" : "written by this program");
   if (rounds < 1) rounds = 1;
-  std::vector<float> items(static_cast<size_t>(kItems));
-  for (int64_t i = 0; i < kItems; ++i)
-    items[static_cast<size_t>(i)] = static_cast<float>(std::sin(static_cast<double>(i) / 97.0) * 1000.0 + static_cast<double>(i) * 0.01);
+  const std::vector<float> items = array400::items();
   std::vector<uint8_t> copy(kBytes);
   const double memcpy_ms = best_ms(rounds, [&] { std::memcpy(copy.data(), items.data(), kBytes); });
   std::printf("memcpy of %zu MB: %.1f ms\n", kBytes >> 20, memcpy_ms);
@@ -185,7 +169,7 @@ int main(int argc, char** argv) {
     growable_buffer_init(kept, alloc);
     {
       array a;
-      if (auto s = array_create(a, array_target_contiguous(growable_buffer_storage(kept), false), alloc, params_of(ex),
+      if (auto s = array_create(a, array_target_contiguous(growable_buffer_storage(kept), false), alloc, array400::params(ex),
                                 array_fill_buffer(src));
           !s.ok())
         die("array_create", s);
@@ -244,7 +228,7 @@ int main(int argc, char** argv) {
       growable_buffer out;
       growable_buffer_init(out, alloc);
       array a;
-      if (auto s = array_create(a, array_target_contiguous(growable_buffer_storage(out), false), alloc, params_of(ex),
+      if (auto s = array_create(a, array_target_contiguous(growable_buffer_storage(out), false), alloc, array400::params(ex),
                                 array_fill_buffer(src));
           !s.ok())
         die("array_create", s);
