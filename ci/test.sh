@@ -18,8 +18,9 @@
 #              default configuration is the small one (error messages compiled out)
 #   cortex-m4-messages  the same with the error messages' texts kept (TESSERA_ERROR_MESSAGES=ON)
 #   cortex-m-cores  the other Cortex-M cores, each configured (toolchains/cortex-m<N>.cmake) but only the small
-#              set built and run (the examples' target tessera_small_set): the frame, array and flash tests, the
-#              readers, the loggers and the fault probes. M0 (ARMv6-M: an unaligned access faults) on QEMU's
+#              set built and run (the examples' target tessera_small_set): the frame and flash tests, the
+#              readers, the loggers and the fault probes, and on the M0 the array test. M0 (ARMv6-M: an unaligned
+#              access faults) on QEMU's
 #              micro:bit (the readers on the real 16 KiB part, the rest on it with more memory), M3 on
 #              mps2-an385, M7 on mps2-an500, M33 (Secure state) on mps2-an505
 #   static-analysis  clang-tidy and cppcheck with zero findings (ci/static-analysis.sh), counted as one test
@@ -34,14 +35,17 @@
 #              freestanding check only (the rest of the core is RV32's and RV64 Linux's to test)
 # Every target but host-tsan also runs the freestanding check of the core (cmake/check_freestanding.cmake).
 # Long sweeps (the ctest label `long`: huge indexes walked whole, a 100 MB file, many random reads; see
-# tests/support/long_tests.hpp) test logic that does not depend on the platform: ppc64 (big-endian) runs them
-# in full, and host-tsan those of them that use threads; host (at -O0 with gcov's counters), nehalem, aarch64,
-# armhf, ppc64le and riscv64 run a reduced variant asserting the same properties (-DTESSERA_LONG_TESTS=reduced). The tool's tests (label `tools`) run on the host, ppc64
-# (big-endian) and armhf (32-bit): the other 64-bit little-endian Linux targets would repeat them. The page-cache
-# crash sweeps (label `crash`) run on the host only, reduced (TESSERA_LONG_TESTS=full runs them whole). The second
-# Cortex-M4 configuration runs every test but the three largest test images (array, chunk, frame), which the
-# first runs: it is there for the messages' build, size and the tests that print them. Every other test runs
-# in full on every target.
+# tests/support/long_tests.hpp) test logic that does not depend on the platform: ppc64 (big-endian) runs them in
+# full; host (at -O0 with gcov's counters), host-tsan, nehalem, aarch64, armhf, ppc64le and riscv64 run a reduced
+# variant asserting the same properties (-DTESSERA_LONG_TESTS=reduced). The tool's tests (label `tools`) run on
+# the host, ppc64 (big-endian) and armhf (32-bit): the other 64-bit little-endian Linux targets would repeat them.
+# The page-cache crash sweeps (label `crash`) run on the host only, reduced (TESSERA_LONG_TESTS=full runs them
+# whole). The allocator's thread contract (label `allocator_threads`: every codec on 1-4 workers, the core's
+# discipline, not the processor's) runs on the host, under ThreadSanitizer and on aarch64. A target builds none
+# of the test programs it leaves out (-DTESSERA_TEST_LABELS_SKIPPED). The second Cortex-M4 configuration runs
+# every test but the four largest test images (array, array space, chunk, frame), which the first runs: it is
+# there for the messages' build, size and the tests that print them. Every other test runs in full on every
+# target.
 #
 # The tests read their data in place from the repository's tests/data (the reference's golden files and the
 # digests of its large decodes: tests/data/README.md); nothing outside the repository is needed.
@@ -88,7 +92,7 @@ host_coverage=ON
 target_args() {
   case $1 in
     host) echo "-DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZERS=address -DTESSERA_COVERAGE=$host_coverage $reduced" ;;
-    host-tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE_THREAD=ON $full" ;;
+    host-tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE_THREAD=ON $reduced" ;;
     nehalem) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/x86_64-nehalem.cmake" \
       "-DTESSERA_SANITIZERS=undefined $reduced" ;;
     aarch64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/aarch64-linux-gnu.cmake $reduced" ;;
@@ -152,8 +156,8 @@ for target in "${targets[@]}"; do
     # configure or build fails as one failure.
     host_tool=$build_root/host-asan/tools/tessera
     [[ -x $host_tool ]] || host_tool=""
-    small='^(tessera_test_(frame|array|flash)|example_flash_reader(_lz4)?|example_firmware_logger(_lz4)?'
-    small+='|tessera_selftest_(fault|unaligned))$'
+    small='tessera_test_(frame|flash)|example_flash_reader(_lz4)?|example_firmware_logger(_lz4)?'
+    small+='|tessera_selftest_(fault|unaligned)'
     notes=""
     cores_passed=0
     cores_failed=0
@@ -165,6 +169,12 @@ for target in "${targets[@]}"; do
       # 64-bit hashing, emulated on ARMv6-M, made the array test alone take minutes.
       core_args=()
       [[ $core == m0 ]] && core_args=(-DTESSERA_WITH_ZSTD=OFF)
+      # The array test (the M4's longest, platform-independent logic) on the M0 only: ARMv6-M, where an unaligned
+      # access faults; the M3, M7 and M33 share the M4's instruction set but for its DSP and FPU extensions.
+      programs=(tessera_small_set)
+      tests="^($small)\$"
+      [[ $core == m0 ]] && programs+=(tessera_test_array tessera_test_array_space) &&
+        tests="^($small|tessera_test_array(_space)?)\$"
       if ! cmake -S "$repo" -B "$cdir" "${common[@]}" -DCMAKE_BUILD_TYPE=Release \
           "-DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-$core.cmake" "-DTESSERA_HOST_TOOL=$host_tool" \
           "${core_args[@]}"; then
@@ -172,11 +182,11 @@ for target in "${targets[@]}"; do
         cores_failed=$((cores_failed + 1))
         continue
       fi
-      if ! ninja -C "$cdir" -j "$jobs" -k 0 tessera_small_set; then
+      if ! ninja -C "$cdir" -j "$jobs" -k 0 "${programs[@]}"; then
         notes+=" $core: build FAILED;"
         cores_failed=$((cores_failed + 1))
       fi
-      ctest --test-dir "$cdir" --output-on-failure -j "$jobs" --no-tests=error -R "$small" 2>&1 | tee "$cdir/ctest.log"
+      ctest --test-dir "$cdir" --output-on-failure -j "$jobs" --no-tests=error -R "$tests" 2>&1 | tee "$cdir/ctest.log"
       line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$cdir/ctest.log" | tail -n 1)
       if [[ $line =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
         cores_failed=$((cores_failed + BASH_REMATCH[1]))
@@ -193,12 +203,23 @@ for target in "${targets[@]}"; do
       $((SECONDS - start)) "$notes")")
     continue
   fi
+  # Which tests: the tool's on the host, ppc64 and armhf only; the page-cache crash sweeps (label `crash`: the
+  # commit protocol's logic, which no platform changes) on the host only; the allocator's thread contract (label
+  # `allocator_threads`) on the host, under ThreadSanitizer and on aarch64; the M4's second configuration without
+  # the three largest test images (the header says why). A label left out is left out of the build too.
+  skipped=""
+  case $target in
+    nehalem | ppc64le | riscv64) skipped="tools|crash|allocator_threads" ;;
+    aarch64) skipped="tools|crash" ;;
+    armhf | ppc64) skipped="crash|allocator_threads" ;;
+  esac
   if ! args=$(target_args "$target"); then
     echo "ci/test.sh: unknown target '$target' (known: ${all_targets[*]})"
     summary+=("$(printf '%-10s unknown target' "$target")")
     total_failed=$((total_failed + 1))
     continue
   fi
+  args+=" -DTESSERA_TEST_LABELS_SKIPPED=${skipped//|/;}"
   notes=""
   extra_failed=0
   if [[ $target == cortex-m4* || $target == rv32-baremetal || $target == riscv64-baremetal ]]; then
@@ -251,13 +272,9 @@ for target in "${targets[@]}"; do
     ctest_env=(env "TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}")
     label_args=(-L threads)
   fi
-  # Which tests: the tool's on the host, ppc64 and armhf only; the page-cache crash sweeps (label `crash`: the
-  # commit protocol's logic, which no platform changes) on the host only; the M4's second configuration without
-  # the three largest test images (the header says why).
+  [[ -n $skipped ]] && label_args+=(-LE "$skipped")
   case $target in
-    nehalem | aarch64 | ppc64le | riscv64) label_args+=(-LE 'tools|crash') ;;
-    armhf | ppc64) label_args+=(-LE crash) ;;
-    cortex-m4-messages) label_args+=(-E '^tessera_test_(array|chunk|frame)$') ;;
+    cortex-m4-messages) label_args+=(-E '^tessera_test_(array|array_space|chunk|frame)$') ;;
     riscv64-baremetal) label_args+=(-R '^(tessera_(core|flash)_freestanding|tessera_test_flash|.*spinor.*)$') ;;
   esac
   if [[ $target == host && $host_coverage == ON ]]; then
