@@ -10,7 +10,8 @@
 # -rss_limit_mb=512) is a finding: its input is kept in build/fuzz/artifacts/<fuzzer>/ and the run fails.
 #
 # Environment: FUZZ_SECONDS (per fuzzer, default 60), FUZZ_TARGETS (a subset, e.g. "chunk_decode msgpack_reader"),
-# TESSERA_BUILD_ROOT (default build, relative to the repository), TESSERA_JOBS (build jobs, default 2),
+# TESSERA_BUILD_ROOT (default build, relative to the repository), TESSERA_JOBS (build jobs, and fuzzers run at
+# once: default 2),
 # TESSERA_SKIP_DEPS=1 (do not install missing packages),
 # FUZZ_CC / FUZZ_CXX (default clang-14 / clang++-14).
 # Output: libFuzzer's log per fuzzer, then one summary line per fuzzer and a last line "N passed, M failed".
@@ -88,10 +89,11 @@ fi
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 work_root=$(mktemp -d "${TMPDIR:-/tmp}/tessera-fuzz.XXXXXX")
 trap 'rm -rf "$work_root"' EXIT
-summary=()
-passed=0
-failed=0
-for f in "${fuzzers[@]}"; do
+# run_fuzzer F: one fuzzer's run; its report goes to $work_root/F.out, its summary line to $work_root/F.summary
+# (starting "ok" or "FAILED"). $jobs fuzzers run at once, each on one processor; their reports print in order.
+run_fuzzer() {
+  local f=$1
+  local bin seeds work artifacts log seeds_count start limits dict status execs units found
   bin=$(find "$dir" -type f -name "fuzz_$f" -perm -u+x | head -n 1)
   seeds=$(corpus_of "$f")
   work=$work_root/$f
@@ -101,17 +103,15 @@ for f in "${fuzzers[@]}"; do
   echo
   echo "================================================================ fuzz_$f (${seconds}s)"
   if [[ -z $bin || ! -d $seeds ]]; then
-    summary+=("$(printf '%-20s FAILED: no binary or no seed corpus (%s)' "$f" "$seeds")")
-    failed=$((failed + 1))
-    continue
+    printf '%-20s FAILED: no binary or no seed corpus (%s)\n' "$f" "$seeds" >"$work_root/$f.summary"
+    return
   fi
   cp "$seeds"/* "$work"/
   if [[ $f == chunk_decode* ]]; then
     # The reference's compatibility chunks (small ones) as extra seeds; missing ones fail the run.
     if ! compgen -G "$golden/compat/blosc-*.cdata" >/dev/null; then
-      summary+=("$(printf '%-20s FAILED: no golden chunks in %s' "$f" "$golden/compat")")
-      failed=$((failed + 1))
-      continue
+      printf '%-20s FAILED: no golden chunks in %s\n' "$f" "$golden/compat" >"$work_root/$f.summary"
+      return
     fi
     find "$golden/compat" -name 'blosc-*.cdata' -size -64k -exec cp {} "$work"/ \;
   fi
@@ -133,16 +133,39 @@ for f in "${fuzzers[@]}"; do
   units=$(find "$work" -type f | wc -l)
   found=$(find "$artifacts" -type f -newer "$work_root/$f.start" 2>/dev/null | head -n 1)
   if ((status == 0)) && [[ -z $found ]]; then
-    passed=$((passed + 1))
-    summary+=("$(printf '%-20s ok      %8s execs in %3ds, corpus %d -> %d' "$f" "${execs:-?}" $((SECONDS - start)) \
-      "$seeds_count" "$units")")
+    printf '%-20s ok      %8s execs in %3ds, corpus %d -> %d\n' "$f" "${execs:-?}" $((SECONDS - start)) \
+      "$seeds_count" "$units" >"$work_root/$f.summary"
   else
-    failed=$((failed + 1))
-    summary+=("$(printf '%-20s FAILED  exit %d after %ds; input: %s; log: %s' "$f" "$status" $((SECONDS - start)) \
-      "${found:-none saved}" "$log")")
+    printf '%-20s FAILED  exit %d after %ds; input: %s; log: %s\n' "$f" "$status" $((SECONDS - start)) \
+      "${found:-none saved}" "$log" >"$work_root/$f.summary"
     if [[ -n $found && $(stat -c %s "$found") -le 512 ]]; then
       echo "---- the input, hex: $(od -An -v -tx1 "$found" | tr -d ' \n')"
     fi
+  fi
+}
+
+running=0
+for f in "${fuzzers[@]}"; do
+  if ((running >= jobs)); then
+    wait -n
+    running=$((running - 1))
+  fi
+  run_fuzzer "$f" >"$work_root/$f.out" 2>&1 &
+  running=$((running + 1))
+done
+wait
+summary=()
+passed=0
+failed=0
+for f in "${fuzzers[@]}"; do
+  cat "$work_root/$f.out" 2>/dev/null
+  line=$(cat "$work_root/$f.summary" 2>/dev/null)
+  [[ -n $line ]] || line=$(printf '%-20s FAILED: the run left no summary' "$f")
+  summary+=("$line")
+  if [[ $line == "$(printf '%-20s ok' "$f")"* ]]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
   fi
 done
 

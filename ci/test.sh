@@ -7,8 +7,8 @@
 #              ci/coverage-baseline.txt (a figure that falls fails the target; docs/quality.md)
 #   host-tsan  the machine's compilers, ThreadSanitizer: only the tests labelled `threads` (and their programs)
 #   nehalem    x86-64 baseline code under qemu-x86_64 -cpu Nehalem (no AVX: run-time dispatch must fall back),
-#              UndefinedBehaviorSanitizer (at -O3; the host's coverage leaves it out: its checks are branches gcov
-#              would count)
+#              UndefinedBehaviorSanitizer (the library at -O3; the host's coverage leaves it out: its checks are
+#              branches gcov would count)
 #   aarch64    NEON, qemu-aarch64
 #   armhf      ARMv7-A + NEON, hard float, qemu-arm
 #   ppc64le    POWER8 VSX, qemu-ppc64le
@@ -84,9 +84,12 @@ shared=${SHARED_DIR:-}
 [[ -z $shared && -d $repo/../shared/golden ]] && shared=$(cd "$repo/../shared" && pwd)
 common+=("-DTESSERA_SHARED_DIR=$shared")
 
-# The long sweeps: in full on big-endian ppc64 and for ThreadSanitizer, reduced on the other Linux targets.
+# The long sweeps: in full on big-endian ppc64, reduced on the other Linux targets.
 full="-DTESSERA_LONG_TESTS=full"
 reduced="-DTESSERA_LONG_TESTS=reduced"
+# The emulated Linux targets compile their test programs at -O1 (half their build's time) and the library, which
+# is what they test, at the build type's -O3.
+tests_o1="-DTESSERA_TEST_OPTIMIZE=-O1"
 host_coverage=ON
 [[ ${TESSERA_HOST_COVERAGE:-1} == 0 ]] && host_coverage=OFF
 target_args() {
@@ -94,12 +97,13 @@ target_args() {
     host) echo "-DCMAKE_BUILD_TYPE=Debug -DTESSERA_SANITIZERS=address -DTESSERA_COVERAGE=$host_coverage $reduced" ;;
     host-tsan) echo "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE_THREAD=ON $reduced" ;;
     nehalem) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/x86_64-nehalem.cmake" \
-      "-DTESSERA_SANITIZERS=undefined $reduced" ;;
-    aarch64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/aarch64-linux-gnu.cmake $reduced" ;;
-    armhf) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/arm-linux-gnueabihf.cmake $reduced" ;;
-    ppc64le) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64le-linux-gnu.cmake $reduced" ;;
-    ppc64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64-linux-gnu.cmake $full" ;;
-    riscv64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/riscv64-linux-gnu.cmake $reduced" ;;
+      "-DTESSERA_SANITIZERS=undefined $reduced $tests_o1" ;;
+    aarch64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/aarch64-linux-gnu.cmake $reduced $tests_o1" ;;
+    armhf) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/arm-linux-gnueabihf.cmake $reduced $tests_o1" ;;
+    ppc64le) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64le-linux-gnu.cmake" \
+      "$reduced $tests_o1" ;;
+    ppc64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/powerpc64-linux-gnu.cmake $full $tests_o1" ;;
+    riscv64) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/riscv64-linux-gnu.cmake $reduced $tests_o1" ;;
     rv32-baremetal) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/riscv32-baremetal.cmake" ;;
     riscv64-baremetal) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/riscv64-baremetal-sifive-u.cmake" ;;
     cortex-m4) echo "-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$repo/toolchains/cortex-m4.cmake" ;;
@@ -319,7 +323,7 @@ if [[ ${TESSERA_SKIP_FUZZ:-0} != 1 ]]; then
   start=$SECONDS
   fuzz_log=$build_root/fuzz.log
   mkdir -p "$build_root"
-  FUZZ_SECONDS=${FUZZ_SECONDS:-15} TESSERA_SKIP_DEPS=1 TESSERA_BUILD_ROOT=$build_root bash "$repo/ci/fuzz.sh" 2>&1 | tee "$fuzz_log"
+  FUZZ_SECONDS=${FUZZ_SECONDS:-15} TESSERA_SKIP_DEPS=1 TESSERA_JOBS=$jobs TESSERA_BUILD_ROOT=$build_root bash "$repo/ci/fuzz.sh" 2>&1 | tee "$fuzz_log"
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$fuzz_log" | tail -n 1)
   if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
     fuzz_passed=${BASH_REMATCH[1]}
