@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "mul_checked.hpp"
+#include "nd_copy_rows.hpp"
 #include "tessera/config.hpp"
+#include "tessera/shuffle.hpp"
 
 namespace tessera {
 
@@ -36,17 +38,6 @@ struct loop {
 template <size_t N>
 void runs_copy(uint8_t* d, const uint8_t* s, size_t dof, size_t so, size_t n, size_t ds, size_t ss, size_t run) noexcept {
   for (size_t k = 0; k < n; ++k, so += ss, dof += ds) memcpy(d + dof, s + so, N != 0 ? N : run);
-}
-
-// n runs of N < run <= 2N bytes: a fixed-size move of each run's first N bytes and one of its last N (they
-// overlap), not a library call per run (a block of an array's 25^3 floats is 625 runs of 100 bytes).
-template <size_t N>
-void runs_copy_pair(uint8_t* d, const uint8_t* s, size_t dof, size_t so, size_t n, size_t ds, size_t ss,
-                    size_t run) noexcept {
-  for (size_t k = 0; k < n; ++k, so += ss, dof += ds) {
-    memcpy(d + dof, s + so, N);
-    memcpy(d + dof + run - N, s + so + run - N, N);
-  }
 }
 
 }  // namespace
@@ -112,9 +103,13 @@ status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t*
     return ok_status();
   }
   // The loop just outside the run is the hot one; the rest step like an odometer. Runs of one 4- or 8-byte item
-  // (a plane across the last axis) and runs of 17 - 128 bytes (a block's rows) are fixed-size moves, not a
-  // library call per run; a size-optimized build (-Os, e.g. TESSERA_OPTIMIZE_SIZE on bare metal) keeps only the
-  // generic copy.
+  // (a plane across the last axis) are fixed-size moves, not a library call per item, and so are runs of 33 - 128
+  // bytes (a block's rows: 100 bytes for 25 floats) where the CPU runs AVX2 (the shuffle's level: 32-byte moves;
+  // 16-byte moves are slower than the library's call); a size-optimized build (-Os, e.g. TESSERA_OPTIMIZE_SIZE on
+  // bare metal) keeps only the generic copy.
+#if defined(TESSERA_HAVE_AVX2) && !defined(__OPTIMIZE_SIZE__)
+  const bool avx2 = shuffle_kernels_active().level == simd_level::avx2;
+#endif
   const size_t n1 = loops[1].extent;
   const size_t ss1 = loops[1].src_stride;
   const size_t ds1 = loops[1].dst_stride;
@@ -123,9 +118,9 @@ status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t*
 #ifndef __OPTIMIZE_SIZE__
     if (run == 4) runs_copy<4>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
     else if (run == 8) runs_copy<8>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
-    else if (run > 16 && run <= 32) runs_copy_pair<16>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
-    else if (run > 32 && run <= 64) runs_copy_pair<32>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
-    else if (run > 64 && run <= 128) runs_copy_pair<64>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
+#if defined(TESSERA_HAVE_AVX2)
+    else if (avx2 && run > 32 && run <= 128) detail::nd_copy_runs_avx2(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
+#endif
     else
 #endif
       runs_copy<0>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
