@@ -31,8 +31,8 @@ struct storage {
   /// until it is reopened).
   status (*sync)(void* context) noexcept = nullptr;
   /// Optional: the storage's bytes, when it already is memory, so frames are read in place without copies.
-  /// Returns an empty view when it cannot; the view stays valid until the next write or truncate (and, for a
-  /// storage with reads_end, until reads_end).
+  /// Returns an empty view when it cannot; the view stays valid until the next write, truncate or lend (and, for
+  /// a storage with reads_end, until reads_end).
   bytes_view (*view)(void* context) noexcept = nullptr;
   void* context = nullptr;  ///< passed to every callback
   /// Whether read may be called from several threads at once (pread on a file): the blocks of a slice are then
@@ -45,6 +45,13 @@ struct storage {
   /// is open; the core asks for it only inside a bracket of the same handle and uses none past its reads_end.
   void (*reads_begin)(void* context) noexcept = nullptr;
   void (*reads_end)(void* context) noexcept = nullptr;  ///< closes the bracket reads_begin opened
+  /// Optional: memory of the storage's own for a write of up to `size` bytes at `offset`, at or past its end, so
+  /// that a writer builds those bytes in place (a chunk encoded straight into a memory buffer) instead of in a
+  /// buffer of its own: a later write of bytes that start there, at that offset, copies nothing. Lending changes
+  /// neither the size nor what reads return, and the bytes are the storage's only once written. The span stays
+  /// valid until the next write, truncate or lend. An empty span when it cannot (the writer then writes from its
+  /// own buffer, as with no callback).
+  bytes_mut (*lend)(void* context, uint64_t offset, size_t size) noexcept = nullptr;
 };
 
 /// \name Checked calls
@@ -63,6 +70,8 @@ struct storage {
 [[nodiscard]] status storage_sync(const storage& s) noexcept;
 /// s.view; an empty view when there is none.
 [[nodiscard]] bytes_view storage_view(const storage& s) noexcept;
+/// s.lend; an empty span when there is none, or for a range past UINT64_MAX.
+[[nodiscard]] bytes_mut storage_lend(const storage& s, uint64_t offset, size_t size) noexcept;
 ///@}
 
 

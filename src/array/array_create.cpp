@@ -818,6 +818,16 @@ __attribute__((noinline)) status chunks_write_parallel(array& a, const detail::a
   return prev.st;
 }
 
+#if TESSERA_SPEED_PATHS
+// Where the next chunk is encoded: straight into the storage, at the place its append writes it, when the storage
+// lends that room (a memory buffer: the append then copies nothing), else into out. The same size either way,
+// so the encoder's output limits, and the chunk's bytes, are the same.
+bytes_mut encode_target(array& a, owned_array<uint8_t>& out) noexcept {
+  const bytes_mut room = detail::frame_append_room(array_access::frm(a), out.size());
+  return room.size() == out.size() ? room : bytes_mut(out.data(), out.size());
+}
+#endif
+
 // The chunks of a new array one after the other, appended (the caller commits). Not inlined: its locals are not
 // on the stack under the caller's commit, nor under the parallel create.
 __attribute__((noinline)) status chunks_write_serial(array& a, const detail::array_source& source,
@@ -839,15 +849,21 @@ __attribute__((noinline)) status chunks_write_serial(array& a, const detail::arr
   for (int64_t n = 0; n < l.nchunks; ++n) {
 #if TESSERA_SPEED_PATHS
     if (gathered) {
+      const bytes_mut target = encode_target(a, out);
       auto enc = detail::chunk_encode_from_items(array_access::encoder(a), array_access::encode(a), l, itemsize, n,
-                                                 source.items, source.items_shape, bytes_mut(out.data(), out.size()));
+                                                 source.items, source.items_shape, target);
       if (!enc.ok()) return enc.err();
-      TESSERA_TRY(detail::frame_chunk_append_table(array_access::frm(a), bytes_view(out.data(), *enc)));
+      TESSERA_TRY(detail::frame_chunk_append_table(array_access::frm(a), bytes_view(target.data(), *enc)));
       continue;
     }
 #endif
     TESSERA_TRY(chunk_from_source(l, itemsize, n, source, items.data(), bytes_mut(chunk.data(), chunk.size()), exec));
-    auto enc = detail::array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), bytes_mut(out.data(), out.size()));
+#if TESSERA_SPEED_PATHS
+    const bytes_mut target = encode_target(a, out);  // after the source's read: only the append comes between
+#else
+    const bytes_mut target(out.data(), out.size());
+#endif
+    auto enc = detail::array_chunk_encode(a, bytes_view(chunk.data(), chunk.size()), target);
     if (!enc.ok()) return enc.err();
     TESSERA_TRY(detail::frame_chunk_append_table(array_access::frm(a), *enc));
   }

@@ -33,4 +33,9 @@ status storage_sync(const storage& s) noexcept { return s.sync == nullptr ? ok_s
 
 bytes_view storage_view(const storage& s) noexcept { return s.view == nullptr ? bytes_view{} : s.view(s.context); }
 
+bytes_mut storage_lend(const storage& s, uint64_t offset, size_t size) noexcept {
+  if (s.lend == nullptr || offset > UINT64_MAX - size) return bytes_mut{};
+  return s.lend(s.context, offset, size);
+}
+
 }  // namespace tessera

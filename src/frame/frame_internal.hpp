@@ -369,6 +369,10 @@ void index_entry_learn(frame_state& s, int64_t i, const frame_chunk_entry& e) no
 // state_index_materialize read; invalid_argument when it is not): it reads no index, so the caller's locals do
 // not sit above the index's decoding (array_create's appends).
 [[nodiscard]] status frame_chunk_append_table(frame& f, bytes_view chunk) noexcept;
+// Room of `size` bytes in the storage itself where the next appended chunk's bytes go (storage::lend), for a
+// writer that encodes the chunk there: its frame_chunk_append_table then writes without a copy. Empty when the
+// storage lends none or the place is decided only at the append (sparse frames, a frame that reuses space).
+[[nodiscard]] bytes_mut frame_append_room(frame& f, size_t size) noexcept;
 // The same for insert, update and delete, and the reads a rewrite makes (locate, decode): the writers' variants
 // that read no index. A writer calls frame_table_load first, from a small frame (slice writes, shape edits), so
 // the index's decoding is never under the writer's own locals.

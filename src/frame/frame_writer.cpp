@@ -938,6 +938,20 @@ status frame_chunk_append_table(frame& f, bytes_view chunk) noexcept {
   return chunk_change_table(*s, change::append, 0, chunk);
 }
 
+bytes_mut frame_append_room(frame& f, size_t size) noexcept {
+  frame_state* s = frame_access::get(f);
+  if (!writable_check(s).ok() || s->sparse) return bytes_mut{};
+  // chunk_store's place: past the data, or the space map's end while it has no free extent (with one, the place
+  // depends on the chunk's size, known only at the append).
+  uint64_t pos = place_at(*s);
+  if (s->space.active) {
+    if (s->space.free.n != 0) return bytes_mut{};
+    pos = s->space.end;
+  }
+  if (pos > UINT64_MAX - s->base) return bytes_mut{};  // GCOVR_EXCL_BR_LINE: a frame's place is inside its storage
+  return storage_lend(s->st, s->base + pos, size);
+}
+
 status frame_chunk_insert_table(frame& f, int64_t nchunk, bytes_view chunk) noexcept {
   frame_state* s = frame_access::get(f);
   TESSERA_TRY(writable_check(s));

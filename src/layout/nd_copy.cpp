@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "mul_checked.hpp"
+#include "nd_copy_rows.hpp"
 #include "tessera/config.hpp"
+#include "tessera/shuffle.hpp"
 
 namespace tessera {
 
@@ -101,8 +103,13 @@ status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t*
     return ok_status();
   }
   // The loop just outside the run is the hot one; the rest step like an odometer. Runs of one 4- or 8-byte item
-  // (a plane across the last axis) are fixed-size moves, not a library call per item; a size-optimized build
-  // (-Os, e.g. TESSERA_OPTIMIZE_SIZE on bare metal) keeps only the generic copy.
+  // (a plane across the last axis) are fixed-size moves, not a library call per item, and so are runs of 33 - 128
+  // bytes (a block's rows: 100 bytes for 25 floats) where the CPU runs AVX2 (the shuffle's level: 32-byte moves;
+  // 16-byte moves are slower than the library's call); a size-optimized build (-Os, e.g. TESSERA_OPTIMIZE_SIZE on
+  // bare metal) keeps only the generic copy.
+#if defined(TESSERA_HAVE_AVX2) && !defined(__OPTIMIZE_SIZE__)
+  const bool avx2 = shuffle_kernels_active().level == simd_level::avx2;
+#endif
   const size_t n1 = loops[1].extent;
   const size_t ss1 = loops[1].src_stride;
   const size_t ds1 = loops[1].dst_stride;
@@ -111,6 +118,9 @@ status nd_copy_region(int ndim, int64_t itemsize, bytes_view src, const int64_t*
 #ifndef __OPTIMIZE_SIZE__
     if (run == 4) runs_copy<4>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
     else if (run == 8) runs_copy<8>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
+#if defined(TESSERA_HAVE_AVX2)
+    else if (avx2 && run > 32 && run <= 128) detail::nd_copy_runs_avx2(d, s, dst_offset, src_offset, n1, ds1, ss1, run);
+#endif
     else
 #endif
       runs_copy<0>(d, s, dst_offset, src_offset, n1, ds1, ss1, run);

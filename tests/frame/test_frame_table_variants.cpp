@@ -137,3 +137,87 @@ TESSERA_TEST(frame_table_variants, refused_until_the_table_is_loaded_then_the_sa
   chunk_decoder_release(d);
   growable_buffer_release(g);
 }
+
+// Appends in place: frame_append_room lends the place the next chunk goes (past the storage's end), a chunk built
+// there is appended without being copied, and the frame's bytes are those of the same appends from the caller's
+// buffer, in both write orders and at a base offset. No room where the place is decided only at the append (a
+// frame that reuses space, a sparse frame), where the storage lends none, or where the frame takes no writes.
+TESSERA_TEST(frame_table_variants, chunks_built_in_the_room_the_storage_lends_make_the_same_frame) {
+  const allocator sys = test::system_allocator();
+  const uint8_t prefix[16] = {0xAB};
+  struct config {
+    bool durable;
+    uint64_t base;
+  };
+  const config configs[] = {{false, 0}, {true, 0}, {true, 16}};
+  for (const config& c : configs) {
+    growable_buffer lent, copied;
+    growable_buffer_init(lent, sys);
+    growable_buffer_init(copied, sys);
+    storage no_lend = growable_buffer_storage(copied);
+    no_lend.lend = nullptr;
+    if (c.base > 0) {
+      REQUIRE_OK(storage_write(growable_buffer_storage(lent), 0, bytes_view(prefix, sizeof prefix)));
+      REQUIRE_OK(storage_write(no_lend, 0, bytes_view(prefix, sizeof prefix)));
+    }
+    frame_create_params p;
+    p.typesize = 4;
+    p.blocksize = kBlock;
+    frame_open_options o;
+    o.durable = c.durable;
+    o.base_offset = c.base;
+    frame a, b;
+    REQUIRE_OK(frame_create(a, growable_buffer_storage(lent), sys, p, o));
+    REQUIRE_OK(frame_create(b, no_lend, sys, p, o));
+    int in_place = 0;
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+      const bytes_view chunk = table_chunk(seed);
+      CHECK(detail::frame_append_room(b, chunk.size()).empty());
+      REQUIRE_OK(detail::frame_chunk_append_table(b, chunk));
+      const bytes_mut room = detail::frame_append_room(a, chunk.size());
+      if (room.empty()) {  // the first chunk where the created frame's index and trailer lie past its data
+        REQUIRE_OK(detail::frame_chunk_append_table(a, chunk));
+        continue;
+      }
+      REQUIRE_EQ(room.size(), chunk.size());
+      std::memcpy(room.data(), chunk.data(), chunk.size());
+      REQUIRE_OK(detail::frame_chunk_append_table(a, bytes_view(room.data(), room.size())));
+      // The chunk is where it was built: inside the buffer's content, not moved.
+      const bytes_view all = lent.bytes();
+      CHECK(room.data() >= all.data() && room.data() + room.size() <= all.data() + all.size());
+      ++in_place;
+    }
+    CHECK(in_place >= 3);
+    REQUIRE_OK(frame_commit(a));
+    REQUIRE_OK(frame_commit(b));
+    CHECK(lent.size() == copied.size() && std::memcmp(lent.bytes().data(), copied.bytes().data(), lent.size()) == 0);
+    // An update lets the frame reuse space: the place of a chunk is known only at its append.
+    REQUIRE_OK(detail::frame_chunk_update_table(a, 0, table_chunk(9)));
+    CHECK(detail::frame_append_room(a, 64).empty());
+    REQUIRE_OK(frame_commit(a));
+    REQUIRE_OK(frame_close(a));
+    REQUIRE_OK(frame_close(b));
+    CHECK(detail::frame_append_room(a, 64).empty());  // closed
+    chunk_decoder d;
+    REQUIRE_OK(chunk_decoder_init(d, sys, chunk_decoder_options{}));
+    frame r;
+    REQUIRE_OK(frame_open(r, growable_buffer_storage(lent), sys, o));
+    CHECK(detail::frame_append_room(r, 64).empty());  // read-only
+    CHECK(table_chunk_is(r, d, 0, 9));
+    for (int64_t i = 1; i < 4; ++i) CHECK(table_chunk_is(r, d, i, static_cast<uint64_t>(i + 1)));
+    REQUIRE_OK(frame_close(r));
+    chunk_decoder_release(d);
+    growable_buffer_release(lent);
+    growable_buffer_release(copied);
+  }
+  // A sparse frame stores each chunk in an entry of its own, made at the append.
+  memory_directory md;
+  REQUIRE_OK(memory_directory_init(md, sys, 8));
+  frame s;
+  frame_create_params p;
+  p.typesize = 4;
+  p.blocksize = kBlock;
+  REQUIRE_OK(frame_create_sparse(s, memory_directory_interface(md), sys, p, frame_open_options{}));
+  CHECK(detail::frame_append_room(s, 64).empty());
+  REQUIRE_OK(frame_close(s));
+}

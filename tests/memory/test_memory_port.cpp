@@ -105,6 +105,61 @@ TESSERA_TEST(memory_port, growable_buffer_falls_back_to_the_exact_size_then_refu
   CHECK(!counter.leaked());
 }
 
+TESSERA_TEST(memory_port, growable_buffer_lends_room_past_its_end_and_takes_it_back_without_a_copy) {
+  test::counting_allocator counter;
+  growable_buffer b;
+  growable_buffer_init(b, counter.get(), 1000);
+  const storage s = growable_buffer_storage(b);
+  CHECK_OK(storage_write(s, 0, text("head")));  // 64 bytes of room
+  // Only at or past the end, within the maximum size, and never empty.
+  CHECK(storage_lend(s, 3, 8).empty());
+  CHECK(storage_lend(s, 4, 997).empty());
+  CHECK(storage_lend(s, 4, 0).empty());
+  CHECK(storage_lend(s, UINT64_MAX - 2, 8).empty());  // past UINT64_MAX: refused before the call
+  CHECK(s.lend(s.context, UINT64_MAX - 8, 8).empty());  // past the address space
+  // A lend grows the room, not the content: the size and what reads return stay.
+  bytes_mut room = storage_lend(s, 4, 100);
+  REQUIRE_EQ(room.size(), 100u);
+  CHECK_EQ(b.size(), 4u);
+  uint8_t out[8] = {};
+  CHECK_EQ(storage_read(s, 4, bytes_mut(out, 1)).code, errc::truncated);
+  // Bytes built there and written at that offset are taken in place (the same memory), and are the content.
+  std::memcpy(room.data(), "in place", 8);
+  const size_t grants = counter.requests;
+  CHECK_OK(storage_write(s, 4, bytes_view(room.data(), 8)));
+  CHECK_EQ(counter.requests, grants);  // no growth: the lend made the room
+  CHECK_EQ(b.size(), 12u);
+  CHECK(b.bytes().data() + 4 == room.data());
+  CHECK(std::memcmp(b.bytes().data(), "headin place", 12) == 0);
+  // Lent past the end: the gap reads as zeros once the bytes are written.
+  room = storage_lend(s, 20, 4);
+  REQUIRE_EQ(room.size(), 4u);
+  std::memcpy(room.data(), "tail", 4);
+  CHECK_OK(storage_write(s, 20, bytes_view(room.data(), 4)));
+  CHECK_EQ(b.size(), 24u);
+  CHECK(std::memcmp(b.bytes().data() + 12, "\0\0\0\0\0\0\0\0tail", 12) == 0);
+  // Bytes of the lent memory written elsewhere are copied as any others.
+  room = storage_lend(s, 24, 8);
+  REQUIRE_EQ(room.size(), 8u);
+  std::memcpy(room.data(), "moved", 5);
+  CHECK_OK(storage_write(s, 30, bytes_view(room.data(), 5)));
+  CHECK_EQ(b.size(), 35u);
+  CHECK(std::memcmp(b.bytes().data() + 24, "\0\0\0\0\0\0moved", 11) == 0);
+  // An allocator that refuses the room: nothing lent, the content intact.
+  counter.fail_at = counter.requests + 1;
+  counter.fail_after = true;
+  CHECK(storage_lend(s, 35, 500).empty());
+  CHECK_EQ(b.size(), 35u);
+  counter.fail_after = false;
+  counter.fail_at = SIZE_MAX;
+  // Storages without the callback lend nothing.
+  const uint8_t bytes[4] = {1, 2, 3, 4};
+  const_buffer cb{bytes, sizeof bytes};
+  CHECK(storage_lend(const_buffer_storage(cb), 4, 4).empty());
+  growable_buffer_release(b);
+  CHECK(!counter.leaked());
+}
+
 TESSERA_TEST(memory_port, growable_buffer_moves) {
   test::counting_allocator counter;
   growable_buffer a;
@@ -155,7 +210,8 @@ TESSERA_TEST(memory_port, directory_entries_names_and_limits) {
 
   // Read-only opens have no write; replace empties an entry.
   REQUIRE_OK(storage_directory_open(dir, "a", storage_open::read, &s));
-  CHECK(s.write == nullptr && s.truncate == nullptr);
+  CHECK(s.write == nullptr && s.truncate == nullptr && s.lend == nullptr);
+  CHECK(storage_lend(s, 5, 8).empty());
   CHECK_EQ(storage_view(s).size(), 5u);
   CHECK_OK(storage_directory_close(dir, &s));
   REQUIRE_OK(storage_directory_open(dir, "a", storage_open::replace, &s));

@@ -65,9 +65,13 @@ struct growable_buffer_access {
     auto* b = static_cast<growable_buffer*>(c);
     if (offset > SIZE_MAX - src.size()) return make_error(errc::no_space, TESSERA_MSG("memory: write past the address space"));
     const size_t end = static_cast<size_t>(offset) + src.size();
+    // Bytes built where lend put them are in place: nothing to copy (and no growth: the lend made the room).
+    const bool in_place = reinterpret_cast<uintptr_t>(src.data()) == reinterpret_cast<uintptr_t>(b->data_) + offset &&
+                          end <= b->capacity_;
     TESSERA_TRY(grow(*b, end));
+    // The copy before the gap's zeros: lent bytes written elsewhere may lie in that gap.
+    if (!in_place) memmove(b->data_ + offset, src.data(), src.size());
     if (offset > b->size_) memset(b->data_ + b->size_, 0, static_cast<size_t>(offset) - b->size_);
-    memmove(b->data_ + offset, src.data(), src.size());
     if (end > b->size_) b->size_ = end;
     return ok_status();
   }
@@ -86,6 +90,13 @@ struct growable_buffer_access {
   static bytes_view view(void* c) noexcept {
     auto* b = static_cast<growable_buffer*>(c);
     return bytes_view(b->data_, b->size_);
+  }
+  // Room past the end, grown as a write would grow it (the bytes a later write ends at are then already there).
+  static bytes_mut lend(void* c, uint64_t offset, size_t n) noexcept {
+    auto* b = static_cast<growable_buffer*>(c);
+    if (offset < b->size_ || offset > SIZE_MAX - n || n == 0) return bytes_mut{};
+    if (!grow(*b, static_cast<size_t>(offset) + n).ok()) return bytes_mut{};
+    return bytes_mut(b->data_ + offset, n);
   }
 };
 
@@ -144,7 +155,9 @@ void growable_bytes_free(growable_bytes& bytes) noexcept {
 
 storage growable_buffer_storage(growable_buffer& b) noexcept {
   using a = growable_buffer_access;
-  return storage{a::read, a::write, a::size, a::truncate, nullptr /* sync */, a::view, &b};
+  storage s{a::read, a::write, a::size, a::truncate, nullptr /* sync */, a::view, &b};
+  s.lend = a::lend;
+  return s;
 }
 
 // ---- Directory -----------------------------------------------------------------------------------------------
@@ -194,6 +207,7 @@ struct memory_directory_access {
     if (mode == storage_open::read) {
       out->write = nullptr;
       out->truncate = nullptr;
+      out->lend = nullptr;
     }
     return ok_status();
   }

@@ -54,7 +54,8 @@ void growable_buffer_init(growable_buffer& b, const allocator& alloc, size_t max
 [[nodiscard]] status growable_buffer_reserve(growable_buffer& b, size_t capacity) noexcept;
 /// Frees the memory; the buffer is empty again.
 void growable_buffer_release(growable_buffer& b) noexcept;
-/// The storage over b (context &b). Has a view (valid until the next write or truncate).
+/// The storage over b (context &b). Has a view (valid until the next write, truncate or lend) and lends room past
+/// its end (storage::lend: the buffer grows as a write there would, its size does not).
 [[nodiscard]] storage growable_buffer_storage(growable_buffer& b) noexcept;
 
 /// Bytes taken out of a growable buffer: the caller owns them and frees them with growable_bytes_free.
