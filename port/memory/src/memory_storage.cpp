@@ -66,8 +66,8 @@ struct growable_buffer_access {
     if (offset > SIZE_MAX - src.size()) return make_error(errc::no_space, TESSERA_MSG("memory: write past the address space"));
     const size_t end = static_cast<size_t>(offset) + src.size();
     // Bytes built where lend put them are in place: nothing to copy (and no growth: the lend made the room).
-    const bool in_place = reinterpret_cast<uintptr_t>(src.data()) == reinterpret_cast<uintptr_t>(b->data_) + offset &&
-                          end <= b->capacity_;
+    const bool in_place = end <= b->capacity_ &&
+                          reinterpret_cast<uintptr_t>(src.data()) == reinterpret_cast<uintptr_t>(b->data_) + offset;
     TESSERA_TRY(grow(*b, end));
     // The copy before the gap's zeros: lent bytes written elsewhere may lie in that gap.
     if (!in_place) memmove(b->data_ + offset, src.data(), src.size());
