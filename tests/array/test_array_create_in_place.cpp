@@ -9,6 +9,7 @@
 #include "tessera/port/memory_storage.hpp"
 
 #include "../support/check.hpp"
+#include "../support/forwarding_storage.hpp"
 #include "../support/random.hpp"
 #include "../support/test_allocators.hpp"
 #include "array_testing.hpp"
@@ -24,49 +25,27 @@ constexpr int64_t kItems = 15 * 18 * 20;
 constexpr int64_t kChunks = 2 * 3 * 3;
 
 // A growable buffer's storage that sees which chunk writes take the bytes where its last lend put them.
-struct lend_watch {
-  storage inner{};
+struct lend_watch : test::forwarding_storage<lend_watch> {
   const uint8_t* lent = nullptr;
   int lends = 0;
   int in_place = 0;
-  static status rd(void* c, uint64_t off, bytes_mut dst) noexcept {
-    auto* w = static_cast<lend_watch*>(c);
-    return w->inner.read(w->inner.context, off, dst);
-  }
   static status wr(void* c, uint64_t off, bytes_view src) noexcept {
-    auto* w = static_cast<lend_watch*>(c);
-    if (w->lent != nullptr && src.data() == w->lent) ++w->in_place;
-    w->lent = nullptr;
-    return w->inner.write(w->inner.context, off, src);
-  }
-  static status sz(void* c, uint64_t* out) noexcept {
-    auto* w = static_cast<lend_watch*>(c);
-    return w->inner.size(w->inner.context, out);
-  }
-  static status tr(void* c, uint64_t size) noexcept {
-    auto* w = static_cast<lend_watch*>(c);
-    return w->inner.truncate(w->inner.context, size);
-  }
-  static bytes_view vw(void* c) noexcept {
-    auto* w = static_cast<lend_watch*>(c);
-    return w->inner.view(w->inner.context);
+    lend_watch& w = self(c);
+    if (w.lent != nullptr && src.data() == w.lent) ++w.in_place;
+    w.lent = nullptr;
+    return write_forward(c, off, src);
   }
   static bytes_mut ln(void* c, uint64_t off, size_t n) noexcept {
-    auto* w = static_cast<lend_watch*>(c);
-    const bytes_mut m = w->inner.lend(w->inner.context, off, n);
-    w->lent = m.data();
-    ++w->lends;
+    lend_watch& w = self(c);
+    const bytes_mut m = lend_forward(c, off, n);
+    w.lent = m.data();
+    ++w.lends;
     return m;
   }
   storage get() noexcept {
-    storage s;
-    s.read = rd;
+    storage s = forwarded();
     s.write = wr;
-    s.size = sz;
-    s.truncate = tr;
-    s.view = vw;
     s.lend = ln;
-    s.context = this;
     return s;
   }
 };

@@ -9,6 +9,7 @@
 #include "tessera/port/memory_storage.hpp"
 
 #include "../support/check.hpp"
+#include "../support/forwarding_storage.hpp"
 #include "../support/random.hpp"
 #include "../support/test_allocators.hpp"
 #include "array_testing.hpp"
@@ -40,23 +41,18 @@ array_params params_for(codec c) {
   return p;
 }
 
-// A storage over another that counts the bytes read and hides the view (so every read goes through it).
-struct counting_storage {
-  storage inner{};
+// A storage over another that counts the bytes read and has only read and size (no view: every read goes
+// through it).
+struct counting_storage : test::forwarding_storage<counting_storage> {
   uint64_t bytes_read = 0;
   static status rd(void* c, uint64_t off, bytes_mut dst) noexcept {
-    auto* s = static_cast<counting_storage*>(c);
-    s->bytes_read += dst.size();
-    return s->inner.read(s->inner.context, off, dst);
-  }
-  static status sz(void* c, uint64_t* out) noexcept {
-    auto* s = static_cast<counting_storage*>(c);
-    return s->inner.size(s->inner.context, out);
+    self(c).bytes_read += dst.size();
+    return read_forward(c, off, dst);
   }
   storage get() noexcept {
     storage s;
     s.read = rd;
-    s.size = sz;
+    s.size = size_forward;
     s.context = this;
     return s;
   }

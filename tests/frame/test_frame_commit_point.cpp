@@ -10,6 +10,7 @@
 #include "tessera/port/memory_storage.hpp"
 
 #include "../support/check.hpp"
+#include "../support/forwarding_storage.hpp"
 #include "../support/test_allocators.hpp"
 #include "frame_testing.hpp"
 
@@ -24,9 +25,9 @@ constexpr uint64_t kSector = 512;
 scratch_buffers<kChunk, kBlock> g;
 
 // Forwards to a growable buffer and watches the writes: which ones touch a guarded range (the committed
-// trailer, say) and which header writes cross a sector; a sync fails when asked.
-struct watched_storage {
-  storage inner{};
+// trailer, say) and which header writes cross a sector; a sync fails when asked. No view and no lend: every
+// read and write goes through it.
+struct watched_storage : test::forwarding_storage<watched_storage> {
   uint64_t base = 0;
   uint32_t header_len = 0;              // header writes: those that touch [base, base + header_len)
   uint64_t guard_from = 0, guard_to = 0;  // writes must not touch [guard_from, guard_to)
@@ -36,46 +37,32 @@ struct watched_storage {
   int fail_syncs = 0;  // this many next syncs fail
   int pass_syncs = 0;  // after this many more succeed
 
-  static status rd(void* c, uint64_t off, bytes_mut dst) noexcept {
-    auto* w = static_cast<watched_storage*>(c);
-    return w->inner.read(w->inner.context, off, dst);
-  }
   static status wr(void* c, uint64_t off, bytes_view src) noexcept {
-    auto* w = static_cast<watched_storage*>(c);
-    ++w->writes;
+    watched_storage& w = self(c);
+    ++w.writes;
     const uint64_t end = off + src.size();
-    if (off < w->base + w->header_len && end > w->base && off / kSector != (end - 1) / kSector) ++w->header_writes_across;
-    if (off < w->guard_to && end > w->guard_from) ++w->guarded_writes;
-    return w->inner.write(w->inner.context, off, src);
-  }
-  static status sz(void* c, uint64_t* out) noexcept {
-    auto* w = static_cast<watched_storage*>(c);
-    return w->inner.size(w->inner.context, out);
-  }
-  static status tr(void* c, uint64_t size) noexcept {
-    auto* w = static_cast<watched_storage*>(c);
-    return w->inner.truncate(w->inner.context, size);
+    if (off < w.base + w.header_len && end > w.base && off / kSector != (end - 1) / kSector) ++w.header_writes_across;
+    if (off < w.guard_to && end > w.guard_from) ++w.guarded_writes;
+    return write_forward(c, off, src);
   }
   static status sy(void* c) noexcept {
-    auto* w = static_cast<watched_storage*>(c);
-    if (w->pass_syncs > 0) {
-      --w->pass_syncs;
+    watched_storage& w = self(c);
+    if (w.pass_syncs > 0) {
+      --w.pass_syncs;
       return ok_status();
     }
-    if (w->fail_syncs > 0) {
-      --w->fail_syncs;
+    if (w.fail_syncs > 0) {
+      --w.fail_syncs;
       return make_error(errc::io, "test: injected sync failure");
     }
     return ok_status();
   }
   storage get() noexcept {
-    storage s;
-    s.read = rd;
+    storage s = forwarded();
     s.write = wr;
-    s.size = sz;
-    s.truncate = tr;
     s.sync = sy;
-    s.context = this;
+    s.view = nullptr;
+    s.lend = nullptr;
     return s;
   }
 };
