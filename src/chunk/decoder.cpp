@@ -601,13 +601,14 @@ struct chunk_decoder_access {
     if (p == nullptr) return make_error(errc::out_of_memory, TESSERA_MSG("chunk: allocator refused the decoder's workers"));
     d.workers_ = static_cast<chunk_decoder::worker*>(p);
     d.nworkers_ = n;
-    // One worker set up, copied to each: the copies are one block move each, not every field's store.
-    chunk_decoder::worker proto;
-    proto.codecs.alloc = alloc;
-    proto.plugins = options.plugins;
-    proto.geometry = &d.options_.geometry;
-    proto.fixed = options.fixed_scratch;
-    for (uint32_t i = 0; i < n; ++i) new (tessera::cxx::place, &d.workers_[i]) chunk_decoder::worker(proto);
+    // Worker 0 set up in place, copied to the others: a copy is one block move, not every field's store, and no
+    // prototype (its gather buffer included) sits on the caller's stack.
+    chunk_decoder::worker& first = *new (tessera::cxx::place, &d.workers_[0]) chunk_decoder::worker();
+    first.codecs.alloc = alloc;
+    first.plugins = options.plugins;
+    first.geometry = &d.options_.geometry;
+    first.fixed = options.fixed_scratch;
+    for (uint32_t i = 1; i < n; ++i) new (tessera::cxx::place, &d.workers_[i]) chunk_decoder::worker(first);
     if (options.fixed_scratch && options.max_blocksize > 0) {  // else allocated when a chunk needs it
       detail::code_status s = options.max_blocksize > SIZE_MAX / kScratchBlocks
                      ? make_error(errc::overflow, TESSERA_MSG("chunk: block scratch overflows"))
